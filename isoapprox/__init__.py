@@ -1,0 +1,75 @@
+"""isoapprox: numerical geometry of isometric approximation for metric learning.
+
+Computes, in float64 and with certified brackets where optimisation is
+involved, the quantities of the theory of hard negative mining via the
+isometric approximation theorem (Xu et al., ICLR 2024): triplet and
+batch-hard losses, triplet separation, isometric error, Hausdorff-like
+distances, diameter, thickness, and the distances of an embedding to the
+set of triplet-separated ("ideal") embeddings.
+
+``import isoapprox`` imports neither matplotlib nor cvxpy; they load on
+first use of the plotting and optimisation functions.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as _metadata
+
+from .exceptions import (
+    ConvergenceWarning,
+    InvalidInputError,
+    IsoapproxError,
+    NoTripletError,
+    SolverError,
+)
+from .geometry import BallResult, diameter, farthest_pair, min_enclosing_ball, pairwise_distances
+from .losses import (
+    HardestPairs,
+    PairLossReport,
+    SeparationReport,
+    batch_hard_loss,
+    contrastive_loss,
+    contrastive_report,
+    hardest_pairs,
+    is_triplet_separated,
+    margin_loss,
+    margin_loss_report,
+    separation_report,
+    triplet_loss,
+)
+from .metrics import IsometricError, hausdorff_like, isometric_error, isometric_error_report
+
+try:
+    __version__ = _metadata.version("isoapprox")
+except _metadata.PackageNotFoundError:  # running from a source tree
+    __version__ = "0.1.0"
+
+__all__ = [
+    "BallResult",
+    "ConvergenceWarning",
+    "HardestPairs",
+    "InvalidInputError",
+    "IsoapproxError",
+    "IsometricError",
+    "NoTripletError",
+    "PairLossReport",
+    "SeparationReport",
+    "SolverError",
+    "__version__",
+    "batch_hard_loss",
+    "contrastive_loss",
+    "contrastive_report",
+    "diameter",
+    "farthest_pair",
+    "hardest_pairs",
+    "hausdorff_like",
+    "is_triplet_separated",
+    "isometric_error",
+    "isometric_error_report",
+    "margin_loss",
+    "margin_loss_report",
+    "min_enclosing_ball",
+    "pairwise_distances",
+    "separation_report",
+    "triplet_loss",
+]

@@ -1,0 +1,290 @@
+"""The one place where user input is checked.
+
+Every public function coerces and validates its arguments here before any
+kernel runs.  Messages follow one template: they name the argument, say what
+was expected and show what was received, e.g.::
+
+    `E` must be a 2-D array of shape (N, n); got shape (5,)
+
+Bad values raise :class:`~isoapprox.exceptions.InvalidInputError` (a
+``ValueError``); wrong kinds raise ``TypeError``.  Inputs are never modified.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .exceptions import InvalidInputError, NoTripletError
+
+__all__ = [
+    "as_labels",
+    "as_points",
+    "as_rng",
+    "check_int",
+    "check_margin",
+    "check_nonnegative",
+    "check_option",
+    "check_positive",
+    "check_probability",
+    "check_same_shape",
+    "class_counts",
+    "require_triplets",
+]
+
+
+def _describe(value: Any) -> str:
+    """Short, safe description of a received value for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def as_points(
+    X: Any,
+    name: str = "E",
+    *,
+    min_points: int = 1,
+    n_dims: int | None = None,
+) -> np.ndarray:
+    """Coerce ``X`` to a finite float64 C-contiguous array of shape (N, n).
+
+    Parameters
+    ----------
+    X : array_like of shape (N, n)
+        Points, one per row.  Integer and float32 input is converted to
+        float64 (all arithmetic in isoapprox is float64).
+    name : str
+        Argument name used in error messages.
+    min_points : int
+        Least number of rows accepted.
+    n_dims : int, optional
+        Required number of columns.
+
+    Returns
+    -------
+    ndarray of shape (N, n), dtype float64
+        A C-contiguous array; the caller's array when it already is one
+        (kernels never write to it).
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is not numeric (strings, objects, complex numbers, None).
+    InvalidInputError
+        If ``X`` is not 2-D, has too few rows, no columns, the wrong number
+        of columns, or non-finite values.
+    """
+    if X is None or isinstance(X, (str, bytes, dict)):
+        raise TypeError(f"`{name}` must be a numeric array of shape (N, n); got {_describe(X)}")
+    arr = np.asarray(X)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"`{name}` must be a real numeric array of shape (N, n); got dtype {arr.dtype}"
+        )
+    if arr.ndim != 2:
+        raise InvalidInputError(
+            f"`{name}` must be a 2-D array of shape (N, n); got shape {arr.shape}"
+        )
+    if arr.shape[1] == 0:
+        raise InvalidInputError(
+            f"`{name}` must have at least one column (embedding dimension n >= 1); "
+            f"got shape {arr.shape}"
+        )
+    if arr.shape[0] < min_points:
+        raise InvalidInputError(
+            f"`{name}` must hold at least {min_points} point(s) (rows); got shape {arr.shape}"
+        )
+    if n_dims is not None and arr.shape[1] != n_dims:
+        raise InvalidInputError(
+            f"`{name}` must have {n_dims} column(s); got shape {arr.shape}"
+        )
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(out)
+    if not finite.all():
+        bad = np.argwhere(~finite)
+        i, j = (int(v) for v in bad[0])
+        raise InvalidInputError(
+            f"`{name}` must contain only finite values; got {len(bad)} non-finite "
+            f"value(s), the first at [{i}, {j}] = {out[i, j]!r}"
+        )
+    return out
+
+
+def as_labels(y: Any, n_points: int, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """Coerce class labels to dense integer codes.
+
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Class labels: integers, strings, booleans, or floats with integral
+        values.
+    n_points : int
+        Required length N (the number of embedded points).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    codes : ndarray of shape (N,), dtype int64
+        ``codes[k]`` in ``0 .. P-1`` is the index of ``y[k]`` in ``classes``.
+    classes : ndarray of shape (P,)
+        The distinct labels, sorted.
+
+    Raises
+    ------
+    TypeError
+        If ``y`` is not an array of scalar labels.
+    InvalidInputError
+        If ``y`` is not 1-D, has the wrong length, or holds non-integral or
+        non-finite floats.
+    """
+    if y is None or isinstance(y, (str, bytes, dict)):
+        raise TypeError(f"`{name}` must be a 1-D array of class labels; got {_describe(y)}")
+    arr = np.asarray(y)
+    if arr.dtype.kind not in "biufUS":
+        raise TypeError(
+            f"`{name}` must hold integer or string class labels; got dtype {arr.dtype}"
+        )
+    if arr.ndim != 1:
+        raise InvalidInputError(
+            f"`{name}` must be a 1-D array of shape (N,); got shape {arr.shape}"
+        )
+    if arr.shape[0] != n_points:
+        raise InvalidInputError(
+            f"`{name}` must have one label per point, length {n_points}; got length "
+            f"{arr.shape[0]}"
+        )
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise InvalidInputError(f"`{name}` must contain only finite labels; got NaN or inf")
+        if not np.all(arr == np.round(arr)):
+            k = int(np.argmax(arr != np.round(arr)))
+            raise InvalidInputError(
+                f"`{name}` holds float labels that are not integral; got {name}[{k}] = {arr[k]!r}"
+            )
+    classes, codes = np.unique(arr, return_inverse=True)
+    return np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes
+
+
+def class_counts(codes: np.ndarray) -> np.ndarray:
+    """Number of points in each class of dense codes ``0 .. P-1``."""
+    if codes.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.bincount(codes).astype(np.int64)
+
+
+def require_triplets(codes: np.ndarray, name: str = "y") -> None:
+    """Raise :class:`NoTripletError` unless the labels admit a triplet.
+
+    A triplet ``(a, p, m)`` needs a class with at least two points (anchor and
+    positive) and at least one point of another class (negative).
+    """
+    counts = class_counts(codes)
+    if counts.size < 2:
+        raise NoTripletError(
+            f"`{name}` must contain at least two classes for a triplet (a, p, m); "
+            f"got one class only ({int(counts.sum())} point(s))"
+        )
+    if counts.max() < 2:
+        raise NoTripletError(
+            f"`{name}` must contain a class with at least two points for a triplet "
+            f"(a, p, m); got {counts.size} classes, all singletons"
+        )
+
+
+def check_same_shape(A: np.ndarray, B: np.ndarray, names: tuple[str, str]) -> None:
+    """Raise unless two validated point arrays have the same shape."""
+    if A.shape != B.shape:
+        raise InvalidInputError(
+            f"`{names[0]}` and `{names[1]}` must have the same shape (one row per point "
+            f"of the same batch); got {A.shape} and {B.shape}"
+        )
+
+
+def _as_real(value: Any, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number; got {_describe(value)}")
+    out = float(value)
+    if not np.isfinite(out):
+        raise InvalidInputError(f"`{name}` must be finite; got {out!r}")
+    return out
+
+
+def check_margin(margin: Any, name: str = "margin") -> float:
+    """Validate a margin ``alpha >= 0`` and return it as a float."""
+    out = _as_real(margin, name)
+    if out < 0.0:
+        raise InvalidInputError(f"`{name}` must be >= 0; got {out!r}")
+    return out
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """Validate a finite real number ``>= 0``."""
+    out = _as_real(value, name)
+    if out < 0.0:
+        raise InvalidInputError(f"`{name}` must be >= 0; got {out!r}")
+    return out
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Validate a finite real number ``> 0``."""
+    out = _as_real(value, name)
+    if out <= 0.0:
+        raise InvalidInputError(f"`{name}` must be > 0; got {out!r}")
+    return out
+
+
+def check_probability(value: Any, name: str) -> float:
+    """Validate a real number in ``[0, 1]``."""
+    out = _as_real(value, name)
+    if not 0.0 <= out <= 1.0:
+        raise InvalidInputError(f"`{name}` must lie in [0, 1]; got {out!r}")
+    return out
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
+    """Validate an integer within optional bounds."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer; got {_describe(value)}")
+    out = int(value)
+    if minimum is not None and out < minimum:
+        raise InvalidInputError(f"`{name}` must be >= {minimum}; got {out}")
+    if maximum is not None and out > maximum:
+        raise InvalidInputError(f"`{name}` must be <= {maximum}; got {out}")
+    return out
+
+
+def check_option(value: Any, name: str, options: Iterable[str]) -> str:
+    """Validate a string option against the valid choices (listed in the error)."""
+    opts = tuple(options)
+    listed = ", ".join(repr(o) for o in opts)
+    if not isinstance(value, str):
+        raise TypeError(f"`{name}` must be one of {listed}; got {_describe(value)}")
+    if value not in opts:
+        raise InvalidInputError(f"`{name}` must be one of {listed}; got {value!r}")
+    return value
+
+
+def as_rng(rng: Any, name: str = "rng") -> np.random.Generator:
+    """Normalise ``None | int | SeedSequence | Generator`` to a Generator.
+
+    Never touches numpy's global random state.
+    """
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral):
+        raise TypeError(
+            f"`{name}` must be None, an int seed, a SeedSequence or a numpy Generator; "
+            f"got {_describe(rng)}"
+        )
+    if int(rng) < 0:
+        raise InvalidInputError(f"`{name}` must be a non-negative seed; got {int(rng)}")
+    return np.random.default_rng(int(rng))

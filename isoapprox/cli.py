@@ -1,0 +1,70 @@
+"""The ``isoapprox`` command line: one program, one subcommand per job.
+
+Each subcommand lives in :mod:`isoapprox.commands` as a module with
+``register(subparsers)``; the module is imported only when its subcommand
+runs (``isoapprox --help`` stays fast).  A user's mistake (bad file, bad
+value) prints one line on stderr and exits with status 2; an interrupted run
+exits with 130; an internal failure keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .exceptions import IsoapproxError
+
+__all__ = ["build_parser", "main"]
+
+#: subcommand name -> (module in isoapprox.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "diagnose": ("diagnose", "report losses, separation and collapse of an embedding file"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="isoapprox",
+        description=(
+            "Numerical geometry of isometric approximation for deep metric learning: "
+            "triplet losses with hard negative mining, distances to the "
+            "triplet-separated set, collapse diagnosis."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"isoapprox {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (module, help_text) in COMMANDS.items():
+        mod = importlib.import_module(f".commands.{module}", __package__)
+        p = mod.register(sub, name, help_text)
+        p.add_argument("-v", "--verbose", action="count", default=0,
+                       help="more log output (repeat for debug)")
+        p.add_argument("-q", "--quiet", action="store_true",
+                       help="only warnings and errors; no progress bars")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING if args.quiet else (logging.DEBUG if args.verbose > 1 else logging.INFO)
+    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr)
+    try:
+        return int(args.func(args) or 0)
+    except (IsoapproxError, FileNotFoundError, FileExistsError, IsADirectoryError,
+            PermissionError) as exc:
+        print(f"isoapprox {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"isoapprox {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of the ``isoapprox`` command line (one module each)."""

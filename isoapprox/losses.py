@@ -1,0 +1,543 @@
+"""Triplet, batch-hard, contrastive and margin losses and their zero-loss sets.
+
+Notation
+--------
+``E`` has shape ``(N, n)`` (row ``k`` is ``f(x_k)``), ``y`` holds ``N`` class
+labels, ``d(i, j) = ||E_i - E_j||`` (Euclidean, never squared) and
+``alpha = margin >= 0``.
+
+- A *triplet* ``(a, p, m)`` has ``p != a``, ``y[p] == y[a]`` and
+  ``y[m] != y[a]``.
+- Triplet loss: ``[d(a, p) - d(a, m) + alpha]_+`` over all triplets,
+  reduced by ``sum``, ``mean`` or ``max``.
+- Batch-hard loss (hard negative mining, Hermans et al. 2017): per anchor
+  with at least one positive and one negative,
+  ``ell_a = [max_p d(a, p) - min_m d(a, m) + alpha]_+``; reduced over those
+  anchors.  With ``reduction="max"`` it equals the worst single triplet
+  term, because ``[.]_+`` is monotone.
+- The triplet-separated set ``F_TS(alpha)`` holds every ``G`` of the same
+  shape with ``d_G(a, p) + alpha <= d_G(a, m)`` for every triplet: the zero
+  set of both losses.  With ``alpha = 0`` it contains every class-collapsed
+  and the fully collapsed embedding.
+- Pairwise contrastive loss (Hadsell et al. 2006, non-squared form): a
+  positive pair contributes ``[d - pos_margin]_+`` and a negative pair
+  ``[alpha - d]_+``; zero set ``{d_pos <= pos_margin, d_neg >= alpha}``.
+- Margin loss (Wu et al. 2017): a positive pair contributes
+  ``[d - beta + alpha]_+`` and a negative pair ``[beta - d + alpha]_+``;
+  zero set ``{d_pos <= beta - alpha, d_neg >= beta + alpha}``.
+
+The seeds of this project write the contrastive loss as
+``||x - x+|| - [alpha - ||x - x-||]_+``; we read the minus sign as a typo
+(a loss term that rewards close negatives cannot have the stated zero set)
+and implement the standard ``+``.  This is our reading, not the paper's text.
+
+Labels that admit no triplet (one class, or only singleton classes) raise
+:class:`~isoapprox.exceptions.NoTripletError` in every triplet function;
+the pair losses need at least two points and accept any labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels as K
+from ._scaling import pow2_scale
+from ._typing import ArrayLike, FloatArray, IntArray
+from ._validation import (
+    as_labels,
+    as_points,
+    check_margin,
+    check_nonnegative,
+    check_option,
+    require_triplets,
+)
+
+__all__ = [
+    "REDUCTIONS",
+    "HardestPairs",
+    "PairLossReport",
+    "SeparationReport",
+    "batch_hard_loss",
+    "contrastive_loss",
+    "contrastive_report",
+    "hardest_pairs",
+    "is_triplet_separated",
+    "margin_loss",
+    "margin_loss_report",
+    "separation_report",
+    "triplet_loss",
+]
+
+REDUCTIONS = ("sum", "mean", "max")
+
+
+def _prepare(E: ArrayLike, y: ArrayLike, margin: float, *, triplets: bool = True):
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    margin = check_margin(margin)
+    if triplets:
+        require_triplets(codes)
+    s = pow2_scale(X, np.array([margin]))
+    if s != 1.0:
+        X = X * s
+    return X, codes, classes, margin * s, s
+
+
+@dataclass(frozen=True)
+class HardestPairs:
+    """Hardest positive and negative of every anchor (batch-hard mining).
+
+    Attributes
+    ----------
+    hardest_positive, hardest_negative : ndarray of shape (N,)
+        ``max_p d(a, p)`` (``-inf`` without positives) and ``min_m d(a, m)``
+        (``+inf`` without negatives).
+    positive_index, negative_index : ndarray of shape (N,), int
+        Indices attaining them (``-1`` if none; smallest index on ties).
+    valid : ndarray of shape (N,), bool
+        Anchors with at least one positive and one negative.
+    """
+
+    hardest_positive: FloatArray
+    hardest_negative: FloatArray
+    positive_index: IntArray
+    negative_index: IntArray
+    valid: np.ndarray
+
+
+def hardest_pairs(E: ArrayLike, y: ArrayLike) -> HardestPairs:
+    """Batch-hard mining: each anchor's hardest positive and hardest negative.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+
+    Returns
+    -------
+    HardestPairs
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+    """
+    X, codes, _, _, s = _prepare(E, y, 0.0)
+    hp, hn, pi, ni = K.batch_hard_terms(X, codes, 0.0)
+    if s != 1.0:
+        hp = hp / s
+        hn = hn / s
+    return HardestPairs(hp, hn, pi, ni, (pi >= 0) & (ni >= 0))
+
+
+def _reduce(values: np.ndarray, reduction: str, count: int | None = None) -> float:
+    if reduction == "sum":
+        return float(np.sum(values))
+    if reduction == "mean":
+        return float(np.sum(values) / (count if count is not None else len(values)))
+    return float(np.max(values))
+
+
+def batch_hard_loss(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
+) -> float:
+    """Batch-hard triplet loss (hard negative mining).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 2``; float64 arithmetic).
+    y : array_like of shape (N,)
+        Class labels.
+    margin : float, default 0.0
+        ``alpha >= 0``.  The paper's theory uses 0; training uses ``> 0``.
+    reduction : {"mean", "sum", "max"}
+        Reduction over the anchors that have a positive and a negative.
+
+    Returns
+    -------
+    float
+        ``reduce_a [max_p d(a,p) - min_m d(a,m) + alpha]_+``.
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+    InvalidInputError
+        For NaN/inf or mis-shaped input, a negative margin or an unknown
+        reduction.
+
+    Notes
+    -----
+    Fused kernel: ``O(N^2 n)`` time, ``O(N)`` memory, no distance matrix.
+    ``reduction="max"`` equals ``triplet_loss(..., reduction="max")``.
+
+    Examples
+    --------
+    >>> E = [[0.0], [1.0], [0.5], [3.0]]
+    >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.1, reduction="max")
+    0.6
+    """
+    reduction = check_option(reduction, "reduction", REDUCTIONS)
+    X, codes, _, alpha, s = _prepare(E, y, margin)
+    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
+    valid = (pi >= 0) & (ni >= 0)
+    terms = np.maximum(hp[valid] - hn[valid] + alpha, 0.0)
+    return _reduce(terms, reduction) / s
+
+
+def triplet_loss(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
+) -> float:
+    """Triplet loss over every triplet of the batch.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    reduction : {"mean", "sum", "max"}
+        ``mean`` divides by the number of triplets (active or not).
+
+    Returns
+    -------
+    float
+        ``reduce_{(a,p,m)} [d(a,p) - d(a,m) + alpha]_+``.
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+
+    Notes
+    -----
+    Per anchor, the negatives are sorted once and each active term is added
+    individually: ``O(N^2 n + N^2 log N + #active triplets)`` time and
+    ``O(N)`` memory per thread.
+
+    Examples
+    --------
+    >>> triplet_loss([[0.0], [1.0], [0.5], [3.0]], [0, 0, 1, 1], reduction="sum")
+    1.0
+    """
+    reduction = check_option(reduction, "reduction", REDUCTIONS)
+    X, codes, _, alpha, s = _prepare(E, y, margin)
+    if reduction == "max":
+        hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
+        valid = (pi >= 0) & (ni >= 0)
+        return float(np.max(np.maximum(hp[valid] - hn[valid] + alpha, 0.0))) / s
+    sums, counts, _ = K.triplet_loss_kernel(X, codes, alpha)
+    total = float(np.sum(sums))
+    if reduction == "mean":
+        total /= float(np.sum(counts))
+    return total / s
+
+
+@dataclass(frozen=True)
+class SeparationReport:
+    """How far an embedding is from being triplet-separated.
+
+    Attributes
+    ----------
+    separated : bool
+        True when every triplet satisfies ``d(a,p) + alpha <= d(a,m) + atol``.
+    worst_slack : float
+        ``min_{(a,p,m)} d(a,m) - d(a,p) - alpha``; negative when violated.
+        ``-worst_slack`` is the max-reduced loss when violated.
+    worst_triplet : tuple of int
+        ``(a, p, m)`` attaining ``worst_slack``.
+    n_violated : int
+        Number of triplets with ``d(a,p) + alpha - d(a,m) > atol``.
+    n_triplets : int
+        Number of triplets.
+    margin, atol : float
+        The margin and tolerance used.
+    """
+
+    separated: bool
+    worst_slack: float
+    worst_triplet: tuple[int, int, int]
+    n_violated: int
+    n_triplets: int
+    margin: float
+    atol: float
+
+    @property
+    def fraction_violated(self) -> float:
+        """Share of triplets that are violated."""
+        return self.n_violated / self.n_triplets
+
+    def to_dict(self) -> dict:
+        """Plain-Python dictionary (JSON-serialisable)."""
+        return {
+            "separated": self.separated,
+            "worst_slack": self.worst_slack,
+            "worst_triplet": list(self.worst_triplet),
+            "n_violated": self.n_violated,
+            "n_triplets": self.n_triplets,
+            "fraction_violated": self.fraction_violated,
+            "margin": self.margin,
+            "atol": self.atol,
+        }
+
+
+def separation_report(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, atol: float = 1e-9
+) -> SeparationReport:
+    """Triplet-separation report: worst triplet, its slack, number violated.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    atol : float, default 1e-9
+        Absolute tolerance: a triplet counts as violated only when
+        ``d(a,p) + alpha - d(a,m) > atol``.
+
+    Returns
+    -------
+    SeparationReport
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+    """
+    atol = check_nonnegative(atol, "atol")
+    X, codes, _, alpha, s = _prepare(E, y, margin)
+    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
+    valid = (pi >= 0) & (ni >= 0)
+    slack = np.where(valid, hn - hp - alpha, np.inf)
+    a = int(np.argmin(slack))
+    viol = K.separation_counts(X, codes, alpha, atol * s)
+    pos_counts = np.bincount(codes)[codes] - 1
+    neg_counts = X.shape[0] - np.bincount(codes)[codes]
+    n_trip = int(np.sum(pos_counts * neg_counts))
+    worst = float(slack[a]) / s
+    n_viol = int(np.sum(viol))
+    return SeparationReport(
+        separated=n_viol == 0,
+        worst_slack=worst,
+        worst_triplet=(a, int(pi[a]), int(ni[a])),
+        n_violated=n_viol,
+        n_triplets=n_trip,
+        margin=float(margin),
+        atol=float(atol),
+    )
+
+
+def is_triplet_separated(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, atol: float = 1e-9
+) -> bool:
+    """Whether ``E`` lies in ``F_TS(margin)`` up to ``atol``.
+
+    True iff ``max_p d(a,p) + alpha <= min_m d(a,m) + atol`` for every anchor,
+    i.e. iff the batch-hard and triplet losses vanish (up to ``atol``).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    atol : float, default 1e-9
+        Absolute tolerance on each triplet's slack.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_triplet_separated([[0.0], [0.0], [5.0]], [0, 0, 1], margin=1.0)
+    True
+    """
+    atol = check_nonnegative(atol, "atol")
+    X, codes, _, alpha, s = _prepare(E, y, margin)
+    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
+    valid = (pi >= 0) & (ni >= 0)
+    return bool(np.all(hp[valid] + alpha - hn[valid] <= atol * s))
+
+
+@dataclass(frozen=True)
+class PairLossReport:
+    """Value of a pairwise loss and its worst pair.
+
+    Attributes
+    ----------
+    value : float
+        The reduced loss.
+    worst : float
+        Largest single pair term (the ``max`` reduction).
+    worst_pair : tuple of int
+        ``(i, j)`` attaining it.
+    n_active : int
+        Pairs with a strictly positive term.
+    n_pairs : int
+        ``N (N - 1) / 2``.
+    zero_loss : bool
+        True when ``worst <= atol`` (the embedding lies in the zero set).
+    """
+
+    value: float
+    worst: float
+    worst_pair: tuple[int, int]
+    n_active: int
+    n_pairs: int
+    zero_loss: bool
+
+
+def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> PairLossReport:
+    reduction = check_option(reduction, "reduction", REDUCTIONS)
+    atol = check_nonnegative(atol, "atol")
+    X = as_points(E, "E", min_points=2)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    s = pow2_scale(X, np.array([margin_for_scale, abs(pos_thr), abs(neg_thr)]))
+    if s != 1.0:
+        X = X * s
+    sums, best, arg, active = K.pair_loss_kernel(X, codes, pos_thr * s, neg_thr * s)
+    rows = np.flatnonzero(arg >= 0)
+    i = int(rows[np.argmax(best[rows])])
+    worst = float(best[i]) / s
+    n = X.shape[0]
+    n_pairs = n * (n - 1) // 2
+    if reduction == "sum":
+        value = float(np.sum(sums)) / s
+    elif reduction == "mean":
+        value = float(np.sum(sums)) / n_pairs / s
+    else:
+        value = worst
+    return PairLossReport(
+        value=value,
+        worst=worst,
+        worst_pair=(i, int(arg[i])),
+        n_active=int(np.sum(active)),
+        n_pairs=n_pairs,
+        zero_loss=worst <= atol,
+    )
+
+
+def contrastive_report(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    pos_margin: float = 0.0,
+    reduction: str = "mean",
+    atol: float = 1e-9,
+) -> PairLossReport:
+    """Pairwise contrastive loss with its worst pair and zero-loss check.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels (any layout; ``N >= 2``).
+    margin : float, default 0.0
+        ``alpha``: negatives closer than ``alpha`` are penalised.
+    pos_margin : float, default 0.0
+        Positives farther than ``pos_margin`` are penalised.
+    reduction : {"mean", "sum", "max"}
+        Over all ``N (N - 1) / 2`` pairs.
+    atol : float, default 1e-9
+        Tolerance of the zero-loss check.
+
+    Returns
+    -------
+    PairLossReport
+    """
+    margin = check_margin(margin)
+    pos_margin = check_nonnegative(pos_margin, "pos_margin")
+    return _pair_loss(E, y, pos_margin, margin, reduction, atol, margin)
+
+
+def contrastive_loss(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    pos_margin: float = 0.0,
+    reduction: str = "mean",
+) -> float:
+    """Pairwise contrastive loss ``[d_pos - pos_margin]_+ + [alpha - d_neg]_+``.
+
+    See :func:`contrastive_report` for the parameters; returns its ``value``.
+
+    Examples
+    --------
+    >>> contrastive_loss([[0.0], [1.0], [1.5]], [0, 0, 1], margin=1.0, reduction="sum")
+    1.5
+    """
+    return contrastive_report(
+        E, y, margin=margin, pos_margin=pos_margin, reduction=reduction
+    ).value
+
+
+def margin_loss_report(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    beta: float = 1.0,
+    reduction: str = "mean",
+    atol: float = 1e-9,
+) -> PairLossReport:
+    """Margin loss (Wu et al. 2017) with its worst pair and zero-loss check.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels (``N >= 2``).
+    margin : float, default 0.0
+        ``alpha >= 0``, half the width of the band around ``beta``.
+    beta : float, default 1.0
+        Boundary between positive and negative distances (``>= 0``).  The
+        zero set is empty when ``beta < alpha`` and a positive pair exists.
+    reduction : {"mean", "sum", "max"}
+        Over all ``N (N - 1) / 2`` pairs.
+    atol : float, default 1e-9
+        Tolerance of the zero-loss check.
+
+    Returns
+    -------
+    PairLossReport
+    """
+    margin = check_margin(margin)
+    beta = check_nonnegative(beta, "beta")
+    return _pair_loss(E, y, beta - margin, beta + margin, reduction, atol, beta + margin)
+
+
+def margin_loss(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    beta: float = 1.0,
+    reduction: str = "mean",
+) -> float:
+    """Margin loss ``[d_pos - beta + alpha]_+ + [beta - d_neg + alpha]_+``.
+
+    See :func:`margin_loss_report` for the parameters; returns its ``value``.
+
+    Examples
+    --------
+    >>> margin_loss([[0.0], [0.5], [2.0]], [0, 0, 1], margin=0.2, beta=1.0, reduction="max")
+    0.0
+    """
+    return margin_loss_report(E, y, margin=margin, beta=beta, reduction=reduction).value
