@@ -46,6 +46,17 @@ from .losses import (
 )
 from .networks import MLP, EmbeddingTable, l2_normalize, l2_normalize_backward
 from .optim import SGD, Adam, make_optimizer
+from .sweep import (
+    Cell,
+    RuntimeEstimate,
+    SweepResult,
+    cell_seed,
+    estimate_runtime,
+    expand_grid,
+    run_cell,
+    run_sweep,
+    write_sweep_results,
+)
 from .trainer import LogState, TrainConfig, Trainer, TrainResult, build_split, train
 
 __all__ = [
@@ -53,6 +64,7 @@ __all__ = [
     "MLP",
     "SGD",
     "Adam",
+    "Cell",
     "DataSplit",
     "Dataset",
     "EmbeddingStats",
@@ -61,6 +73,8 @@ __all__ = [
     "LossResult",
     "MissingDependencyError",
     "PKSampler",
+    "RuntimeEstimate",
+    "SweepResult",
     "TrainConfig",
     "TrainResult",
     "Trainer",
@@ -68,9 +82,12 @@ __all__ = [
     "all_triplet_loss_grad",
     "batch_hard_loss_grad",
     "build_split",
+    "cell_seed",
     "class_disjoint_split",
     "contrastive_loss_grad",
     "embedding_stats",
+    "estimate_runtime",
+    "expand_grid",
     "gaussian_clusters",
     "l2_normalize",
     "l2_normalize_backward",
@@ -80,8 +97,11 @@ __all__ = [
     "margin_loss_grad",
     "recall_at_k",
     "resolve_pk",
+    "run_cell",
+    "run_sweep",
     "selectively_contrastive_loss_grad",
     "semi_hard_loss_grad",
     "train",
     "triplet_diagram",
+    "write_sweep_results",
 ]

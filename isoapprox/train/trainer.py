@@ -91,7 +91,7 @@ from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
 
 __all__ = ["MODELS", "LogState", "TrainConfig", "TrainResult", "Trainer", "build_split",
-           "numba_threads", "train"]
+           "limit_threads", "train"]
 
 logger = logging.getLogger(__name__)
 
@@ -368,26 +368,30 @@ def build_split(config: TrainConfig, *, rng: np.random.Generator | None = None) 
 
 
 @contextlib.contextmanager
-def numba_threads(n: int | None):
-    """Run the numba kernels of the calling thread on ``n`` threads (``None``: as is).
+def limit_threads(n: int | None):
+    """Run numba kernels and BLAS on ``n`` threads meanwhile (``None``: as is).
 
-    The training batches are small (``N <= 512``): there the cost of waking
-    a thread team exceeds the work, and on a loaded machine it can make a
-    kernel ten times slower (measured: 12 ms on 2 threads vs 1 ms on one,
-    ``batch_hard_terms`` at ``N = 128, n = 32``).  The kernels give the
-    same result on any number of threads.  numba's setting is per thread,
-    so this touches nothing outside the calling thread and is restored on
-    exit.
+    Training batches are small (``N <= 512``): waking a thread team costs
+    more than the work, and on a loaded machine much more.  Measured on the
+    shared 2-core machine: ``batch_hard_terms`` at ``N = 128, n = 32`` took
+    12 ms on 2 numba threads and 1 ms on one; an MLP 64-64-2 forward and
+    backward pass at ``N = 512`` took 169 ms with 2 OpenBLAS threads and
+    7 ms with one.  Results do not depend on the thread counts.  numba's
+    setting is per calling thread; the BLAS limit (through threadpoolctl)
+    holds for the whole process until the context exits.
     """
     if n is None:
         yield
         return
     import numba
+    from threadpoolctl import threadpool_limits
 
+    n = max(1, int(n))
     old = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     try:
-        yield
+        with threadpool_limits(limits=n, user_api="blas"):
+            yield
     finally:
         numba.set_num_threads(old)
 
@@ -573,10 +577,12 @@ class Trainer:
     def run(self, *, progress: bool = False, threads: int | None = 1) -> TrainResult:
         """Run ``config.steps`` updates with logging; returns the :class:`TrainResult`.
 
-        ``threads`` is the number of numba threads used meanwhile (see
-        :func:`numba_threads`); it does not change any result.
+        ``threads`` is the number of numba and BLAS threads used meanwhile
+        (see :func:`limit_threads`); it does not change any result.
         """
-        with numba_threads(threads):
+        # divergence is detected by explicit finiteness checks; numpy's
+        # overflow warnings on the way there would only repeat it
+        with limit_threads(threads), np.errstate(over="ignore", invalid="ignore"):
             return self._run(progress)
 
     def _run(self, progress: bool) -> TrainResult:
@@ -645,8 +651,8 @@ def train(config: TrainConfig, *, seed=None, data_seed=None,
     progress : bool, default False
         Show a progress bar over the steps.
     threads : int or None, default 1
-        numba threads while training (see :func:`numba_threads`; results do
-        not depend on it).
+        numba and BLAS threads while training (see :func:`limit_threads`;
+        results do not depend on it).
 
     Returns
     -------
