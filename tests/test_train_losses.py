@@ -247,6 +247,26 @@ def test_sc_lambda_zero_silences_hard_triplets():
     assert res.value == 0.0 and np.all(res.grad == 0.0) and res.n_active == 0
 
 
+@pytest.mark.parametrize("positive", ["easy", "hard"])
+def test_sc_mining_matches_batch_hard_kernel(rng, positive):
+    """On the sphere the most similar negative is the nearest one: the indices
+    are those of isoapprox._kernels.batch_hard_terms on the normalised rows."""
+    from isoapprox import _kernels
+    from isoapprox.train.networks import l2_normalize
+
+    E, y = _cloud(rng, N=24, n=4, P=4)
+    res = TL.selectively_contrastive_loss_grad(E, y, positive=positive)
+    U, _ = l2_normalize(E)
+    hp, hn, pi, ni = _kernels.batch_hard_terms(U, y, 0.0)
+    assert res.selection["negative"].tolist() == ni.tolist()
+    if positive == "hard":
+        assert res.selection["positive"].tolist() == pi.tolist()
+    S = U @ U.T
+    for a, p in zip(res.selection["anchor"], res.selection["positive"]):
+        others = [S[a, q] for q in range(24) if q != a and y[q] == y[a]]
+        assert S[a, p] == (max(others) if positive == "easy" else min(others))
+
+
 def test_sc_is_scale_invariant(rng):
     E, y = _cloud(rng)
     a = TL.selectively_contrastive_loss_grad(E, y)

@@ -247,22 +247,32 @@ def _semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
     )
 
 
-def _easy_positives(U: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Per anchor, the closest positive on the sphere (most similar; -1 if none)."""
+def _mine_on_sphere(U: np.ndarray, codes: np.ndarray, positive: str):
+    """Per anchor: the chosen positive and the hardest negative on the sphere.
+
+    One distance matrix (the package's ``pairwise_distances_kernel``) gives
+    both; on unit vectors ``S = 1 - d^2 / 2`` is decreasing in ``d``, so the
+    most similar negative is the nearest one.  The indices equal those of
+    :func:`isoapprox._kernels.batch_hard_terms` (same distances bit for bit,
+    first index on ties); ``easy`` picks the nearest positive instead of the
+    farthest.  ``-1`` marks anchors without a positive or a negative.
+    """
     D = K.pairwise_distances_kernel(U)
     same = codes[:, None] == codes[None, :]
+    diff = ~same
     np.fill_diagonal(same, False)
-    Dm = np.where(same, D, np.inf)
-    idx = np.argmin(Dm, axis=1)
-    return np.where(np.any(same, axis=1), idx, -1)
+    if positive == "easy":
+        pi = np.argmin(np.where(same, D, np.inf), axis=1)
+    else:
+        pi = np.argmax(np.where(same, D, -np.inf), axis=1)
+    ni = np.argmin(np.where(diff, D, np.inf), axis=1)
+    return np.where(same.any(axis=1), pi, -1), np.where(diff.any(axis=1), ni, -1)
 
 
 def _selectively_contrastive(X, codes, *, lam=1.0, temperature=0.1, positive="easy",
                              hard_threshold=None, reduction="mean") -> LossResult:
     U, r = l2_normalize(X)
-    hp, hn, pi, ni = K.batch_hard_terms(U, codes, 0.0)
-    if positive == "easy":
-        pi = _easy_positives(U, codes)
+    pi, ni = _mine_on_sphere(U, codes, positive)
     valid = (pi >= 0) & (ni >= 0)
     a = np.flatnonzero(valid)
     p, m = pi[valid], ni[valid]
@@ -282,8 +292,7 @@ def _selectively_contrastive(X, codes, *, lam=1.0, temperature=0.1, positive="ea
     np.add.at(dU, p, d_sap[:, None] * U[a])
     np.add.at(dU, m, d_san[:, None] * U[a])
     G = l2_normalize_backward(dU, U, r)
-    n_active = int(np.sum((d_sap != 0.0) | (d_san != 0.0))) if reduction != "max" else int(
-        np.sum(w != 0.0))
+    n_active = int(np.sum((d_sap != 0.0) | (d_san != 0.0)))
     return LossResult(
         value=value, grad=G, n_terms=int(a.size), n_active=n_active,
         selection={"anchor": a, "positive": p, "negative": m, "hard": hard,

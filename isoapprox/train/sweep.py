@@ -356,11 +356,13 @@ def estimate_runtime(cells: Sequence[Cell], *, probe_steps: int = 8, jobs: int =
                      skip: set[str] | None = None) -> RuntimeEstimate:
     """Time a few steps of representative cells and extrapolate.
 
-    For each (data set, model, hidden widths, batch size, loss) the cell with
-    the largest embedding dimension is probed: ``probe_steps`` updates and
-    one evaluation, after one untimed warm-up step.  A cell is then
-    predicted as ``steps * t_step + (steps / log_every + 2) * t_eval``.
-    The probe costs about a second for a grid of a few dozen shapes.
+    For each (data set, model, hidden widths, batch size, loss) the cells
+    with the smallest and the largest embedding dimension are probed:
+    ``probe_steps`` updates and one evaluation, after one untimed warm-up
+    step.  The cost of a step is affine in the dimension ``n`` (distance
+    kernels, last layer), so other dimensions are interpolated linearly, and
+    a cell is predicted as ``steps * t_step + (steps / log_every + 2) * t_eval``.
+    The probes take a few seconds for the default collapse grid.
 
     Parameters
     ----------
@@ -371,39 +373,42 @@ def estimate_runtime(cells: Sequence[Cell], *, probe_steps: int = 8, jobs: int =
         Ids of finished cells (predicted 0).
     """
     probe_steps = check_int(probe_steps, "probe_steps", minimum=1)
+    jobs = check_int(jobs, "jobs", minimum=1)
     skip = skip or set()
 
     def key(c: TrainConfig):
         return (c.dataset, c.model, c.hidden, c.batch_size, c.loss, c.samples_per_class)
 
-    reps: dict[Any, TrainConfig] = {}
-    for cell in cells:
-        if cell.cell_id in skip:
-            continue
-        k = key(cell.config)
-        if k not in reps or cell.config.embedding_dim > reps[k].embedding_dim:
-            reps[k] = cell.config
-    timing: dict[Any, tuple[float, float]] = {}
+    todo = [c for c in cells if c.cell_id not in skip]
+    extremes: dict[Any, dict[int, TrainConfig]] = {}
+    for cell in todo:
+        dims = extremes.setdefault(key(cell.config), {})
+        dims[cell.config.embedding_dim] = cell.config
+    timing: dict[tuple, tuple[float, float]] = {}
     with limit_threads(1):
-        for k, cfg in reps.items():
-            tr = Trainer(cfg, seed=0)
-            tr.step()
-            t0 = time.perf_counter()
-            for _ in range(probe_steps):
+        for k, dims in extremes.items():
+            for n in {min(dims), max(dims)}:
+                tr = Trainer(dims[n], seed=0)
                 tr.step()
-            t_step = (time.perf_counter() - t0) / probe_steps
-            t0 = time.perf_counter()
-            tr.evaluate()
-            timing[k] = (t_step, time.perf_counter() - t0)
-    per_cell = []
-    for cell in cells:
-        if cell.cell_id in skip:
-            per_cell.append(0.0)
-            continue
-        c = cell.config
-        t_step, t_eval = timing[key(c)]
-        per_cell.append(c.steps * t_step + (c.steps / c.log_every + 2) * t_eval)
-    return RuntimeEstimate(float(sum(per_cell)), per_cell, check_int(jobs, "jobs", minimum=1))
+                t0 = time.perf_counter()
+                for _ in range(probe_steps):
+                    tr.step()
+                t_step = (time.perf_counter() - t0) / probe_steps
+                t0 = time.perf_counter()
+                tr.evaluate()
+                timing[k + (n,)] = (t_step, time.perf_counter() - t0)
+
+    def predict(c: TrainConfig) -> float:
+        dims = extremes[key(c)]
+        lo, hi = min(dims), max(dims)
+        a, b = timing[key(c) + (lo,)], timing[key(c) + (hi,)]
+        w = 0.0 if hi == lo else (c.embedding_dim - lo) / (hi - lo)
+        t_step = (1 - w) * a[0] + w * b[0]
+        t_eval = (1 - w) * a[1] + w * b[1]
+        return c.steps * t_step + (c.steps / c.log_every + 2) * t_eval
+
+    per_cell = [0.0 if cell.cell_id in skip else predict(cell.config) for cell in cells]
+    return RuntimeEstimate(float(sum(per_cell)), per_cell, jobs)
 
 
 def write_sweep_results(path: str | os.PathLike, result: SweepResult, *, experiment: str,
