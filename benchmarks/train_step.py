@@ -23,7 +23,9 @@ from isoapprox.train import TrainConfig, Trainer, train
 from isoapprox.train.trainer import limit_threads
 
 
-def _median_step(cfg: TrainConfig, threads: int | None, repeats: int, n: int) -> tuple[float, float]:
+def _median_step(
+    cfg: TrainConfig, threads: int | None, repeats: int, n: int
+) -> tuple[float, float]:
     tr = Trainer(cfg, seed=0)
     steps, evals = [], []
     with limit_threads(threads):
@@ -48,19 +50,37 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--skip-cell", action="store_true", help="only the per-step timings")
     args = p.parse_args(argv)
-    cfg = TrainConfig(batch_size=args.batch_size, embedding_dim=args.dim, steps=args.steps,
-                      loss=args.loss, normalize=args.loss == "selectively_contrastive")
-    train(TrainConfig(batch_size=16, embedding_dim=4, steps=2, log_every=1), seed=0)  # warm-up
+    cfg = TrainConfig(
+        batch_size=args.batch_size,
+        embedding_dim=args.dim,
+        steps=args.steps,
+        loss=args.loss,
+        normalize=args.loss == "selectively_contrastive",
+    )
+    train(
+        TrainConfig(batch_size=16, embedding_dim=4, steps=2, log_every=1), seed=0
+    )  # warm-up
     one = _median_step(cfg, 1, args.repeats, 50)
     base = _median_step(cfg, None, args.repeats, 50)
     n_logs = args.steps // cfg.log_every + 2
-    print(f"digits cell: N = {args.batch_size}, n = {args.dim}, loss {args.loss}, MLP 64-64-{args.dim}")
-    print(f"  one update       : {1e3 * one[0]:8.3f} ms (1 thread)   {1e3 * base[0]:8.3f} ms "
-          f"(default threads)   ratio {base[0] / one[0]:.2f}")
-    print(f"  one evaluation   : {1e3 * one[1]:8.3f} ms (1 thread)   {1e3 * base[1]:8.3f} ms "
-          f"(default threads)   ratio {base[1] / one[1]:.2f}")
-    print(f"  extrapolated cell: {args.steps * one[0] + n_logs * one[1]:.2f} s "
-          f"({args.steps} updates + {n_logs} evaluations)")
+    print(
+        f"digits cell: N = {args.batch_size}, n = {args.dim}, loss {args.loss}, "
+        f"MLP 64-64-{args.dim}"
+    )
+    print(
+        f"  one update       : {1e3 * one[0]:8.3f} ms (1 thread)   "
+        f"{1e3 * base[0]:8.3f} ms "
+        f"(default threads)   ratio {base[0] / one[0]:.2f}"
+    )
+    print(
+        f"  one evaluation   : {1e3 * one[1]:8.3f} ms (1 thread)   "
+        f"{1e3 * base[1]:8.3f} ms "
+        f"(default threads)   ratio {base[1] / one[1]:.2f}"
+    )
+    print(
+        f"  extrapolated cell: {args.steps * one[0] + n_logs * one[1]:.2f} s "
+        f"({args.steps} updates + {n_logs} evaluations)"
+    )
     if not args.skip_cell:
         t0 = time.perf_counter()
         train(cfg, seed=0)

@@ -89,30 +89,53 @@ class Config:
 
     def base(self, dataset: str) -> TrainConfig:
         return TrainConfig(
-            dataset=dataset, n_classes=self.gaussian_classes,
-            n_train_classes=self.gaussian_train_classes, per_class=self.gaussian_per_class,
-            input_dim=self.gaussian_input_dim, hidden=self.hidden,
-            activation=self.activation, margin=self.margin, optimizer=self.optimizer,
-            lr=self.lr, momentum=self.momentum, steps=self.steps, log_every=self.log_every,
+            dataset=dataset,
+            n_classes=self.gaussian_classes,
+            n_train_classes=self.gaussian_train_classes,
+            per_class=self.gaussian_per_class,
+            input_dim=self.gaussian_input_dim,
+            hidden=self.hidden,
+            activation=self.activation,
+            margin=self.margin,
+            optimizer=self.optimizer,
+            lr=self.lr,
+            momentum=self.momentum,
+            steps=self.steps,
+            log_every=self.log_every,
         )
 
     def cells(self) -> list[Cell]:
         unknown = sorted(set(self.variants) - set(VARIANTS))
         if unknown:
-            raise IsoapproxError(f"unknown variant(s) {unknown}; valid: {sorted(VARIANTS)}")
+            raise IsoapproxError(
+                f"unknown variant(s) {unknown}; valid: {sorted(VARIANTS)}"
+            )
         out: list[Cell] = []
         for ds in self.datasets:
-            out += expand_grid(self.base(ds), {"batch_size": list(self.batch_sizes),
-                                               "embedding_dim": list(self.dims)},
-                               variants=[VARIANTS[v] for v in self.variants],
-                               replicates=self.seeds)
+            out += expand_grid(
+                self.base(ds),
+                {
+                    "batch_size": list(self.batch_sizes),
+                    "embedding_dim": list(self.dims),
+                },
+                variants=[VARIANTS[v] for v in self.variants],
+                replicates=self.seeds,
+            )
         return out
 
 
 SMOKE = Config(
-    datasets=("gaussian",), batch_sizes=(4, 16), dims=(2, 8),
-    variants=("batch_hard", "selectively_contrastive"), seeds=(0,), steps=20, log_every=10,
-    hidden=(8,), gaussian_classes=12, gaussian_train_classes=8, gaussian_per_class=8,
+    datasets=("gaussian",),
+    batch_sizes=(4, 16),
+    dims=(2, 8),
+    variants=("batch_hard", "selectively_contrastive"),
+    seeds=(0,),
+    steps=20,
+    log_every=10,
+    hidden=(8,),
+    gaussian_classes=12,
+    gaussian_train_classes=8,
+    gaussian_per_class=8,
     gaussian_input_dim=5,
 )
 
@@ -132,23 +155,36 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         groups.setdefault(key, []).append(r)
     rows = []
     for (ds, var, N, n), rs in sorted(groups.items()):
-        def stat(field):
-            v = np.array([x[field] for x in rs if x.get(field) is not None], dtype=float)
+
+        def stat(field, rs=rs):
+            v = np.array(
+                [x[field] for x in rs if x.get(field) is not None], dtype=float
+            )
             return (float(v.mean()), float(v.std())) if v.size else (None, None)
 
         d, d_sd = stat("final_eval_diameter")
         m, m_sd = stat("final_eval_median_distance")
-        rows.append({
-            "dataset": ds, "variant": var, "batch_size": N, "embedding_dim": n,
-            "P": rs[0]["P"], "K": rs[0]["K"], "n_seeds": len(rs),
-            "diameter": d, "diameter_sd": d_sd, "median_distance": m, "median_sd": m_sd,
-            "initial_diameter": stat("initial_eval_diameter")[0],
-            "recall_at_1": stat("final_eval_recall_at_1")[0],
-            "batch_hard_active": stat("final_batch_hard_active_fraction")[0],
-            "hard_fraction": stat("heldout_final_hard_fraction")[0],
-            "collapsed": int(sum(bool(x.get("collapsed")) for x in rs)),
-            "diverged": int(sum(bool(x.get("diverged")) for x in rs)),
-        })
+        rows.append(
+            {
+                "dataset": ds,
+                "variant": var,
+                "batch_size": N,
+                "embedding_dim": n,
+                "P": rs[0]["P"],
+                "K": rs[0]["K"],
+                "n_seeds": len(rs),
+                "diameter": d,
+                "diameter_sd": d_sd,
+                "median_distance": m,
+                "median_sd": m_sd,
+                "initial_diameter": stat("initial_eval_diameter")[0],
+                "recall_at_1": stat("final_eval_recall_at_1")[0],
+                "batch_hard_active": stat("final_batch_hard_active_fraction")[0],
+                "hard_fraction": stat("heldout_final_hard_fraction")[0],
+                "collapsed": int(sum(bool(x.get("collapsed")) for x in rs)),
+                "diverged": int(sum(bool(x.get("diverged")) for x in rs)),
+            }
+        )
     return rows
 
 
@@ -157,12 +193,15 @@ def format_table(rows: Sequence[dict[str, Any]], field: str = "diameter") -> str
     lines = []
     blocks: dict[tuple, dict[tuple, dict]] = {}
     for r in rows:
-        blocks.setdefault((r["dataset"], r["variant"]), {})[(r["batch_size"],
-                                                            r["embedding_dim"])] = r
+        blocks.setdefault((r["dataset"], r["variant"]), {})[
+            (r["batch_size"], r["embedding_dim"])
+        ] = r
     for (ds, var), cells in blocks.items():
         Ns = sorted({k[0] for k in cells})
         ns = sorted({k[1] for k in cells})
-        lines.append(f"{ds} / {var}: final {field} on held-out classes (mean over seeds)")
+        lines.append(
+            f"{ds} / {var}: final {field} on held-out classes (mean over seeds)"
+        )
         lines.append("   N (PxK) " + "".join(f"{'n=' + str(n):>10s}" for n in ns))
         for N in Ns:
             any_row = next(cells[(N, n)] for n in ns if (N, n) in cells)
@@ -175,53 +214,91 @@ def format_table(rows: Sequence[dict[str, Any]], field: str = "diameter") -> str
     return "\n".join(lines)
 
 
-def run(config: Config, *, journal: str | Path | None = None, jobs: int = 1,
-        progress: bool = False) -> dict[str, Any]:
-    """Train every cell (resuming from ``journal`` if given); a pure function of ``config``.
+def run(
+    config: Config,
+    *,
+    journal: str | Path | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Train every cell (resuming from ``journal``); a pure function of ``config``.
 
     Returns ``{"result": SweepResult, "summary": rows}``.
     """
-    result = run_sweep(config.cells(), root_seed=config.root_seed, journal=journal, jobs=jobs,
-                       progress=progress)
+    result = run_sweep(
+        config.cells(),
+        root_seed=config.root_seed,
+        journal=journal,
+        jobs=jobs,
+        progress=progress,
+    )
     return {"result": result, "summary": summarize(result.records)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny grid (seconds)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace existing results and start a fresh journal")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace existing results and start a fresh journal",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
-                        format="%(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        format="%(message)s",
+        stream=sys.stderr,
+    )
     config = SMOKE if args.smoke else Config()
-    out = args.out or RESULTS / (EXPERIMENT + ("_smoke" if args.smoke else "") + ".json")
+    out = args.out or RESULTS / (
+        EXPERIMENT + ("_smoke" if args.smoke else "") + ".json"
+    )
     journal = out.with_suffix(".journal.partial")
     if out.exists() and not args.overwrite:
-        print(f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
-              file=sys.stderr)
+        print(
+            f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
+            file=sys.stderr,
+        )
         return 2
     if args.overwrite and journal.exists():
         journal.unlink()
     try:
         cells = config.cells()
-        done = {r.get("cell_id") for r in Journal(journal)} if journal.exists() else set()
+        done = (
+            {r.get("cell_id") for r in Journal(journal)} if journal.exists() else set()
+        )
         est = estimate_runtime(cells, jobs=max(1, args.jobs), skip=done)
-        logger.info("%s: %d cells (%d done); estimated %.1f min of compute, about %.1f min "
-                    "with --jobs %d", EXPERIMENT, len(cells), len(done & {c.cell_id for c in cells}),
-                    est.seconds / 60, est.wall_seconds / 60, args.jobs)
+        logger.info(
+            "%s: %d cells (%d done); estimated %.1f min of compute, about %.1f min "
+            "with --jobs %d",
+            EXPERIMENT,
+            len(cells),
+            len(done & {c.cell_id for c in cells}),
+            est.seconds / 60,
+            est.wall_seconds / 60,
+            args.jobs,
+        )
         outcome = run(config, journal=journal, jobs=args.jobs, progress=not args.quiet)
     except IsoapproxError as exc:
         print(f"{EXPERIMENT}: error: {exc}", file=sys.stderr)
         return 2
     rows = outcome["summary"]
-    write_sweep_results(out, outcome["result"], experiment=EXPERIMENT,
-                        config=dataclasses.asdict(config), root_seed=config.root_seed,
-                        extra={"summary": rows})
+    write_sweep_results(
+        out,
+        outcome["result"],
+        experiment=EXPERIMENT,
+        config=dataclasses.asdict(config),
+        root_seed=config.root_seed,
+        extra={"summary": rows},
+    )
     if not args.quiet:
         print(format_table(rows, "diameter"))
         print(format_table(rows, "median_distance"))

@@ -7,8 +7,6 @@ import sys
 
 import numpy as np
 import pytest
-import train_reference as ref
-from reference import pairwise
 
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.train import (
@@ -22,6 +20,9 @@ from isoapprox.train import (
     resolve_pk,
     triplet_diagram,
 )
+
+from . import train_reference as ref
+from .reference import pairwise
 
 # --- P x K sampler ------------------------------------------------------------
 
@@ -46,13 +47,17 @@ def test_sampler_balance_and_no_duplicates():
 def test_sampler_is_deterministic_and_seed_dependent():
     y = _labels()
     a = [PKSampler(y, 2, 2, rng=7).sample() for _ in range(1)]
-    s1, s2, s3 = PKSampler(y, 2, 2, rng=7), PKSampler(y, 2, 2, rng=7), PKSampler(y, 2, 2, rng=8)
+    s1, s2, s3 = (
+        PKSampler(y, 2, 2, rng=7),
+        PKSampler(y, 2, 2, rng=7),
+        PKSampler(y, 2, 2, rng=8),
+    )
     b1 = [s1.sample() for _ in range(20)]
     b2 = [s2.sample() for _ in range(20)]
     b3 = [s3.sample() for _ in range(20)]
-    assert all(np.array_equal(u, v) for u, v in zip(b1, b2))
+    assert all(np.array_equal(u, v) for u, v in zip(b1, b2, strict=True))
     assert np.array_equal(a[0], b1[0])
-    assert not all(np.array_equal(u, v) for u, v in zip(b1, b3))
+    assert not all(np.array_equal(u, v) for u, v in zip(b1, b3, strict=True))
 
 
 def test_sampler_covers_eligible_classes_and_skips_small_ones(caplog):
@@ -67,7 +72,9 @@ def test_sampler_covers_eligible_classes_and_skips_small_ones(caplog):
 
 
 def test_sampler_errors():
-    with pytest.raises(InvalidInputError, match="needs P = 4 classes with at least K = 4"):
+    with pytest.raises(
+        InvalidInputError, match="needs P = 4 classes with at least K = 4"
+    ):
         PKSampler(_labels(), 4, 4)
     with pytest.raises(InvalidInputError, match="`P` must be >= 1"):
         PKSampler(_labels(), 0, 3)
@@ -111,10 +118,15 @@ def test_gaussian_clusters_deterministic_and_scaled():
 def test_class_disjoint_split_standardises_with_train_stats():
     ds = gaussian_clusters(6, 20, 4, rng=0)
     sp = class_disjoint_split(ds, [0, 1, 2, 3])
-    assert set(sp.train.y.tolist()) == {0, 1, 2, 3} and set(sp.test.y.tolist()) == {4, 5}
+    assert set(sp.train.y.tolist()) == {0, 1, 2, 3} and set(sp.test.y.tolist()) == {
+        4,
+        5,
+    }
     np.testing.assert_allclose(sp.train.X.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(sp.train.X.std(axis=0), 1.0, rtol=1e-12)
-    np.testing.assert_allclose(sp.test.X, (ds.X[ds.y >= 4] - sp.mean) / sp.scale, rtol=1e-15)
+    np.testing.assert_allclose(
+        sp.test.X, (ds.X[ds.y >= 4] - sp.mean) / sp.scale, rtol=1e-15
+    )
 
 
 def test_split_errors():
@@ -123,7 +135,9 @@ def test_split_errors():
         class_disjoint_split(ds, [0, 7])
     with pytest.raises(InvalidInputError, match="must be disjoint; got \\[1\\]"):
         class_disjoint_split(ds, [0, 1], [1, 2])
-    with pytest.raises(InvalidInputError, match="`test_classes` must name at least one"):
+    with pytest.raises(
+        InvalidInputError, match="`test_classes` must name at least one"
+    ):
         class_disjoint_split(ds, [0, 1, 2])
 
 
@@ -132,12 +146,16 @@ def test_digits_split_and_constant_features():
     assert ds.X.shape == (1797, 64) and set(ds.y.tolist()) == set(range(10))
     sp = class_disjoint_split(ds, range(6))
     assert len(sp.train) + len(sp.test) == 1797
-    assert np.all(np.isfinite(sp.train.X)) and np.all(sp.scale > 0)  # pixel 0 is constant
+    assert np.all(np.isfinite(sp.train.X)) and np.all(
+        sp.scale > 0
+    )  # pixel 0 is constant
 
 
 def test_missing_scikit_learn_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
-    with pytest.raises(MissingDependencyError, match=r"pip install 'isoapprox\[data\]'"):
+    with pytest.raises(
+        MissingDependencyError, match=r"pip install 'isoapprox\[data\]'"
+    ):
         load_digits()
 
 
@@ -178,7 +196,8 @@ def test_embedding_stats_and_diagram_against_loops(rng):
         assert t.s_ap[k] == pytest.approx(min(pos), abs=1e-15)
         assert t.s_ap_easy[k] == pytest.approx(max(pos), abs=1e-15)
         assert t.s_an[k] == pytest.approx(max(neg), abs=1e-15)
-        assert t.d_ap[k] == pytest.approx(max(D[a, p] for p in range(9)
-                                              if p != a and y[p] == y[a]), rel=1e-15)
+        assert t.d_ap[k] == pytest.approx(
+            max(D[a, p] for p in range(9) if p != a and y[p] == y[a]), rel=1e-15
+        )
     assert t.hard_fraction == np.mean(t.s_an > t.s_ap)
     assert set(t.to_dict()) >= {"s_ap", "s_an", "hard_fraction"}

@@ -7,12 +7,13 @@ import math
 
 import numpy as np
 import pytest
-import train_reference as ref
-from reference import batch_hard_loss as ref_batch_hard
 
 import isoapprox as ia
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.train import losses as TL
+
+from . import train_reference as ref
+from .reference import batch_hard_loss as ref_batch_hard
 
 # --- tolerances -----------------------------------------------------------
 #: central-difference step: truncation error h^2 |f'''| / 6 ~ 1e-12 and
@@ -56,7 +57,9 @@ def _options(name, reduction, margin=0.3):
 
 
 def _reductions(name):
-    return ("sum", "mean") if name == "selectively_contrastive" else ("sum", "mean", "max")
+    return (
+        ("sum", "mean") if name == "selectively_contrastive" else ("sum", "mean", "max")
+    )
 
 
 CASES = [(name, r) for name in ALL_LOSSES for r in _reductions(name)]
@@ -64,26 +67,34 @@ CASES = [(name, r) for name in ALL_LOSSES for r in _reductions(name)]
 
 # --- forward equality with the package ------------------------------------
 
+
 @pytest.mark.parametrize("reduction", ["sum", "mean", "max"])
 @pytest.mark.parametrize("margin", [0.0, 0.3])
 def test_forward_equals_package(rng, reduction, margin):
     E, y = _cloud(rng, N=15, n=4, P=3)
-    assert TL.batch_hard_loss_grad(E, y, margin=margin, reduction=reduction).value == \
-        ia.batch_hard_loss(E, y, margin=margin, reduction=reduction)
-    assert TL.all_triplet_loss_grad(E, y, margin=margin, reduction=reduction).value == \
-        ia.triplet_loss(E, y, margin=margin, reduction=reduction)
-    assert TL.contrastive_loss_grad(E, y, margin=margin + 1.0, pos_margin=0.5,
-                                    reduction=reduction).value == \
-        ia.contrastive_loss(E, y, margin=margin + 1.0, pos_margin=0.5, reduction=reduction)
-    assert TL.margin_loss_grad(E, y, margin=margin, beta=1.5, reduction=reduction).value == \
-        ia.margin_loss(E, y, margin=margin, beta=1.5, reduction=reduction)
+    assert TL.batch_hard_loss_grad(
+        E, y, margin=margin, reduction=reduction
+    ).value == ia.batch_hard_loss(E, y, margin=margin, reduction=reduction)
+    assert TL.all_triplet_loss_grad(
+        E, y, margin=margin, reduction=reduction
+    ).value == ia.triplet_loss(E, y, margin=margin, reduction=reduction)
+    assert TL.contrastive_loss_grad(
+        E, y, margin=margin + 1.0, pos_margin=0.5, reduction=reduction
+    ).value == ia.contrastive_loss(
+        E, y, margin=margin + 1.0, pos_margin=0.5, reduction=reduction
+    )
+    assert TL.margin_loss_grad(
+        E, y, margin=margin, beta=1.5, reduction=reduction
+    ).value == ia.margin_loss(E, y, margin=margin, beta=1.5, reduction=reduction)
 
 
 @pytest.mark.parametrize("reduction", ["sum", "mean", "max"])
 def test_batch_hard_matches_loops_and_soft_variant(rng, reduction):
     E, y = _cloud(rng, N=10, n=2, P=2)
     hard = TL.batch_hard_loss_grad(E, y, margin=0.2, reduction=reduction)
-    assert hard.value == pytest.approx(ref_batch_hard(E, y, 0.2, reduction), rel=REF_RTOL)
+    assert hard.value == pytest.approx(
+        ref_batch_hard(E, y, 0.2, reduction), rel=REF_RTOL
+    )
     soft = TL.batch_hard_loss_grad(E, y, margin=0.2, reduction=reduction, soft=True)
     D = ref.pairwise(E)
     terms = []
@@ -107,8 +118,14 @@ def test_semi_hard_matches_loops(rng, reduction, margin):
     res = TL.semi_hard_loss_grad(E, y, margin=margin, reduction=reduction)
     value, chosen = ref.semi_hard(E, y, margin, reduction)
     assert res.value == pytest.approx(value, rel=REF_RTOL, abs=1e-15)
-    got = list(zip(res.selection["anchor"].tolist(), res.selection["positive"].tolist(),
-                   res.selection["negative"].tolist()))
+    got = list(
+        zip(
+            res.selection["anchor"].tolist(),
+            res.selection["positive"].tolist(),
+            res.selection["negative"].tolist(),
+            strict=True,
+        )
+    )
     assert got == chosen
 
 
@@ -128,13 +145,20 @@ def test_semi_hard_fallback_is_farthest_negative():
 def test_selectively_contrastive_matches_loops(rng, positive, threshold, reduction):
     E, y = _cloud(rng, N=12, n=3, P=3)
     res = TL.selectively_contrastive_loss_grad(
-        E, y, lam=0.7, temperature=0.2, positive=positive, hard_threshold=threshold,
-        reduction=reduction)
+        E,
+        y,
+        lam=0.7,
+        temperature=0.2,
+        positive=positive,
+        hard_threshold=threshold,
+        reduction=reduction,
+    )
     want = ref.selectively_contrastive(E, y, 0.7, 0.2, positive, threshold, reduction)
     assert res.value == pytest.approx(want, rel=REF_RTOL)
 
 
 # --- gradient checks --------------------------------------------------------
+
 
 @pytest.mark.parametrize("name,reduction", CASES)
 def test_gradient_matches_central_differences(rng, name, reduction):
@@ -160,7 +184,9 @@ def test_gradient_check_detects_a_wrong_gradient(rng):
     res = TL.batch_hard_loss_grad(E, y, margin=0.3, reduction="sum")
     G, _ = ref.central_gradient(
         lambda X: (TL.batch_hard_loss_grad(X, y, margin=0.3, reduction="sum").value, 0),
-        E, FD_STEP)
+        E,
+        FD_STEP,
+    )
     assert ref.grad_errors(1.01 * res.grad, G)[0] > GRAD_MAX_TOL
 
 
@@ -174,16 +200,28 @@ def test_triplet_gradients_translation_invariant(rng, name):
 
 # --- zero distances, collapse and kinks ------------------------------------
 
+
 @pytest.mark.parametrize("name", ALL_LOSSES)
 def test_zero_distance_gives_finite_gradient(name):
-    E = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [2.0, 1.0]])
+    E = np.array(
+        [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [2.0, 1.0]]
+    )
     y = [0, 0, 1, 1, 2, 2]
     res = TL.loss_and_grad(name, E, y)
     assert np.all(np.isfinite(res.grad)) and math.isfinite(res.value)
 
 
-@pytest.mark.parametrize("name", ["batch_hard", "batch_hard_soft", "all_triplet",
-                                  "semi_hard", "contrastive", "margin"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "batch_hard",
+        "batch_hard_soft",
+        "all_triplet",
+        "semi_hard",
+        "contrastive",
+        "margin",
+    ],
+)
 def test_collapsed_embedding_is_stationary(name):
     """All points equal: every distance is 0 and the minimum-norm subgradient is 0."""
     E = np.full((6, 3), 0.7)
@@ -194,8 +232,12 @@ def test_collapsed_embedding_is_stationary(name):
 def test_collapsed_batch_hard_loss_equals_margin():
     E = np.zeros((6, 2))
     for r in ("mean", "max"):
-        value = TL.batch_hard_loss_grad(E, [0, 0, 1, 1, 2, 2], margin=0.4, reduction=r).value
-        assert value == ia.batch_hard_loss(E, [0, 0, 1, 1, 2, 2], margin=0.4, reduction=r)
+        value = TL.batch_hard_loss_grad(
+            E, [0, 0, 1, 1, 2, 2], margin=0.4, reduction=r
+        ).value
+        assert value == ia.batch_hard_loss(
+            E, [0, 0, 1, 1, 2, 2], margin=0.4, reduction=r
+        )
         assert value == pytest.approx(0.4, rel=1e-15)  # the mean of six 0.4s rounds
 
 
@@ -210,11 +252,16 @@ def test_hinge_at_kink_is_inactive():
 
 # --- selectively contrastive semantics -------------------------------------
 
+
 def test_sc_hard_triplets_only_push_negatives():
     """Both anchors of class 0 have a negative more similar than their positive:
     the loss is lam (S_02 + S_12) and nothing pulls 0 and 1 together."""
     t = np.deg2rad(10.0)
-    u0, u1, u2 = np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([np.cos(t), np.sin(t)])
+    u0, u1, u2 = (
+        np.array([1.0, 0.0]),
+        np.array([0.0, 1.0]),
+        np.array([np.cos(t), np.sin(t)]),
+    )
     E = np.array([u0, u1, u2])
     res = TL.selectively_contrastive_loss_grad(E, [0, 0, 1], lam=0.7, reduction="sum")
     assert res.selection["hard"].tolist() == [True, True]
@@ -262,7 +309,7 @@ def test_sc_mining_matches_batch_hard_kernel(rng, positive):
     if positive == "hard":
         assert res.selection["positive"].tolist() == pi.tolist()
     S = U @ U.T
-    for a, p in zip(res.selection["anchor"], res.selection["positive"]):
+    for a, p in zip(res.selection["anchor"], res.selection["positive"], strict=True):
         others = [S[a, q] for q in range(24) if q != a and y[q] == y[a]]
         assert S[a, p] == (max(others) if positive == "easy" else min(others))
 
@@ -277,13 +324,16 @@ def test_sc_is_scale_invariant(rng):
 
 # --- errors -------------------------------------------------------------------
 
+
 def test_errors():
     E = np.zeros((4, 2))
     with pytest.raises(InvalidInputError, match="`loss` must be one of"):
         TL.loss_and_grad("nope", E, [0, 0, 1, 1])
     with pytest.raises(InvalidInputError, match="takes the options"):
         TL.loss_and_grad("batch_hard", E, [0, 0, 1, 1], beta=1.0)
-    with pytest.raises(InvalidInputError, match="`reduction` must be one of 'sum', 'mean'"):
+    with pytest.raises(
+        InvalidInputError, match="`reduction` must be one of 'sum', 'mean'"
+    ):
         TL.selectively_contrastive_loss_grad(E, [0, 0, 1, 1], reduction="max")
     with pytest.raises(InvalidInputError, match="`hard_threshold` must lie in"):
         TL.selectively_contrastive_loss_grad(E, [0, 0, 1, 1], hard_threshold=2.0)

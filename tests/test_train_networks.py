@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import train_reference as ref
 
 from isoapprox.exceptions import InvalidInputError
-from isoapprox.train import SGD, Adam, EmbeddingTable, MLP, make_optimizer
+from isoapprox.train import MLP, SGD, Adam, EmbeddingTable, make_optimizer
 from isoapprox.train.networks import l2_normalize, l2_normalize_backward
+
+from . import train_reference as ref
 
 #: central-difference step (see test_train_losses.py for the balance).
 FD_STEP = 1e-6
@@ -40,6 +41,7 @@ def test_mlp_parameter_and_input_gradients(rng, activation, normalize, sizes):
         return tuple((z > 0).tobytes() for z in c["pre"])
 
     for k, p in enumerate(net.params):
+
         def f(P, k=k):
             old = net.params[k].copy()
             net.params[k][...] = P
@@ -107,7 +109,7 @@ def test_zero_row_normalises_to_zero():
 
 def test_init_is_deterministic_and_scaled():
     a, b = MLP((64, 64, 32), rng=3), MLP((64, 64, 32), rng=3)
-    assert all(np.array_equal(p, q) for p, q in zip(a.params, b.params))
+    assert all(np.array_equal(p, q) for p, q in zip(a.params, b.params, strict=True))
     big = MLP((400, 300, 8), activation="relu", rng=0)
     # He init for ReLU layers: std sqrt(2 / fan_in); LeCun for the last layer
     assert np.std(big.params[0]) == pytest.approx(np.sqrt(2 / 400), rel=0.02)
@@ -127,6 +129,7 @@ def test_network_errors():
 
 
 # --- optimisers ---------------------------------------------------------------
+
 
 def _quadratic(rng, n=6, cond=10.0):
     Q, _ = np.linalg.qr(rng.normal(size=(n, n)))
@@ -166,7 +169,9 @@ def test_sgd_momentum_converges_faster_on_quadratic(rng):
 
 def test_sgd_diverges_beyond_stability_limit(rng):
     A, x0 = _quadratic(rng, cond=10.0)
-    assert np.linalg.norm(_run(lambda p: SGD(p, lr=0.25), A, x0, 50)) > np.linalg.norm(x0)
+    assert np.linalg.norm(_run(lambda p: SGD(p, lr=0.25), A, x0, 50)) > np.linalg.norm(
+        x0
+    )
 
 
 def test_adam_converges_and_first_step_is_lr_sign(rng):

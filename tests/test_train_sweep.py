@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -16,7 +15,6 @@ import pytest
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.io import Journal, read_results
 from isoapprox.train import (
-    Cell,
     TrainConfig,
     cell_seed,
     estimate_runtime,
@@ -26,9 +24,19 @@ from isoapprox.train import (
     write_sweep_results,
 )
 
-BASE = TrainConfig(dataset="gaussian", n_classes=12, n_train_classes=8, per_class=8,
-                   input_dim=5, hidden=(8,), embedding_dim=2, batch_size=8, steps=12,
-                   log_every=6, recall_ks=(1,))
+BASE = TrainConfig(
+    dataset="gaussian",
+    n_classes=12,
+    n_train_classes=8,
+    per_class=8,
+    input_dim=5,
+    hidden=(8,),
+    embedding_dim=2,
+    batch_size=8,
+    steps=12,
+    log_every=6,
+    recall_ks=(1,),
+)
 GRID = {"batch_size": [8, 16], "embedding_dim": [2, 4]}
 VARIANTS = [{}, {"loss": "selectively_contrastive", "normalize": True}]
 
@@ -57,7 +65,9 @@ def test_expand_grid_order_variants_and_dedupe():
     first = cells[0].config
     assert (first.batch_size, first.embedding_dim, first.loss) == (8, 2, "batch_hard")
     assert [c.replicate for c in cells[:2]] == [0, 1]
-    assert cells[2].config.loss == "selectively_contrastive" and cells[2].config.normalize
+    assert (
+        cells[2].config.loss == "selectively_contrastive" and cells[2].config.normalize
+    )
     assert len({c.cell_id for c in cells}) == len(cells)
     dup = expand_grid(BASE, {"batch_size": [8, 8]})
     assert len(dup) == 1
@@ -101,8 +111,12 @@ def test_interrupted_sweep_resumes_to_identical_results(tmp_path):
         run_sweep(cells, root_seed=7, journal=journal, on_cell_done=stop_after_5)
     assert len(Journal(journal)) == 5
     computed = []
-    resumed = run_sweep(cells, root_seed=7, journal=journal,
-                        on_cell_done=lambda e, n: computed.append(e["cell_id"]))
+    resumed = run_sweep(
+        cells,
+        root_seed=7,
+        journal=journal,
+        on_cell_done=lambda e, n: computed.append(e["cell_id"]),
+    )
     assert (resumed.n_resumed, resumed.n_computed) == (5, len(cells) - 5)
     assert len(computed) == len(cells) - 5  # finished cells were not recomputed
     assert _strip(resumed.entries) == _strip(full.entries)
@@ -125,7 +139,9 @@ def test_journal_with_another_root_seed_is_refused(tmp_path):
     cells = _cells()[:1]
     journal = tmp_path / "j.jsonl"
     run_sweep(cells, root_seed=1, journal=journal)
-    with pytest.raises(InvalidInputError, match="computed with root seed 1; got root seed 2"):
+    with pytest.raises(
+        InvalidInputError, match="computed with root seed 1; got root seed 2"
+    ):
         run_sweep(cells, root_seed=2, journal=journal)
 
 
@@ -141,8 +157,9 @@ def test_parallel_cells_match_serial():
 def test_write_and_read_results(tmp_path):
     cells = _cells()[:2]
     res = run_sweep(cells, root_seed=0)
-    path = write_sweep_results(tmp_path / "r.json", res, experiment="t",
-                               config={"grid": GRID}, root_seed=0)
+    path = write_sweep_results(
+        tmp_path / "r.json", res, experiment="t", config={"grid": GRID}, root_seed=0
+    )
     doc = read_results(path)
     assert [r["cell_id"] for r in doc["records"]] == [c.cell_id for c in cells]
     assert set(doc["histories"]) == {c.cell_id for c in cells}
@@ -162,19 +179,51 @@ def test_estimate_runtime_is_positive_and_skips_done():
 
 @pytest.mark.slow
 def test_killed_command_resumes_to_identical_results(tmp_path):
-    """SIGKILL the command line mid-sweep, rerun it, compare with an uninterrupted run."""
-    args = [sys.executable, "-m", "isoapprox", "train", "-q", "--no-estimate",
-            "--dataset", "gaussian", "--set", "n_classes=12", "--set", "n_train_classes=8",
-            "--set", "per_class=8", "--set", "input_dim=5", "--hidden", "8",
-            "--batch-size", "8", "16", "--dim", "2", "4", "--seeds", "0", "1",
-            "--steps", "400", "--log-every", "100"]
+    """SIGKILL the command line mid-sweep, rerun it, compare with a clean run."""
+    args = [
+        sys.executable,
+        "-m",
+        "isoapprox",
+        "train",
+        "-q",
+        "--no-estimate",
+        "--dataset",
+        "gaussian",
+        "--set",
+        "n_classes=12",
+        "--set",
+        "n_train_classes=8",
+        "--set",
+        "per_class=8",
+        "--set",
+        "input_dim=5",
+        "--hidden",
+        "8",
+        "--batch-size",
+        "8",
+        "16",
+        "--dim",
+        "2",
+        "4",
+        "--seeds",
+        "0",
+        "1",
+        "--steps",
+        "400",
+        "--log-every",
+        "100",
+    ]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     ref = tmp_path / "ref.json"
     subprocess.run(args + ["--out", str(ref)], check=True, env=env, capture_output=True)
     out = tmp_path / "run.json"
     journal = out.with_suffix(".journal.partial")
-    proc = subprocess.Popen(args + ["--out", str(out)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        args + ["--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if journal.exists() and journal.read_bytes().count(b"\n") >= 2:

@@ -11,9 +11,19 @@ import isoapprox as ia
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.train import TrainConfig, Trainer, train
 
-TINY = TrainConfig(dataset="gaussian", n_classes=12, n_train_classes=8, per_class=10,
-                   input_dim=6, hidden=(12,), embedding_dim=3, batch_size=16, steps=30,
-                   log_every=10, recall_ks=(1, 4))
+TINY = TrainConfig(
+    dataset="gaussian",
+    n_classes=12,
+    n_train_classes=8,
+    per_class=10,
+    input_dim=6,
+    hidden=(12,),
+    embedding_dim=3,
+    batch_size=16,
+    steps=30,
+    log_every=10,
+    recall_ks=(1, 4),
+)
 
 
 def _strip(history):
@@ -42,10 +52,22 @@ def test_history_fields_and_steps():
     r = train(TINY, seed=0)
     assert [h["step"] for h in r.history] == [0, 10, 20, 30]
     rec = r.final
-    for key in ("loss", "loss_avg", "active_fraction", "grad_norm", "batch_diameter",
-                "batch_median_distance", "batch_hard_max", "batch_hard_mean",
-                "batch_hard_active_fraction", "eval_diameter", "eval_median_distance",
-                "eval_mean_norm", "eval_recall_at_1", "eval_recall_at_4"):
+    for key in (
+        "loss",
+        "loss_avg",
+        "active_fraction",
+        "grad_norm",
+        "batch_diameter",
+        "batch_median_distance",
+        "batch_hard_max",
+        "batch_hard_mean",
+        "batch_hard_active_fraction",
+        "eval_diameter",
+        "eval_median_distance",
+        "eval_mean_norm",
+        "eval_recall_at_1",
+        "eval_recall_at_4",
+    ):
         assert np.isfinite(rec[key]), key
     assert rec["epoch"] == pytest.approx(30 * 16 / 80)
     assert (r.P, r.K) == (4, 4) and r.steps_done == 30 and not r.diverged
@@ -65,8 +87,9 @@ def test_callback_sees_the_logged_batch():
     seen = []
 
     def hook(state):
-        value = ia.batch_hard_loss(state.batch_E, state.batch_y, margin=state.config.margin,
-                                   reduction="max")
+        value = ia.batch_hard_loss(
+            state.batch_E, state.batch_y, margin=state.config.margin, reduction="max"
+        )
         assert value == state.record["batch_hard_max"]
         assert state.loss.value == state.record["loss"]
         assert state.eval_E.shape == (40, 3)
@@ -113,8 +136,15 @@ def test_divergence_is_reported_not_raised(caplog):
 
 
 def test_huge_learning_rate_overflows_to_divergence():
-    cfg = dataclasses.replace(TINY, lr=1e8, momentum=0.0, activation="relu",
-                              hidden=(32, 32, 32), steps=200, log_every=100)
+    cfg = dataclasses.replace(
+        TINY,
+        lr=1e8,
+        momentum=0.0,
+        activation="relu",
+        hidden=(32, 32, 32),
+        steps=200,
+        log_every=100,
+    )
     r = train(cfg, seed=0)
     assert r.diverged and r.steps_done < 200
 
@@ -126,18 +156,34 @@ def test_training_separates_gaussian_classes():
     assert r.final["loss_avg"] < r.initial["loss"]
 
 
-@pytest.mark.parametrize("loss", ["batch_hard_soft", "all_triplet", "semi_hard",
-                                  "selectively_contrastive", "contrastive", "margin"])
+@pytest.mark.parametrize(
+    "loss",
+    [
+        "batch_hard_soft",
+        "all_triplet",
+        "semi_hard",
+        "selectively_contrastive",
+        "contrastive",
+        "margin",
+    ],
+)
 def test_every_loss_trains(loss):
-    cfg = dataclasses.replace(TINY, loss=loss, normalize=loss == "selectively_contrastive",
-                              margin=0.5, steps=12, log_every=6)
+    cfg = dataclasses.replace(
+        TINY,
+        loss=loss,
+        normalize=loss == "selectively_contrastive",
+        margin=0.5,
+        steps=12,
+        log_every=6,
+    )
     r = train(cfg, seed=0)
     assert not r.diverged and np.isfinite(r.final["loss"])
 
 
 def test_free_table_and_adam():
-    cfg = dataclasses.replace(TINY, model="table", optimizer="adam", lr=0.01, normalize=True,
-                              eval_size=24)
+    cfg = dataclasses.replace(
+        TINY, model="table", optimizer="adam", lr=0.01, normalize=True, eval_size=24
+    )
     tr = Trainer(cfg, seed=0)
     assert tr.eval_inputs.dtype.kind == "i" and tr.eval_inputs.size == 24
     r = tr.run()
@@ -145,7 +191,9 @@ def test_free_table_and_adam():
 
 
 def test_digits_cell_runs():
-    cfg = TrainConfig(batch_size=16, embedding_dim=4, steps=5, log_every=5, eval_size=200)
+    cfg = TrainConfig(
+        batch_size=16, embedding_dim=4, steps=5, log_every=5, eval_size=200
+    )
     r = train(cfg, seed=0)
     assert (r.P, r.K) == (4, 4) and r.eval_E.shape == (200, 4)
 
@@ -155,9 +203,13 @@ def test_config_errors():
         TrainConfig(dataset="mnist")
     with pytest.raises(InvalidInputError, match="`batch_size` must be >= 4"):
         TrainConfig(batch_size=2)
-    with pytest.raises(InvalidInputError, match="`reduction` must be one of 'sum', 'mean'"):
+    with pytest.raises(
+        InvalidInputError, match="`reduction` must be one of 'sum', 'mean'"
+    ):
         TrainConfig(loss="selectively_contrastive", reduction="max")
-    with pytest.raises(InvalidInputError, match="`n_train_classes` must be < `n_classes`"):
+    with pytest.raises(
+        InvalidInputError, match="`n_train_classes` must be < `n_classes`"
+    ):
         TrainConfig(dataset="gaussian", n_classes=10, n_train_classes=10)
     with pytest.raises(InvalidInputError, match="no field"):
         TrainConfig.from_dict({"nope": 1})

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from reference import dist, pairwise
+
+from .reference import dist, pairwise
 
 
 def softplus(z: float) -> float:
@@ -58,7 +59,9 @@ def normalise_rows(E):
     return np.array(out)
 
 
-def selectively_contrastive(E, y, lam, temperature, positive, hard_threshold, reduction):
+def selectively_contrastive(
+    E, y, lam, temperature, positive, hard_threshold, reduction
+):
     """Xuan et al.'s loss by loops over anchors (cosine similarities)."""
     U = normalise_rows(E)
     y = list(np.asarray(y).tolist())
@@ -128,5 +131,13 @@ def grad_errors(G, G_ref):
     return float(err.max()), float(err.mean())
 
 
-__all__ = ["central_gradient", "dist", "grad_errors", "normalise_rows", "recall_at_k",
-           "selectively_contrastive", "semi_hard", "softplus"]
+__all__ = [
+    "central_gradient",
+    "dist",
+    "grad_errors",
+    "normalise_rows",
+    "recall_at_k",
+    "selectively_contrastive",
+    "semi_hard",
+    "softplus",
+]

@@ -24,28 +24,49 @@ logger = logging.getLogger(__name__)
 _AXES = (
     # (flag, dest, TrainConfig field, type, help)
     ("--dataset", "dataset", "dataset", str, "data set: digits or gaussian"),
-    ("--model", "model", "model", str, "mlp (shared weights) or table (free embeddings)"),
+    (
+        "--model",
+        "model",
+        "model",
+        str,
+        "mlp (shared weights) or table (free embeddings)",
+    ),
     ("--batch-size", "batch_size", "batch_size", int, "batch size N = P K (4 ... 512)"),
     ("--dim", "dim", "embedding_dim", int, "embedding dimension n (2 ... 128)"),
-    ("--loss", "loss", "loss", str,
-     "batch_hard, batch_hard_soft, all_triplet, semi_hard, selectively_contrastive, "
-     "contrastive, margin"),
+    (
+        "--loss",
+        "loss",
+        "loss",
+        str,
+        "batch_hard, batch_hard_soft, all_triplet, semi_hard, selectively_contrastive, "
+        "contrastive, margin",
+    ),
     ("--margin", "margin", "margin", float, "margin alpha >= 0"),
     ("--lr", "lr", "lr", float, "learning rate"),
-    ("--normalize", "normalize", "normalize", str, "L2-normalised embeddings: yes or no"),
+    (
+        "--normalize",
+        "normalize",
+        "normalize",
+        str,
+        "L2-normalised embeddings: yes or no",
+    ),
     ("--optimizer", "optimizer", "optimizer", str, "sgd (momentum) or adam"),
 )
 
 
 def _one_line_error():
     """``parser.error`` replacement: one line on stderr, exit status 2."""
+
     def error(message: str):
         print(f"isoapprox train: error: {message}", file=sys.stderr)
         raise SystemExit(2)
+
     return error
 
 
-def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
+def register(
+    sub: argparse._SubParsersAction, name: str, help_text: str
+) -> argparse.ArgumentParser:
     """Add the ``train`` subcommand."""
     p = sub.add_parser(
         name,
@@ -69,41 +90,90 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.error = _one_line_error()  # type: ignore[method-assign]
-    for flag, dest, field, typ, help_ in _AXES:
-        p.add_argument(flag, dest=dest, nargs="+", type=typ, default=None, metavar="V",
-                       help=f"{help_} (several values: a grid axis)")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="R",
-                   help="replicate indices (default 0); each a grid axis entry")
-    p.add_argument("--root-seed", type=int, default=0,
-                   help="root of every cell's seed (default 0)")
-    p.add_argument("--steps", type=int, default=None, help="updates per cell (default 2000)")
-    p.add_argument("--log-every", type=int, default=None,
-                   help="log interval in updates (default 100)")
-    p.add_argument("--hidden", default=None, metavar="W[,W...]",
-                   help="hidden widths of the MLP, comma-separated; 'none' for linear "
-                        "(default 64)")
-    p.add_argument("--samples-per-class", default=None, metavar="K",
-                   help="K of the P x K batches, or 'auto' (default)")
-    p.add_argument("--set", dest="overrides", action="append", default=[],
-                   metavar="FIELD=VALUE",
-                   help="set any TrainConfig field (VALUE parsed as JSON, else a string); "
-                        "repeatable")
-    p.add_argument("--out", type=Path, default=Path("train_results.json"),
-                   help="results JSON (a CSV is written beside it; default "
-                        "train_results.json)")
-    p.add_argument("--journal", type=Path, default=None,
-                   help="journal of finished cells (default: OUT with suffix "
-                        ".journal.partial)")
-    p.add_argument("--overwrite", action="store_true",
-                   help="discard an existing results file and journal")
-    p.add_argument("--resume", action="store_true",
-                   help="reuse the journal even if the results file exists (e.g. after "
-                        "extending the grid)")
+    for flag, dest, _field, typ, help_ in _AXES:
+        p.add_argument(
+            flag,
+            dest=dest,
+            nargs="+",
+            type=typ,
+            default=None,
+            metavar="V",
+            help=f"{help_} (several values: a grid axis)",
+        )
+    p.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[0],
+        metavar="R",
+        help="replicate indices (default 0); each a grid axis entry",
+    )
+    p.add_argument(
+        "--root-seed", type=int, default=0, help="root of every cell's seed (default 0)"
+    )
+    p.add_argument(
+        "--steps", type=int, default=None, help="updates per cell (default 2000)"
+    )
+    p.add_argument(
+        "--log-every",
+        type=int,
+        default=None,
+        help="log interval in updates (default 100)",
+    )
+    p.add_argument(
+        "--hidden",
+        default=None,
+        metavar="W[,W...]",
+        help="hidden widths of the MLP, comma-separated; 'none' for linear "
+        "(default 64)",
+    )
+    p.add_argument(
+        "--samples-per-class",
+        default=None,
+        metavar="K",
+        help="K of the P x K batches, or 'auto' (default)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set any TrainConfig field (VALUE parsed as JSON, else a string); "
+        "repeatable",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("train_results.json"),
+        help="results JSON (a CSV is written beside it; default train_results.json)",
+    )
+    p.add_argument(
+        "--journal",
+        type=Path,
+        default=None,
+        help="journal of finished cells (default: OUT with suffix .journal.partial)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="discard an existing results file and journal",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the journal even if the results file exists (e.g. after "
+        "extending the grid)",
+    )
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the grid size and the runtime estimate, train nothing")
-    p.add_argument("--no-estimate", action="store_true",
-                   help="skip the up-front runtime estimate")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the grid size and the runtime estimate, train nothing",
+    )
+    p.add_argument(
+        "--no-estimate", action="store_true", help="skip the up-front runtime estimate"
+    )
     p.set_defaults(func=run)
     return p
 
@@ -146,7 +216,8 @@ def build_cells(args: argparse.Namespace):
         key, value = _parse_override(text)
         if key not in fields:
             raise InvalidInputError(
-                f"--set: {key!r} is not a TrainConfig field; valid fields: {sorted(fields)}"
+                f"--set: {key!r} is not a TrainConfig field; valid fields: "
+                f"{sorted(fields)}"
             )
         base_kw[key] = value
     if args.steps is not None:
@@ -156,15 +227,18 @@ def build_cells(args: argparse.Namespace):
     if args.hidden is not None:
         h = args.hidden.strip().lower()
         try:
-            base_kw["hidden"] = () if h in ("", "none") else tuple(
-                int(w) for w in h.split(","))
+            base_kw["hidden"] = (
+                () if h in ("", "none") else tuple(int(w) for w in h.split(","))
+            )
         except ValueError:
             raise InvalidInputError(
                 f"--hidden takes comma-separated widths or 'none'; got {args.hidden!r}"
             ) from None
     if args.samples_per_class is not None:
         k = args.samples_per_class
-        base_kw["samples_per_class"] = k if k == "auto" else _int(k, "--samples-per-class")
+        base_kw["samples_per_class"] = (
+            k if k == "auto" else _int(k, "--samples-per-class")
+        )
     grid: dict[str, list[Any]] = {}
     for _flag, dest, field, _typ, _help in _AXES:
         values = getattr(args, dest)
@@ -185,7 +259,9 @@ def _int(text: str, flag: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise InvalidInputError(f"{flag} takes an integer or 'auto'; got {text!r}") from None
+        raise InvalidInputError(
+            f"{flag} takes an integer or 'auto'; got {text!r}"
+        ) from None
 
 
 def _fmt_seconds(s: float) -> str:
@@ -197,13 +273,21 @@ def _fmt_seconds(s: float) -> str:
 
 
 def _table(records: list[dict]) -> str:
-    cols = [("loss", "loss", "{}"), ("N", "batch_size", "{}"), ("n", "embedding_dim", "{}"),
-            ("norm", "normalize", "{}"), ("lr", "lr", "{:g}"), ("seed", "replicate", "{}"),
-            ("PxK", None, "{}"), ("diam0", "initial_eval_diameter", "{:.3g}"),
-            ("diam", "final_eval_diameter", "{:.3g}"),
-            ("median", "final_eval_median_distance", "{:.3g}"),
-            ("R@1", "final_eval_recall_at_1", "{:.3f}"), ("collapsed", "collapsed", "{}"),
-            ("s", "seconds", "{:.1f}")]
+    cols = [
+        ("loss", "loss", "{}"),
+        ("N", "batch_size", "{}"),
+        ("n", "embedding_dim", "{}"),
+        ("norm", "normalize", "{}"),
+        ("lr", "lr", "{:g}"),
+        ("seed", "replicate", "{}"),
+        ("PxK", None, "{}"),
+        ("diam0", "initial_eval_diameter", "{:.3g}"),
+        ("diam", "final_eval_diameter", "{:.3g}"),
+        ("median", "final_eval_median_distance", "{:.3g}"),
+        ("R@1", "final_eval_recall_at_1", "{:.3f}"),
+        ("collapsed", "collapsed", "{}"),
+        ("s", "seconds", "{:.1f}"),
+    ]
     rows = [[c[0] for c in cols]]
     for r in records:
         row = []
@@ -215,7 +299,9 @@ def _table(records: list[dict]) -> str:
             row.append("-" if v is None else fmt.format(v))
         rows.append(row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]
-    return "\n".join("  ".join(x.rjust(w) for x, w in zip(row, widths)) for row in rows)
+    return "\n".join(
+        "  ".join(x.rjust(w) for x, w in zip(row, widths, strict=True)) for row in rows
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,28 +324,55 @@ def run(args: argparse.Namespace) -> int:
                 path.unlink()
     elif out.exists() and not (args.resume or args.dry_run or args.overwrite):
         raise InvalidInputError(
-            f"results file {str(out)!r} exists; pass --overwrite to recompute, --resume to "
+            f"results file {str(out)!r} exists; pass --overwrite to recompute, "
+            "--resume to "
             f"reuse its journal, or another --out"
         )
     done: set[str] = set()
     if journal_path.exists() and not args.overwrite:
         done = {r.get("cell_id") for r in Journal(journal_path)}
     n_done = sum(c.cell_id in done for c in cells)
-    logger.info("grid: %d cell(s) (%d already in the journal %s)", len(cells), n_done,
-                journal_path)
+    logger.info(
+        "grid: %d cell(s) (%d already in the journal %s)",
+        len(cells),
+        n_done,
+        journal_path,
+    )
     if not args.no_estimate and n_done < len(cells):
         est = estimate_runtime(cells, jobs=args.jobs, skip=done)
-        logger.info("estimated runtime: %s of compute, about %s with --jobs %d",
-                    _fmt_seconds(est.seconds), _fmt_seconds(est.wall_seconds), args.jobs)
+        logger.info(
+            "estimated runtime: %s of compute, about %s with --jobs %d",
+            _fmt_seconds(est.seconds),
+            _fmt_seconds(est.wall_seconds),
+            args.jobs,
+        )
     if args.dry_run:
         return 0
-    result = run_sweep(cells, root_seed=args.root_seed, journal=journal_path, jobs=args.jobs,
-                       progress=not args.quiet)
-    config = {"base": base.to_dict(), "grid": grid, "seeds": list(args.seeds),
-              "root_seed": args.root_seed, "n_cells": len(cells)}
-    write_sweep_results(out, result, experiment="isoapprox train", config=config,
-                        root_seed=args.root_seed)
+    result = run_sweep(
+        cells,
+        root_seed=args.root_seed,
+        journal=journal_path,
+        jobs=args.jobs,
+        progress=not args.quiet,
+    )
+    config = {
+        "base": base.to_dict(),
+        "grid": grid,
+        "seeds": list(args.seeds),
+        "root_seed": args.root_seed,
+        "n_cells": len(cells),
+    }
+    write_sweep_results(
+        out,
+        result,
+        experiment="isoapprox train",
+        config=config,
+        root_seed=args.root_seed,
+    )
     print(_table(result.records))
-    print(f"\n{len(cells)} cell(s): {result.n_computed} trained, {result.n_resumed} resumed; "
-          f"results in {out} and {out.with_suffix('.csv')}")
+    print(
+        f"\n{len(cells)} cell(s): {result.n_computed} trained, {result.n_resumed} "
+        "resumed; "
+        f"results in {out} and {out.with_suffix('.csv')}"
+    )
     return 0

@@ -23,8 +23,8 @@ Modules
 from __future__ import annotations
 
 from .data import (
-    DataSplit,
     Dataset,
+    DataSplit,
     MissingDependencyError,
     PKSampler,
     class_disjoint_split,
@@ -32,7 +32,13 @@ from .data import (
     load_digits,
     resolve_pk,
 )
-from .evaluate import EmbeddingStats, TripletDiagram, embedding_stats, recall_at_k, triplet_diagram
+from .evaluate import (
+    EmbeddingStats,
+    TripletDiagram,
+    embedding_stats,
+    recall_at_k,
+    triplet_diagram,
+)
 from .losses import (
     LOSSES,
     LossResult,

@@ -108,8 +108,15 @@ class DataSplit:
     scale: FloatArray
 
 
-def gaussian_clusters(n_classes: int, per_class: int, dim: int, *, separation: float = 2.0,
-                      noise: float = 1.0, rng: RNGLike = None) -> Dataset:
+def gaussian_clusters(
+    n_classes: int,
+    per_class: int,
+    dim: int,
+    *,
+    separation: float = 2.0,
+    noise: float = 1.0,
+    rng: RNGLike = None,
+) -> Dataset:
     """Gaussian class clusters in ``R^dim``.
 
     Parameters
@@ -162,17 +169,25 @@ def load_digits() -> Dataset:
         from sklearn.datasets import load_digits as _sk_load_digits
     except ImportError:
         raise MissingDependencyError(
-            "the digits data set needs scikit-learn, which is not installed; install the "
+            "the digits data set needs scikit-learn, which is not installed; "
+            "install the "
             "optional extra with: pip install 'isoapprox[data]'"
         ) from None
     bunch = _sk_load_digits()
-    return Dataset(np.asarray(bunch.data, dtype=np.float64),
-                   np.asarray(bunch.target, dtype=np.int64), "digits")
+    return Dataset(
+        np.asarray(bunch.data, dtype=np.float64),
+        np.asarray(bunch.target, dtype=np.int64),
+        "digits",
+    )
 
 
-def class_disjoint_split(data: Dataset, train_classes: Sequence[int],
-                         test_classes: Sequence[int] | None = None, *,
-                         standardize: bool = True) -> DataSplit:
+def class_disjoint_split(
+    data: Dataset,
+    train_classes: Sequence[int],
+    test_classes: Sequence[int] | None = None,
+    *,
+    standardize: bool = True,
+) -> DataSplit:
     """Split by class: training classes and held-out test classes.
 
     Parameters
@@ -199,13 +214,17 @@ def class_disjoint_split(data: Dataset, train_classes: Sequence[int],
     """
     labels = set(np.unique(data.y).tolist())
     train = tuple(int(c) for c in train_classes)
-    test = tuple(sorted(labels - set(train))) if test_classes is None else tuple(
-        int(c) for c in test_classes)
+    test = (
+        tuple(sorted(labels - set(train)))
+        if test_classes is None
+        else tuple(int(c) for c in test_classes)
+    )
     for name, part in (("train_classes", train), ("test_classes", test)):
         unknown = sorted(set(part) - labels)
         if unknown:
             raise InvalidInputError(
-                f"`{name}` must be labels of the data set {sorted(labels)}; got unknown "
+                f"`{name}` must be labels of the data set {sorted(labels)}; got "
+                "unknown "
                 f"{unknown}"
             )
         if not part:
@@ -227,14 +246,20 @@ def class_disjoint_split(data: Dataset, train_classes: Sequence[int],
         Xtr = (Xtr - mean) / scale
         Xte = (Xte - mean) / scale
     return DataSplit(
-        Dataset(np.ascontiguousarray(Xtr), data.y[tr], f"{data.name}[train {list(train)}]"),
-        Dataset(np.ascontiguousarray(Xte), data.y[te], f"{data.name}[test {list(test)}]"),
-        mean, scale,
+        Dataset(
+            np.ascontiguousarray(Xtr), data.y[tr], f"{data.name}[train {list(train)}]"
+        ),
+        Dataset(
+            np.ascontiguousarray(Xte), data.y[te], f"{data.name}[test {list(test)}]"
+        ),
+        mean,
+        scale,
     )
 
 
-def resolve_pk(batch_size: int, class_sizes: Sequence[int],
-               samples_per_class: int | str = "auto") -> tuple[int, int]:
+def resolve_pk(
+    batch_size: int, class_sizes: Sequence[int], samples_per_class: int | str = "auto"
+) -> tuple[int, int]:
     """Classes per batch ``P`` and samples per class ``K`` for a batch size.
 
     Parameters
@@ -276,7 +301,8 @@ def resolve_pk(batch_size: int, class_sizes: Sequence[int],
             if N % K == 0 and int(np.sum(sizes >= K)) >= N // K:
                 return N // K, K
         raise InvalidInputError(
-            f"`batch_size` {N} cannot be split into P >= 2 classes of K >= 2 samples from "
+            f"`batch_size` {N} cannot be split into P >= 2 classes of K >= 2 "
+            "samples from "
             f"classes of sizes {sorted(sizes.tolist(), reverse=True)[:12]}"
             f"{' ...' if sizes.size > 12 else ''}"
         )
@@ -288,13 +314,15 @@ def resolve_pk(batch_size: int, class_sizes: Sequence[int],
     P = N // K
     if P < 2:
         raise InvalidInputError(
-            f"`batch_size` / `samples_per_class` must give P >= 2 classes per batch; got "
+            "`batch_size` / `samples_per_class` must give P >= 2 classes per "
+            "batch; got "
             f"{N} / {K} = {P}"
         )
     eligible = int(np.sum(sizes >= K))
     if eligible < P:
         raise InvalidInputError(
-            f"a batch of P = {P} classes with K = {K} samples needs {P} classes of at least "
+            f"a batch of P = {P} classes with K = {K} samples needs {P} classes of "
+            "at least "
             f"{K} samples; got {eligible} (of {sizes.size} classes)"
         )
     return P, K
@@ -321,9 +349,10 @@ class PKSampler:
 
     Examples
     --------
-    >>> s = PKSampler([0, 0, 0, 1, 1, 2], 2, 2, rng=0)
-    >>> sorted(np.bincount(np.asarray([0, 0, 0, 1, 1, 2])[s.sample()]).tolist())
-    [0, 2, 2]
+    >>> y = np.array([0, 0, 1, 1, 1, 2, 2])
+    >>> idx = PKSampler(y, 2, 2, rng=0).sample()
+    >>> sorted(np.bincount(y[idx], minlength=3).tolist()), len(set(idx.tolist()))
+    ([0, 2, 2], 4)
     """
 
     def __init__(self, y, P: int, K: int, *, rng: RNGLike = None) -> None:
@@ -334,8 +363,9 @@ class PKSampler:
         self.classes = classes
         members = [np.flatnonzero(codes == c) for c in range(classes.size)]
         self._members = [m for m in members if m.size >= self.K]
-        self.eligible = np.array([c for c, m in enumerate(members) if m.size >= self.K],
-                                 dtype=np.int64)
+        self.eligible = np.array(
+            [c for c, m in enumerate(members) if m.size >= self.K], dtype=np.int64
+        )
         excluded = classes.size - self.eligible.size
         if self.eligible.size < self.P:
             raise InvalidInputError(
@@ -343,8 +373,13 @@ class PKSampler:
                 f"samples; got {self.eligible.size} such classes (of {classes.size})"
             )
         if excluded:
-            logger.warning("P x K sampler: %d of %d classes have fewer than K = %d samples "
-                           "and are never drawn", excluded, classes.size, self.K)
+            logger.warning(
+                "P x K sampler: %d of %d classes have fewer than K = %d samples "
+                "and are never drawn",
+                excluded,
+                classes.size,
+                self.K,
+            )
         self.rng = as_rng(rng)
 
     @property
@@ -358,7 +393,7 @@ class PKSampler:
         out = np.empty(self.P * self.K, dtype=np.int64)
         for k, c in enumerate(chosen):
             m = self._members[c]
-            out[k * self.K:(k + 1) * self.K] = m[self.rng.choice(m.size, size=self.K,
-                                                                  replace=False)]
+            out[k * self.K : (k + 1) * self.K] = m[
+                self.rng.choice(m.size, size=self.K, replace=False)
+            ]
         return out
-

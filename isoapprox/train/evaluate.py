@@ -1,4 +1,4 @@
-"""Evaluation of embeddings during training: collapse statistics, retrieval, triplet diagram.
+"""Evaluation during training: collapse statistics, retrieval, triplet diagram.
 
 - :func:`embedding_stats`: diameter, median pairwise distance and mean norm.
   On the unit sphere the diameter is stuck near 2 long after the bulk has
@@ -29,8 +29,13 @@ from .._typing import ArrayLike, FloatArray, IntArray
 from .._validation import as_labels, as_points, check_int
 from .networks import l2_normalize
 
-__all__ = ["EmbeddingStats", "TripletDiagram", "embedding_stats", "recall_at_k",
-           "triplet_diagram"]
+__all__ = [
+    "EmbeddingStats",
+    "TripletDiagram",
+    "embedding_stats",
+    "recall_at_k",
+    "triplet_diagram",
+]
 
 
 @dataclass(frozen=True)
@@ -70,14 +75,16 @@ def embedding_stats(E: ArrayLike) -> EmbeddingStats:
 
     Examples
     --------
-    >>> embedding_stats([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])
-    EmbeddingStats(diameter=5.0, median_distance=1.0, mean_norm=2.0)
+    >>> embedding_stats([[0.0, 0.0], [3.0, 4.0], [0.0, 4.0]])
+    EmbeddingStats(diameter=5.0, median_distance=4.0, mean_norm=3.0)
     """
     X = as_points(E, "E", min_points=2)
     return _stats_from(K.pairwise_distances_kernel(X), X)
 
 
-def _recall_from(D: np.ndarray, codes: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
+def _recall_from(
+    D: np.ndarray, codes: np.ndarray, ks: Sequence[int]
+) -> dict[int, float]:
     """Recall@K from a distance matrix, without sorting.
 
     The rank of a point ``j`` in query ``i``'s list (stable order: by
@@ -93,14 +100,16 @@ def _recall_from(D: np.ndarray, codes: np.ndarray, ks: Sequence[int]) -> dict[in
     Ds = np.where(same, D, np.inf)
     j = np.argmin(Ds, axis=1)
     ds = Ds[np.arange(N), j][:, None]
-    rank = np.sum(D < ds, axis=1) + np.sum((D == ds) & (np.arange(N)[None, :] < j[:, None]),
-                                           axis=1)
+    rank = np.sum(D < ds, axis=1) + np.sum(
+        (D == ds) & (np.arange(N)[None, :] < j[:, None]), axis=1
+    )
     rank = np.where(np.isfinite(ds[:, 0]), rank, N)
     return {int(k): float(np.mean(rank < k)) for k in ks}
 
 
-def recall_at_k(E: ArrayLike, y: ArrayLike, *, ks: Sequence[int] = (1, 2, 4, 8)
-                ) -> dict[int, float]:
+def recall_at_k(
+    E: ArrayLike, y: ArrayLike, *, ks: Sequence[int] = (1, 2, 4, 8)
+) -> dict[int, float]:
     """Leave-one-out Recall@K for every ``K`` in ``ks``.
 
     Parameters
@@ -121,7 +130,7 @@ def recall_at_k(E: ArrayLike, y: ArrayLike, *, ks: Sequence[int] = (1, 2, 4, 8)
     Examples
     --------
     >>> recall_at_k([[0.0], [0.1], [1.0], [1.2]], [0, 0, 1, 0], ks=(1, 2))
-    {1: 0.75, 2: 1.0}
+    {1: 0.5, 2: 0.75}
     """
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
@@ -168,9 +177,12 @@ class TripletDiagram:
     def to_dict(self) -> dict:
         """Lists, ready for JSON."""
         return {
-            "anchor": self.anchor.tolist(), "s_ap": self.s_ap.tolist(),
-            "s_ap_easy": self.s_ap_easy.tolist(), "s_an": self.s_an.tolist(),
-            "d_ap": self.d_ap.tolist(), "d_an": self.d_an.tolist(),
+            "anchor": self.anchor.tolist(),
+            "s_ap": self.s_ap.tolist(),
+            "s_ap_easy": self.s_ap_easy.tolist(),
+            "s_an": self.s_an.tolist(),
+            "d_ap": self.d_ap.tolist(),
+            "d_an": self.d_an.tolist(),
             "hard_fraction": self.hard_fraction,
             "hard_fraction_easy": self.hard_fraction_easy,
         }

@@ -205,9 +205,17 @@ def _batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> LossRe
     coef = w * slope
     G = _scatter_triplets(X, anchors, pi[valid], ni[valid], hp[valid], hn[valid], coef)
     return LossResult(
-        value=value, grad=G, n_terms=int(anchors.size), n_active=int(np.sum(slope > 0.0)),
-        selection={"anchor": anchors, "positive": pi[valid], "negative": ni[valid],
-                   "active": z > 0.0, "argmax": int(np.argmax(terms)) if terms.size else -1},
+        value=value,
+        grad=G,
+        n_terms=int(anchors.size),
+        n_active=int(np.sum(slope > 0.0)),
+        selection={
+            "anchor": anchors,
+            "positive": pi[valid],
+            "negative": ni[valid],
+            "active": z > 0.0,
+            "argmax": int(np.argmax(terms)) if terms.size else -1,
+        },
     )
 
 
@@ -234,16 +242,32 @@ def _semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
     np.cumsum(npos, out=offsets[1:])
     a, p, m, d_ap, d_am, fb = TK.semihard_kernel(X, codes, offsets)
     keep = m >= 0
-    a, p, m, d_ap, d_am, fb = a[keep], p[keep], m[keep], d_ap[keep], d_am[keep], fb[keep]
+    a, p, m, d_ap, d_am, fb = (
+        a[keep],
+        p[keep],
+        m[keep],
+        d_ap[keep],
+        d_am[keep],
+        fb[keep],
+    )
     z = d_ap - d_am + margin
     terms = np.maximum(z, 0.0)
     value, w = _reduce(terms, reduction)
     slope = (z > 0.0).astype(np.float64)
     G = _scatter_triplets(X, a, p, m, d_ap, d_am, w * slope)
     return LossResult(
-        value=value, grad=G, n_terms=int(a.size), n_active=int(np.sum(slope > 0.0)),
-        selection={"anchor": a, "positive": p, "negative": m, "active": z > 0.0,
-                   "fallback": fb, "argmax": int(np.argmax(terms)) if terms.size else -1},
+        value=value,
+        grad=G,
+        n_terms=int(a.size),
+        n_active=int(np.sum(slope > 0.0)),
+        selection={
+            "anchor": a,
+            "positive": p,
+            "negative": m,
+            "active": z > 0.0,
+            "fallback": fb,
+            "argmax": int(np.argmax(terms)) if terms.size else -1,
+        },
     )
 
 
@@ -269,8 +293,16 @@ def _mine_on_sphere(U: np.ndarray, codes: np.ndarray, positive: str):
     return np.where(same.any(axis=1), pi, -1), np.where(diff.any(axis=1), ni, -1)
 
 
-def _selectively_contrastive(X, codes, *, lam=1.0, temperature=0.1, positive="easy",
-                             hard_threshold=None, reduction="mean") -> LossResult:
+def _selectively_contrastive(
+    X,
+    codes,
+    *,
+    lam=1.0,
+    temperature=0.1,
+    positive="easy",
+    hard_threshold=None,
+    reduction="mean",
+) -> LossResult:
     U, r = l2_normalize(X)
     pi, ni = _mine_on_sphere(U, codes, positive)
     valid = (pi >= 0) & (ni >= 0)
@@ -294,10 +326,19 @@ def _selectively_contrastive(X, codes, *, lam=1.0, temperature=0.1, positive="ea
     G = l2_normalize_backward(dU, U, r)
     n_active = int(np.sum((d_sap != 0.0) | (d_san != 0.0)))
     return LossResult(
-        value=value, grad=G, n_terms=int(a.size), n_active=n_active,
-        selection={"anchor": a, "positive": p, "negative": m, "hard": hard,
-                   "s_ap": s_ap, "s_an": s_an,
-                   "argmax": int(np.argmax(terms)) if terms.size else -1},
+        value=value,
+        grad=G,
+        n_terms=int(a.size),
+        n_active=n_active,
+        selection={
+            "anchor": a,
+            "positive": p,
+            "negative": m,
+            "hard": hard,
+            "s_ap": s_ap,
+            "s_an": s_an,
+            "argmax": int(np.argmax(terms)) if terms.size else -1,
+        },
     )
 
 
@@ -323,11 +364,18 @@ def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
         coef = np.zeros_like(coef)
         coef[iw, jw] = c
     G = TK.pair_grad_kernel(X, coef + coef.T)
-    return LossResult(value, G, n_pairs, int(np.sum(active)),
-                      {"active": np.triu(t > 0.0, k=1), "worst_pair": (iw, jw)})
+    return LossResult(
+        value,
+        G,
+        n_pairs,
+        int(np.sum(active)),
+        {"active": np.triu(t > 0.0, k=1), "worst_pair": (iw, jw)},
+    )
 
 
-def _contrastive(X, codes, *, margin=0.0, pos_margin=0.0, reduction="mean") -> LossResult:
+def _contrastive(
+    X, codes, *, margin=0.0, pos_margin=0.0, reduction="mean"
+) -> LossResult:
     return _pair(X, codes, pos_margin, margin, reduction=reduction)
 
 
@@ -346,7 +394,8 @@ LOSSES: dict[str, tuple[Callable[..., LossResult], bool, tuple[str, ...]]] = {
     "all_triplet": (_all_triplet, True, ("margin", "reduction")),
     "semi_hard": (_semi_hard, True, ("margin", "reduction")),
     "selectively_contrastive": (
-        _selectively_contrastive, True,
+        _selectively_contrastive,
+        True,
         ("lam", "temperature", "positive", "hard_threshold", "reduction"),
     ),
     "contrastive": (_contrastive, False, ("margin", "pos_margin", "reduction")),
@@ -387,7 +436,9 @@ def _check_cosine(value: Any, name: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be None or a real number in [-1, 1]; got {value!r}")
+        raise TypeError(
+            f"`{name}` must be None or a real number in [-1, 1]; got {value!r}"
+        )
     v = float(value)
     if not -1.0 <= v <= 1.0:
         raise InvalidInputError(f"`{name}` must lie in [-1, 1]; got {value!r}")
@@ -425,8 +476,8 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     --------
     >>> r = loss_and_grad("batch_hard", [[0.0], [1.0], [0.5], [3.0]], [0, 0, 1, 1],
     ...                   margin=0.1, reduction="max")
-    >>> r.value, r.grad.ravel().tolist()
-    (0.6, [0.0, 0.0, -1.0, 1.0])
+    >>> r.value, r.grad.ravel().tolist()  # anchor 2: d(2,3) - d(2,0) + 0.1
+    (2.1, [1.0, 0.0, -2.0, 1.0])
     """
     name = check_option(name, "loss", tuple(LOSSES))
     fn, needs_triplets, _ = LOSSES[name]
@@ -443,8 +494,14 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
 # ---------------------------------------------------------------------------
 
 
-def batch_hard_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
-                         reduction: str = "mean", soft: bool = False) -> LossResult:
+def batch_hard_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    reduction: str = "mean",
+    soft: bool = False,
+) -> LossResult:
     """Batch-hard triplet loss and its gradient.
 
     Parameters
@@ -465,12 +522,18 @@ def batch_hard_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
     LossResult
         ``value`` equals :func:`isoapprox.losses.batch_hard_loss` (hinge).
     """
-    return loss_and_grad("batch_hard_soft" if soft else "batch_hard", E, y,
-                         margin=margin, reduction=reduction)
+    return loss_and_grad(
+        "batch_hard_soft" if soft else "batch_hard",
+        E,
+        y,
+        margin=margin,
+        reduction=reduction,
+    )
 
 
-def all_triplet_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
-                          reduction: str = "mean") -> LossResult:
+def all_triplet_loss_grad(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
+) -> LossResult:
     """Triplet loss over every triplet and its gradient.
 
     ``value`` equals :func:`isoapprox.losses.triplet_loss`.  Time
@@ -479,8 +542,9 @@ def all_triplet_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
     return loss_and_grad("all_triplet", E, y, margin=margin, reduction=reduction)
 
 
-def semi_hard_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
-                        reduction: str = "mean") -> LossResult:
+def semi_hard_loss_grad(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
+) -> LossResult:
     """FaceNet semi-hard triplet loss (TensorFlow's rule) and its gradient.
 
     One term per ordered positive pair ``(a, p)``; see the module notes for
@@ -491,8 +555,14 @@ def semi_hard_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
 
 
 def selectively_contrastive_loss_grad(
-    E: ArrayLike, y: ArrayLike, *, lam: float = 1.0, temperature: float = 0.1,
-    positive: str = "easy", hard_threshold: float | None = None, reduction: str = "mean",
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    lam: float = 1.0,
+    temperature: float = 0.1,
+    positive: str = "easy",
+    hard_threshold: float | None = None,
+    reduction: str = "mean",
 ) -> LossResult:
     """Xuan et al.'s selectively contrastive triplet loss and its gradient.
 
@@ -520,21 +590,41 @@ def selectively_contrastive_loss_grad(
     LossResult
         ``selection`` holds ``s_ap``, ``s_an`` and the ``hard`` mask.
     """
-    return loss_and_grad("selectively_contrastive", E, y, lam=lam, temperature=temperature,
-                         positive=positive, hard_threshold=hard_threshold,
-                         reduction=reduction)
+    return loss_and_grad(
+        "selectively_contrastive",
+        E,
+        y,
+        lam=lam,
+        temperature=temperature,
+        positive=positive,
+        hard_threshold=hard_threshold,
+        reduction=reduction,
+    )
 
 
-def contrastive_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
-                          pos_margin: float = 0.0, reduction: str = "mean") -> LossResult:
+def contrastive_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    pos_margin: float = 0.0,
+    reduction: str = "mean",
+) -> LossResult:
     """Pairwise contrastive loss and its gradient (value as
     :func:`isoapprox.losses.contrastive_loss`)."""
-    return loss_and_grad("contrastive", E, y, margin=margin, pos_margin=pos_margin,
-                         reduction=reduction)
+    return loss_and_grad(
+        "contrastive", E, y, margin=margin, pos_margin=pos_margin, reduction=reduction
+    )
 
 
-def margin_loss_grad(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, beta: float = 1.0,
-                     reduction: str = "mean") -> LossResult:
+def margin_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    beta: float = 1.0,
+    reduction: str = "mean",
+) -> LossResult:
     """Margin loss (Wu et al. 2017) and its gradient (value as
     :func:`isoapprox.losses.margin_loss`)."""
     return loss_and_grad("margin", E, y, margin=margin, beta=beta, reduction=reduction)

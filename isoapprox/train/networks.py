@@ -64,8 +64,9 @@ def l2_normalize(X: np.ndarray, eps: float = NORM_EPS) -> tuple[np.ndarray, np.n
     return X / r[:, None], r
 
 
-def l2_normalize_backward(dU: np.ndarray, U: np.ndarray, r: np.ndarray,
-                          eps: float = NORM_EPS) -> np.ndarray:
+def l2_normalize_backward(
+    dU: np.ndarray, U: np.ndarray, r: np.ndarray, eps: float = NORM_EPS
+) -> np.ndarray:
     """Backward pass of :func:`l2_normalize`: ``dX = (dU - U (U . dU)) / r``.
 
     A row whose norm was clamped at ``eps`` went through the linear map
@@ -101,12 +102,19 @@ class MLP:
 
     input_kind = "features"
 
-    def __init__(self, sizes: Sequence[int], *, activation: str = "tanh",
-                 normalize: bool = False, rng: RNGLike = None) -> None:
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        *,
+        activation: str = "tanh",
+        normalize: bool = False,
+        rng: RNGLike = None,
+    ) -> None:
         sizes = tuple(sizes)
         if len(sizes) < 2:
             raise InvalidInputError(
-                f"`sizes` must list the input width and the embedding dimension at least "
+                "`sizes` must list the input width and the embedding dimension at "
+                "least "
                 f"(d_in, ..., n); got {sizes!r}"
             )
         self.sizes = tuple(check_int(s, "sizes", minimum=1) for s in sizes)
@@ -218,8 +226,15 @@ class EmbeddingTable:
 
     input_kind = "index"
 
-    def __init__(self, n_items: int, dim: int, *, normalize: bool = False,
-                 init_scale: float = 1.0, rng: RNGLike = None) -> None:
+    def __init__(
+        self,
+        n_items: int,
+        dim: int,
+        *,
+        normalize: bool = False,
+        init_scale: float = 1.0,
+        rng: RNGLike = None,
+    ) -> None:
         self.n_items = check_int(n_items, "n_items", minimum=1)
         self.dim = check_int(dim, "dim", minimum=1)
         self.normalize = bool(normalize)

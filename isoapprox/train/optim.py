@@ -26,12 +26,14 @@ OPTIMIZERS = ("sgd", "adam")
 def _check_grads(params: Sequence[np.ndarray], grads: Sequence[np.ndarray]) -> None:
     if len(grads) != len(params):
         raise InvalidInputError(
-            f"`grads` must hold one array per parameter ({len(params)}); got {len(grads)}"
+            f"`grads` must hold one array per parameter ({len(params)}); got "
+            f"{len(grads)}"
         )
-    for k, (p, g) in enumerate(zip(params, grads)):
+    for k, (p, g) in enumerate(zip(params, grads, strict=True)):
         if g.shape != p.shape:
             raise InvalidInputError(
-                f"`grads[{k}]` must have the shape of its parameter {p.shape}; got {g.shape}"
+                f"`grads[{k}]` must have the shape of its parameter {p.shape}; got "
+                f"{g.shape}"
             )
 
 
@@ -59,8 +61,15 @@ class SGD:
     [0.0]
     """
 
-    def __init__(self, params: list[np.ndarray], *, lr: float, momentum: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False) -> None:
+    def __init__(
+        self,
+        params: list[np.ndarray],
+        *,
+        lr: float,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> None:
         self.params = params
         self.lr = check_positive(lr, "lr")
         self.momentum = check_nonnegative(momentum, "momentum")
@@ -73,7 +82,7 @@ class SGD:
     def step(self, grads: Sequence[np.ndarray]) -> None:
         """One update with the gradients ``grads`` (same order as ``params``)."""
         _check_grads(self.params, grads)
-        for p, g, v in zip(self.params, grads, self.velocity):
+        for p, g, v in zip(self.params, grads, self.velocity, strict=True):
             if self.weight_decay:
                 g = g + self.weight_decay * p
             if self.momentum:
@@ -109,9 +118,15 @@ class Adam:
     [0.9, -0.9]
     """
 
-    def __init__(self, params: list[np.ndarray], *, lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
+    def __init__(
+        self,
+        params: list[np.ndarray],
+        *,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
         self.params = params
         self.lr = check_positive(lr, "lr")
         b1, b2 = (check_nonnegative(b, "betas") for b in betas)
@@ -131,7 +146,7 @@ class Adam:
         b1, b2 = self.betas
         c1 = 1.0 - b1**self.t
         c2 = 1.0 - b2**self.t
-        for p, g, m, v in zip(self.params, grads, self.m, self.v):
+        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
             m *= b1
             m += (1.0 - b1) * g
             v *= b2
@@ -141,8 +156,14 @@ class Adam:
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
-def make_optimizer(name: str, params: list[np.ndarray], *, lr: float, momentum: float = 0.9,
-                   weight_decay: float = 0.0) -> SGD | Adam:
+def make_optimizer(
+    name: str,
+    params: list[np.ndarray],
+    *,
+    lr: float,
+    momentum: float = 0.9,
+    weight_decay: float = 0.0,
+) -> SGD | Adam:
     """``"sgd"`` (with ``momentum``) or ``"adam"`` (``momentum`` is beta1)."""
     name = check_option(name, "optimizer", OPTIMIZERS)
     if name == "sgd":

@@ -80,8 +80,10 @@ class Cell:
     @property
     def cell_id(self) -> str:
         """Stable 16-hex-digit id: a hash of the configuration and replicate."""
-        text = json.dumps({"config": to_jsonable(self.config.to_dict()),
-                           "replicate": self.replicate}, sort_keys=True)
+        text = json.dumps(
+            {"config": to_jsonable(self.config.to_dict()), "replicate": self.replicate},
+            sort_keys=True,
+        )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -90,9 +92,13 @@ def cell_seed(root_seed: int, replicate: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(int(root_seed), spawn_key=(int(replicate),))
 
 
-def expand_grid(base: TrainConfig, grid: Mapping[str, Sequence[Any]] | None = None, *,
-                variants: Sequence[Mapping[str, Any]] = ({},),
-                replicates: Sequence[int] = (0,)) -> list[Cell]:
+def expand_grid(
+    base: TrainConfig,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    variants: Sequence[Mapping[str, Any]] = ({},),
+    replicates: Sequence[int] = (0,),
+) -> list[Cell]:
     """The cells of a grid, in a fixed order.
 
     Parameters
@@ -125,7 +131,8 @@ def expand_grid(base: TrainConfig, grid: Mapping[str, Sequence[Any]] | None = No
     for key in list(grid) + [k for v in variants for k in v]:
         if key not in names:
             raise InvalidInputError(
-                f"grid field {key!r} is not a TrainConfig field; valid fields: {sorted(names)}"
+                f"grid field {key!r} is not a TrainConfig field; valid fields: "
+                f"{sorted(names)}"
             )
     for key, values in grid.items():
         if isinstance(values, (str, bytes)) or len(values) == 0:
@@ -139,7 +146,7 @@ def expand_grid(base: TrainConfig, grid: Mapping[str, Sequence[Any]] | None = No
     seen: set[str] = set()
     keys = list(grid)
     for combo in itertools.product(*(grid[k] for k in keys)):
-        point = dict(zip(keys, combo))
+        point = dict(zip(keys, combo, strict=True))
         for variant in variants:
             cfg = dataclasses.replace(base, **{**point, **variant})
             for r in reps:
@@ -155,7 +162,9 @@ def _normalise(entry: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(to_jsonable(dict(entry)), allow_nan=False))
 
 
-def run_cell(cell: Cell, root_seed: int, callbacks: Sequence[Callback] = ()) -> dict[str, Any]:
+def run_cell(
+    cell: Cell, root_seed: int, callbacks: Sequence[Callback] = ()
+) -> dict[str, Any]:
     """Train one cell; returns its journal entry (JSON-ready).
 
     The entry holds ``cell_id``, ``replicate``, ``root_seed``, the seed's
@@ -165,18 +174,24 @@ def run_cell(cell: Cell, root_seed: int, callbacks: Sequence[Callback] = ()) -> 
     seed = cell_seed(root_seed, cell.replicate)
     trainer = Trainer(cell.config, seed=seed, callbacks=callbacks)
     result = trainer.run(threads=1)
-    summary = {"cell_id": cell.cell_id, "replicate": cell.replicate,
-               "root_seed": int(root_seed), **result.summary()}
-    return _normalise({
+    summary = {
         "cell_id": cell.cell_id,
         "replicate": cell.replicate,
         "root_seed": int(root_seed),
-        "spawn_key": list(seed.spawn_key),
-        "config": cell.config.to_dict(),
-        "summary": summary,
-        "history": result.history,
-        "diagrams": {k: v.to_dict() for k, v in result.diagrams.items()},
-    })
+        **result.summary(),
+    }
+    return _normalise(
+        {
+            "cell_id": cell.cell_id,
+            "replicate": cell.replicate,
+            "root_seed": int(root_seed),
+            "spawn_key": list(seed.spawn_key),
+            "config": cell.config.to_dict(),
+            "summary": summary,
+            "history": result.history,
+            "diagrams": {k: v.to_dict() for k, v in result.diagrams.items()},
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -210,8 +225,12 @@ def _worker_init() -> None:  # pragma: no cover - runs in child processes
 @contextlib.contextmanager
 def _single_threaded_children() -> Iterator[None]:
     """Environment for spawned workers: BLAS and OpenMP on one thread each."""
-    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-             "NUMBA_NUM_THREADS")
+    names = (
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "NUMBA_NUM_THREADS",
+    )
     old = {k: os.environ.get(k) for k in names}
     os.environ.update({k: "1" for k in names})
     try:
@@ -224,11 +243,16 @@ def _single_threaded_children() -> Iterator[None]:
                 os.environ[k] = v
 
 
-def run_sweep(cells: Sequence[Cell], *, root_seed: int,
-              journal: str | os.PathLike | Journal | None = None, jobs: int = 1,
-              progress: bool = False, callbacks: Sequence[Callback] = (),
-              on_cell_done: Callable[[dict[str, Any], int], None] | None = None
-              ) -> SweepResult:
+def run_sweep(
+    cells: Sequence[Cell],
+    *,
+    root_seed: int,
+    journal: str | os.PathLike | Journal | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+    callbacks: Sequence[Callback] = (),
+    on_cell_done: Callable[[dict[str, Any], int], None] | None = None,
+) -> SweepResult:
     """Train every cell not yet in the journal; return all entries in grid order.
 
     Parameters
@@ -264,7 +288,9 @@ def run_sweep(cells: Sequence[Cell], *, root_seed: int,
 
     jobs = check_int(jobs, "jobs", minimum=1)
     root_seed = check_int(root_seed, "root_seed", minimum=0)
-    jr = journal if isinstance(journal, Journal) or journal is None else Journal(journal)
+    jr = (
+        journal if isinstance(journal, Journal) or journal is None else Journal(journal)
+    )
     ids = [c.cell_id for c in cells]
     done: dict[str, dict[str, Any]] = {}
     if jr is not None:
@@ -276,17 +302,25 @@ def run_sweep(cells: Sequence[Cell], *, root_seed: int,
             if rec.get("root_seed") != root_seed:
                 raise InvalidInputError(
                     f"journal `{jr.path}` holds cell {cid} computed with root seed "
-                    f"{rec.get('root_seed')}; got root seed {root_seed} (use the same seed, "
+                    f"{rec.get('root_seed')}; got root seed {root_seed} (use the "
+                    "same seed, "
                     f"or start a fresh journal)"
                 )
             done[cid] = rec
     todo = [c for c in cells if c.cell_id not in done]
     n_resumed = len(cells) - len(todo)
     if n_resumed:
-        logger.info("resuming: %d of %d cells already in the journal", n_resumed, len(cells))
+        logger.info(
+            "resuming: %d of %d cells already in the journal", n_resumed, len(cells)
+        )
     results: dict[str, dict[str, Any]] = {}
-    bar = tqdm(total=len(cells), initial=n_resumed, disable=not progress, desc="cells",
-               unit="cell")
+    bar = tqdm(
+        total=len(cells),
+        initial=n_resumed,
+        disable=not progress,
+        desc="cells",
+        unit="cell",
+    )
 
     def finish(entry: dict[str, Any]) -> None:
         if jr is not None:
@@ -294,9 +328,15 @@ def run_sweep(cells: Sequence[Cell], *, root_seed: int,
         results[entry["cell_id"]] = entry
         bar.update(1)
         s = entry["summary"]
-        logger.debug("cell %s done: %s N=%s n=%s -> diameter %.4g (%.1f s)", entry["cell_id"],
-                    s.get("loss"), s.get("batch_size"), s.get("embedding_dim"),
-                    s.get("final_eval_diameter") or float("nan"), s.get("seconds") or 0.0)
+        logger.debug(
+            "cell %s done: %s N=%s n=%s -> diameter %.4g (%.1f s)",
+            entry["cell_id"],
+            s.get("loss"),
+            s.get("batch_size"),
+            s.get("embedding_dim"),
+            s.get("final_eval_diameter") or float("nan"),
+            s.get("seconds") or 0.0,
+        )
         if on_cell_done is not None:
             on_cell_done(entry, n_resumed + len(results))
 
@@ -308,10 +348,17 @@ def run_sweep(cells: Sequence[Cell], *, root_seed: int,
             import multiprocessing as mp
             from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-            with _single_threaded_children(), ProcessPoolExecutor(
-                    max_workers=jobs, mp_context=mp.get_context("spawn"),
-                    initializer=_worker_init) as pool:
-                pending = {pool.submit(run_cell, c, root_seed, tuple(callbacks)) for c in todo}
+            with (
+                _single_threaded_children(),
+                ProcessPoolExecutor(
+                    max_workers=jobs,
+                    mp_context=mp.get_context("spawn"),
+                    initializer=_worker_init,
+                ) as pool,
+            ):
+                pending = {
+                    pool.submit(run_cell, c, root_seed, tuple(callbacks)) for c in todo
+                }
                 try:
                     while pending:
                         finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -352,8 +399,13 @@ class RuntimeEstimate:
         return max(self.seconds / self.jobs, longest)
 
 
-def estimate_runtime(cells: Sequence[Cell], *, probe_steps: int = 8, jobs: int = 1,
-                     skip: set[str] | None = None) -> RuntimeEstimate:
+def estimate_runtime(
+    cells: Sequence[Cell],
+    *,
+    probe_steps: int = 8,
+    jobs: int = 1,
+    skip: set[str] | None = None,
+) -> RuntimeEstimate:
     """Time a few steps of representative cells and extrapolate.
 
     For each (data set, model, hidden widths, batch size, loss) the cells
@@ -411,9 +463,15 @@ def estimate_runtime(cells: Sequence[Cell], *, probe_steps: int = 8, jobs: int =
     return RuntimeEstimate(float(sum(per_cell)), per_cell, jobs)
 
 
-def write_sweep_results(path: str | os.PathLike, result: SweepResult, *, experiment: str,
-                        config: Mapping[str, Any], root_seed: int,
-                        extra: Mapping[str, Any] | None = None) -> Path:
+def write_sweep_results(
+    path: str | os.PathLike,
+    result: SweepResult,
+    *,
+    experiment: str,
+    config: Mapping[str, Any],
+    root_seed: int,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
     """Write a sweep atomically: JSON (records, histories, diagrams) and CSV (records).
 
     The JSON's ``records`` are the flat summaries; ``histories`` and
@@ -426,8 +484,16 @@ def write_sweep_results(path: str | os.PathLike, result: SweepResult, *, experim
     }
     if extra:
         more.update(extra)
-    seed = {"root_seed": int(root_seed),
-            "derivation": "numpy.random.SeedSequence(root_seed, spawn_key=(replicate,)); "
-                          "spawned into data, init, sampler and evaluation streams"}
-    return write_results(path, experiment=experiment, config=config, records=result.records,
-                         seed=seed, extra=more)
+    seed = {
+        "root_seed": int(root_seed),
+        "derivation": "numpy.random.SeedSequence(root_seed, spawn_key=(replicate,)); "
+        "spawned into data, init, sampler and evaluation streams",
+    }
+    return write_results(
+        path,
+        experiment=experiment,
+        config=config,
+        records=result.records,
+        seed=seed,
+        extra=more,
+    )

@@ -90,8 +90,16 @@ from .losses import LOSSES, LossResult, _check_options
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
 
-__all__ = ["MODELS", "LogState", "TrainConfig", "TrainResult", "Trainer", "build_split",
-           "limit_threads", "train"]
+__all__ = [
+    "MODELS",
+    "LogState",
+    "TrainConfig",
+    "TrainResult",
+    "Trainer",
+    "build_split",
+    "limit_threads",
+    "train",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -196,14 +204,26 @@ class TrainConfig:
         check_option(self.activation, "activation", ACTIVATIONS)
         check_option(self.optimizer, "optimizer", OPTIMIZERS)
         check_option(self.loss, "loss", tuple(LOSSES))
-        for name in ("n_classes", "n_train_classes", "per_class", "input_dim",
-                     "embedding_dim", "steps", "log_every"):
+        for name in (
+            "n_classes",
+            "n_train_classes",
+            "per_class",
+            "input_dim",
+            "embedding_dim",
+            "steps",
+            "log_every",
+        ):
             check_int(getattr(self, name), name, minimum=1)
         check_int(self.batch_size, "batch_size", minimum=4)
-        if self.n_train_classes >= self.n_classes and self.model == "mlp" \
-                and self.dataset == "gaussian" and self.train_classes is None:
+        if (
+            self.n_train_classes >= self.n_classes
+            and self.model == "mlp"
+            and self.dataset == "gaussian"
+            and self.train_classes is None
+        ):
             raise InvalidInputError(
-                f"`n_train_classes` must be < `n_classes` to leave held-out classes; got "
+                "`n_train_classes` must be < `n_classes` to leave held-out "
+                "classes; got "
                 f"{self.n_train_classes} of {self.n_classes}"
             )
         for name in ("separation", "noise", "lr", "collapse_rtol"):
@@ -226,9 +246,13 @@ class TrainConfig:
     def loss_options(self) -> dict[str, Any]:
         """The options of the configured loss, by the loss's own names."""
         table = {
-            "margin": self.margin, "reduction": self.reduction,
-            "pos_margin": self.pos_margin, "beta": self.beta, "lam": self.sc_lambda,
-            "temperature": self.sc_temperature, "positive": self.sc_positive,
+            "margin": self.margin,
+            "reduction": self.reduction,
+            "pos_margin": self.pos_margin,
+            "beta": self.beta,
+            "lam": self.sc_lambda,
+            "temperature": self.sc_temperature,
+            "positive": self.sc_positive,
             "hard_threshold": self.sc_hard_threshold,
         }
         return {k: table[k] for k in LOSSES[self.loss][2]}
@@ -239,7 +263,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TrainConfig:
-        """Inverse of :meth:`to_dict` (lists become tuples; unknown keys are an error)."""
+        """Inverse of :meth:`to_dict` (lists become tuples; unknown keys: error)."""
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:
@@ -318,10 +342,16 @@ class TrainResult:
     def summary(self) -> dict[str, Any]:
         """One flat record: configuration, layout, initial and final numbers."""
         c = self.config
-        out: dict[str, Any] = {k: (list(v) if isinstance(v, tuple) else v)
-                               for k, v in c.to_dict().items()}
-        out.update(P=self.P, K=self.K, n_params=self.n_params, steps_done=self.steps_done,
-                   diverged=self.diverged)
+        out: dict[str, Any] = {
+            k: (list(v) if isinstance(v, tuple) else v) for k, v in c.to_dict().items()
+        }
+        out.update(
+            P=self.P,
+            K=self.K,
+            n_params=self.n_params,
+            steps_done=self.steps_done,
+            diverged=self.diverged,
+        )
         ini, fin = self.initial, self.final
         for key in ("eval_diameter", "eval_median_distance", "eval_mean_norm"):
             out[f"initial_{key}"] = ini.get(key)
@@ -333,8 +363,10 @@ class TrainResult:
         m0, m1 = ini.get("eval_median_distance"), fin.get("eval_median_distance")
         out["diameter_ratio"] = _ratio(d1, d0)
         out["median_ratio"] = _ratio(m1, m0)
-        out["collapsed"] = bool(out["diameter_ratio"] is not None
-                                and out["diameter_ratio"] < c.collapse_rtol)
+        out["collapsed"] = bool(
+            out["diameter_ratio"] is not None
+            and out["diameter_ratio"] < c.collapse_rtol
+        )
         for name, diag in self.diagrams.items():
             out[f"{name}_hard_fraction"] = diag.hard_fraction
             out[f"{name}_hard_fraction_easy"] = diag.hard_fraction_easy
@@ -343,7 +375,12 @@ class TrainResult:
 
 
 def _ratio(a, b):
-    if a is None or b is None or not (math.isfinite(a) and math.isfinite(b)) or b == 0.0:
+    if (
+        a is None
+        or b is None
+        or not (math.isfinite(a) and math.isfinite(b))
+        or b == 0.0
+    ):
         return None
     return a / b
 
@@ -353,17 +390,31 @@ def _digits():
     return load_digits()
 
 
-def build_split(config: TrainConfig, *, rng: np.random.Generator | None = None) -> DataSplit:
+def build_split(
+    config: TrainConfig, *, rng: np.random.Generator | None = None
+) -> DataSplit:
     """The class-disjoint, standardised data split of a configuration."""
     if config.dataset == "digits":
         data = _digits()
-        train_classes = config.train_classes if config.train_classes is not None \
+        train_classes = (
+            config.train_classes
+            if config.train_classes is not None
             else DIGITS_TRAIN_CLASSES
+        )
     else:
-        data = gaussian_clusters(config.n_classes, config.per_class, config.input_dim,
-                                 separation=config.separation, noise=config.noise, rng=rng)
-        train_classes = config.train_classes if config.train_classes is not None \
+        data = gaussian_clusters(
+            config.n_classes,
+            config.per_class,
+            config.input_dim,
+            separation=config.separation,
+            noise=config.noise,
+            rng=rng,
+        )
+        train_classes = (
+            config.train_classes
+            if config.train_classes is not None
             else tuple(range(config.n_train_classes))
+        )
     return class_disjoint_split(data, train_classes, standardize=True)
 
 
@@ -399,10 +450,15 @@ def limit_threads(n: int | None):
 def _seed_sequence(seed) -> np.random.SeedSequence:
     if isinstance(seed, np.random.SeedSequence):
         return seed
-    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool)
-                        and int(seed) >= 0):
+    if seed is None or (
+        isinstance(seed, (int, np.integer))
+        and not isinstance(seed, bool)
+        and int(seed) >= 0
+    ):
         return np.random.SeedSequence(None if seed is None else int(seed))
-    raise TypeError(f"`seed` must be None, a non-negative int or a SeedSequence; got {seed!r}")
+    raise TypeError(
+        f"`seed` must be None, a non-negative int or a SeedSequence; got {seed!r}"
+    )
 
 
 class Trainer:
@@ -419,10 +475,18 @@ class Trainer:
         Logging hooks (see the module notes).
     """
 
-    def __init__(self, config: TrainConfig, *, seed=None, data_seed=None,
-                 callbacks: Sequence[Callback] = ()) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        *,
+        seed=None,
+        data_seed=None,
+        callbacks: Sequence[Callback] = (),
+    ) -> None:
         if not isinstance(config, TrainConfig):
-            raise TypeError(f"`config` must be a TrainConfig; got {type(config).__name__}")
+            raise TypeError(
+                f"`config` must be a TrainConfig; got {type(config).__name__}"
+            )
         self.config = config
         self.callbacks = tuple(callbacks)
         ss = _seed_sequence(seed)
@@ -438,16 +502,26 @@ class Trainer:
         init_rng = np.random.default_rng(init_ss)
         if config.model == "mlp":
             sizes_ = (tr.X.shape[1], *config.hidden, config.embedding_dim)
-            self.model = MLP(sizes_, activation=config.activation, normalize=config.normalize,
-                             rng=init_rng)
+            self.model = MLP(
+                sizes_,
+                activation=config.activation,
+                normalize=config.normalize,
+                rng=init_rng,
+            )
         else:
-            self.model = EmbeddingTable(len(tr), config.embedding_dim,
-                                        normalize=config.normalize, rng=init_rng)
-        self.optimizer = make_optimizer(config.optimizer, self.model.params, lr=config.lr,
-                                        momentum=config.momentum,
-                                        weight_decay=config.weight_decay)
-        self.sampler = PKSampler(self.train_codes, self.P, self.K,
-                                 rng=np.random.default_rng(sample_ss))
+            self.model = EmbeddingTable(
+                len(tr), config.embedding_dim, normalize=config.normalize, rng=init_rng
+            )
+        self.optimizer = make_optimizer(
+            config.optimizer,
+            self.model.params,
+            lr=config.lr,
+            momentum=config.momentum,
+            weight_decay=config.weight_decay,
+        )
+        self.sampler = PKSampler(
+            self.train_codes, self.P, self.K, rng=np.random.default_rng(sample_ss)
+        )
         self.loss_fn = LOSSES[config.loss][0]
         self.loss_options = _check_options(config.loss, config.loss_options())
         self._setup_eval(np.random.default_rng(eval_ss))
@@ -470,7 +544,8 @@ class Trainer:
         counts = np.bincount(self.eval_codes)
         if counts.size < 2 or counts.max() < 2:
             raise InvalidInputError(
-                f"the evaluation set must hold two classes and a class of two samples; got "
+                "the evaluation set must hold two classes and a class of two "
+                "samples; got "
                 f"class sizes {counts.tolist()} (raise `eval_size`)"
             )
         p = min(self.P, int(np.sum(counts >= 2)))
@@ -485,19 +560,26 @@ class Trainer:
         E = self.model(self.eval_inputs)
         if not np.all(np.isfinite(E)):
             nan = float("nan")
-            rec = {"eval_diameter": nan, "eval_median_distance": nan, "eval_mean_norm": nan}
+            rec = {
+                "eval_diameter": nan,
+                "eval_median_distance": nan,
+                "eval_mean_norm": nan,
+            }
             rec.update({f"eval_recall_at_{k}": nan for k in self.config.recall_ks})
             return rec, E
         D = K.pairwise_distances_kernel(E)
         st = _stats_from(D, E)
-        rec = {"eval_diameter": st.diameter, "eval_median_distance": st.median_distance,
-               "eval_mean_norm": st.mean_norm}
+        rec = {
+            "eval_diameter": st.diameter,
+            "eval_median_distance": st.median_distance,
+            "eval_mean_norm": st.mean_norm,
+        }
         for k, v in _recall_from(D, self.eval_codes, self.config.recall_ks).items():
             rec[f"eval_recall_at_{k}"] = v
         return rec, E
 
     def diagram(self, which: str = "heldout") -> TripletDiagram:
-        """Triplet-diagram data of the fixed held-out batch (or the last training batch)."""
+        """Triplet-diagram data of the fixed held-out batch or the last train batch."""
         if which == "heldout":
             E = self.model(self.eval_inputs[self.diagram_index])
             return _diagram(E, self.eval_codes[self.diagram_index])
@@ -528,8 +610,9 @@ class Trainer:
             self._update(res, cache)
         return res
 
-    def _record(self, idx, E, codes, res: LossResult, losses_since: list[float]
-                ) -> tuple[dict[str, Any], FloatArray]:
+    def _record(
+        self, idx, E, codes, res: LossResult, losses_since: list[float]
+    ) -> tuple[dict[str, Any], FloatArray]:
         c = self.config
         N = idx.size
         D = K.pairwise_distances_kernel(E)
@@ -558,8 +641,18 @@ class Trainer:
     def _log(self, idx, E, codes, res, losses_since, history) -> None:
         rec, eval_E = self._record(idx, E, codes, res, losses_since)
         if self.callbacks:
-            state = LogState(self.step_count, self.config, self.model, E, codes, idx, res,
-                             eval_E, self.eval_codes, dict(rec))
+            state = LogState(
+                self.step_count,
+                self.config,
+                self.model,
+                E,
+                codes,
+                idx,
+                res,
+                eval_E,
+                self.eval_codes,
+                dict(rec),
+            )
             for cb in self.callbacks:
                 extra = cb(state)
                 if not extra:
@@ -567,7 +660,8 @@ class Trainer:
                 clash = sorted(set(extra) & set(rec))
                 if clash:
                     raise InvalidInputError(
-                        f"a logging callback returned field(s) {clash} that are already "
+                        f"a logging callback returned field(s) {clash} that are "
+                        "already "
                         f"logged; rename them"
                     )
                 rec.update(extra)
@@ -594,22 +688,31 @@ class Trainer:
         diagrams = {"heldout_initial": self.diagram("heldout")}
         losses_since: list[float] = []
         diverged = False
-        bar = tqdm(total=c.steps, disable=not progress, leave=False,
-                   desc=f"{c.loss} N={c.batch_size} n={c.embedding_dim}")
+        bar = tqdm(
+            total=c.steps,
+            disable=not progress,
+            leave=False,
+            desc=f"{c.loss} N={c.batch_size} n={c.embedding_dim}",
+        )
         try:
             for t in range(c.steps + 1):
                 idx, E, cache, codes, res = self._batch()
                 self._last_idx = idx
                 if res is None:
                     diverged = True
-                    logger.warning("training diverged at step %d (non-finite loss, gradient "
-                                   "or embedding)", t)
+                    logger.warning(
+                        "training diverged at step %d (non-finite loss, gradient "
+                        "or embedding)",
+                        t,
+                    )
                     break
                 if t % c.log_every == 0 or t == c.steps:
                     self._log(idx, E, codes, res, losses_since, history)
                     losses_since = []
-                    bar.set_postfix(loss=f"{res.value:.4g}",
-                                    diam=f"{history[-1]['eval_diameter']:.3g}")
+                    bar.set_postfix(
+                        loss=f"{res.value:.4g}",
+                        diam=f"{history[-1]['eval_diameter']:.3g}",
+                    )
                 if t == c.steps:
                     break
                 losses_since.append(res.value)
@@ -619,23 +722,40 @@ class Trainer:
             bar.close()
         if diverged:
             ev, _ = self.evaluate()
-            rec = {"step": self.step_count, "epoch": self.step_count * c.batch_size
-                   / self.train_X.shape[0], "diverged": True}
+            rec = {
+                "step": self.step_count,
+                "epoch": self.step_count * c.batch_size / self.train_X.shape[0],
+                "diverged": True,
+            }
             rec.update(ev)
             history.append(rec)
         diagrams["heldout_final"] = self.diagram("heldout")
         diagrams["train_final"] = self.diagram("train")
         eval_E = self.model(self.eval_inputs)
         return TrainResult(
-            config=c, history=history, diagrams=diagrams, P=self.P, K=self.K,
-            n_params=self.model.n_params, diverged=diverged, steps_done=self.step_count,
-            seconds=time.perf_counter() - t0, eval_E=eval_E, eval_y=self.eval_codes,
+            config=c,
+            history=history,
+            diagrams=diagrams,
+            P=self.P,
+            K=self.K,
+            n_params=self.model.n_params,
+            diverged=diverged,
+            steps_done=self.step_count,
+            seconds=time.perf_counter() - t0,
+            eval_E=eval_E,
+            eval_y=self.eval_codes,
         )
 
 
-def train(config: TrainConfig, *, seed=None, data_seed=None,
-          callbacks: Sequence[Callback] = (), progress: bool = False,
-          threads: int | None = 1) -> TrainResult:
+def train(
+    config: TrainConfig,
+    *,
+    seed=None,
+    data_seed=None,
+    callbacks: Sequence[Callback] = (),
+    progress: bool = False,
+    threads: int | None = 1,
+) -> TrainResult:
     """Train one configuration.
 
     Parameters
@@ -660,12 +780,13 @@ def train(config: TrainConfig, *, seed=None, data_seed=None,
 
     Examples
     --------
-    >>> cfg = TrainConfig(dataset="gaussian", n_classes=6, n_train_classes=4, per_class=8,
-    ...                   input_dim=5, hidden=(8,), embedding_dim=2, batch_size=8,
-    ...                   steps=3, log_every=2)
+    >>> cfg = TrainConfig(dataset="gaussian", n_classes=6, n_train_classes=4,
+    ...                   per_class=8, input_dim=5, hidden=(8,), embedding_dim=2,
+    ...                   batch_size=8, steps=3, log_every=2)
     >>> r = train(cfg, seed=0)
     >>> [rec["step"] for rec in r.history], (r.P, r.K)
     ([0, 2, 3], (2, 4))
     """
     return Trainer(config, seed=seed, data_seed=data_seed, callbacks=callbacks).run(
-        progress=progress, threads=threads)
+        progress=progress, threads=threads
+    )
