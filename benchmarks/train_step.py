@@ -6,7 +6,11 @@ Measures, in one run:
   gradient, backward, SGD) and of one logged evaluation, with numba and BLAS
   limited to one thread (the harness's default) against the baseline of
   leaving both at their defaults; prints the ratio of medians;
-- the extrapolated and the measured wall time of a whole cell.
+- the extrapolated and the measured wall time of a whole cell;
+- whether numba pays for the all-pairs gradient (all-triplet, contrastive
+  and margin losses): ``pair_grad_kernel`` against the numpy broadcast
+  ``einsum`` over an ``(N, N, n)`` difference array (which also needs
+  ``8 N^2 n`` bytes), ratio of medians.
 
 Usage::
 
@@ -19,8 +23,45 @@ import argparse
 import statistics
 import time
 
+import numpy as np
+
 from isoapprox.train import TrainConfig, Trainer, train
+from isoapprox.train import _kernels as TK
 from isoapprox.train.trainer import limit_threads
+
+
+def _numpy_pair_grad(X, S):
+    diff = X[:, None, :] - X[None, :, :]
+    D = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    W = np.divide(S, D, out=np.zeros_like(S), where=D > 0)
+    return np.einsum("ij,ijk->ik", W, diff)
+
+
+def _median(f, *args, repeats=5, number=5):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            f(*args)
+        times.append((time.perf_counter() - t0) / number)
+    return statistics.median(times)
+
+
+def pair_grad_comparison(repeats: int) -> None:
+    with limit_threads(1):
+        for N, n in ((128, 32), (512, 32)):
+            rng = np.random.default_rng(0)
+            X = rng.normal(size=(N, n))
+            S = rng.normal(size=(N, N))
+            S = S + S.T
+            if not np.allclose(TK.pair_grad_kernel(X, S), _numpy_pair_grad(X, S)):
+                raise RuntimeError("pair gradient kernel and numpy disagree")
+            a = _median(TK.pair_grad_kernel, X, S, repeats=repeats)
+            b = _median(_numpy_pair_grad, X, S, repeats=repeats)
+            print(
+                f"  pair gradient N = {N:3d}, n = {n}: numba {1e3 * a:7.2f} ms, numpy "
+                f"{1e3 * b:7.2f} ms, ratio {b / a:.1f}"
+            )
 
 
 def _median_step(
@@ -81,6 +122,7 @@ def main(argv=None) -> int:
         f"  extrapolated cell: {args.steps * one[0] + n_logs * one[1]:.2f} s "
         f"({args.steps} updates + {n_logs} evaluations)"
     )
+    pair_grad_comparison(args.repeats)
     if not args.skip_cell:
         t0 = time.perf_counter()
         train(cfg, seed=0)

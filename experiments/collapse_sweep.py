@@ -74,11 +74,12 @@ class Config:
     seeds: tuple[int, ...] = (0, 1, 2)
     root_seed: int = 20240507
     steps: int = 2000
-    log_every: int = 100
+    log_every: int = 200
     margin: float = 0.2
     optimizer: str = "sgd"
     lr: float = 0.1
     momentum: float = 0.9
+    weight_decay: float = 5e-4
     hidden: tuple[int, ...] = (64,)
     activation: str = "tanh"
     #: synthetic set: 256 training classes (P up to 128 at K = 4), 32 held out
@@ -100,6 +101,7 @@ class Config:
             optimizer=self.optimizer,
             lr=self.lr,
             momentum=self.momentum,
+            weight_decay=self.weight_decay,
             steps=self.steps,
             log_every=self.log_every,
         )

@@ -201,3 +201,7 @@ def test_embedding_stats_and_diagram_against_loops(rng):
         )
     assert t.hard_fraction == np.mean(t.s_an > t.s_ap)
     assert set(t.to_dict()) >= {"s_ap", "s_an", "hard_fraction"}
+    small = t.to_dict(max_anchors=5, digits=3)
+    assert small["n_anchors"] == 9 and small["anchor"] == [0, 2, 4, 6, 8]
+    assert small["s_an"] == [float(f"{v:.3g}") for v in t.s_an[[0, 2, 4, 6, 8]]]
+    assert small["hard_fraction"] == t.hard_fraction

@@ -174,15 +174,41 @@ class TripletDiagram:
         """Share of anchors with ``S_an > S_ap_easy`` (Xuan et al.'s hard triplets)."""
         return float(np.mean(self.s_an > self.s_ap_easy)) if self.anchor.size else 0.0
 
-    def to_dict(self) -> dict:
-        """Lists, ready for JSON."""
+    def to_dict(
+        self, *, max_anchors: int | None = None, digits: int | None = None
+    ) -> dict:
+        """Lists, ready for JSON.
+
+        Parameters
+        ----------
+        max_anchors : int, optional
+            Keep at most this many anchors, evenly spaced over the batch
+            (the hard fractions are still those of all anchors).
+        digits : int, optional
+            Round the similarities and distances to this many significant
+            digits (smaller files; a scatter plot needs no more than 4).
+        """
+        A = self.anchor.size
+        keep = np.arange(A)
+        if max_anchors is not None and A > max_anchors:
+            keep = np.unique(
+                np.linspace(0, A - 1, max_anchors).round().astype(np.int64)
+            )
+
+        def out(v: np.ndarray) -> list:
+            v = v[keep]
+            if digits is None:
+                return v.tolist()
+            return [float(f"{x:.{digits}g}") for x in v.tolist()]
+
         return {
-            "anchor": self.anchor.tolist(),
-            "s_ap": self.s_ap.tolist(),
-            "s_ap_easy": self.s_ap_easy.tolist(),
-            "s_an": self.s_an.tolist(),
-            "d_ap": self.d_ap.tolist(),
-            "d_an": self.d_an.tolist(),
+            "n_anchors": int(A),
+            "anchor": self.anchor[keep].tolist(),
+            "s_ap": out(self.s_ap),
+            "s_ap_easy": out(self.s_ap_easy),
+            "s_an": out(self.s_an),
+            "d_ap": out(self.d_ap),
+            "d_an": out(self.d_an),
             "hard_fraction": self.hard_fraction,
             "hard_fraction_easy": self.hard_fraction_easy,
         }

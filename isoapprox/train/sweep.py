@@ -69,6 +69,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: significant digits of the triplet-diagram values stored in results
+DIAGRAM_DIGITS = 6
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -169,7 +172,8 @@ def run_cell(
 
     The entry holds ``cell_id``, ``replicate``, ``root_seed``, the seed's
     ``spawn_key``, the ``config``, the flat ``summary`` record, the
-    ``history`` and the triplet ``diagrams``.
+    ``history`` and the triplet ``diagrams`` (at most ``diagram_size``
+    anchors each, values to :data:`DIAGRAM_DIGITS` significant digits).
     """
     seed = cell_seed(root_seed, cell.replicate)
     trainer = Trainer(cell.config, seed=seed, callbacks=callbacks)
@@ -189,7 +193,12 @@ def run_cell(
             "config": cell.config.to_dict(),
             "summary": summary,
             "history": result.history,
-            "diagrams": {k: v.to_dict() for k, v in result.diagrams.items()},
+            "diagrams": {
+                k: v.to_dict(
+                    max_anchors=cell.config.diagram_size, digits=DIAGRAM_DIGITS
+                )
+                for k, v in result.diagrams.items()
+            },
         }
     )
 

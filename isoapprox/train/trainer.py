@@ -162,6 +162,9 @@ class TrainConfig:
     collapse_rtol : float
         A run counts as collapsed when its final evaluation diameter is
         below ``collapse_rtol`` times the initial one.
+    diagram_size : int
+        Anchors kept (evenly spaced) when a triplet diagram is stored in
+        results; the mining always runs over the whole batch.
     """
 
     dataset: str = "digits"
@@ -197,6 +200,7 @@ class TrainConfig:
     eval_size: int | None = None
     recall_ks: tuple[int, ...] = (1, 2, 4, 8)
     collapse_rtol: float = 1e-2
+    diagram_size: int = 64
 
     def __post_init__(self) -> None:
         check_option(self.dataset, "dataset", DATASETS)
@@ -212,6 +216,7 @@ class TrainConfig:
             "embedding_dim",
             "steps",
             "log_every",
+            "diagram_size",
         ):
             check_int(getattr(self, name), name, minimum=1)
         check_int(self.batch_size, "batch_size", minimum=4)
