@@ -253,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the runtime estimate only"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
@@ -264,19 +267,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         EXPERIMENT + ("_smoke" if args.smoke else "") + ".json"
     )
     journal = out.with_suffix(".journal.partial")
-    if out.exists() and not args.overwrite:
+    if out.exists() and not (args.overwrite or args.dry_run):
         print(
             f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
             file=sys.stderr,
         )
         return 2
-    if args.overwrite and journal.exists():
+    if args.overwrite and journal.exists() and not args.dry_run:
         journal.unlink()
     try:
         cells = config.cells()
-        done = (
-            {r.get("cell_id") for r in Journal(journal)} if journal.exists() else set()
-        )
+        resume = journal.exists() and not args.overwrite
+        done = {r.get("cell_id") for r in Journal(journal)} if resume else set()
         est = estimate_runtime(cells, jobs=max(1, args.jobs), skip=done)
         logger.info(
             "%s: %d cells (%d done); estimated %.1f min of compute, about %.1f min "
@@ -288,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             est.wall_seconds / 60,
             args.jobs,
         )
+        if args.dry_run:
+            return 0
         outcome = run(config, journal=journal, jobs=args.jobs, progress=not args.quiet)
     except IsoapproxError as exc:
         print(f"{EXPERIMENT}: error: {exc}", file=sys.stderr)

@@ -55,6 +55,13 @@ def test_smoke_run_writes_results(tmp_path, capsys):
     ]
 
 
+def test_dry_run_writes_nothing(tmp_path):
+    mod = _load()
+    out = tmp_path / "dry.json"
+    assert mod.main(["--smoke", "--out", str(out), "--dry-run", "--quiet"]) == 0
+    assert not out.exists()
+
+
 def test_default_config_is_the_documented_grid():
     mod = _load()
     cfg = mod.Config()

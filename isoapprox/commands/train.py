@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +72,13 @@ def register(
     p = sub.add_parser(
         name,
         help=help_text,
-        description=(
+        description=textwrap.fill(
             "Train small numpy networks with triplet losses (hard negative mining and "
             "others) on P x K batches, logging the loss, the share of active triplets, "
             "the embedding diameter and median distance on held-out classes and "
             "Recall@K.  Options given several values span a grid; finished cells are "
-            "journalled so an interrupted sweep resumes where it stopped."
+            "journalled so an interrupted sweep resumes where it stopped.",
+            width=78,
         ),
         epilog=(
             "examples:\n"

@@ -30,7 +30,9 @@ Parallelism
 -----------
 ``jobs > 1`` runs cells in separate processes (``spawn`` start method,
 numba and BLAS on one thread each).  Each cell is computed independently
-from its own seeds, so the results do not depend on ``jobs``.
+from its own seeds, so the results do not depend on ``jobs``.  As always
+with ``spawn``, a script that calls :func:`run_sweep` with ``jobs > 1``
+must guard its entry point with ``if __name__ == "__main__":``.
 """
 
 from __future__ import annotations
