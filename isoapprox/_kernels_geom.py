@@ -310,25 +310,37 @@ def _interval_bound(lo, hi, ra, rb, Ka, Zra, Zia, Kb, Zrb, Zib, L, slack, target
         b = 1.0
         x1 = b - gr * (b - a)
         x2 = a + gr * (b - a)
-        f1 = _sinus_min(x1 * Ka + (1 - x1) * Kb, x1 * Zra + (1 - x1) * Zrb,
-                        x1 * Zia + (1 - x1) * Zib, lo, hi)
-        f2 = _sinus_min(x2 * Ka + (1 - x2) * Kb, x2 * Zra + (1 - x2) * Zrb,
-                        x2 * Zia + (1 - x2) * Zib, lo, hi)
+        f1 = _sinus_min(
+            x1 * Ka + (1 - x1) * Kb, x1 * Zra + (1 - x1) * Zrb, x1 * Zia + (1 - x1) * Zib, lo, hi
+        )
+        f2 = _sinus_min(
+            x2 * Ka + (1 - x2) * Kb, x2 * Zra + (1 - x2) * Zrb, x2 * Zia + (1 - x2) * Zib, lo, hi
+        )
         for _ in range(28):
             if f1 < f2:
                 a = x1
                 x1 = x2
                 f1 = f2
                 x2 = a + gr * (b - a)
-                f2 = _sinus_min(x2 * Ka + (1 - x2) * Kb, x2 * Zra + (1 - x2) * Zrb,
-                                x2 * Zia + (1 - x2) * Zib, lo, hi)
+                f2 = _sinus_min(
+                    x2 * Ka + (1 - x2) * Kb,
+                    x2 * Zra + (1 - x2) * Zrb,
+                    x2 * Zia + (1 - x2) * Zib,
+                    lo,
+                    hi,
+                )
             else:
                 b = x2
                 x2 = x1
                 f2 = f1
                 x1 = b - gr * (b - a)
-                f1 = _sinus_min(x1 * Ka + (1 - x1) * Kb, x1 * Zra + (1 - x1) * Zrb,
-                                x1 * Zia + (1 - x1) * Zib, lo, hi)
+                f1 = _sinus_min(
+                    x1 * Ka + (1 - x1) * Kb,
+                    x1 * Zra + (1 - x1) * Zrb,
+                    x1 * Zia + (1 - x1) * Zib,
+                    lo,
+                    hi,
+                )
         g = max(g, f1, f2)
         if g > 0.0:
             best = max(best, np.sqrt(g))
@@ -404,8 +416,21 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
         for j in range(m0):
             a = base + j
             b = a + 1
-            lb = _interval_bound(phis[a], phis[b], rlo[a], rlo[b], Ks[a], Zrs[a], Zis[a],
-                                 Ks[b], Zrs[b], Zis[b], L, slack, upper - tol)
+            lb = _interval_bound(
+                phis[a],
+                phis[b],
+                rlo[a],
+                rlo[b],
+                Ks[a],
+                Zrs[a],
+                Zis[a],
+                Ks[b],
+                Zrs[b],
+                Zis[b],
+                L,
+                slack,
+                upper - tol,
+            )
             ia[ni] = a
             ib[ni] = b
             heapq.heappush(heap, (lb, ni))
@@ -439,9 +464,22 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
         if r_up < upper:
             upper = r_up
             best = m
-        for (x, y) in ((a, m), (m, b)):
-            lbc = _interval_bound(phis[x], phis[y], rlo[x], rlo[y], Ks[x], Zrs[x], Zis[x],
-                                  Ks[y], Zrs[y], Zis[y], L, slack, upper - tol)
+        for x, y in ((a, m), (m, b)):
+            lbc = _interval_bound(
+                phis[x],
+                phis[y],
+                rlo[x],
+                rlo[y],
+                Ks[x],
+                Zrs[x],
+                Zis[x],
+                Ks[y],
+                Zrs[y],
+                Zis[y],
+                L,
+                slack,
+                upper - tol,
+            )
             # a child's bound never needs to be below its parent's
             lbc = max(lbc, lb)
             ia[ni] = x
@@ -562,7 +600,7 @@ def min_width_2d(P, hull):
         # advance j while the next vertex is farther from the edge line
         if e == 0:
             j = 1
-        cur = ((P[hull[j], 0] - P[a, 0]) * ey - (P[hull[j], 1] - P[a, 1]) * ex)
+        cur = (P[hull[j], 0] - P[a, 0]) * ey - (P[hull[j], 1] - P[a, 1]) * ex
         cur = abs(cur)
         for _ in range(h):
             jn = (j + 1) % h

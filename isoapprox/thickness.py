@@ -37,13 +37,16 @@ flat sets
 higher dimensions, or core sets too large for qhull
     A certified bracket.  Upper bound: the best width over candidate
     directions (principal axes, facet normals of the core set's difference
-    body, and a local descent on the sphere that solves a linear programme
-    ``min w_e(A) s.t. <e, e0> = 1`` per step, from several starts).  Lower
-    bounds: the exact least width of a core set or of an inscribed simplex
-    (for a simplex, the least width is ``min`` over partitions ``I | J`` of
-    its vertices of ``dist(aff I, aff J)``, Steinhagen), and the variance
-    bound ``w_e >= 2 sqrt(e^T Cov_w e) >= 2 sqrt(lambda_min(Cov_w))`` for
-    any probability weights ``w`` (a distribution on an interval of length
+    body and of ``conv(A)`` while qhull is cheap, and a local descent on the
+    sphere that solves a linear programme ``min w_e(A) s.t. <e, e0> = 1``
+    per step, from several starts).  Lower bounds: the exact least width
+    of a core set, or of the inscribed simplex of Vaisala's maximal
+    sequence: the least width of a simplex is ``min`` over partitions
+    ``I | J`` of its vertices of ``dist(aff I, aff J)`` (Steinhagen; the
+    difference body of a simplex has one pair of opposite facets per
+    partition, normal to both ``aff I`` and ``aff J``); and the variance bound
+    ``w_e >= 2 sqrt(e^T Cov_w e) >= 2 sqrt(lambda_min(Cov_w))`` for any
+    probability weights ``w`` (a distribution on an interval of length
     ``W`` has variance at most ``W^2 / 4``), with ``w`` improved by
     Frank-Wolfe on the concave ``lambda_min(Cov_w)``.
 
@@ -70,6 +73,9 @@ _EPS = float(np.finfo(float).eps)
 #: (measured: the triangulated difference body of random points has ~1e4
 #: facets at n = 6 and |S| = 12, which takes ~0.2 s; it grows very fast).
 _CORE_CAP = {3: 150, 4: 60, 5: 30, 6: 14}
+#: largest N whose own convex hull supplies candidate normals in the bracket
+#: (measured: 40 random points in R^8 have ~7e3 facets, 0.05 s)
+_HULL_CAP = {7: 60, 8: 40, 9: 30, 10: 30}
 #: inscribed-simplex bound: 2^n partitions, each one small SVD
 _SIMPLEX_MAX_DIM = 14
 
@@ -120,6 +126,27 @@ def _widths(X: np.ndarray, dirs: np.ndarray) -> np.ndarray:
     """Widths of ``X`` along each row of ``dirs`` (rows need not be unit)."""
     proj = X @ dirs.T
     return proj.max(axis=0) - proj.min(axis=0)
+
+
+def _diameter(X: np.ndarray) -> float:
+    """``diam(X)``, attained by hull vertices: reduce to them in 2-D and 3-D."""
+    N, n = X.shape
+    if n == 2 and N > 3:
+        V = KG.hull_2d(X, np.lexsort((X[:, 1], X[:, 0])))
+        if len(V) >= 2:
+            X = X[V]
+    elif n == 3 and N > 500:
+        from scipy.spatial import ConvexHull, QhullError
+
+        try:
+            X = X[ConvexHull(X).vertices]
+        except (QhullError, ValueError):  # flat: keep every point
+            pass
+    if X.shape[0] > 2000:
+        from .geometry import farthest_pair
+
+        return farthest_pair(X)[0]
+    return float(KG.diameter_serial(np.ascontiguousarray(X))[0])
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -242,8 +269,7 @@ def _lp_descent(X: np.ndarray, e0: np.ndarray, max_steps: int = 30) -> tuple[flo
     for _ in range(max_steps):
         A_eq = np.zeros((1, n + 2))
         A_eq[0, :n] = best_e
-        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0], bounds=bounds,
-                      method="highs")
+        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs")
         if res.status != 0:
             break
         e = _unit(res.x[:n])
@@ -320,12 +346,7 @@ def thickness_report(
         X = X * s
     N, n = X.shape
     X = X - X.mean(axis=0)
-    if N > 2000:
-        from .geometry import farthest_pair
-
-        diam = farthest_pair(X)[0]
-    else:
-        diam = float(KG.diameter_serial(X)[0])
+    diam = _diameter(X)
     if diam == 0.0:
         raise InvalidInputError(
             f"`A` must contain at least two distinct points (thickness divides by the "
@@ -334,16 +355,20 @@ def thickness_report(
 
     def result(value, lower, upper, exact, e, width, method):
         return ThicknessResult(
-            value=float(min(max(value, 0.0), 1.0)), lower=float(min(max(lower, 0.0), 1.0)),
+            value=float(min(max(value, 0.0), 1.0)),
+            lower=float(min(max(lower, 0.0), 1.0)),
             upper=float(min(upper, 1.0)),
-            exact=bool(exact), direction=np.asarray(e, dtype=float), width=float(width) / s,
-            diameter=diam / s, method=method,
+            exact=bool(exact),
+            direction=np.asarray(e, dtype=float),
+            width=float(width) / s,
+            diameter=diam / s,
+            method=method,
         )
 
     if n == 1:
         return result(1.0, 1.0, 1.0, True, np.array([1.0]), diam, "line")
     # flat test along the least principal axis
-    _, _, Vt = np.linalg.svd(X, full_matrices=True)
+    _, _, Vt = np.linalg.svd(X, full_matrices=N < n)  # (n, n) either way
     e_min = Vt[-1]
     w_min, _, _ = KG.width_along(X, e_min)
     if N <= n or w_min <= rank_tol * diam:
@@ -368,8 +393,6 @@ def thickness_report(
         for k in range(n):
             _, i0, i1 = KG.width_along(X, Vt[k])
             ext.update((int(i0), int(i1)))
-        _, i0, i1 = KG.diameter_serial(X) if N <= 2000 else (0.0, 0, 0)
-        ext.update((int(i0), int(i1)))
         core = sorted(ext)
         from scipy.spatial import QhullError
 
@@ -408,8 +431,24 @@ def thickness_report(
                 break
             core = sorted(new)
     if method == "bracket":
-        # local descent from the best direction, the principal axes and random starts
-        starts = [best_e, e_min] + [gen.normal(size=n) for _ in range(n_starts)]
+        # facet normals of conv(A) while qhull stays cheap
+        facet_starts = []
+        if n <= 10 and N <= _HULL_CAP.get(n, 30):
+            from scipy.spatial import ConvexHull, QhullError
+
+            try:
+                normals = ConvexHull(X).equations[:, :-1]
+            except (QhullError, ValueError):
+                normals = np.empty((0, n))
+            if len(normals):
+                wf = _widths(X, normals)
+                order = np.argsort(wf)
+                if wf[order[0]] < best_w:
+                    best_w, best_e = float(wf[order[0]]), normals[order[0]]
+                facet_starts = [normals[k] for k in order[1:3]]
+        # local descent from the best direction, other good facet normals, the
+        # least principal axis and random starts
+        starts = [best_e, e_min, *facet_starts] + [gen.normal(size=n) for _ in range(n_starts)]
         for e0 in starts:
             w, e = _lp_descent(X, e0)
             if w < best_w:

@@ -18,9 +18,9 @@ from isoapprox import (
     packing_lower_bound,
     pairwise_distances,
 )
-from isoapprox.packing import _PLANAR, _slsqp, _feasible, _min_max_dist
+from isoapprox.packing import _PLANAR, _feasible, _min_max_dist, _slsqp
 
-from reference import pairwise
+from .reference import pairwise
 
 #: the planar theorems must be reached by the optimiser to this relative error
 PLANAR_RTOL = 1e-6
@@ -73,8 +73,9 @@ def test_regular_simplex_is_exact(P, n, margin):
     r = min_separated_diameter(P, n, margin=margin)
     assert r.value == margin and r.lower == margin and r.exact and r.certified
     assert r.method == "closed-form"
-    assert r.lower_source == ("exact: equally spaced points on a line" if n == 1
-                              else "exact: regular simplex")
+    assert r.lower_source == (
+        "exact: equally spaced points on a line" if n == 1 else "exact: regular simplex"
+    )
     X = r.points
     D = pairwise_distances(X)[np.triu_indices(P, 1)]
     assert D.min() >= margin and D.max() == pytest.approx(margin, rel=1e-14)
@@ -129,7 +130,7 @@ def test_planar_seven_from_random_starts_only():
 
 def test_planar_lower_bound_is_monotone_in_P():
     vals = [packing_lower_bound(P, 2) for P in range(1, 30)]
-    assert all(b >= a for a, b in zip(vals, vals[1:]))
+    assert all(b >= a for a, b in zip(vals[:-1], vals[1:], strict=True))
     assert packing_lower_bound(9, 2) == pytest.approx(PLANAR_TABLE[8])
     assert "monotonicity" in min_separated_diameter(9, 2).lower_source
 
@@ -225,7 +226,7 @@ def test_curve_packing_vectorised_and_scalar():
     Ps = np.arange(1, 25)
     arr = lower_bound_curve(Ps, 2, margin=0.5)
     assert isinstance(arr, np.ndarray) and arr.shape == Ps.shape
-    for P, v in zip(Ps, arr):
+    for P, v in zip(Ps, arr, strict=True):
         assert v == packing_lower_bound(int(P), 2, margin=0.5)
         assert isinstance(lower_bound_curve(int(P), 2, margin=0.5), float)
     assert lower_bound_curve(np.array([[1, 3], [4, 9]]), 3).shape == (2, 2)
@@ -255,7 +256,9 @@ def test_curve_callable():
 
 
 def test_curve_errors():
-    with pytest.raises(InvalidInputError, match=r"`curve` must be one of 'packing', 'simplex'; got 'jung'"):
+    with pytest.raises(
+        InvalidInputError, match=r"`curve` must be one of 'packing', 'simplex'; got 'jung'"
+    ):
         lower_bound_curve(3, 2, curve="jung")
     with pytest.raises(TypeError, match=r"`curve` must be one of"):
         lower_bound_curve(3, 2, curve=3)
@@ -265,9 +268,13 @@ def test_curve_errors():
         lower_bound_curve([1.5], 2)
     with pytest.raises(TypeError, match=r"`P` must be an integer or an array of integers"):
         lower_bound_curve(["a"], 2)
-    with pytest.raises(InvalidInputError, match=r"`curve` must return a finite value >= 0; got -1.0 for P=3"):
+    with pytest.raises(
+        InvalidInputError, match=r"`curve` must return a finite value >= 0; got -1.0 for P=3"
+    ):
         lower_bound_curve(3, 2, curve=lambda P, n, m: -1.0)
-    with pytest.raises(InvalidInputError, match=r"`curve` must return a finite value >= 0; got nan"):
+    with pytest.raises(
+        InvalidInputError, match=r"`curve` must return a finite value >= 0; got nan"
+    ):
         lower_bound_curve(3, 2, curve=lambda P, n, m: float("nan"))
     with pytest.raises(InvalidInputError, match=r"`curve` must return a real number; got 'x'"):
         lower_bound_curve(3, 2, curve=lambda P, n, m: "x")
@@ -300,8 +307,12 @@ def test_curve_errors():
 def test_errors(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         min_separated_diameter(*args, **kwargs)
-    if "rng" not in kwargs and "n_starts" not in kwargs and "rtol" not in kwargs \
-            and "max_opt_points" not in kwargs:
+    if (
+        "rng" not in kwargs
+        and "n_starts" not in kwargs
+        and "rtol" not in kwargs
+        and "max_opt_points" not in kwargs
+    ):
         with pytest.raises(exc, match=match):
             packing_lower_bound(*args, **kwargs)
 

@@ -22,8 +22,8 @@ from isoapprox import (
 from isoapprox import _kernels_geom as KG
 from isoapprox.procrustes import _meb_nd, _subset_lower_bound
 
-from conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
-from reference import dist, meb_radius_bruteforce_2d
+from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
+from .reference import dist, meb_radius_bruteforce_2d
 
 #: the default certification target of minimax_procrustes (relative to the
 #: MEB radii of the inputs); two independent solves may differ by twice it.
@@ -68,7 +68,7 @@ def check_result(res: ProcrustesResult, E1, E2) -> None:
     n = E1.shape[1]
     assert isinstance(res.value, float) and isinstance(res.lower, float)
     np.testing.assert_allclose(res.Q.T @ res.Q, np.eye(n), atol=1e-12)
-    direct = max(dist(res.Q @ a + res.b, e) for a, e in zip(E1, E2))
+    direct = max(dist(res.Q @ a + res.b, e) for a, e in zip(E1, E2, strict=True))
     sc = scale_of(E1, E2)
     assert res.value == pytest.approx(direct, rel=1e-12, abs=1e-13 * sc)
     assert res.upper == res.value
@@ -102,7 +102,7 @@ def test_meb_2d_matches_bruteforce(rng):
         ww = w[: len(idx)]
         assert np.all(ww >= 0) and ww.sum() == pytest.approx(1.0)
         cw = ww @ P[idx]
-        dual = math.sqrt(sum(wk * dist(P[k], cw) ** 2 for wk, k in zip(ww, idx)))
+        dual = math.sqrt(sum(wk * dist(P[k], cw) ** 2 for wk, k in zip(ww, idx, strict=True)))
         assert dual <= r * (1 + 1e-12) + 1e-15
         assert dual == pytest.approx(r, rel=1e-9, abs=1e-12)
 
@@ -122,10 +122,22 @@ def test_interval_bound_never_exceeds_dense_minimum(rng):
         ea = KG._eval_angle(A, E, lo, P, order, sup, w)
         eb = KG._eval_angle(A, E, hi, P, order, sup, w)
         L = float(np.max(np.linalg.norm(A, axis=1)))
-        lb = KG._interval_bound(lo, hi, math.sqrt(ea[1]), math.sqrt(eb[1]), ea[2], ea[3], ea[4],
-                                eb[2], eb[3], eb[4], L, 0.0, np.inf)
-        dense = min(KG._eval_angle(A, E, t, P, order, sup, w)[0]
-                    for t in np.linspace(lo, hi, 1500))
+        lb = KG._interval_bound(
+            lo,
+            hi,
+            math.sqrt(ea[1]),
+            math.sqrt(eb[1]),
+            ea[2],
+            ea[3],
+            ea[4],
+            eb[2],
+            eb[3],
+            eb[4],
+            L,
+            0.0,
+            np.inf,
+        )
+        dense = min(KG._eval_angle(A, E, t, P, order, sup, w)[0] for t in np.linspace(lo, hi, 1500))
         assert lb <= dense + 1e-12
 
 
@@ -233,6 +245,30 @@ def test_bracket_contains_bruteforce_optimum_2d(rng, kind):
         assert res.value <= brute + tol
         # the MEB of the grid's best angles is the brute-force reference itself
         assert res.value == pytest.approx(min(brute, res.value), abs=2e-6 * _scale(E1, E2))
+
+
+def test_refined_bruteforce_optimum_lies_in_the_bracket(rng):
+    """A grid plus a bounded refinement of its best angles approximates the
+    optimum to ~1e-10; it must fall inside [lower, upper] up to that."""
+    from scipy.optimize import minimize_scalar
+
+    for _ in range(6):
+        N = int(rng.integers(3, 8))
+        E1 = rng.normal(size=(N, 2))
+        E2 = rng.normal(size=(N, 2))
+        res = minimax_procrustes(E1, E2)
+        h = 2 * math.pi / 720
+        vals = []
+        for refl in (False, True):
+            grid = [(value_at(E1, E2, rot(p, refl)), p) for p in np.arange(720) * h]
+            for _, p in sorted(grid)[:3]:
+                r = minimize_scalar(lambda t, A=E1, B=E2, f=refl: value_at(A, B, rot(t, f)),
+                                    bounds=(p - h, p + h), method="bounded",
+                                    options={"xatol": 1e-13})
+                vals.append(float(r.fun))
+        brute = min(vals)
+        slack = 1e-9 * _scale(E1, E2)
+        assert res.lower - slack <= brute <= res.upper + slack
 
 
 def test_grid_uses_exact_meb(rng):
@@ -356,9 +392,12 @@ def test_lemma_diso_at_most_twice_dhaus(pair):
 
 
 @pytest.mark.property
-@given(st.integers(2, 6).flatmap(lambda N: arrays(np.float64, (N, 3),
-                                                  elements=st.floats(-5, 5, allow_subnormal=False))),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.integers(2, 6).flatmap(
+        lambda N: arrays(np.float64, (N, 3), elements=st.floats(-5, 5, allow_subnormal=False))
+    ),
+    st.integers(0, 2**32 - 1),
+)
 def test_brackets_overlap_under_motions_3d(E1, seed):
     r = np.random.default_rng(seed)
     E2 = E1 + r.normal(size=E1.shape)

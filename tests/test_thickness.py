@@ -15,9 +15,15 @@ from scipy.spatial import ConvexHull
 
 from isoapprox import InvalidInputError, ThicknessResult, diameter, thickness, thickness_report
 from isoapprox import _kernels_geom as KG
-from isoapprox.thickness import _difference_body, _simplex_width
+from isoapprox.thickness import (
+    _difference_body,
+    _lp_descent,
+    _maximal_simplex,
+    _simplex_width,
+    _variance_bound,
+)
 
-from conftest import MOTION_RTOL, random_orthogonal
+from .conftest import MOTION_RTOL, random_orthogonal
 
 #: exact methods agree with brute force up to rounding of the widths
 EXACT_RTOL = 1e-12
@@ -78,7 +84,11 @@ FIXTURES = [
     ("equilateral triangle", polygon(3), math.sqrt(3) / 2),
     ("square", np.array([[0.0, 0], [1, 0], [1, 1], [0, 1]]), 1 / math.sqrt(2)),
     # circumradius 1: width 1 + cos 36 deg, diameter (a diagonal) 2 sin 72 deg
-    ("regular pentagon", polygon(5), (1 + math.cos(math.radians(36))) / (2 * math.sin(math.radians(72)))),
+    (
+        "regular pentagon",
+        polygon(5),
+        (1 + math.cos(math.radians(36))) / (2 * math.sin(math.radians(72))),
+    ),
     # side 1: width sqrt 3 (between opposite sides), diameter 2
     ("regular hexagon", polygon(6), math.sqrt(3) / 2),
     # unit cube: width 1, diameter sqrt 3
@@ -114,7 +124,9 @@ def test_fixtures(name, X, want, rng):
 def test_fixture_numbers_by_hand():
     """The constants above, from their geometric derivations."""
     assert math.sqrt(3) / 2 == pytest.approx(0.8660254037844386)
-    assert (1 + math.cos(math.pi / 5)) / (2 * math.sin(2 * math.pi / 5)) == pytest.approx(0.9510565162951535)
+    assert (1 + math.cos(math.pi / 5)) / (2 * math.sin(2 * math.pi / 5)) == pytest.approx(
+        0.9510565162951535
+    )
     # tetrahedron above has edge 2 sqrt 2; its opposite edges are 2 apart
     assert diameter(TETRA) == pytest.approx(2 * math.sqrt(2))
     assert width(TETRA, [1, 0, 0]) == pytest.approx(2.0)
@@ -248,6 +260,31 @@ def test_simplex_width_matches_difference_body(rng):
             assert width(V, e) == pytest.approx(ws, rel=1e-10)
 
 
+def test_lower_bounds_never_exceed_the_exact_width(rng):
+    """The variance bound and the inscribed-simplex bound (used in high
+    dimension) against the exact width of 3-D sets."""
+    for _ in range(10):
+        X = rng.normal(size=(int(rng.integers(4, 12)), 3))
+        X = X - X.mean(0)
+        exact = bruteforce_min_width_3d(X)
+        assert _variance_bound(X) <= exact * (1 + 1e-12)
+        ws, _ = _simplex_width(X[_maximal_simplex(X)])
+        assert ws <= exact * (1 + 1e-12)
+    # the cube: uniform weights already give the exact width 1
+    assert _variance_bound(CUBE - 0.5) == pytest.approx(1.0, rel=1e-9)
+
+
+def test_lp_descent_goes_down_and_stays_above_the_minimum(rng):
+    for _ in range(10):
+        X = rng.normal(size=(10, 3))
+        e0 = rng.normal(size=3)
+        w, e = _lp_descent(X, e0)
+        assert np.linalg.norm(e) == pytest.approx(1.0)
+        assert w == pytest.approx(width(X, e), rel=1e-12)
+        assert w <= width(X, e0) * (1 + 1e-12)
+        assert w >= bruteforce_min_width_3d(X) * (1 - 1e-12)
+
+
 @pytest.mark.parametrize(("N", "n"), [(30, 3), (60, 4), (12, 5)])
 def test_large_sets_low_dimension_are_exact(rng, N, n):
     X = rng.normal(size=(N, n))
@@ -274,9 +311,11 @@ def test_high_dimension_bracket_is_valid(rng, N, n):
 # ---------------------------------------------------------------------------
 
 planar = st.integers(3, 12).flatmap(
-    lambda N: arrays(np.float64, (N, 2), elements=st.floats(-10, 10, allow_subnormal=False)))
+    lambda N: arrays(np.float64, (N, 2), elements=st.floats(-10, 10, allow_subnormal=False))
+)
 spatial = st.integers(4, 9).flatmap(
-    lambda N: arrays(np.float64, (N, 3), elements=st.floats(-10, 10, allow_subnormal=False)))
+    lambda N: arrays(np.float64, (N, 3), elements=st.floats(-10, 10, allow_subnormal=False))
+)
 
 
 def _usable(X) -> bool:
@@ -284,8 +323,11 @@ def _usable(X) -> bool:
 
 
 @pytest.mark.property
-@given(st.one_of(planar, spatial), st.integers(0, 2**32 - 1),
-       st.sampled_from([1e-150, 1e-6, 1.0, 42.0, 1e150]))
+@given(
+    st.one_of(planar, spatial),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([1e-150, 1e-6, 1.0, 42.0, 1e150]),
+)
 def test_similarity_and_permutation_invariance(X, seed, c):
     if not _usable(X):
         return
