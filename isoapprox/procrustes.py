@@ -242,16 +242,22 @@ def _pairwise(X: np.ndarray) -> np.ndarray:
 def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) -> float:
     """``max |R(E1_S) - R(E2_S)|`` over pairs and triples ``S`` (proven lower bound).
 
-    Pairs give ``isometric_error / 2``; triples (only when ``N <= max_points``)
-    can be larger.  Each radius is computed to a few ulps; the allowance is
-    subtracted.
+    Pairs give ``isometric_error / 2``; triples (only when ``N <= max_points``;
+    beyond, pairs only, by the fused kernel) can be larger.  Each radius is
+    computed to a few ulps; the allowance is subtracted.
     """
     N = X1.shape[0]
+    if N > max_points:
+        from . import _kernels as K
+
+        value, _, _ = K.isometric_error_kernel(X1, X2)  # fused, O(N) memory
+        slack = 64 * _EPS * 2 * (_absmax(X1) + _absmax(X2))
+        return max(0.5 * float(value) - slack, 0.0)
     D1 = _pairwise(X1)
     D2 = _pairwise(X2)
     iu = np.triu_indices(N, 1)
     best = 0.5 * float(np.max(np.abs(D1[iu] - D2[iu]))) if N >= 2 else 0.0
-    if 3 <= N <= max_points:
+    if N >= 3:
         from itertools import combinations
 
         idx = np.array(list(combinations(range(N), 3)), dtype=np.int64)
@@ -328,30 +334,40 @@ def _dual_lower_bound(
             gam = 2.0 / (t + 3.0)
             w = (1 - gam) * w
             w[k] += gam
-    # SLSQP polish of the best weights (smooth where singular values are simple)
+    # SLSQP polish of the best weights (smooth where singular values are
+    # simple), over the points that carry weight or lie farthest from the
+    # weighted centre (at most 60 variables)
     from scipy.optimize import minimize
 
-    def f(w):
-        w = np.maximum(w, 0.0)
-        phi, _, Q = _dual_value(a, e, w)
-        p = e - a @ Q.T
-        pb = w @ p
-        g = np.einsum("ij,ij->i", p, p) - 2 * p @ pb
+    _, _, Q = _dual_value(a, e, best_w)
+    p = e - a @ Q.T
+    far = np.argsort(-np.einsum("ij,ij->i", p - best_w @ p, p - best_w @ p), kind="stable")
+    keep = np.union1d(np.flatnonzero(best_w > 0.0), far[: 2 * a.shape[1] + 2])
+    if len(keep) > 60:
+        keep = keep[np.argsort(-best_w[keep], kind="stable")[:60]]
+    ak, ek = a[keep], e[keep]
+
+    def f(v):
+        v = np.maximum(v, 0.0)
+        phi, _, Qv = _dual_value(ak, ek, v)
+        pv = ek - ak @ Qv.T
+        g = np.einsum("ij,ij->i", pv, pv) - 2 * pv @ (v @ pv)
         return -phi, -g
 
     try:
         res = minimize(
             f,
-            best_w,
+            _simplex(best_w[keep]),
             jac=True,
             method="SLSQP",
-            bounds=[(0.0, 1.0)] * N,
+            bounds=[(0.0, 1.0)] * len(keep),
             constraints=[
-                {"type": "eq", "fun": lambda w: np.sum(w) - 1.0, "jac": lambda w: np.ones_like(w)}
+                {"type": "eq", "fun": lambda v: np.sum(v) - 1.0, "jac": lambda v: np.ones_like(v)}
             ],
             options={"maxiter": 200, "ftol": 1e-16},
         )
-        w = _simplex(res.x)
+        w = np.zeros(N)
+        w[keep] = _simplex(res.x)
         val, _ = score(w)
         if val > best_val:
             best_val, best_w = val, w
