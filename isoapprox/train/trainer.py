@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from .. import _kernels as K
+from .._blas import single_threaded_blas
 from .._typing import FloatArray, IntArray
 from .._validation import (
     as_labels,
@@ -425,7 +426,7 @@ def build_split(
 
 @contextlib.contextmanager
 def limit_threads(n: int | None):
-    """Run numba kernels and BLAS on ``n`` threads meanwhile (``None``: as is).
+    """Run numba kernels on ``n`` threads, and BLAS on one if ``n == 1``.
 
     Training batches are small (``N <= 512``): waking a thread team costs
     more than the work, and on a loaded machine much more.  Measured on the
@@ -433,20 +434,21 @@ def limit_threads(n: int | None):
     12 ms on 2 numba threads and 1 ms on one; an MLP 64-64-2 forward and
     backward pass at ``N = 512`` took 169 ms with 2 OpenBLAS threads and
     7 ms with one.  Results do not depend on the thread counts.  numba's
-    setting is per calling thread; the BLAS limit (through threadpoolctl)
-    holds for the whole process until the context exits.
+    setting is per calling thread; the BLAS limit
+    (:func:`isoapprox._blas.single_threaded_blas`, through threadpoolctl when
+    it is installed) holds for the whole process until the context exits.
+    ``None`` leaves both as they are.
     """
     if n is None:
         yield
         return
     import numba
-    from threadpoolctl import threadpool_limits
 
     n = max(1, int(n))
     old = numba.get_num_threads()
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     try:
-        with threadpool_limits(limits=n, user_api="blas"):
+        with single_threaded_blas() if n == 1 else contextlib.nullcontext():
             yield
     finally:
         numba.set_num_threads(old)
