@@ -234,9 +234,20 @@ def _worker_ready() -> int:
 
 
 class _InProcess:
-    """Runs each task at submission, in this process."""
+    """Runs each task at submission, in this process, as one single-threaded worker.
+
+    numba is limited to one thread while the run lasts (restored at close), as
+    in the pool's workers: the package's ``parallel=True`` kernels would
+    otherwise pay a thread-pool launch per call on tiny configurations.
+    """
 
     slots = 1
+
+    def __init__(self) -> None:
+        import numba
+
+        self._threads = numba.get_num_threads()
+        numba.set_num_threads(1)
 
     def submit(self, task: ChunkTask) -> cf.Future:
         fut: cf.Future = cf.Future()
@@ -250,7 +261,9 @@ class _InProcess:
         return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
 
     def close(self, *, cancel: bool = False) -> None:
-        pass
+        import numba
+
+        numba.set_num_threads(self._threads)
 
 
 @contextlib.contextmanager
@@ -310,15 +323,14 @@ def _import_distributed():
 
 
 class _Dask:
-    """Tasks as futures on a dask.distributed cluster."""
+    """Tasks on a dask.distributed cluster, through its concurrent.futures executor."""
 
     def __init__(self, client=None, address: str | None = None, timeout: float = 10.0) -> None:
-        self._distributed = _import_distributed()
+        distributed = _import_distributed()
         self._own = client is None
         if client is None:
             try:
-                client = self._distributed.Client(address, timeout=timeout,
-                                                  set_as_default=False)
+                client = distributed.Client(address, timeout=timeout, set_as_default=False)
             except (OSError, TimeoutError, ValueError) as exc:
                 msg = " ".join(str(exc).split())
                 raise IsoapproxError(
@@ -326,19 +338,22 @@ class _Dask:
                     f"{timeout:g} s: {msg}"
                 ) from None
         self.client = client
+        self._ex = client.get_executor(pure=False)
         threads = sum(client.nthreads().values()) or 1
         self.slots = 2 * threads
 
-    def submit(self, task: ChunkTask):
-        return self.client.submit(run_chunk, task, pure=False)
+    def submit(self, task: ChunkTask) -> cf.Future:
+        return self._ex.submit(run_chunk, task)
 
     def wait(self, futures):
-        res = self._distributed.wait(list(futures), return_when="FIRST_COMPLETED")
-        return set(res.done), set(res.not_done)
+        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
 
     def close(self, *, cancel: bool = False) -> None:
-        if self._own:
-            self.client.close()
+        try:
+            self._ex.shutdown(wait=not cancel)
+        finally:
+            if self._own:
+                self.client.close()
 
 
 def _executor(workers: int | None, scheduler: str | None, client, timeout: float):
