@@ -298,17 +298,13 @@ def thickness_2d(W, diam):
             L = np.sqrt(dx * dx + dy * dy)
             if L == 0.0:
                 continue
-            cap = best * L  # stop once this direction cannot beat the best
+            cap = best * L
             lo = 0.0
             hi = 0.0
             for k in range(N):
                 s = dx * (W[k, 1] - W[i, 1]) - dy * (W[k, 0] - W[i, 0])
-                if s < lo:
-                    lo = s
-                elif s > hi:
-                    hi = s
-                if hi - lo >= cap:
-                    break
+                lo = min(lo, s)
+                hi = max(hi, s)
             if hi - lo < cap:
                 best = (hi - lo) / L
     if not np.isfinite(best):
@@ -347,6 +343,8 @@ def cheap_kernel(X, codes, margin):
     I = np.empty((B, 2), dtype=np.int64)
     D = np.empty((N, N))
     W = np.empty((N, n))
+    pos = np.empty(N, dtype=np.int64)
+    neg = np.empty(N, dtype=np.int64)
     for b in range(B):
         # exact power-of-two rescaling out of the over/underflow range
         m = margin
@@ -365,6 +363,8 @@ def cheap_kernel(X, codes, margin):
         # distances, diameter, isometric error to the collapsed embedding
         diam = 0.0
         diso = 0.0
+        di = 0
+        dj = 0
         for i in range(N):
             D[i, i] = 0.0
             for j in range(i + 1, N):
@@ -377,6 +377,8 @@ def cheap_kernel(X, codes, margin):
                 D[j, i] = d
                 if d > diam:
                     diam = d
+                    di = i
+                    dj = j
                 e = abs(d - 0.0)  # |D_ij - D^collapsed_ij|
                 if e > diso:
                     diso = e
@@ -407,10 +409,12 @@ def cheap_kernel(X, codes, margin):
                     continue
                 d = D[a, q]
                 if codes[b, q] == ca:
+                    pos[npos] = q
                     npos += 1
                     if d > hp:
                         hp = d
                 else:
+                    neg[nneg] = q
                     nneg += 1
                     if d < hn:
                         hn = d
@@ -424,16 +428,11 @@ def cheap_kernel(X, codes, margin):
             if t > bh_max:
                 bh_max = t
             n_trip += npos * nneg
-            for p in range(N):
-                if p == a or codes[b, p] != ca:
-                    continue
-                tp = D[a, p] + alpha
-                for q in range(N):
-                    if codes[b, q] == ca:
-                        continue
-                    v = tp - D[a, q]
-                    if v > 0.0:
-                        t_sum += v
+            # all triplets of this anchor: [d_ap + alpha - d_am]_+
+            for q in range(npos):
+                tp = D[a, pos[q]] + alpha
+                for r in range(nneg):
+                    t_sum += max(tp - D[a, neg[r]], 0.0)
         if n_anchor == 0:
             F[b, 0] = np.nan
             F[b, 1] = np.nan
@@ -444,8 +443,27 @@ def cheap_kernel(X, codes, margin):
             F[b, 2] = (t_sum / n_trip) / s
         F[b, 3] = diam / s
         F[b, 4] = diso / s
-        # minimum enclosing ball: exact for n <= 2, bracketed above
-        if n == 1:
+        # minimum enclosing ball: exact for n <= 2, bracketed above.  Fast
+        # path: when the ball on the farthest pair holds every point it is
+        # the minimum one (any enclosing ball has radius >= diam / 2).
+        fast = True
+        r2 = 0.0
+        lim = 0.5 * diam * (1.0 + _MEB_TOL)
+        lim *= lim
+        for i in range(N):
+            acc = 0.0
+            for k in range(n):
+                t = W[i, k] - 0.5 * (W[di, k] + W[dj, k])
+                acc += t * t
+            if acc > lim:
+                fast = False
+                break
+            if acc > r2:
+                r2 = acc
+        if fast:
+            r_up = np.sqrt(r2)
+            r_lo = min(0.5 * diam, r_up)
+        elif n == 1:
             lo = W[0, 0]
             hi = W[0, 0]
             for i in range(1, N):

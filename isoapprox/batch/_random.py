@@ -90,12 +90,12 @@ def int_to_words(value: int) -> np.ndarray:
 
 @njit(inline="always", **_JIT)
 def _hashmix(value, hc):
-    """One ``hashmix`` step; ``hc`` is a length-1 array holding the hash constant."""
-    value = (value ^ hc[0]) & _M32
-    hc[0] = (hc[0] * _MULT_A) & _M32
-    value = (value * hc[0]) & _M32
+    """One ``hashmix`` step; returns the mixed value and the next hash constant."""
+    value = (value ^ hc) & _M32
+    hc = (hc * _MULT_A) & _M32
+    value = (value * hc) & _M32
     value ^= value >> _S16
-    return value
+    return value, hc
 
 
 @njit(inline="always", **_JIT)
@@ -103,6 +103,14 @@ def _mix(x, y):
     r = ((_MIX_L * x) - (_MIX_R * y)) & _M32
     r ^= r >> _S16
     return r
+
+
+@njit(inline="always", **_JIT)
+def _entropy_word(entropy, spawn, n_run, i):
+    """Word ``i`` of the assembled entropy: run words (padded to ``n_run``) then spawn words."""
+    if i < n_run:
+        return entropy[i] if i < entropy.shape[0] else _ZERO
+    return spawn[i - n_run]
 
 
 @njit(**_JIT)
@@ -120,38 +128,64 @@ def seedseq_key(entropy, spawn):
     -------
     key0, key1 : uint64
         ``SeedSequence(...).generate_state(2, np.uint64)``.
+
+    Notes
+    -----
+    numpy pads the run entropy with zeros to the pool size (4 words) when a
+    spawn key is present.  No allocation: the pool lives in four scalars.
     """
     n_run = entropy.shape[0]
     if spawn.shape[0] > 0 and n_run < _POOL:
-        n_run = _POOL  # numpy pads the run entropy to the pool size
+        n_run = _POOL
     total = n_run + spawn.shape[0]
-    ent = np.zeros(total, dtype=np.uint64)
-    for i in range(entropy.shape[0]):
-        ent[i] = entropy[i]
-    for i in range(spawn.shape[0]):
-        ent[n_run + i] = spawn[i]
-    pool = np.zeros(_POOL, dtype=np.uint64)
-    hc = np.empty(1, dtype=np.uint64)
-    hc[0] = _INIT_A
-    for i in range(_POOL):
-        pool[i] = _hashmix(ent[i] if i < total else _ZERO, hc)
+    hc = _INIT_A
+    p0, hc = _hashmix(_entropy_word(entropy, spawn, n_run, 0) if total > 0 else _ZERO, hc)
+    p1, hc = _hashmix(_entropy_word(entropy, spawn, n_run, 1) if total > 1 else _ZERO, hc)
+    p2, hc = _hashmix(_entropy_word(entropy, spawn, n_run, 2) if total > 2 else _ZERO, hc)
+    p3, hc = _hashmix(_entropy_word(entropy, spawn, n_run, 3) if total > 3 else _ZERO, hc)
+    # mix every pool word into every other one (source-major order)
     for i_src in range(_POOL):
-        for i_dst in range(_POOL):
-            if i_src != i_dst:
-                pool[i_dst] = _mix(pool[i_dst], _hashmix(pool[i_src], hc))
+        # pool word i_src is not updated while it is the source
+        src = p0 if i_src == 0 else (p1 if i_src == 1 else (p2 if i_src == 2 else p3))
+        if i_src != 0:
+            h, hc = _hashmix(src, hc)
+            p0 = _mix(p0, h)
+        if i_src != 1:
+            h, hc = _hashmix(src, hc)
+            p1 = _mix(p1, h)
+        if i_src != 2:
+            h, hc = _hashmix(src, hc)
+            p2 = _mix(p2, h)
+        if i_src != 3:
+            h, hc = _hashmix(src, hc)
+            p3 = _mix(p3, h)
+    # the remaining entropy words, each mixed into every pool word
     for i_src in range(_POOL, total):
-        for i_dst in range(_POOL):
-            pool[i_dst] = _mix(pool[i_dst], _hashmix(ent[i_src], hc))
+        w = _entropy_word(entropy, spawn, n_run, i_src)
+        h, hc = _hashmix(w, hc)
+        p0 = _mix(p0, h)
+        h, hc = _hashmix(w, hc)
+        p1 = _mix(p1, h)
+        h, hc = _hashmix(w, hc)
+        p2 = _mix(p2, h)
+        h, hc = _hashmix(w, hc)
+        p3 = _mix(p3, h)
     # generate_state(4 x uint32) viewed as 2 x uint64 (little-endian)
     h = _INIT_B
-    words = np.empty(4, dtype=np.uint64)
-    for i in range(4):
-        v = (pool[i % _POOL] ^ h) & _M32
-        h = (h * _MULT_B) & _M32
-        v = (v * h) & _M32
-        v ^= v >> _S16
-        words[i] = v
-    return words[0] | (words[1] << _S32), words[2] | (words[3] << _S32)
+    w0, h = _state_word(p0, h)
+    w1, h = _state_word(p1, h)
+    w2, h = _state_word(p2, h)
+    w3, h = _state_word(p3, h)
+    return w0 | (w1 << _S32), w2 | (w3 << _S32)
+
+
+@njit(inline="always", **_JIT)
+def _state_word(v, h):
+    v = (v ^ h) & _M32
+    h = (h * _MULT_B) & _M32
+    v = (v * h) & _M32
+    v ^= v >> _S16
+    return v, h
 
 
 @njit(inline="always", **_JIT)

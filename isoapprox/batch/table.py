@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -110,45 +109,46 @@ def encode_rows(cols: dict[str, np.ndarray], columns: Sequence[Column], fmt: str
     return ("\n".join(lines) + "\n").encode() if lines else b""
 
 
-def _parse_csv_field(s: str, dtype: str):
+def _csv_column(col: np.ndarray, dtype: str, name: str) -> np.ndarray:
+    """Convert one CSV column (array of str) to the internal representation."""
     if dtype == "str":
-        return s
-    if s == "":
-        return math.nan
+        return col.astype(object)
+    empty = col == ""
     if dtype == "bool":
-        if s not in ("True", "False"):
-            raise ValueError(f"not a bool: {s!r}")
-        return 1.0 if s == "True" else 0.0
-    return float(s)
-
-
-def _parse_json_value(v, dtype: str):
-    if dtype == "str":
-        return "" if v is None else v
-    if v is None:
-        return math.nan
-    return float(v)
+        true = col == "True"
+        if not np.all(true | empty | (col == "False")):
+            raise InvalidInputError(f"column {name!r} holds a value that is not True/False")
+        out = true.astype(np.float64)
+    else:
+        out = np.where(empty, "nan", col).astype(np.float64)
+    out[empty] = np.nan
+    return out
 
 
 def iter_cells(path: str | Path, columns: Sequence[Column], fmt: str
                ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
     """Read a result table back, one grid cell at a time (rows of a cell are contiguous).
 
-    Yields ``(cell, columns)`` with the internal representation.
+    Yields ``(cell, columns)`` with the internal representation.  The CSV
+    fields are split by the C ``csv`` reader and converted column by column
+    in numpy.
     """
     path = Path(path)
     names = [c.name for c in columns]
     dtypes = [c.dtype for c in columns]
     k_cell = names.index("cell")
-    buf: list[list] = []
-    current = None
 
-    def flush():
-        data = {}
-        for j, (name, dt) in enumerate(zip(names, dtypes)):
-            vals = [row[j] for row in buf]
-            data[name] = np.array(vals, dtype=object if dt == "str" else np.float64)
-        return int(current), data
+    def flush(buf):
+        if fmt == "csv":
+            arr = np.array(buf, dtype=str).reshape(len(buf), len(names))
+            data = {n: _csv_column(arr[:, j], d, n) for j, (n, d) in enumerate(zip(names, dtypes))}
+        else:
+            data = {}
+            for n, d in zip(names, dtypes):
+                vals = [r.get(n) for r in buf]
+                data[n] = (np.array(["" if v is None else v for v in vals], dtype=object)
+                           if d == "str" else np.array(vals, dtype=np.float64))
+        return int(data["cell"][0]), data
 
     with path.open("r", encoding="utf-8", newline="") as fh:
         if fmt == "csv":
@@ -158,17 +158,19 @@ def iter_cells(path: str | Path, columns: Sequence[Column], fmt: str
                 raise InvalidInputError(
                     f"`{path}` does not have the expected columns; got header {head}"
                 )
-            rows = (r for r in reader)
-            parse = lambda r: [_parse_csv_field(s, d) for s, d in zip(r, dtypes)]  # noqa: E731
+            rows = reader
+            key = lambda r: r[k_cell]  # noqa: E731
         else:
             rows = (json.loads(line) for line in fh if line.strip())
-            parse = lambda r: [_parse_json_value(r.get(n), d) for n, d in zip(names, dtypes)]  # noqa: E731
-        for raw in rows:
-            row = parse(raw)
-            if current is not None and row[k_cell] != current:
-                yield flush()
+            key = lambda r: r.get("cell")  # noqa: E731
+        buf: list = []
+        current = None
+        for row in rows:
+            k = key(row)
+            if buf and k != current:
+                yield flush(buf)
                 buf = []
-            current = row[k_cell]
+            current = k
             buf.append(row)
-    if buf:
-        yield flush()
+        if buf:
+            yield flush(buf)
