@@ -151,7 +151,7 @@ def section_cheap(B: int, B_loop: int, repeats: int) -> None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    per_round = [max(a, b) for a, b in zip(*res)]
+    per_round = [max(a, b) for a, b in zip(*res, strict=True)]
     r_two = 2 * B / statistics.median(per_round)
     print(f"   kernel on 2 cores (2 processes) {r_two:12,.0f} configurations/s "
           f"({'meets' if r_two >= 1e6 else 'below'} the 1e6 goal; x{r_two / r_vec:.2f} of 1 core)")

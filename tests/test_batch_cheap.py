@@ -16,7 +16,14 @@ from isoapprox.batch.cheap import BOUND_RTOL
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 
 from . import reference as ref
-from .conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
+from .conftest import (
+    KERNEL_ATOL,
+    KERNEL_RTOL,
+    MOTION_ATOL,
+    MOTION_RTOL,
+    random_orthogonal,
+    scale_of,
+)
 
 #: the Frank-Wolfe enclosing ball in n >= 3 stops at a relative gap of ~1e-10
 MEB_FW_RTOL = 1e-9

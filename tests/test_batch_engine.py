@@ -40,7 +40,7 @@ FAIL_AT: set[tuple[int, int]] = set()  # (cell, rep) that make the stage fail
 
 
 def _flaky(X, codes, margin, prev):
-    here = set(zip(prev["cell"].astype(int).tolist(), prev["rep"].astype(int).tolist()))
+    here = set(zip(prev["cell"].astype(int).tolist(), prev["rep"].astype(int).tolist(), strict=True))
     if FAIL_AT & here:
         raise RuntimeError("injected failure")
     return {"flaky_ok": np.ones(len(X), dtype=bool)}

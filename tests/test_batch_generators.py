@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from isoapprox.batch import GeneratorOptions, class_sizes, config_generator, generate, layout_codes
+from isoapprox.batch import (
+    GeneratorOptions,
+    class_sizes,
+    config_generator,
+    generate,
+    layout_codes,
+)
 from isoapprox.batch.generators import DISTRIBUTIONS, LAYOUTS, cell_words
 from isoapprox.exceptions import InvalidInputError
 

@@ -18,7 +18,12 @@ The pieces, in the order data flows through them:
 
 from __future__ import annotations
 
-from .adversarial import OBJECTIVES, SearchResult, adversarial_search, register_objective
+from .adversarial import (
+    OBJECTIVES,
+    SearchResult,
+    adversarial_search,
+    register_objective,
+)
 from .cheap import CHEAP_FIELDS, cheap_quantities
 from .engine import BatchResult, ChunkTask, evaluate_chunk, plan, run_batch, run_chunk
 from .generators import (

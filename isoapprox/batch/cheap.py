@@ -70,9 +70,13 @@ def _as_batch(X: ArrayLike) -> np.ndarray:
         raise TypeError(f"`X` must be a numeric array of shape (B, N, n); got {type(X).__name__}")
     arr = np.asarray(X)
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`X` must be a real numeric array of shape (B, N, n); got dtype {arr.dtype}")
+        raise TypeError(
+            f"`X` must be a real numeric array of shape (B, N, n); got dtype {arr.dtype}"
+        )
     if arr.ndim != 3:
-        raise InvalidInputError(f"`X` must be a 3-D array of shape (B, N, n); got shape {arr.shape}")
+        raise InvalidInputError(
+            f"`X` must be a 3-D array of shape (B, N, n); got shape {arr.shape}"
+        )
     if arr.shape[1] < 2 or arr.shape[2] < 1:
         raise InvalidInputError(
             f"`X` must hold at least 2 points of dimension >= 1 per configuration; got "

@@ -60,7 +60,13 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import IsoapproxError
-from ..io import Journal, atomic_write_bytes, atomic_write_text, provenance, write_results
+from ..io import (
+    Journal,
+    atomic_write_bytes,
+    atomic_write_text,
+    provenance,
+    write_results,
+)
 from .generators import GeneratorOptions, config_generator, generate
 from .grid import BatchConfig, Cell
 from .stages import Column, Stage

@@ -206,7 +206,8 @@ def root_entropy(seed: int) -> np.ndarray:
     return R.int_to_words(seed)
 
 
-def config_generator(seed: int, words: tuple[int, int], rep: int, *extra: int) -> np.random.Generator:
+def config_generator(seed: int, words: tuple[int, int], rep: int,
+                     *extra: int) -> np.random.Generator:
     """numpy Generator on ``Philox(SeedSequence(seed, spawn_key=(*words, rep, *extra)))``.
 
     With no ``extra`` this is the stream the points of configuration ``rep``

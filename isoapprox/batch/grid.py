@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 
 from .._validation import check_int, check_margin, check_option
 from ..exceptions import InvalidInputError
-from .generators import DISTRIBUTIONS, LAYOUTS, GeneratorOptions, cell_words, validate_cell
+from .generators import (
+    DISTRIBUTIONS,
+    LAYOUTS,
+    GeneratorOptions,
+    cell_words,
+    validate_cell,
+)
 from .stages import Column, Stage, resolve_stages
 
 __all__ = [
@@ -119,15 +125,17 @@ class Grid:
     _skipped: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
-        set_("n_points", _tuple_of(self.n_points, "n_points", lambda v: check_int(v, "n_points", minimum=3)))
-        set_("dims", _tuple_of(self.dims, "dims", lambda v: check_int(v, "dims", minimum=1)))
-        set_("classes", _tuple_of(self.classes, "classes", lambda v: check_int(v, "classes", minimum=2)))
-        set_("layouts", _tuple_of(self.layouts, "layouts", lambda v: check_option(v, "layouts", LAYOUTS)))
-        set_("margins", _tuple_of(self.margins, "margins", lambda v: check_margin(v, "margins")))
-        set_("distributions", _tuple_of(self.distributions, "distributions",
-                                        lambda v: check_option(v, "distributions", DISTRIBUTIONS)))
-        set_("repetitions", check_int(self.repetitions, "repetitions", minimum=1, maximum=2**32))
+        def set_(name, check):
+            object.__setattr__(self, name, _tuple_of(getattr(self, name), name, check))
+
+        set_("n_points", lambda v: check_int(v, "n_points", minimum=3))
+        set_("dims", lambda v: check_int(v, "dims", minimum=1))
+        set_("classes", lambda v: check_int(v, "classes", minimum=2))
+        set_("layouts", lambda v: check_option(v, "layouts", LAYOUTS))
+        set_("margins", lambda v: check_margin(v, "margins"))
+        set_("distributions", lambda v: check_option(v, "distributions", DISTRIBUTIONS))
+        object.__setattr__(self, "repetitions",
+                           check_int(self.repetitions, "repetitions", minimum=1, maximum=2**32))
         cells, skipped = [], []
         for N, n, P, lay, a, dist in itertools.product(
             self.n_points, self.dims, self.classes, self.layouts, self.margins, self.distributions
@@ -146,8 +154,8 @@ class Grid:
             cells.append(cell)
         if not cells:
             raise InvalidInputError("the grid has no valid cell (every cell admits no triplet)")
-        set_("_cells", tuple(cells))
-        set_("_skipped", tuple(skipped))
+        object.__setattr__(self, "_cells", tuple(cells))
+        object.__setattr__(self, "_skipped", tuple(skipped))
 
     @property
     def cells(self) -> tuple[Cell, ...]:
@@ -206,7 +214,9 @@ class BatchConfig:
         if not isinstance(self.grid, Grid):
             raise TypeError(f"`grid` must be a Grid; got {type(self.grid).__name__}")
         if not isinstance(self.options, GeneratorOptions):
-            raise TypeError(f"`options` must be GeneratorOptions; got {type(self.options).__name__}")
+            raise TypeError(
+                f"`options` must be GeneratorOptions; got {type(self.options).__name__}"
+            )
         check_int(self.seed, "seed", minimum=0)
         check_int(self.chunk_size, "chunk_size", minimum=1)
         check_option(self.format, "format", FORMATS)

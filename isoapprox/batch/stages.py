@@ -175,11 +175,13 @@ class Stage:
 
     def signature(self) -> dict:
         """What enters the run fingerprint."""
+        module = getattr(self.func, "__module__", "?")
+        qualname = getattr(self.func, "__qualname__", type(self.func).__name__)
         return {
             "name": self.name,
             "kind": self.kind,
             "version": self.version,
-            "func": f"{getattr(self.func, '__module__', '?')}:{getattr(self.func, '__qualname__', '?')}",
+            "func": f"{module}:{qualname}",
             "columns": [[c.name, c.dtype] for c in self.columns],
         }
 
@@ -213,7 +215,9 @@ def get_stage(spec: str | Stage) -> Stage:
         try:
             mod = importlib.import_module(mod_name)
         except ImportError as exc:
-            raise InvalidInputError(f"stage {spec!r}: cannot import module {mod_name!r}: {exc}") from None
+            raise InvalidInputError(
+                f"stage {spec!r}: cannot import module {mod_name!r}: {exc}"
+            ) from None
         obj = getattr(mod, attr, None)
         if not isinstance(obj, Stage):
             raise InvalidInputError(

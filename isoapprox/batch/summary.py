@@ -49,7 +49,7 @@ def summarise_cell(data: dict[str, np.ndarray], columns: Sequence[Column]) -> di
                 warnings.simplefilter("ignore", RuntimeWarning)
                 q = (np.quantile(v[ok], [p for _, p in QUANTILES]) if ok.any()
                      else np.full(len(QUANTILES), np.nan))
-            for (suffix, _), val in zip(QUANTILES, q):
+            for (suffix, _), val in zip(QUANTILES, q, strict=True):
                 rec[f"{c.name}_{suffix}"] = float(val)
             rec[f"{c.name}_missing"] = int((~ok).sum())
     return rec
@@ -91,8 +91,8 @@ def format_table(records: Sequence[dict], config: BatchConfig) -> str:
             row.append(str(r[f"{e}_count"]))
         rows.append(row)
     widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
-        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)))
+        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
     return "\n".join(lines)

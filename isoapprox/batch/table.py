@@ -102,10 +102,11 @@ def encode_rows(cols: dict[str, np.ndarray], columns: Sequence[Column], fmt: str
         strs = [_csv_strings(cols[c.name], c.dtype) for c in columns]
         if not strs or not strs[0]:
             return b""
-        return ("\n".join(map(",".join, zip(*strs))) + "\n").encode()
+        return ("\n".join(map(",".join, zip(*strs, strict=True))) + "\n").encode()
     names = [c.name for c in columns]
     vals = [_json_values(cols[c.name], c.dtype) for c in columns]
-    lines = [json.dumps(dict(zip(names, row)), allow_nan=False) for row in zip(*vals)]
+    lines = [json.dumps(dict(zip(names, row, strict=True)), allow_nan=False)
+             for row in zip(*vals, strict=True)]
     return ("\n".join(lines) + "\n").encode() if lines else b""
 
 
@@ -141,10 +142,11 @@ def iter_cells(path: str | Path, columns: Sequence[Column], fmt: str
     def flush(buf):
         if fmt == "csv":
             arr = np.array(buf, dtype=str).reshape(len(buf), len(names))
-            data = {n: _csv_column(arr[:, j], d, n) for j, (n, d) in enumerate(zip(names, dtypes))}
+            data = {n: _csv_column(arr[:, j], d, n)
+                    for j, (n, d) in enumerate(zip(names, dtypes, strict=True))}
         else:
             data = {}
-            for n, d in zip(names, dtypes):
+            for n, d in zip(names, dtypes, strict=True):
                 vals = [r.get(n) for r in buf]
                 data[n] = (np.array(["" if v is None else v for v in vals], dtype=object)
                            if d == "str" else np.array(vals, dtype=np.float64))

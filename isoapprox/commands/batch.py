@@ -68,7 +68,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     g.add_argument("--classes", type=_pos_int, nargs="+", default=[2], metavar="P",
                    help="numbers of classes P, 2 <= P <= N - 1 (default 2)")
     g.add_argument("--layouts", nargs="+", default=["balanced"], choices=LAYOUTS,
-                   metavar="LAYOUT", help=f"label layouts {{{', '.join(LAYOUTS)}}} (default balanced)")
+                   metavar="LAYOUT",
+                   help=f"label layouts {{{', '.join(LAYOUTS)}}} (default balanced)")
     g.add_argument("--margins", type=float, nargs="+", default=[0.0], metavar="ALPHA",
                    help="margins alpha >= 0 (default 0)")
     g.add_argument("--distributions", nargs="+", default=["gaussian"], choices=DISTRIBUTIONS,
@@ -110,7 +111,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                         "isoapprox[dask]")
     r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
                    help="seconds to wait for the Dask scheduler (default 10)")
-    r.add_argument("--format", choices=FORMATS, default="csv", help="result table format (default csv)")
+    r.add_argument("--format", choices=FORMATS, default="csv",
+                   help="result table format (default csv)")
     r.add_argument("--overwrite", action="store_true",
                    help="discard a previous run in --out instead of resuming it")
     r.add_argument("--keep-parts", action="store_true",
