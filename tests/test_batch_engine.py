@@ -27,6 +27,7 @@ from isoapprox.batch import (
     plan,
     register_stage,
     run_batch,
+    summarise,
 )
 from isoapprox.batch.stages import STAGES, resolve_stages
 from isoapprox.batch.table import iter_cells
@@ -248,6 +249,29 @@ def test_config_stage_errors_are_recorded_not_fatal(baseline):
     rec = baseline.summary[0]
     assert rec["test_solverish_error_count"] == sum(1 for r in range(23) if r % 5 == 3)
     assert rec["noisy_ratio_missing"] == rec["test_solverish_error_count"]
+
+
+def _same_records(a, b):
+    assert len(a) == len(b)
+    for ra, rb in zip(a, b, strict=True):
+        assert ra.keys() == rb.keys()
+        for k in ra:
+            va, vb = ra[k], rb[k]
+            if isinstance(va, float) and np.isnan(va):
+                assert isinstance(vb, float) and np.isnan(vb), k
+            else:
+                assert va == vb, k
+
+
+def test_summary_from_values_equals_summary_from_the_table(tmp_path, baseline):
+    _same_records(summarise(baseline.results, _config()), baseline.summary)
+    res = run_batch(_config(), tmp_path / "s", workers=0)
+    (tmp_path / "s" / "summary.json").unlink()  # finished run, no summary: parse the table
+    again = run_batch(_config(), tmp_path / "s", workers=0)
+    assert again.computed == 0
+    _same_records(again.summary, res.summary)
+    third = run_batch(_config(), tmp_path / "s", workers=0)  # reuses summary.json
+    _same_records(third.summary, again.summary)
 
 
 def test_summary_matches_the_rows(baseline):

@@ -15,11 +15,12 @@ the same driver loop:
 
 A task is pure: it regenerates its configurations from the root seed
 (:mod:`isoapprox.batch.generators`), evaluates the stages and returns the
-encoded rows.  The driver (this process) writes each finished chunk to
-``OUT/parts/`` atomically and then records it in the fsynced journal
-``OUT/journal.jsonl``; a crash loses at most the chunks in flight, and a
-rerun with the same configuration skips every journaled chunk (its part
-file is checked by SHA-256).  When all chunks are done the parts are
+encoded rows together with their numeric values.  The driver (this
+process) writes each finished chunk to ``OUT/parts/`` atomically (the rows,
+and the values as ``.npy`` for the summary) and then records it in the
+fsynced journal ``OUT/journal.jsonl``; a crash loses at most the chunks in
+flight, and a rerun with the same configuration skips every journaled chunk
+(its files are checked by SHA-256).  When all chunks are done the parts are
 concatenated in chunk order into ``OUT/results.csv`` (or ``.jsonl``), so
 the final file is byte-identical whatever the executor, the number of
 workers, the completion order or the interruptions.
@@ -47,8 +48,10 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import hashlib
+import io
 import json
 import logging
+import math
 import multiprocessing
 import os
 import shutil
@@ -70,7 +73,7 @@ from ..io import (
 from .generators import GeneratorOptions, config_generator, generate
 from .grid import BatchConfig, Cell
 from .stages import Column, Stage
-from .summary import summarise
+from .summary import summarise, summarise_values, summary_values
 from .table import encode_rows, header, to_internal
 
 __all__ = [
@@ -123,11 +126,18 @@ class ChunkTask:
 
 @dataclass(frozen=True)
 class ChunkOutput:
-    """A finished chunk: its encoded rows (no header)."""
+    """A finished chunk: its encoded rows (no header) and its summary values.
+
+    ``values`` is a float64 array ``(rows, k)`` of the columns
+    :func:`~isoapprox.batch.summary.summary_columns` names (numbers, flags,
+    and 1.0/0.0 for "this text column is non-empty"), so the driver
+    summarises a run without parsing the text table.
+    """
 
     chunk: int
     rows: int
     payload: bytes
+    values: np.ndarray
     seconds: float
 
 
@@ -217,7 +227,9 @@ def run_chunk(task: ChunkTask) -> ChunkOutput:
     t0 = time.perf_counter()
     cols = evaluate_chunk(task)
     payload = encode_rows(cols, task.columns, task.format)
-    return ChunkOutput(task.chunk, task.stop - task.start, payload, time.perf_counter() - t0)
+    values = summary_values(cols, task.columns)
+    return ChunkOutput(task.chunk, task.stop - task.start, payload, values,
+                       time.perf_counter() - t0)
 
 
 def _worker_ready() -> int:
@@ -424,6 +436,16 @@ def _part_path(out: Path, chunk: int, fmt: str) -> Path:
     return out / PARTS_DIR / f"chunk-{chunk:08d}.{fmt}"
 
 
+def _values_path(out: Path, chunk: int) -> Path:
+    return out / PARTS_DIR / f"chunk-{chunk:08d}.npy"
+
+
+def _npy_bytes(values: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, values, allow_pickle=False)
+    return buf.getvalue()
+
+
 def _clear(out: Path, results: Path) -> None:
     for name in (RUN_FILE, JOURNAL_FILE, SUMMARY_FILE, "summary.csv"):
         with contextlib.suppress(FileNotFoundError):
@@ -557,7 +579,10 @@ def run_batch(
             if rec.get("kind") != "chunk":
                 continue
             p = _part_path(out, rec["chunk"], config.format)
-            if p.exists() and p.stat().st_size == rec["bytes"] and _file_sha256(p) == rec["sha256"]:
+            v = _values_path(out, rec["chunk"])
+            if (p.exists() and v.exists() and p.stat().st_size == rec["bytes"]
+                    and _file_sha256(p) == rec["sha256"]
+                    and _file_sha256(v) == rec.get("values_sha256")):
                 done.add(rec["chunk"])
         reused = len(done)
         todo = [t for t in plan(config) if t.chunk not in done]
@@ -567,11 +592,16 @@ def run_batch(
         computed = _drive(todo, config, out, journal, workers, scheduler, client,
                           connect_timeout, progress, done_rows=_rows_of(config, done))
         sha = _assemble(out, results, config)
+        summary = summarise_values(
+            (np.load(_values_path(out, k), allow_pickle=False) for k in range(n_chunks)), config)
         journal.append({"kind": "complete", "rows": config.grid.n_configurations,
                         "sha256": sha})
         if not keep_parts:
             shutil.rmtree(out / PARTS_DIR, ignore_errors=True)
-    summary = summarise(results, config)
+    else:
+        summary = _previous_summary(out, fp, complete[-1].get("sha256"))
+        if summary is None:  # parse the table (slow path)
+            summary = summarise(results, config)
     elapsed = time.perf_counter() - t0
     summary_path = write_results(
         out / SUMMARY_FILE, experiment="batch", config=config.to_dict(), records=summary,
@@ -590,6 +620,21 @@ def run_batch(
     )
     return BatchResult(out, results, summary_path, config.grid.n_configurations, n_chunks,
                        computed, reused, elapsed, summary)
+
+
+def _previous_summary(out: Path, fp: str, results_sha: str | None) -> list | None:
+    """The records of ``summary.json`` if it belongs to this finished run."""
+    try:
+        doc = json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    if doc.get("fingerprint") != fp or doc.get("results_sha256") != results_sha:
+        return None
+    records = doc.get("records")
+    if not isinstance(records, list):
+        return None
+    # JSON stores NaN as null
+    return [{k: (math.nan if v is None else v) for k, v in r.items()} for r in records]
 
 
 def _rows_of(config: BatchConfig, chunks: set[int]) -> int:
@@ -622,10 +667,12 @@ def _drive(todo, config, out, journal, workers, scheduler, client, timeout, prog
             done, pending = ex.wait(pending)
             for fut in done:
                 res: ChunkOutput = fut.result()
-                p = _part_path(out, res.chunk, config.format)
-                atomic_write_bytes(p, res.payload)
+                npy = _npy_bytes(res.values)
+                atomic_write_bytes(_values_path(out, res.chunk), npy)
+                atomic_write_bytes(_part_path(out, res.chunk, config.format), res.payload)
                 journal.append({"kind": "chunk", "chunk": res.chunk, "rows": res.rows,
                                 "bytes": len(res.payload), "sha256": _sha256(res.payload),
+                                "values_sha256": _sha256(npy),
                                 "seconds": round(res.seconds, 6)})
                 computed += 1
                 bar.update(res.rows)

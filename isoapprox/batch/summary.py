@@ -10,7 +10,7 @@ for every ``<stage>_error`` column the number of failures.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -18,7 +18,15 @@ from .grid import PARAM_COLUMNS, BatchConfig
 from .stages import Column
 from .table import iter_cells
 
-__all__ = ["QUANTILES", "format_table", "summarise", "summarise_cell"]
+__all__ = [
+    "QUANTILES",
+    "format_table",
+    "summarise",
+    "summarise_cell",
+    "summarise_values",
+    "summary_columns",
+    "summary_values",
+]
 
 #: (suffix, quantile) reported for every numeric quantity
 QUANTILES = (("min", 0.0), ("p05", 0.05), ("median", 0.5), ("p95", 0.95), ("max", 1.0))
@@ -56,9 +64,60 @@ def summarise_cell(data: dict[str, np.ndarray], columns: Sequence[Column]) -> di
 
 
 def summarise(path, config: BatchConfig) -> list[dict]:
-    """Summary records of every cell of a result table written for ``config``."""
+    """Summary records of every cell of a result table written for ``config`` (parses it)."""
     columns = config.columns()
     return [summarise_cell(data, columns) for _, data in iter_cells(path, columns, config.format)]
+
+
+def summary_columns(columns: Sequence[Column]) -> list[Column]:
+    """The columns a chunk's summary values hold: every column but the text
+    parameters (a text column of a stage as 1.0 when non-empty, 0.0 else)."""
+    return [c for c in columns if c.dtype != "str" or c.name not in _PARAMS]
+
+
+def summary_values(cols: dict[str, np.ndarray], columns: Sequence[Column]) -> np.ndarray:
+    """A chunk's summary values, float64 ``(B, k)`` (see :func:`summary_columns`)."""
+    keep = summary_columns(columns)
+    B = len(cols["cell"])
+    out = np.empty((B, len(keep)))
+    for j, c in enumerate(keep):
+        if c.dtype == "str":
+            out[:, j] = [1.0 if v else 0.0 for v in cols[c.name]]
+        else:
+            out[:, j] = cols[c.name]
+    return out
+
+
+def summarise_values(chunks: Iterable[np.ndarray], config: BatchConfig) -> list[dict]:
+    """Summary records from the chunks' summary values, in chunk order."""
+    columns = config.columns()
+    keep = summary_columns(columns)
+    k_cell = [c.name for c in keep].index("cell")
+    cells = config.grid.cells
+    records: list[dict] = []
+    pending: list[np.ndarray] = []
+
+    def flush():
+        vals = np.concatenate(pending)
+        data = {}
+        for j, c in enumerate(keep):
+            col = vals[:, j]
+            data[c.name] = (np.where(col == 1.0, "x", "").astype(object) if c.dtype == "str"
+                            else col)
+        cell = cells[int(vals[0, k_cell])]
+        B = len(vals)
+        data["distribution"] = np.full(B, cell.distribution, dtype=object)
+        data["layout"] = np.full(B, cell.layout, dtype=object)
+        records.append(summarise_cell(data, columns))
+
+    for vals in chunks:
+        if pending and vals[0, k_cell] != pending[-1][0, k_cell]:
+            flush()
+            pending = []
+        pending.append(vals)
+    if pending:
+        flush()
+    return records
 
 
 def _fmt(x: float) -> str:

@@ -59,7 +59,8 @@ def _quote(s: str) -> str:
 
 def _csv_strings(arr: np.ndarray, dtype: str) -> list[str]:
     if dtype == "str":
-        return [_quote(s) for s in arr.tolist()]
+        cache: dict[str, str] = {}
+        return [cache[s] if s in cache else cache.setdefault(s, _quote(s)) for s in arr.tolist()]
     missing = np.isnan(arr)
     if dtype == "float":
         out = list(map(repr, arr.tolist()))
