@@ -173,54 +173,93 @@ def _grid(reps: int) -> BatchConfig:
                        stages=("cheap",), chunk_size=max(1, reps // 16))
 
 
+def _compute_phase(executor, tasks) -> float:
+    """Seconds to push every task through ``executor`` and collect the results."""
+    import concurrent.futures as cf
+
+    t0 = time.perf_counter()
+    futs = [executor.submit(t) for t in tasks]
+    for f in cf.as_completed(futs):
+        f.result()
+    return time.perf_counter() - t0
+
+
 def section_scaling(reps: int, repeats: int) -> dict:
-    print(f"\n2. run_batch scaling, stage cheap, {reps:,} configurations (N = 5, R^2), 16 chunks")
+    print(f"\n2. scaling from 1 to 2 local workers, stage cheap, {reps:,} configurations "
+          "(N = 5, R^2), 16 chunks")
     cfg = _grid(reps)
+    tasks = plan(cfg)
+    compute, start, end_to_end = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        t_start = _median_time(lambda: _LocalPool(2).close(), max(1, repeats // 2))
-        out = {}
         for w in (1, 2):
+            t0 = time.perf_counter()
+            pool = _LocalPool(w)
+            start[w] = time.perf_counter() - t0
+            try:
+                compute[w] = _median_time(lambda pool=pool: _compute_phase(pool, tasks), repeats)
+            finally:
+                pool.close()
             k = [0]
 
             def once(w=w, k=k):
                 k[0] += 1
                 run_batch(cfg, Path(tmp) / f"w{w}-{k[0]}", workers=w)
 
-            out[w] = _median_time(once, repeats)
-    print(f"   start of a 2-worker pool        {t_start:10.2f} s")
+            end_to_end[w] = _median_time(once, max(1, repeats - 1))
     for w in (1, 2):
-        print(f"   {w} worker(s)                     {out[w]:10.2f} s   "
-              f"{reps / out[w]:12,.0f} configurations/s end to end")
-    print(f"   speed-up 1 -> 2 workers         {out[1] / out[2]:10.2f}")
-    return out
+        print(f"   {w} worker(s): tasks {compute[w]:7.2f} s ({reps / compute[w]:10,.0f} cfg/s), "
+              f"pool start {start[w]:5.2f} s, run_batch end to end {end_to_end[w]:7.2f} s "
+              f"({reps / end_to_end[w]:9,.0f} cfg/s)")
+    print(f"   speed-up 1 -> 2 workers: tasks {compute[1] / compute[2]:.2f}, "
+          f"end to end {end_to_end[1] / end_to_end[2]:.2f}")
+    return {"compute": compute[2], "end_to_end": end_to_end[2]}
 
 
-def section_dask(reps: int, repeats: int, t_local: float) -> None:
+class _DaskAdapter:
+    def __init__(self, client):
+        from isoapprox.batch.engine import run_chunk
+
+        self._ex = client.get_executor(pure=False)
+        self._fn = run_chunk
+
+    def submit(self, task):
+        return self._ex.submit(self._fn, task)
+
+
+def section_dask(reps: int, repeats: int, local: dict) -> None:
     try:
         import distributed
     except ImportError:
         print("\n3. Dask: dask.distributed not installed, skipped")
         return
-    print(f"\n3. Dask LocalCluster (2 processes x 1 thread, loopback) vs local pool, {reps:,} "
-          "configurations")
+    print(f"\n3. Dask LocalCluster (2 processes x 1 thread, loopback) vs the local pool "
+          f"(2 workers), {reps:,} configurations")
     cfg = _grid(reps)
+    tasks = plan(cfg)
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+        t0 = time.perf_counter()
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                       protocol="tcp://", host="127.0.0.1",
                                       dashboard_address=None) as cluster, \
                 distributed.Client(cluster, set_as_default=False) as client:
             run_batch(_grid(64), Path(tmp) / "warm", client=client)  # load kernels on workers
+            t_start = time.perf_counter() - t0
+            adapter = _DaskAdapter(client)
+            t_compute = _median_time(lambda: _compute_phase(adapter, tasks), repeats)
             k = [0]
 
             def once():
                 k[0] += 1
                 run_batch(cfg, Path(tmp) / f"d{k[0]}", client=client)
 
-            t_dask = _median_time(once, repeats)
-    print(f"   Dask (cluster already up)       {t_dask:10.2f} s")
-    print(f"   local, 2 workers (incl. start)  {t_local:10.2f} s")
-    print(f"   ratio Dask / local              {t_dask / t_local:10.2f}")
+            t_e2e = _median_time(once, max(1, repeats - 1))
+    print(f"   Dask: tasks {t_compute:7.2f} s, run_batch {t_e2e:7.2f} s "
+          f"(cluster start {t_start:.2f} s, not included)")
+    print(f"   local: tasks {local['compute']:7.2f} s, run_batch {local['end_to_end']:7.2f} s "
+          "(pool start included)")
+    print(f"   ratio Dask / local: tasks {t_compute / local['compute']:.2f}, "
+          f"end to end {t_e2e / local['end_to_end']:.2f}")
 
 
 def section_stage(name: str, n: int, repeats: int) -> None:
@@ -254,12 +293,12 @@ def main(argv=None) -> int:
     repeats = args.repeats or (3 if args.quick else 5)
     B = 100_000 if args.quick else 1_000_000
     B_loop = 300 if args.quick else 2_000
-    reps = 100_000 if args.quick else 1_000_000
+    reps = 100_000 if args.quick else 400_000
     print(f"isoapprox batch benchmark: python {platform.python_version()}, numpy {np.__version__}, "
           f"{os.cpu_count()} cpu(s), load average {_load()}")
     section_cheap(B, B_loop, repeats)
-    times = section_scaling(reps, max(1, repeats // 2))
-    section_dask(reps, max(1, repeats // 2), times[2])
+    local = section_scaling(reps, repeats)
+    section_dask(reps, repeats, local)
     if args.stage:
         section_stage(args.stage, 200 if args.quick else 1000, repeats)
     print(f"\nload average at the end {_load()} (timings are noisy on a shared machine)")

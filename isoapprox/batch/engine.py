@@ -236,7 +236,8 @@ def _worker_ready() -> int:
     """Warm-up task: load the compiled kernels in a fresh worker."""
     from .cheap import cheap_quantities
 
-    cheap_quantities(np.zeros((1, 3, 2)), np.array([0, 0, 1]))
+    X, codes = generate("gaussian", 3, 2, 2, "balanced", [0])
+    cheap_quantities(X, codes)
     try:
         import numba
 
@@ -323,8 +324,9 @@ class _LocalPool:
         return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
 
     def close(self, *, cancel: bool = False) -> None:
+        # every result is in hand: let the workers exit in the background
         try:
-            self._ex.shutdown(wait=not cancel, cancel_futures=cancel)
+            self._ex.shutdown(wait=False, cancel_futures=cancel)
         finally:
             self._env.__exit__(None, None, None)
 
