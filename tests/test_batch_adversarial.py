@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from isoapprox.batch import OBJECTIVES, adversarial_search, generate, register_objective
+from isoapprox.batch import (
+    OBJECTIVES,
+    GeneratorOptions,
+    adversarial_search,
+    generate,
+    register_objective,
+)
 from isoapprox.batch.adversarial import _Looped
 from isoapprox.exceptions import InvalidInputError
 
@@ -71,6 +77,23 @@ def test_register_per_configuration_objective():
             register_objective("test_centre_distance", _centre_distance)
     finally:
         OBJECTIVES.pop("test_centre_distance", None)
+
+
+def farthest_from_origin(X, codes, margin):
+    """A vectorised objective importable as tests.test_batch_adversarial:farthest_from_origin."""
+    return np.linalg.norm(X, axis=2).max(axis=1)
+
+
+def test_objective_by_module_attribute_in_a_grid():
+    opts = GeneratorOptions(objective="tests.test_batch_adversarial:farthest_from_origin",
+                            search_budget=40)
+    X, _ = generate("adversarial", 5, 2, 2, "balanced", [0, 1], seed=2, options=opts)
+    start, _ = generate("gaussian", 5, 2, 2, "balanced", [0, 1], seed=2)
+    assert np.all(farthest_from_origin(X, None, 0.0) > farthest_from_origin(start, None, 0.0))
+    with pytest.raises(InvalidInputError, match="must be callable"):
+        GeneratorOptions(objective="tests.test_batch_adversarial:CODES")
+    with pytest.raises(InvalidInputError, match="cannot import module"):
+        GeneratorOptions(objective="no_such_module_xyz:f")
 
 
 def test_non_finite_values_never_win():

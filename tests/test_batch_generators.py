@@ -151,7 +151,7 @@ def test_generate_errors(args, kwargs, exc, match):
         ({"spread": 0.0}, "`spread` must be > 0"),
         ({"collapse_scale": -1.0}, "`collapse_scale` must be > 0"),
         ({"unbalanced_ratio": 1.0}, r"`unbalanced_ratio` must lie in \(0, 1\)"),
-        ({"objective": "nope"}, "`objective` must be one of"),
+        ({"objective": "nope"}, "`objective` must be one of .* or module:attribute"),
         ({"search_budget": 0}, "`search_budget` must be >= 1"),
     ],
 )

@@ -62,6 +62,7 @@ __all__ = [
     "evaluate_chunk",
     "format_table",
     "generate",
+    "get_objective",
     "get_stage",
     "layout_codes",
     "plan",

@@ -33,6 +33,7 @@ loop).  The built-in ones are cheap:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -48,6 +49,7 @@ __all__ = [
     "Objective",
     "SearchResult",
     "adversarial_search",
+    "get_objective",
     "register_objective",
 ]
 
@@ -88,6 +90,37 @@ OBJECTIVES: dict[str, Objective] = {
     "thickness": _thickness,
     "loss_ratio": _loss_ratio,
 }
+
+
+def get_objective(spec: str) -> Objective:
+    """A registered objective by name, or ``"module:attribute"`` naming a vectorised one.
+
+    The ``module:attribute`` form lets worker processes and Dask workers
+    import an objective that was not registered in them.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"`objective` must be a name; got {type(spec).__name__}")
+    if spec in OBJECTIVES:
+        return OBJECTIVES[spec]
+    if ":" in spec:
+        mod_name, _, attr = spec.partition(":")
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError as exc:
+            raise InvalidInputError(
+                f"`objective` {spec!r}: cannot import module {mod_name!r}: {exc}"
+            ) from None
+        obj = getattr(mod, attr, None)
+        if not callable(obj):
+            raise InvalidInputError(
+                f"`objective` {spec!r}: {mod_name}.{attr} must be callable; got "
+                f"{type(obj).__name__}"
+            )
+        return obj
+    listed = ", ".join(repr(k) for k in OBJECTIVES)
+    raise InvalidInputError(
+        f"`objective` must be one of {listed} or module:attribute; got {spec!r}"
+    )
 
 
 class _Looped:
@@ -184,7 +217,8 @@ def adversarial_search(
     Parameters
     ----------
     objective : callable or str
-        A vectorised objective or the name of one in :data:`OBJECTIVES`.
+        A vectorised objective, the name of one in :data:`OBJECTIVES`, or
+        ``"module:attribute"``.
     codes : array_like of shape (N,)
         Integer labels, fixed during the search.
     dim : int
@@ -218,10 +252,7 @@ def adversarial_search(
     True
     """
     if isinstance(objective, str):
-        if objective not in OBJECTIVES:
-            listed = ", ".join(repr(k) for k in OBJECTIVES)
-            raise InvalidInputError(f"`objective` must be one of {listed}; got {objective!r}")
-        objective = OBJECTIVES[objective]
+        objective = get_objective(objective)
     elif not callable(objective):
         raise TypeError(f"`objective` must be callable or a name; got {type(objective).__name__}")
     codes = np.ascontiguousarray(codes, dtype=np.int64).reshape(-1)

@@ -93,8 +93,9 @@ class GeneratorOptions:
     unbalanced_ratio : float, default 0.5
         Ratio ``q`` of the geometric class sizes of ``unbalanced``.
     objective : str, default "meb_ratio"
-        Name of the objective the ``adversarial`` search maximises (see
-        :data:`isoapprox.batch.adversarial.OBJECTIVES`).
+        The objective the ``adversarial`` search maximises: a name in
+        :data:`isoapprox.batch.adversarial.OBJECTIVES` or
+        ``"module:attribute"`` (importable by every worker).
     search_budget : int, default 512
         Objective evaluations per adversarial configuration.
     search_population : int, default 16
@@ -120,9 +121,9 @@ class GeneratorOptions:
         check_int(self.search_budget, "search_budget", minimum=1)
         check_int(self.search_population, "search_population", minimum=1)
         check_int(self.search_restarts, "search_restarts", minimum=1)
-        from .adversarial import OBJECTIVES
+        from .adversarial import get_objective
 
-        check_option(self.objective, "objective", tuple(OBJECTIVES))
+        get_objective(self.objective)
 
     def to_dict(self) -> dict:
         """Plain dict (for result files)."""
@@ -296,9 +297,9 @@ def generate(
                        n_classes, random_layout, base, float(options.spread),
                        float(options.collapse_scale), X, codes)
     if distribution == "adversarial":
-        from .adversarial import OBJECTIVES, adversarial_search
+        from .adversarial import adversarial_search, get_objective
 
-        objective = OBJECTIVES[options.objective]
+        objective = get_objective(options.objective)
         for b in range(B):
             rng = config_generator(seed, (w0, w1), int(r[b]), SEARCH_WORD)
             res = adversarial_search(
