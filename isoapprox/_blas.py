@@ -7,9 +7,9 @@ measured on a shared 2-core machine, one SLSQP run for 8 points in the plane
 took 250 ms with 2 OpenBLAS threads and 41 ms with one.  Results do not
 depend on the thread count.
 
-``threadpoolctl`` is used when it is installed (it comes with
-scikit-learn); otherwise the context does nothing.  The limit holds for the
-whole process until the context exits.
+``threadpoolctl`` (a runtime dependency) sets the limit; should it be
+missing the context does nothing.  The limit holds for the whole process
+until the context exits.
 """
 
 from __future__ import annotations
