@@ -180,7 +180,7 @@ def batch_hard_loss(
     --------
     >>> E = [[0.0], [1.0], [0.5], [3.0]]
     >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.1, reduction="max")
-    0.6
+    2.1
     """
     reduction = check_option(reduction, "reduction", REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
@@ -225,7 +225,7 @@ def triplet_loss(
     Examples
     --------
     >>> triplet_loss([[0.0], [1.0], [0.5], [3.0]], [0, 0, 1, 1], reduction="sum")
-    1.0
+    5.5
     """
     reduction = check_option(reduction, "reduction", REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
