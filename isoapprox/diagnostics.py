@@ -119,6 +119,7 @@ sees them, and summarises over batches.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -233,6 +234,25 @@ _COARSE_BINS = 64
 
 
 # --- helpers ----------------------------------------------------------------
+
+
+#: classes up to this size get their minimum enclosing ball with one numba
+#: thread: waking a thread pool costs far more than the work on a few points
+_SERIAL_MEB_POINTS = 4096
+
+
+@contextlib.contextmanager
+def _serial_numba(active: bool = True):
+    """Run numba's parallel kernels on one thread inside the block (results unchanged)."""
+    if not active:
+        yield
+        return
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
 
 
 def _n_chunks(units: int) -> int:
@@ -407,12 +427,26 @@ def _entropy_rank(s: np.ndarray, eps: float = 0.0) -> float:
     return float(math.exp(-math.fsum((nz * np.log(nz)).tolist())))
 
 
+def _one_blas_thread():
+    """Limit BLAS to one thread if threadpoolctl is installed (optional).
+
+    A threaded BLAS next to numba's thread pool oversubscribes small machines;
+    a tall ``(N, n)`` SVD is fast on one thread.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _singular_values(X: np.ndarray, center: bool) -> np.ndarray:
     s = pow2_scale(X)
     Y = X * s if s != 1.0 else X
     if center:
         Y = Y - Y.mean(axis=0)
-    return np.linalg.svd(Y, compute_uv=False)
+    with _one_blas_thread():
+        return np.linalg.svd(Y, compute_uv=False)
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -457,7 +491,7 @@ class DistanceSummary:
     @property
     def median(self) -> float:
         """The 0.5 quantile (computed if 0.5 is not among ``levels``)."""
-        for q, v in zip(self.levels, self.quantiles):
+        for q, v in zip(self.levels, self.quantiles, strict=True):
             if q == 0.5:
                 return v
         raise InvalidInputError(
@@ -471,13 +505,15 @@ class DistanceSummary:
             "min": self.min,
             "max": self.max,
             "mean": self.mean,
-            "quantiles": {f"{q:g}": v for q, v in zip(self.levels, self.quantiles)},
+            "quantiles": {f"{q:g}": v for q, v in zip(self.levels, self.quantiles, strict=True)},
             "histogram_counts": list(self.histogram_counts),
             "histogram_edges": list(self.histogram_edges),
         }
 
 
-def _coarse_histogram(level0, lo: float, hi: float, m: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
+def _coarse_histogram(
+    level0, lo: float, hi: float, m: int
+) -> tuple[tuple[int, ...], tuple[float, ...]]:
     if level0 is None or lo == hi:
         return (m,), (lo, hi)
     total = level0[0]
@@ -686,7 +722,9 @@ def _uniformity_unit(Z: np.ndarray, t: float) -> float:
     N = Z.shape[0]
     Ms, Ss = KS.uniformity_blocks(Z, np.ascontiguousarray(Z.T), t, _n_chunks(_n_units(N)))
     M = float(np.max(Ms))
-    total = math.fsum(float(S) * math.exp(float(Mb) - M) for Mb, S in zip(Ms, Ss) if S > 0.0)
+    total = math.fsum(
+        float(S) * math.exp(float(Mb) - M) for Mb, S in zip(Ms, Ss, strict=True) if S > 0.0
+    )
     m = N * (N - 1) // 2
     return M + math.log(total) - math.log(m)
 
@@ -853,7 +891,8 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn)
     centroids = np.empty((P, X.shape[1]))
     for c in range(P):
         pts = X[order[starts[c]:starts[c] + sizes[c]]]
-        meb[c] = min_enclosing_ball(pts).radius
+        with _serial_numba(len(pts) <= _SERIAL_MEB_POINTS):
+            meb[c] = min_enclosing_ball(pts).radius
         centroids[c] = pts.mean(axis=0)
     if P >= 2:
         Cs, CT, s = _scaled(centroids)
@@ -876,8 +915,10 @@ def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float):
     """Anchor sweep in input units: see :func:`isoapprox._kernels_stats.anchor_pass`."""
     Xs, XT, s = _scaled(X, margin, atol)
     nb = (X.shape[0] + KS.RB - 1) // KS.RB
+    members = np.argsort(codes, kind="stable").astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(class_counts(codes)))).astype(np.int64)
     hp, hn, pi, ni, far, far_idx, near, active, viol = KS.anchor_pass(
-        Xs, XT, codes, margin * s, atol * s, _n_chunks(nb)
+        Xs, XT, codes, members, starts, margin * s, atol * s, _n_chunks(nb)
     )
     return Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol
 
@@ -1063,7 +1104,7 @@ class CollapseStatistics:
             "min_distance": self.distances.min,
             "mean_distance": self.distances.mean,
         }
-        for q, v in zip(self.distances.levels, self.distances.quantiles):
+        for q, v in zip(self.distances.levels, self.distances.quantiles, strict=True):
             out[f"distance_q{q:g}"] = v
         out.update(
             meb_radius=self.meb_radius,
@@ -1169,6 +1210,7 @@ def collapse_statistics(
     lo = float(np.min(near))
     distances = _distance_summary(Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS,
                                   max_candidates=max_candidates)
+    del Xs, XT  # the remaining sweeps work on the normalised rows
 
     valid = (pi >= 0) & (ni >= 0)
     alpha_s = margin * s
@@ -1687,7 +1729,9 @@ def data_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
         "reported_loss": options.loss,
     }
     if len(sizes) <= 64:
-        out["class_sizes"] = {str(c): int(k) for c, k in zip(batch.classes.tolist(), sizes)}
+        out["class_sizes"] = {
+            str(c): int(k) for c, k in zip(batch.classes.tolist(), sizes, strict=True)
+        }
     return out
 
 

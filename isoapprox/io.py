@@ -337,14 +337,15 @@ def load_embeddings(
     path : path-like
         ``.npz`` with arrays ``embeddings`` and ``labels`` (or the keys
         given); ``.npy`` with the embeddings (then ``labels`` names the
-        ``.npy`` of labels); or ``.csv`` with a header row, numeric
-        embedding columns and one label column.
+        ``.npy`` of labels); or ``.csv`` with numeric embedding columns and
+        one label column, after a header row (a first row of numbers is
+        read as data: a file without header, as ``numpy.savetxt`` writes).
     labels : path-like, optional
         ``.npy`` file of labels (required with an ``.npy`` embedding file).
     embeddings_key, labels_key : str, optional
         Array names inside an ``.npz``.
     label_column : str or int, optional
-        CSV label column, by name or position; default ``"label"``,
+        CSV label column, by name or 0-based position; default ``"label"``,
         ``"labels"`` or ``"y"`` if present, else the last column.
 
     Returns
@@ -358,7 +359,9 @@ def load_embeddings(
     FileNotFoundError
         If a file does not exist.
     InvalidInputError
-        If the file has the wrong format, missing keys or mismatched lengths.
+        If the file is empty or has the wrong format, missing keys, ragged or
+        non-numeric CSV rows, or mismatched lengths; the message names the
+        file (and the CSV line and column).
     """
     path = Path(path)
     if not path.exists():

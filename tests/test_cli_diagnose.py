@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import numpy as np
+import planted
 import pytest
 
-import planted
 from isoapprox.cli import main
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.io import load_embeddings

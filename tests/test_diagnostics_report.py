@@ -7,9 +7,9 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import planted
 import pytest
 
-import planted
 from isoapprox import diagnostics as D
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.io import to_jsonable

@@ -7,14 +7,14 @@ import math
 import numba
 import numpy as np
 import pytest
+import reference as ref
+import reference_diagnostics as refd
 from conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import pdist
 
-import reference as ref
-import reference_diagnostics as refd
 from isoapprox import diagnostics as D
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.geometry import farthest_pair, min_enclosing_ball
@@ -260,12 +260,66 @@ def test_anchor_statistics_against_reference(rng, margin):
     assert (s.meb_radius, s.meb_lower) == (ball.radius, ball.lower)
 
 
-def test_active_fraction_counts_both_sorting_branches(rng):
-    # two big classes (positives outnumber negatives for the second) and a small one
-    E = rng.normal(size=(30, 2))
-    y = np.array([0] * 20 + [1] * 8 + [2] * 2)
+@pytest.mark.parametrize("sizes", [
+    (20, 8, 2),   # class 0 outnumbers the rest: negatives sorted, positives searched
+    (19, 40),     # 18 positives < 40 negatives: binary search in the positives
+    (3, 3, 3),    # a few positives: linear scan
+])
+def test_active_and_violated_counts_in_every_branch(rng, sizes):
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    E = rng.normal(size=(len(y), 2))
+    E[5] = E[0]  # a duplicate: ties between positives and negatives
     for margin in (0.0, 0.5):
         assert D.active_triplet_fraction(E, y, margin=margin) == refd.active_fraction(E, y, margin)
+        s = D.collapse_statistics(E, y, margin=margin)
+        assert s.n_violated == ref.n_violated(E, y, margin, 1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+def test_collapse_statistics_at_extreme_scales(rng, scale):
+    E = rng.normal(size=(12, 3))
+    y = _labels(rng, 12, 3)
+    a = D.collapse_statistics(E, y, margin=0.5)
+    b = D.collapse_statistics(E * scale, y, margin=0.5 * scale, atol=1e-9 * scale)
+    for name in ("batch_hard_mean", "batch_hard_max", "meb_radius", "rms_norm", "worst_slack"):
+        assert math.isclose(getattr(b, name), getattr(a, name) * scale, rel_tol=KERNEL_RTOL)
+    np.testing.assert_allclose(b.distances.quantiles, np.array(a.distances.quantiles) * scale,
+                               rtol=KERNEL_RTOL)
+    for name in ("effective_rank", "rankme", "uniformity", "alignment", "std_l2_normalized"):
+        assert math.isclose(getattr(b, name), getattr(a, name), rel_tol=1e-12)
+    assert (b.n_active, b.n_violated) == (a.n_active, a.n_violated)
+
+
+def test_smallest_batch(rng):
+    E = np.array([[0.0], [1.0], [3.0]])
+    s = D.collapse_statistics(E, [0, 0, 1], margin=0.5)
+    assert s.distances.n_pairs == 3 and s.diameter == 3.0 and s.distances.min == 1.0
+    assert s.n_triplets == 2 and s.batch_hard_max == ref.batch_hard_loss(E, [0, 0, 1], 0.5, "max")
+
+
+@given(
+    E=arrays(np.float64, st.tuples(st.integers(3, 12), st.integers(1, 3)),
+             elements=st.floats(-5, 5, allow_nan=False, width=16)),
+    data=st.data(),
+)
+def test_collapse_statistics_property_against_brute_force(E, data):
+    N = E.shape[0]
+    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=N, max_size=N)))
+    y[:2] = 0
+    y[2] = 1
+    margin = data.draw(st.sampled_from([0.0, 0.25, 1.0]))
+    s = D.collapse_statistics(E, y, margin=margin)
+    np.testing.assert_array_equal(s.distances.quantiles, refd.quantiles(E, s.distances.levels))
+    assert s.active_fraction == refd.active_fraction(E, y, margin)
+    assert s.n_violated == ref.n_violated(E, y, margin, 1e-9)
+    assert math.isclose(s.batch_hard_mean, ref.batch_hard_loss(E, y, margin, "mean"),
+                        rel_tol=KERNEL_RTOL, abs_tol=KERNEL_ATOL)
+    perm = np.random.default_rng(N).permutation(N)
+    t = D.collapse_statistics(E[perm], y[perm], margin=margin)
+    assert t.distances.quantiles == s.distances.quantiles
+    assert (t.n_active, t.n_violated) == (s.n_active, s.n_violated)
+    assert math.isclose(t.batch_hard_mean, s.batch_hard_mean, rel_tol=KERNEL_RTOL,
+                        abs_tol=KERNEL_ATOL)
 
 
 def test_collapsed_embedding_corner_cases():
