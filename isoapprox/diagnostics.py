@@ -120,6 +120,7 @@ sees them, and summarises over batches.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -197,8 +198,9 @@ N_BINS = 2**15
 MAX_CANDIDATES = 2**23
 #: epsilon added to the normalised singular values by RankMe (Garrido et al. 2023)
 RANKME_EPS = 1e-7
-#: the triplet loss (sum over every active triplet) is computed in the report
-#: only when the number of active triplets is at most this (its cost is linear in it)
+#: the full triplet loss sorts every anchor's negatives and adds one term per
+#: active triplet; the report computes it only when N^2 + (active triplets) is
+#: at most this
 MAX_TRIPLET_TERMS = 500_000_000
 #: ln 2 = softplus(0), the soft-margin batch-hard loss of a collapsed embedding
 LN2 = math.log(2.0)
@@ -231,6 +233,11 @@ SIGNATURE_NAMES = (
 )
 
 _COARSE_BINS = 64
+
+logger = logging.getLogger(__name__)
+#: above this many pair-coordinate operations (N^2 n) the sweeps are logged at
+#: INFO (they take minutes), else at DEBUG
+_LOG_INFO_WORK = 10**11
 
 
 # --- helpers ----------------------------------------------------------------
@@ -1198,10 +1205,12 @@ def collapse_statistics(
     atol = check_nonnegative(atol, "atol")
     max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
     N, n = X.shape
-
+    level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
+    logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
     Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol = _anchor_sweep(
         X, codes, margin, atol
     )
+    logger.log(level, "pair-distance histogram and quantile selection")
     # diameter: the first anchor reaching the largest row maximum, with its
     # first partner, is the lexicographically first diametral pair
     hi = float(np.max(far))
@@ -1228,6 +1237,7 @@ def collapse_statistics(
     else:
         rms = centroid = 0.0
 
+    logger.log(level, "uniformity, alignment, spectra and class balls")
     Z, zero = _unit_rows(X)
     n_zero = int(zero.sum())
     if Z.shape[0] >= 2:
@@ -1559,8 +1569,9 @@ _ADVICE = {
         "retrieval of classes not seen in training."
     ),
     "dimensional-collapse": (
-        "The classes share few directions; distances along the unused ones carry no "
-        "information. More classes per batch or a decorrelation penalty are common remedies."
+        "The embeddings vary along few directions; the other dimensions carry no "
+        "information. In self-supervised learning the usual remedy is a variance or "
+        "decorrelation penalty (as in VICReg or Barlow Twins)."
     ),
 }
 
@@ -1638,7 +1649,8 @@ class DiagnoseOptions:
     thresholds : SignatureThresholds
         Signature thresholds.
     max_triplet_terms : int
-        The full triplet loss is computed only up to this many active triplets.
+        The full triplet loss is computed only when ``N^2 + (active
+        triplets)`` is at most this (its cost).
     """
 
     margin: float = 0.0
@@ -1744,15 +1756,16 @@ def losses_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
         "batch_hard_sum": st.batch_hard_sum,
         "soft_margin_mean": st.soft_margin_mean,
     }
-    if st.n_active <= options.max_triplet_terms:
+    work = st.n_points**2 + st.n_active
+    if work <= options.max_triplet_terms:
         total = triplet_loss(batch.E, batch.y, margin=options.margin, reduction="sum")
         out["triplet_mean"] = total / st.n_triplets
         out["triplet_sum"] = total
     else:
         out["triplet_mean"] = out["triplet_sum"] = None
         out["triplet_note"] = (
-            f"skipped: {st.n_active} active triplets exceed max_triplet_terms = "
-            f"{options.max_triplet_terms}"
+            f"skipped: N^2 + {st.n_active} active triplets = {work} exceeds "
+            f"max_triplet_terms = {options.max_triplet_terms}"
         )
     return out
 

@@ -200,9 +200,14 @@ def test_diagnose_report_sections_and_json(rng):
 
 def test_diagnose_skips_the_triplet_loss_beyond_the_budget(rng):
     E, y = planted.collapsed(rng)
-    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=10))
+    N = len(y)
+    st = D.collapse_statistics(E, y, margin=0.2)
+    budget = N * N + st.n_active
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=budget - 1))
     assert rep["losses"]["triplet_mean"] is None
-    assert "exceed max_triplet_terms = 10" in rep["losses"]["triplet_note"]
+    assert f"exceeds max_triplet_terms = {budget - 1}" in rep["losses"]["triplet_note"]
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=budget))
+    assert rep["losses"]["triplet_mean"] is not None
 
 
 def test_plug_in_section_findings_reach_the_verdict(rng):
