@@ -22,7 +22,8 @@ __all__ = ["build_parser", "main"]
 
 #: subcommand name -> (module in isoapprox.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "diagnose": ("diagnose", "report losses, separation and collapse of an embedding file"),
+    "diagnose": ("diagnose", "collapse diagnosis of an embedding file: statistics, "
+                             "signatures, verdict"),
 }
 
 

@@ -114,7 +114,8 @@ that the verdict quotes.  :data:`DEFAULT_SECTIONS` lists them; further
 sections (for instance the loss against the distance to the ideal set)
 plug in by passing ``sections=DEFAULT_SECTIONS + ((name, fn),)``.
 :func:`diagnose_batches` evaluates random ``P x K`` batches, as training
-sees them, and summarises over batches.
+sees them, and summarises over batches (extra per-batch sections plug in
+the same way; their numbers are summarised over the batches).
 """
 
 from __future__ import annotations
@@ -1962,6 +1963,7 @@ def diagnose_batches(
     n_batches: int = 20,
     rng: RNGLike = None,
     options: DiagnoseOptions | None = None,
+    sections: Sequence[tuple[str, Section]] = (),
 ) -> dict[str, Any]:
     """Collapse statistics over random ``P x K`` batches, as training sees them.
 
@@ -1985,6 +1987,10 @@ def diagnose_batches(
         Randomness of the draws.
     options : DiagnoseOptions, optional
         As for :func:`diagnose`.
+    sections : sequence of (name, fn)
+        Extra per-batch sections (as for :func:`diagnose`); the numbers at
+        the top level of what each returns are summarised over the batches
+        as ``"name.key"``.
 
     Returns
     -------
@@ -2007,6 +2013,7 @@ def diagnose_batches(
             f"`batch_size` must be a multiple of samples_per_class = {K}; got {B}"
         )
     n_batches = check_int(n_batches, "n_batches", minimum=1)
+    sections = _check_sections(sections)
     gen = as_rng(rng)
     rows: list[dict[str, Any]] = []
     held_counts = dict.fromkeys(SIGNATURE_NAMES, 0)
@@ -2017,11 +2024,24 @@ def diagnose_batches(
         held = [s.name for s in sigs if s.holds]
         for name in held:
             held_counts[name] += 1
-        rows.append({**st.scalars(), "signatures": held})
+        row: dict[str, Any] = dict(st.scalars())
+        for name, fn in sections:
+            result = fn(batch, options)
+            if not isinstance(result, dict):
+                raise TypeError(
+                    f"section {name!r} must return a dict; got {type(result).__name__}"
+                )
+            for key, value in result.items():
+                if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                        value, (bool, np.bool_)):
+                    row[f"{name}.{key}"] = float(value)
+        row["signatures"] = held
+        rows.append(row)
     keys = [k for k in rows[0] if k != "signatures"]
+    keys += [k for r in rows for k in r if k not in keys and k != "signatures"]
     summary: dict[str, Any] = {}
     for k in keys:
-        vals = np.array([r[k] for r in rows if r[k] is not None], dtype=np.float64)
+        vals = np.array([r[k] for r in rows if r.get(k) is not None], dtype=np.float64)
         if vals.size == 0:
             summary[k] = None
             continue

@@ -270,6 +270,19 @@ def test_batches_planted_cases(rng):
     json.dumps(to_jsonable(rep), allow_nan=False)
 
 
+def test_batches_run_plug_in_sections(rng):
+    E, y = planted.healthy(rng, P=6, K=4)
+
+    def extra(batch, options):
+        return {"n": batch.E.shape[0], "ratio": 0.5, "flag": True, "text": "x"}
+
+    rep = D.diagnose_batches(E, y, batch_size=8, n_batches=3, rng=0,
+                             sections=(("extra", extra),))
+    assert rep["statistics"]["extra.n"]["median"] == 8.0
+    assert rep["statistics"]["extra.ratio"]["max"] == 0.5
+    assert "extra.flag" not in rep["statistics"] and "extra.text" not in rep["statistics"]
+
+
 def test_batches_are_seeded_and_drawn_pk(rng):
     E, y = planted.healthy(rng, P=8, K=5)
     a = D.diagnose_batches(E, y, batch_size=8, samples_per_class=2, n_batches=3, rng=5)

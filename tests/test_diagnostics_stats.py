@@ -203,6 +203,15 @@ def test_normalised_statistics_known_values(rng):
     assert abs(D.std_of_l2_normalized(Z) - 0.25) < 0.01
 
 
+def test_normalised_statistics_in_one_dimension():
+    E = np.array([[1.0], [2.0], [-3.0], [4.0]])  # directions +1, +1, -1, +1
+    want = math.log((3.0 + 3.0 * math.exp(-8.0)) / 6.0)  # 3 pairs at d^2 = 0, 3 at d^2 = 4
+    assert math.isclose(D.uniformity(E), want, rel_tol=1e-15)
+    assert math.isclose(D.uniformity(E), refd.uniformity(E), rel_tol=KERNEL_RTOL)
+    assert D.alignment(E, [0, 0, 1, 1]) == 2.0  # (+1, +1): 0 and (-1, +1): 4
+    assert D.std_of_l2_normalized(E) == refd.std_of_l2_normalized(E) == 1.0
+
+
 def test_normalised_statistics_are_safe_at_extreme_scales(rng):
     E = rng.normal(size=(10, 3))
     y = _labels(rng, 10, 2)
