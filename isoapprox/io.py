@@ -35,6 +35,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from importlib import metadata
@@ -336,14 +337,15 @@ def load_embeddings(
     path : path-like
         ``.npz`` with arrays ``embeddings`` and ``labels`` (or the keys
         given); ``.npy`` with the embeddings (then ``labels`` names the
-        ``.npy`` of labels); or ``.csv`` with a header row, numeric
-        embedding columns and one label column.
+        ``.npy`` of labels); or ``.csv`` with numeric embedding columns and
+        one label column, after a header row (a first row of numbers is
+        read as data: a file without header, as ``numpy.savetxt`` writes).
     labels : path-like, optional
         ``.npy`` file of labels (required with an ``.npy`` embedding file).
     embeddings_key, labels_key : str, optional
         Array names inside an ``.npz``.
     label_column : str or int, optional
-        CSV label column, by name or position; default ``"label"``,
+        CSV label column, by name or 0-based position; default ``"label"``,
         ``"labels"`` or ``"y"`` if present, else the last column.
 
     Returns
@@ -357,13 +359,22 @@ def load_embeddings(
     FileNotFoundError
         If a file does not exist.
     InvalidInputError
-        If the file has the wrong format, missing keys or mismatched lengths.
+        If the file is empty or has the wrong format, missing keys, ragged or
+        non-numeric CSV rows, or mismatched lengths; the message names the
+        file (and the CSV line and column).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"embedding file not found: {path}")
     suffix = path.suffix.lower()
+    if path.is_file() and path.stat().st_size == 0:
+        raise InvalidInputError(f"`{path}` is empty (0 bytes); expected embeddings and labels")
     if suffix == ".npz":
+        if not zipfile.is_zipfile(path):
+            raise InvalidInputError(
+                f"`{path}` is not a readable .npz file (not a zip archive of .npy arrays, as "
+                "numpy.savez writes)"
+            )
         try:
             with np.load(path, allow_pickle=False) as data:
                 keys = list(data.keys())
@@ -381,7 +392,7 @@ def load_embeddings(
                     )
                 E = np.array(data[ek])
                 y = np.array(data[lk]) if labels is None else None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             if isinstance(exc, InvalidInputError):
                 raise
             raise InvalidInputError(f"`{path}` is not a readable .npz file: {exc}") from None
@@ -413,9 +424,11 @@ def load_embeddings(
 def _load_npy(path: Path, what: str) -> np.ndarray:
     if not path.exists():
         raise FileNotFoundError(f"{what} file not found: {path}")
+    if path.is_file() and path.stat().st_size == 0:
+        raise InvalidInputError(f"`{path}` is empty (0 bytes); expected a .npy array of {what}")
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError) as exc:
         raise InvalidInputError(f"`{path}` is not a readable .npy file: {exc}") from None
 
 
@@ -423,11 +436,26 @@ def _load_csv(path: Path, label_column: str | int | None) -> tuple[np.ndarray, n
     with path.open("r", encoding="utf-8", newline="") as fh:
         rows = list(csv.reader(fh))
     rows = [r for r in rows if r and any(c.strip() for c in r)]
-    if len(rows) < 2:
+    if not rows:
         raise InvalidInputError(
-            f"`{path}` must have a header row and at least one data row; got {len(rows)} row(s)"
+            f"`{path}` has no rows; expected a header row and one row per embedded point"
         )
     header = [h.strip() for h in rows[0]]
+    if all(_is_number(h) for h in header):
+        # no header row (e.g. numpy.savetxt): every row is data, columns by position
+        if isinstance(label_column, str):
+            raise InvalidInputError(
+                f"`label_column` {label_column!r} names a column, but `{path}` has no header "
+                "row (its first row is numeric); give the column's index instead"
+            )
+        data_rows = list(enumerate(rows, start=1))
+        header = [f"column {i}" for i in range(len(rows[0]))]
+    else:
+        data_rows = list(enumerate(rows[1:], start=2))
+        if not data_rows:
+            raise InvalidInputError(
+                f"`{path}` must have at least one data row after the header; got none"
+            )
     if label_column is None:
         col = next((header.index(k) for k in _LAB_KEYS if k in header), len(header) - 1)
     elif isinstance(label_column, int):
@@ -444,19 +472,30 @@ def _load_csv(path: Path, label_column: str | int | None) -> tuple[np.ndarray, n
                 f"{label_column!r}"
             )
         col = header.index(label_column)
+    if len(header) < 2:
+        raise InvalidInputError(
+            f"`{path}` must have at least one embedding column besides the label column; "
+            f"got {len(header)} column(s)"
+        )
     feats, labs = [], []
-    for k, row in enumerate(rows[1:], start=2):
+    for k, row in data_rows:
         if len(row) != len(header):
             raise InvalidInputError(
-                f"`{path}` line {k} has {len(row)} fields; the header has {len(header)}"
+                f"`{path}` line {k} has {len(row)} fields; expected {len(header)}"
             )
         labs.append(row[col].strip())
-        try:
-            feats.append([float(v) for i, v in enumerate(row) if i != col])
-        except ValueError:
-            raise InvalidInputError(
-                f"`{path}` line {k} has a non-numeric embedding value: {row}"
-            ) from None
+        values = []
+        for i, v in enumerate(row):
+            if i == col:
+                continue
+            try:
+                values.append(float(v))
+            except ValueError:
+                raise InvalidInputError(
+                    f"`{path}` line {k}, column {header[i]!r}: embedding value {v.strip()!r} "
+                    "is not a number"
+                ) from None
+        feats.append(values)
     y_raw = np.array(labs)
     try:
         y_num = y_raw.astype(np.float64)
@@ -464,6 +503,14 @@ def _load_csv(path: Path, label_column: str | int | None) -> tuple[np.ndarray, n
     except ValueError:
         y = y_raw
     return np.array(feats, dtype=np.float64), y
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def stdout_is_tty() -> bool:

@@ -1,12 +1,55 @@
-"""``isoapprox diagnose FILE``: a report on anyone's embeddings."""
+"""``isoapprox diagnose FILE``: a collapse report on anyone's embeddings."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
+import textwrap
 from pathlib import Path
+from typing import Any, NoReturn
 
+from ..exceptions import InvalidInputError, IsoapproxError
 from ..io import atomic_write_text, load_embeddings, to_jsonable
+
+_WIDTH = 92
+
+_EPILOG = """\
+input files:
+  .npz   arrays 'embeddings' (N, n) and 'labels' (N,) (other names: --embeddings-key,
+         --labels-key; labels from a separate .npy: --labels)
+  .npy   the embeddings; the labels come from --labels LABELS.npy
+  .csv   one row per point: numeric embedding columns and one label column (the column
+         named 'label', 'labels' or 'y', else the last; or --label-column); a first row
+         of numbers is read as data (no header)
+
+signatures (thresholds: --threshold NAME=VALUE, names below):
+  all_distances_small   diameter <= full_collapse_ratio x max(rms norm, margin)
+  stuck_at_margin       |loss - margin| <= stuck_margin_rtol x margin and
+                        diameter <= stuck_diameter_ratio x margin
+  stuck_at_ln2          |soft-margin loss - ln 2| <= soft_margin_atol and
+                        diameter <= soft_margin_diameter
+  class_collapse        largest class diameter <= class_collapse_ratio x smallest
+                        distance between two classes
+  dimensional_collapse  effective rank < dimensional_collapse_ratio x min(n, N-1, P-1)
+  The loss is the value given with --loss, else the one computed from the file.
+
+exit status: 0 on success; 2 on a bad file or option (one line on stderr).
+
+examples:
+  isoapprox diagnose examples/collapsed.npz --margin 0.2
+  isoapprox diagnose emb.npy --labels labels.npy --loss 0.693 --json report.json
+  isoapprox diagnose emb.csv --batch-size 128 --samples-per-class 4 --n-batches 50
+"""
+
+
+def _one_line_error(prog: str):
+    def error(message: str) -> NoReturn:
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return error
 
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -15,61 +58,278 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         name,
         help=help_text,
         description=(
-            "Read embeddings and labels (.npz with arrays 'embeddings' and 'labels', "
-            "a .npy of embeddings with --labels LABELS.npy, or a .csv with a label "
-            "column) and report the triplet and batch-hard losses, the "
-            "triplet-separation report and the distances to the collapsed embedding."
+            "Diagnose embeddings trained with a triplet loss: the losses (batch-hard, "
+            "soft-margin, triplet), triplet separation, the distances to the collapsed "
+            "embedding, exact pair-distance quantiles, effective rank, RankMe, the std of "
+            "L2-normalised embeddings, alignment and uniformity, per-class spread against "
+            "class separation; then the known collapse signatures (loss stuck at the margin "
+            "or at ln 2, all distances tiny, class collapse, dimensional collapse) and a "
+            "verdict in words. With --batch-size the same over random P x K batches drawn "
+            "from the file, as training sees them."
         ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.error = _one_line_error(p.prog)  # one line on stderr, exit 2
     p.add_argument("file", type=Path, help="embedding file (.npz, .npy or .csv)")
-    p.add_argument("--labels", type=Path, default=None, help="labels .npy (with an .npy FILE)")
-    p.add_argument("--embeddings-key", default=None, help="array name in the .npz (default 'embeddings')")
-    p.add_argument("--labels-key", default=None, help="array name in the .npz (default 'labels')")
-    p.add_argument("--label-column", default=None,
-                   help="CSV label column, by name or index (default 'label' or the last column)")
-    p.add_argument("--margin", type=float, default=0.0, help="triplet margin alpha >= 0 (default 0)")
+    p.add_argument("--labels", type=Path, default=None, metavar="LABELS.npy",
+                   help="labels .npy (required with an .npy FILE; overrides an .npz's labels)")
+    p.add_argument("--embeddings-key", default=None, metavar="KEY",
+                   help="array name of the embeddings in the .npz (default 'embeddings')")
+    p.add_argument("--labels-key", default=None, metavar="KEY",
+                   help="array name of the labels in the .npz (default 'labels')")
+    p.add_argument("--label-column", default=None, metavar="COLUMN",
+                   help="CSV label column, by name or 0-based index (default 'label' or the last)")
+    p.add_argument("--margin", type=float, default=0.0,
+                   help="the training margin alpha >= 0 (default 0)")
+    p.add_argument("--loss", type=float, default=None, metavar="VALUE",
+                   help="the loss value training reports (checked against the margin and ln 2)")
+    p.add_argument("--quantiles", default=None, metavar="Q1,Q2,...",
+                   help="pair-distance quantile levels in [0, 1] (default "
+                        "0.01,0.1,0.25,0.5,0.75,0.9,0.99)")
+    p.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a signature threshold (repeatable; names in the list below)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="B",
+                   help="evaluate random batches of B = P x K points instead of the whole file")
+    p.add_argument("--samples-per-class", type=int, default=4, metavar="K",
+                   help="K points per class in each batch (default 4)")
+    p.add_argument("--n-batches", type=int, default=20, metavar="M",
+                   help="number of random batches (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the batch draws (default 0)")
     p.add_argument("--json", dest="json_out", type=Path, default=None, metavar="OUT",
-                   help="also write the report as JSON to OUT")
+                   help="also write the full report as JSON to OUT")
     p.set_defaults(func=run)
     return p
 
 
-def _format(report: dict) -> str:
+# --- formatting -------------------------------------------------------------
+
+
+def _num(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if math.isnan(v):
+            return "nan"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _table(rows: list[tuple[str, str, str]], header: tuple[str, ...]) -> list[str]:
+    w0 = max(len(header[0]), *(len(r[0]) for r in rows))
+    w1 = max(len(header[1]), *(len(r[1]) for r in rows))
+    out = [f"  {header[0]:<{w0}}  {header[1]:<{w1}}  {header[2]}".rstrip(),
+           f"  {'-' * w0}  {'-' * w1}  {'-' * len(header[2])}".rstrip()]
+    for a, b, c in rows:
+        out.append(f"  {a:<{w0}}  {b:<{w1}}  {c}".rstrip())
+    return out
+
+
+def _wrap(text: str, indent: str = "  ", first: str | None = None) -> list[str]:
+    return textwrap.wrap(text, width=_WIDTH, initial_indent=first if first is not None else indent,
+                         subsequent_indent=indent)
+
+
+def _statistics_rows(r: dict) -> list[tuple[str, str, str]]:
+    d, losses, sep, col, st, cl = (r["data"], r["losses"], r["separation"], r["collapse"],
+                                   r["statistics"], r["classes"])
+    alpha = d["margin"]
+    rows = [
+        ("batch-hard loss, mean / max", f"{_num(losses['batch_hard_mean'])} / "
+         f"{_num(losses['batch_hard_max'])}", f"[hp - hn + {alpha:g}]_+ ; = margin at collapse"),
+        ("soft-margin batch-hard loss", _num(losses["soft_margin_mean"]),
+         "softplus(hp - hn) ; = ln 2 = 0.6931 at collapse"),
+        ("triplet loss, mean", _num(losses.get("triplet_mean")),
+         losses.get("triplet_note", "over all triplets")),
+        ("active triplets", f"{sep['n_active']} of {sep['n_triplets']} "
+         f"({100 * sep['fraction_active']:.1f}%)", "d(a,m) < d(a,p) + margin"),
+        ("violated triplets", f"{sep['n_violated']} ({100 * sep['fraction_violated']:.1f}%)",
+         f"worst (a,p,m) = {tuple(sep['worst_triplet'])}, slack {_num(sep['worst_slack'])}"),
+        ("diameter = d_iso(E, collapsed)", _num(col["diameter"]),
+         f"pair {tuple(col['diameter_pair'])}"),
+        ("MEB radius = d_haus(E, collapsed)", _num(col["meb_radius"]),
+         f"certified >= {_num(col['meb_radius_lower'], 6)}"),
+    ]
+    dist = st["distances"]
+    rows.append(("pair distance min / mean", f"{_num(dist['min'])} / {_num(dist['mean'])}",
+                 f"over {dist['n_pairs']} pairs i < j"))
+    for q, v in dist["quantiles"].items():
+        label = "median pair distance" if float(q) == 0.5 else f"pair distance quantile {q}"
+        rows.append((label, _num(v), "exact (numpy 'linear')" if float(q) == 0.5 else ""))
+    rows += [
+        ("rms norm / centroid norm", f"{_num(st['rms_norm'])} / {_num(st['centroid_norm'])}",
+         "length of a row / of the mean row"),
+        ("effective rank (centred)", _num(st["effective_rank"]),
+         f"Roy & Vetterli; of n = {d['dim']}"),
+        ("RankMe", _num(st["rankme"]), "Garrido et al.; uncentred, eps 1e-7"),
+        ("std of L2-normalised rows", _num(st["std_l2_normalized"]),
+         f"0 = collapsed, {_num(st['std_l2_isotropic'], 3)} = isotropic"),
+        (f"uniformity (t = {st['uniformity_t']:g})", _num(st["uniformity"]),
+         f"0 = one direction, >= {-4 * st['uniformity_t']:g}"),
+        (f"alignment (alpha = {st['alignment_alpha']:g})", _num(st["alignment"]),
+         "same-class pairs; 0 = aligned"),
+    ]
+    if st["n_zero_rows"]:
+        rows.append(("zero rows", str(st["n_zero_rows"]), "left out of the last three"))
+    rows += [
+        ("largest class diameter", _num(cl["max_class_diameter"]),
+         f"worst classes: {', '.join(str(c) for c in cl['worst_classes'][:3])}"),
+        ("smallest gap between classes", _num(cl["min_class_gap"]),
+         "least distance, points of two classes"),
+    ]
+    return rows
+
+
+def _format_signatures(sigs: dict) -> list[str]:
     lines = []
+    for name, s in sigs.items():
+        mark = "[x]" if s["holds"] else "[ ]"
+        lines += _wrap(s["summary"], indent=" " * 6, first=f"  {mark} {name}: ")
+    return lines
+
+
+def _format_verdict(v: dict) -> list[str]:
+    lines = ["verdict"]
+    lines += _wrap(v["headline"])
+    for d in v["details"]:
+        lines += _wrap(d, indent="    ", first="  - ")
+    if v.get("advice"):
+        lines += _wrap(v["advice"])
+    return lines
+
+
+_KNOWN = {"data", "losses", "separation", "collapse", "statistics", "classes", "signatures",
+          "verdict", "file", "per_batch"}
+
+
+def _format_generic(name: str, section: dict) -> list[str]:
+    lines = [name]
+    for k, v in section.items():
+        if k == "findings" or isinstance(v, (dict, list)):
+            continue
+        lines.append(f"  {k:<32s} {_num(v)}")
+    return lines
+
+
+def format_report(report: dict) -> str:
+    """The text report of :func:`isoapprox.diagnostics.diagnose`."""
     d = report["data"]
-    lines.append(f"embeddings: N = {d['n_points']} points in R^{d['dim']}, "
-                 f"{d['n_classes']} classes, margin alpha = {d['margin']:g}")
-    lines.append("")
-    lines.append("losses")
-    for k, v in report["losses"].items():
-        lines.append(f"  {k:<24s} {v:.6g}")
-    s = report["separation"]
-    lines.append("")
-    lines.append("triplet separation")
-    lines.append(f"  {'separated':<24s} {s['separated']}")
-    lines.append(f"  {'violated triplets':<24s} {s['n_violated']} of {s['n_triplets']} "
-                 f"({100 * s['fraction_violated']:.1f}%)")
-    a, p_, m = s["worst_triplet"]
-    lines.append(f"  {'worst triplet (a, p, m)':<24s} ({a}, {p_}, {m}), slack {s['worst_slack']:.6g}")
-    c = report["collapse"]
-    lines.append("")
-    lines.append("collapse")
-    lines.append(f"  {'diameter':<24s} {c['diameter']:.6g}  (pair {c['diameter_pair']})")
-    lines.append(f"  {'d_iso(E, collapsed)':<24s} {c['d_iso_to_collapsed']:.6g}")
-    lines.append(f"  {'MEB radius = d_haus':<24s} {c['meb_radius']:.6g}")
-    for key in ("extra",):
-        if key in report:
-            lines.append(str(report[key]))
+    lines = [
+        f"{report.get('file', 'embeddings')}: N = {d['n_points']} points in R^{d['dim']}, "
+        f"{d['n_classes']} classes (sizes {d['class_size_min']}..{d['class_size_max']}), "
+        f"margin alpha = {d['margin']:g}"
+        + (f", reported loss {d['reported_loss']:g}" if d.get("reported_loss") is not None
+           else ""),
+        "",
+        "statistics",
+    ]
+    lines += _table(_statistics_rows(report), ("statistic", "value", "note"))
+    for name, section in report.items():
+        if name not in _KNOWN and isinstance(section, dict):
+            lines += ["", *_format_generic(name, section)]
+    lines += ["", "signatures"]
+    lines += _format_signatures(report["signatures"])
+    lines += ["", *_format_verdict(report["verdict"])]
     return "\n".join(lines)
+
+
+def format_batch_report(report: dict) -> str:
+    """The text report of :func:`isoapprox.diagnostics.diagnose_batches`."""
+    d = report["data"]
+    lines = [
+        f"{report.get('file', 'embeddings')}: N = {d['n_points']} points in R^{d['dim']}, "
+        f"{d['n_classes']} classes; {d['n_batches']} random batches of "
+        f"{d['classes_per_batch']} classes x {d['samples_per_class']} = {d['batch_size']} "
+        f"points, margin alpha = {d['margin']:g}",
+        "",
+        "statistics over batches",
+    ]
+    w = max(len(k) for k in report["statistics"])
+    lines.append(f"  {'statistic':<{w}}  {'mean':>10}  {'min':>10}  {'median':>10}  {'max':>10}")
+    lines.append(f"  {'-' * w}  {'-' * 10}  {'-' * 10}  {'-' * 10}  {'-' * 10}")
+    for k, s in report["statistics"].items():
+        if s is None:
+            lines.append(f"  {k:<{w}}  {'n/a':>10}")
+            continue
+        lines.append(f"  {k:<{w}}  {_num(s['mean']):>10}  {_num(s['min']):>10}  "
+                     f"{_num(s['median']):>10}  {_num(s['max']):>10}")
+    lines += ["", "signatures (batches where each holds)"]
+    for name, s in report["signatures"].items():
+        lines.append(f"  {name:<22s} {s['batches']:>4d} of {d['n_batches']}")
+    lines += ["", *_format_verdict(report["verdict"])]
+    return "\n".join(lines)
+
+
+# --- running ----------------------------------------------------------------
+
+
+def _parse_thresholds(items: list[str]):
+    from ..diagnostics import SignatureThresholds
+
+    names = SignatureThresholds.names()
+    values: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in names:
+            raise InvalidInputError(
+                f"`--threshold` must be NAME=VALUE with NAME one of {', '.join(names)}; got "
+                f"{item!r}"
+            )
+        try:
+            values[name] = float(value)
+        except ValueError:
+            raise InvalidInputError(
+                f"`--threshold {name}` must be a number; got {value!r}"
+            ) from None
+    return SignatureThresholds(**values)
+
+
+def _parse_quantiles(text: str | None):
+    from ..diagnostics import DEFAULT_QUANTILES
+
+    if text is None:
+        return DEFAULT_QUANTILES
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise InvalidInputError(
+            f"`--quantiles` must be comma-separated numbers in [0, 1]; got {text!r}"
+        ) from None
+
+
+def _validated(path: Path, E, y):
+    """Validate loaded arrays, naming the file in every message."""
+    from .._validation import as_labels, as_points, require_triplets
+
+    try:
+        X = as_points(E, "embeddings", min_points=2)
+        codes, _ = as_labels(y, X.shape[0], "labels")
+        require_triplets(codes, "labels")
+    except (IsoapproxError, TypeError) as exc:
+        raise InvalidInputError(f"{path}: {exc}") from None
+    return X
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox diagnose``."""
-    from ..diagnostics import basic_report
+    from ..diagnostics import DiagnoseOptions, diagnose, diagnose_batches
 
     label_column = args.label_column
     if label_column is not None and label_column.lstrip("-").isdigit():
         label_column = int(label_column)
+    options = DiagnoseOptions(
+        margin=args.margin,
+        loss=args.loss,
+        quantiles=_parse_quantiles(args.quantiles),
+        thresholds=_parse_thresholds(args.threshold),
+    )
     E, y = load_embeddings(
         args.file,
         labels=args.labels,
@@ -77,9 +337,18 @@ def run(args: argparse.Namespace) -> int:
         labels_key=args.labels_key,
         label_column=label_column,
     )
-    report = basic_report(E, y, margin=args.margin)
-    report["file"] = str(args.file)
-    print(_format(report))
+    X = _validated(args.file, E, y)
+    if args.batch_size is not None:
+        report = diagnose_batches(
+            X, y, batch_size=args.batch_size, samples_per_class=args.samples_per_class,
+            n_batches=args.n_batches, rng=args.seed, options=options,
+        )
+        report = {"file": str(args.file), **report}
+        text = format_batch_report(report)
+    else:
+        report = {"file": str(args.file), **diagnose(X, y, options=options)}
+        text = format_report(report)
+    print(text)
     if args.json_out is not None:
         atomic_write_text(args.json_out, json.dumps(to_jsonable(report), indent=1) + "\n")
     return 0

@@ -1,0 +1,530 @@
+"""numba kernels for the collapse statistics of :mod:`isoapprox.diagnostics`.
+
+Arrays in, arrays out: no validation, no I/O, no randomness.  The kernels
+sweep all pairs of an ``(N, n)`` embedding without building the ``N x N``
+distance matrix:
+
+- distances come from a register tile of ``RB`` rows by up to ``CB``
+  columns (:func:`_tile_sq`).  Each squared distance is the sum
+  ``sum_k (x_k - y_k)**2`` accumulated in the order ``k = 0, 1, ..., n-1``
+  with ``fastmath`` off, exactly as :func:`isoapprox._kernels._dist` does, so
+  every distance here is bit-identical to the one the rest of the package
+  computes; the tile only vectorises *across* columns (it reads a transposed
+  copy ``XT`` of the points), never across the sum;
+- a sweep is split into ``n_chunks`` chunks run in parallel (``prange``).
+  Each chunk owns its output slots (histogram rows, per-row-block sums), and
+  every floating-point sum is taken in an order that depends only on ``N``,
+  never on the chunk or thread count; integer counts and min/max are exact.
+  Results therefore do not depend on the number of threads;
+- memory is ``O(N + n_chunks * n_bins)`` besides the inputs, plus the
+  candidate buffer that :func:`pair_collect` fills (its size is known
+  exactly before it runs).
+
+The half sweeps (each unordered pair ``i < j`` once) pair row block ``q``
+with row block ``nb - 1 - q`` in one work unit, so that every unit does the
+same amount of work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "CB",
+    "RB",
+    "alignment_rows",
+    "anchor_pass",
+    "nearest_other",
+    "pair_collect",
+    "pair_histogram",
+    "uniformity_blocks",
+]
+
+_JIT = dict(cache=True, fastmath=False, nogil=True, boundscheck=False)
+
+#: rows per distance tile
+RB = 8
+#: columns per distance tile
+CB = 64
+
+
+@njit(**_JIT)
+def _tile_sq(X, XT, i0, nr, j0, nc, acc):
+    """``acc[r, c] = ||X[i0 + r] - X[j0 + c]||^2`` for ``r < nr``, ``c < nc``.
+
+    Rows past ``nr`` repeat the last row (their results are ignored).  The
+    sum over coordinates runs in order ``k = 0 .. n-1`` for every entry.
+    """
+    n = X.shape[1]
+    last = i0 + nr - 1
+    r1 = min(i0 + 1, last)
+    r2 = min(i0 + 2, last)
+    r3 = min(i0 + 3, last)
+    r4 = min(i0 + 4, last)
+    r5 = min(i0 + 5, last)
+    r6 = min(i0 + 6, last)
+    r7 = min(i0 + 7, last)
+    # 1-D views of the accumulator rows and of each coordinate's column
+    # slice let LLVM vectorise across columns (several times faster than
+    # 2-D indexing); the order of the sum over k is unchanged
+    a0 = acc[0, :nc]
+    a1 = acc[1, :nc]
+    a2 = acc[2, :nc]
+    a3 = acc[3, :nc]
+    a4 = acc[4, :nc]
+    a5 = acc[5, :nc]
+    a6 = acc[6, :nc]
+    a7 = acc[7, :nc]
+    acc[:, :nc] = 0.0
+    for k in range(n):
+        row = XT[k, j0:j0 + nc]
+        x0 = X[i0, k]
+        x1 = X[r1, k]
+        x2 = X[r2, k]
+        x3 = X[r3, k]
+        x4 = X[r4, k]
+        x5 = X[r5, k]
+        x6 = X[r6, k]
+        x7 = X[r7, k]
+        for c in range(nc):
+            v = row[c]
+            t = x0 - v
+            a0[c] += t * t
+            t = x1 - v
+            a1[c] += t * t
+            t = x2 - v
+            a2[c] += t * t
+            t = x3 - v
+            a3[c] += t * t
+            t = x4 - v
+            a4[c] += t * t
+            t = x5 - v
+            a5[c] += t * t
+            t = x6 - v
+            a6[c] += t * t
+            t = x7 - v
+            a7[c] += t * t
+
+
+@njit(**_JIT)
+def _tile_dist(X, XT, i0, nr, j0, nc, acc):
+    """:func:`_tile_sq` followed by the square roots (a separate, vectorised loop)."""
+    _tile_sq(X, XT, i0, nr, j0, nc, acc)
+    for r in range(nr):
+        a = acc[r, :nc]
+        for c in range(nc):
+            a[c] = np.sqrt(a[c])
+
+
+@njit(**_JIT)
+def _unit_block(q, side, nb):
+    """Row block handled by side ``side`` (0 or 1) of half-sweep unit ``q``; -1 if none."""
+    if side == 0:
+        return q
+    other = nb - 1 - q
+    if other == q:
+        return -1
+    return other
+
+
+@njit(parallel=True, **_JIT)
+def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
+    """Histogram of the pair distances ``d(i, j)``, ``i < j``, that lie in ``[lo, hi]``.
+
+    Bin of ``d``: ``min(int((d - lo) * scale), n_bins - 1)`` (monotone in
+    ``d``, so bins are ordered, disjoint intervals of values).
+
+    Returns
+    -------
+    counts : int64 (n_chunks, n_bins)
+        Per-chunk counts (their column sums are the histogram).
+    mins, maxs : float64 (n_bins,)
+        Least and largest value in each bin (``inf`` / ``-inf`` if empty).
+    block_sums : float64 (nb,)
+        Per row block, the sum of its in-range distances (fixed order).
+    """
+    N = X.shape[0]
+    nb = (N + RB - 1) // RB
+    n_units = (nb + 1) // 2
+    counts = np.zeros((n_chunks, n_bins), dtype=np.int64)
+    cmins = np.full((n_chunks, n_bins), np.inf)
+    cmaxs = np.full((n_chunks, n_bins), -np.inf)
+    block_sums = np.zeros(nb)
+    for ch in prange(n_chunks):
+        acc = np.empty((RB, CB))
+        for q in range(ch, n_units, n_chunks):
+            for side in range(2):
+                blk = _unit_block(q, side, nb)
+                if blk < 0:
+                    continue
+                i0 = blk * RB
+                nr = min(RB, N - i0)
+                s = 0.0
+                for j0 in range(i0, N, CB):
+                    nc = min(CB, N - j0)
+                    _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                    for r in range(nr):
+                        # pairs i < j only: on the diagonal tile, start past i
+                        for c in range(max(0, i0 + r + 1 - j0), nc):
+                            d = acc[r, c]
+                            if d < lo or d > hi:
+                                continue
+                            s += d
+                            k = int((d - lo) * scale)
+                            if k >= n_bins:
+                                k = n_bins - 1
+                            counts[ch, k] += 1
+                            if d < cmins[ch, k]:
+                                cmins[ch, k] = d
+                            if d > cmaxs[ch, k]:
+                                cmaxs[ch, k] = d
+                block_sums[blk] = s
+    mins = np.full(n_bins, np.inf)
+    maxs = np.full(n_bins, -np.inf)
+    for ch in range(n_chunks):
+        for k in range(n_bins):
+            if cmins[ch, k] < mins[k]:
+                mins[k] = cmins[ch, k]
+            if cmaxs[ch, k] > maxs[k]:
+                maxs[k] = cmaxs[ch, k]
+    return counts, mins, maxs, block_sums
+
+
+@njit(parallel=True, **_JIT)
+def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
+    """Every pair distance in ``[lo, hi]`` whose bin (as in :func:`pair_histogram`) is masked.
+
+    ``offsets[ch]`` is where chunk ``ch`` starts writing: the per-chunk
+    counts of :func:`pair_histogram` (same arguments, same chunking) give
+    them exactly.  ``len(offsets) == n_chunks + 1`` and ``offsets[-1] ==
+    total``.  The output order depends on the chunking; callers sort it.
+    """
+    N = X.shape[0]
+    nb = (N + RB - 1) // RB
+    n_units = (nb + 1) // 2
+    n_chunks = offsets.shape[0] - 1
+    out = np.empty(total)
+    for ch in prange(n_chunks):
+        acc = np.empty((RB, CB))
+        pos = offsets[ch]
+        for q in range(ch, n_units, n_chunks):
+            for side in range(2):
+                blk = _unit_block(q, side, nb)
+                if blk < 0:
+                    continue
+                i0 = blk * RB
+                nr = min(RB, N - i0)
+                for j0 in range(i0, N, CB):
+                    nc = min(CB, N - j0)
+                    _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                    for r in range(nr):
+                        for c in range(max(0, i0 + r + 1 - j0), nc):
+                            d = acc[r, c]
+                            if d < lo or d > hi:
+                                continue
+                            k = int((d - lo) * scale)
+                            if k >= n_bins:
+                                k = n_bins - 1
+                            if mask[k]:
+                                out[pos] = d
+                                pos += 1
+    return out
+
+
+@njit(parallel=True, **_JIT)
+def uniformity_blocks(Z, ZT, t, n_chunks):
+    """Per row block, a log-sum-exp partial of ``-t ||z_i - z_j||^2`` over ``i < j``.
+
+    Returns ``(M, S)`` arrays of length ``nb``: block ``b`` holds
+    ``sum exp(s - M[b]) = S[b]`` over its pairs, with ``M[b]`` the largest
+    exponent ``s`` (``-inf`` and ``0`` for a block without pairs).  Every
+    term is ``<= 1`` and the largest is exactly 1, so nothing overflows and
+    the sum never underflows to 0.
+    """
+    N = Z.shape[0]
+    nb = (N + RB - 1) // RB
+    n_units = (nb + 1) // 2
+    Ms = np.full(nb, -np.inf)
+    Ss = np.zeros(nb)
+    for ch in prange(n_chunks):
+        acc = np.empty((RB, CB))
+        for q in range(ch, n_units, n_chunks):
+            for side in range(2):
+                blk = _unit_block(q, side, nb)
+                if blk < 0:
+                    continue
+                i0 = blk * RB
+                nr = min(RB, N - i0)
+                M = -np.inf
+                S = 0.0
+                for j0 in range(i0, N, CB):
+                    nc = min(CB, N - j0)
+                    _tile_sq(Z, ZT, i0, nr, j0, nc, acc)
+                    for r in range(nr):
+                        for c in range(max(0, i0 + r + 1 - j0), nc):
+                            s = -t * acc[r, c]
+                            if s > M:
+                                S = S * np.exp(M - s) + 1.0
+                                M = s
+                            else:
+                                S += np.exp(s - M)
+                Ms[blk] = M
+                Ss[blk] = S
+    return Ms, Ss
+
+
+#: below this many positives an anchor counts by a linear scan of its sorted
+#: shifted positives instead of a binary search
+_LINEAR = 16
+
+
+@njit(**_JIT)
+def _count_against_sorted(ts, nt, v, atol):
+    """For one negative distance ``v`` and sorted ``ts[:nt]`` (positives + margin):
+    ``#{t > v}`` (active) and ``#{t - v > atol}`` (violated)."""
+    if nt <= _LINEAR:
+        act = 0
+        vio = 0
+        for q in range(nt):
+            t = ts[q]
+            if t > v:
+                act += 1
+            if t - v > atol:
+                vio += 1
+        return act, vio
+    # first t with t > v
+    lo = 0
+    hi = nt
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ts[mid] > v:
+            hi = mid
+        else:
+            lo = mid + 1
+    act = nt - lo
+    # first t with t - v > atol
+    lo = 0
+    hi = nt
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ts[mid] - v > atol:
+            hi = mid
+        else:
+            lo = mid + 1
+    return act, nt - lo
+
+
+@njit(**_JIT)
+def _count_sorted_negatives(ts, nt, vs, nv, atol):
+    """Counts as :func:`_count_against_sorted` summed over ``v``, with ``vs[:nv]`` sorted."""
+    active = 0
+    viol = 0
+    for q in range(nt):
+        t = ts[q]
+        # number of v with v < t
+        lo = 0
+        hi = nv
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if vs[mid] < t:
+                lo = mid + 1
+            else:
+                hi = mid
+        active += lo
+        # number of v with t - v > atol (true for the smallest v first)
+        lo = 0
+        hi = nv
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if t - vs[mid] > atol:
+                lo = mid + 1
+            else:
+                hi = mid
+        viol += lo
+    return active, viol
+
+
+@njit(parallel=True, **_JIT)
+def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
+    """One sweep over every anchor's full row of distances.
+
+    ``members`` lists the row indices class by class (increasing within a
+    class) and ``starts[c] .. starts[c + 1]`` delimits class ``c`` in it.
+    For anchor ``a`` (positives: same code, ``b != a``; negatives: other
+    codes) it returns, in per-anchor slots:
+
+    - ``hp, hn``: hardest positive ``max_p d(a, p)`` (``-inf`` if none) and
+      hardest negative ``min_m d(a, m)`` (``+inf`` if none), with indices
+      ``hp_idx, hn_idx`` (``-1`` if none, smallest index on ties);
+    - ``far, far_idx``: ``max_{b != a} d(a, b)`` and the smallest ``b``
+      attaining it (``-1`` when ``N == 1``);
+    - ``near``: ``min_{b != a} d(a, b)`` (``inf`` when ``N == 1``);
+    - ``active``: the number of triplets ``(a, p, m)`` with
+      ``d(a, m) < d(a, p) + margin`` (a strictly positive hinge term);
+    - ``violated``: the number with ``(d(a, p) + margin) - d(a, m) > atol``.
+
+    The counts sort the positives shifted by the margin and test every
+    negative against them (a linear scan for a few positives, else a binary
+    search; a negative beyond the largest shifted positive is skipped at
+    once); when the anchor's class outnumbers the rest, the negatives are
+    sorted instead.  ``O(N log min(n_pos, n_neg))`` per anchor after the
+    distances.
+    """
+    N = X.shape[0]
+    nb = (N + RB - 1) // RB
+    hp = np.full(N, -np.inf)
+    hn = np.full(N, np.inf)
+    hp_idx = np.full(N, -1, dtype=np.int64)
+    hn_idx = np.full(N, -1, dtype=np.int64)
+    far = np.full(N, -np.inf)
+    far_idx = np.full(N, -1, dtype=np.int64)
+    near = np.full(N, np.inf)
+    active = np.zeros(N, dtype=np.int64)
+    violated = np.zeros(N, dtype=np.int64)
+    for ch in prange(n_chunks):
+        acc = np.empty((RB, CB))
+        D = np.empty((RB, N))
+        pos = np.empty(N)
+        neg = np.empty(N)
+        for blk in range(ch, nb, n_chunks):
+            i0 = blk * RB
+            nr = min(RB, N - i0)
+            for j0 in range(0, N, CB):
+                nc = min(CB, N - j0)
+                _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                for r in range(nr):
+                    Dr = D[r, j0:j0 + nc]
+                    ar = acc[r, :nc]
+                    for c in range(nc):
+                        Dr[c] = ar[c]
+            for r in range(nr):
+                a = i0 + r
+                ca = codes[a]
+                Drow = D[r]
+                # positives, from the class's member list (increasing indices)
+                bp = -np.inf
+                bpi = -1
+                npos = 0
+                for t in range(starts[ca], starts[ca + 1]):
+                    b = members[t]
+                    if b == a:
+                        continue
+                    d = Drow[b]
+                    pos[npos] = d + margin
+                    npos += 1
+                    if d > bp:
+                        bp = d
+                        bpi = b
+                nneg = N - (starts[ca + 1] - starts[ca])
+                by_pos = npos <= nneg
+                if by_pos and npos > 0:
+                    pos[:npos].sort()
+                tmax = pos[npos - 1] if (by_pos and npos > 0) else np.inf
+                bn = np.inf
+                bni = -1
+                bf = -np.inf
+                bfi = -1
+                bnear = np.inf
+                act = 0
+                vio = 0
+                k = 0
+                for b in range(N):
+                    if b == a:
+                        continue
+                    d = Drow[b]
+                    if d > bf:
+                        bf = d
+                        bfi = b
+                    if d < bnear:
+                        bnear = d
+                    if codes[b] == ca:
+                        continue
+                    if d < bn:
+                        bn = d
+                        bni = b
+                    if npos == 0:
+                        continue
+                    if by_pos:
+                        # with atol >= 0, a negative at or beyond every shifted
+                        # positive is neither active nor violated
+                        if d >= tmax:
+                            continue
+                        x, z = _count_against_sorted(pos, npos, d, atol)
+                        act += x
+                        vio += z
+                    else:
+                        neg[k] = d
+                        k += 1
+                if npos > 0 and not by_pos:
+                    vs = np.sort(neg[:k])
+                    act, vio = _count_sorted_negatives(pos, npos, vs, k, atol)
+                hp[a] = bp
+                hn[a] = bn
+                hp_idx[a] = bpi
+                hn_idx[a] = bni
+                far[a] = bf
+                far_idx[a] = bfi
+                near[a] = bnear
+                if npos > 0 and nneg > 0:
+                    active[a] = act
+                    violated[a] = vio
+    return hp, hn, hp_idx, hn_idx, far, far_idx, near, active, violated
+
+
+@njit(parallel=True, **_JIT)
+def nearest_other(X, XT, n_chunks):
+    """For every row, the distance to the nearest *other* row and its index (smallest on ties)."""
+    N = X.shape[0]
+    nb = (N + RB - 1) // RB
+    best = np.full(N, np.inf)
+    arg = np.full(N, -1, dtype=np.int64)
+    for ch in prange(n_chunks):
+        acc = np.empty((RB, CB))
+        for blk in range(ch, nb, n_chunks):
+            i0 = blk * RB
+            nr = min(RB, N - i0)
+            for j0 in range(0, N, CB):
+                nc = min(CB, N - j0)
+                _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                for r in range(nr):
+                    i = i0 + r
+                    for c in range(nc):
+                        j = j0 + c
+                        if j == i:
+                            continue
+                        d = acc[r, c]
+                        if d < best[i]:
+                            best[i] = d
+                            arg[i] = j
+    return best, arg
+
+
+@njit(parallel=True, **_JIT)
+def alignment_rows(Z, ends, alpha):
+    """Per row ``i``, ``sum_{i < j < ends[i]} ||z_i - z_j||^alpha``.
+
+    Rows of one group are contiguous and ``ends[i]`` is one past the last
+    row of ``i``'s group.  ``alpha == 2`` uses the squared distance as summed
+    (no square root and re-squaring), ``alpha == 1`` its square root, other
+    values ``s ** (alpha / 2)``.
+    """
+    N = Z.shape[0]
+    n = Z.shape[1]
+    out = np.zeros(N)
+    half = alpha / 2.0
+    for i in prange(N):
+        s_row = 0.0
+        for j in range(i + 1, ends[i]):
+            s = 0.0
+            for k in range(n):
+                t = Z[i, k] - Z[j, k]
+                s += t * t
+            if alpha == 2.0:
+                s_row += s
+            elif alpha == 1.0:
+                s_row += np.sqrt(s)
+            else:
+                s_row += s**half
+        out[i] = s_row
+    return out

@@ -1,0 +1,309 @@
+"""Collapse signatures (both sides of every threshold), verdict, report and batches."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import planted
+import pytest
+
+from isoapprox import diagnostics as D
+from isoapprox.exceptions import InvalidInputError, NoTripletError
+from isoapprox.io import to_jsonable
+
+#: nudge around a threshold: far above rounding of the compared ratios
+#: (a few ulps), far below any planted margin
+SIDE = 1e-9
+
+
+def _held(stats, **kw):
+    return {s.name for s in D.detect_signatures(stats, **kw) if s.holds}
+
+
+@pytest.fixture(scope="module")
+def planted_stats():
+    rng = np.random.default_rng(7)
+    out = {}
+    for name, make in planted.CASES.items():
+        E, y = make(rng)
+        out[name] = D.collapse_statistics(E, y, margin=0.2)
+    return out
+
+
+def test_planted_cases_give_their_signature(planted_stats):
+    assert _held(planted_stats["healthy"]) == set()
+    assert _held(planted_stats["collapsed"]) == {"all_distances_small", "stuck_at_margin",
+                                                 "stuck_at_ln2"}
+    assert _held(planted_stats["class_collapsed"]) == {"class_collapse"}
+    assert _held(planted_stats["dimensional"]) == {"dimensional_collapse"}
+    status = {k: D.verdict(D.detect_signatures(v))["status"] for k, v in planted_stats.items()}
+    assert status == {"healthy": "no-collapse-signature", "collapsed": "collapsed",
+                      "class_collapsed": "class-collapsed",
+                      "dimensional": "dimensional-collapse"}
+
+
+def test_signatures_are_ordered_and_carry_numbers(planted_stats):
+    sigs = D.detect_signatures(planted_stats["collapsed"])
+    assert tuple(s.name for s in sigs) == D.SIGNATURE_NAMES
+    full = sigs[0]
+    assert full.evidence["diameter"] == planted_stats["collapsed"].diameter
+    assert f"{full.evidence['diameter']:.3g}" in full.summary
+    json.dumps(to_jsonable([s.to_dict() for s in sigs]), allow_nan=False)
+
+
+# --- both sides of every threshold ----------------------------------------
+
+
+def test_full_collapse_threshold_both_sides(planted_stats):
+    st = planted_stats["collapsed"]
+    r = st.diameter / st.rms_norm
+    assert "all_distances_small" in _held(
+        st, thresholds=D.SignatureThresholds(full_collapse_ratio=r * (1 + SIDE)))
+    assert "all_distances_small" not in _held(
+        st, thresholds=D.SignatureThresholds(full_collapse_ratio=r * (1 - SIDE)))
+
+
+@pytest.mark.parametrize("factor,holds", [(0.5, True), (2.0, False)])
+def test_full_collapse_default_constant(factor, holds):
+    rng = np.random.default_rng(3)
+    E, y = planted.collapsed(rng, spread=1.0)
+    st = D.collapse_statistics(E, y)
+    # rescale the spread about the common point so that diam / rms = factor * constant
+    c = E.mean(axis=0)
+    target = factor * D.FULL_COLLAPSE_RATIO
+    for _ in range(6):
+        st = D.collapse_statistics(E, y)
+        E = c + (E - c) * (target / (st.diameter / st.rms_norm))
+    st = D.collapse_statistics(E, y)
+    assert math.isclose(st.diameter / st.rms_norm, target, rel_tol=1e-6)
+    assert ("all_distances_small" in _held(st)) is holds
+
+
+def test_full_collapse_uses_the_margin_as_scale_when_larger():
+    E = np.array([[0.0], [0.01], [0.02], [0.03]])  # rms 0.019, diameter 0.03
+    st = D.collapse_statistics(E, [0, 0, 1, 1], margin=10.0)
+    sig = D.detect_signatures(st)[0]
+    assert sig.holds and sig.evidence["reference"] == "the margin"
+    st0 = D.collapse_statistics(E, [0, 0, 1, 1], margin=0.0)
+    assert not D.detect_signatures(st0)[0].holds
+
+
+def test_stuck_at_margin_both_sides(planted_stats):
+    st = planted_stats["collapsed"]
+    a = st.margin
+    rtol = D.STUCK_MARGIN_RTOL
+    assert "stuck_at_margin" in _held(st, loss=a * (1 + 0.5 * rtol))
+    assert "stuck_at_margin" in _held(st, loss=a * (1 - 0.5 * rtol))
+    assert "stuck_at_margin" not in _held(st, loss=a * (1 + 2 * rtol))
+    assert "stuck_at_margin" not in _held(st, loss=a * (1 - 2 * rtol))
+    r = st.diameter / a
+    th = D.SignatureThresholds
+    assert "stuck_at_margin" in _held(st, thresholds=th(stuck_diameter_ratio=r * (1 + SIDE)))
+    assert "stuck_at_margin" not in _held(st, thresholds=th(stuck_diameter_ratio=r * (1 - SIDE)))
+    rel = abs(st.batch_hard_mean - a) / a
+    assert "stuck_at_margin" in _held(st, thresholds=th(stuck_margin_rtol=rel * (1 + SIDE)))
+    assert "stuck_at_margin" not in _held(st, thresholds=th(stuck_margin_rtol=rel * (1 - SIDE)))
+    zero = replace(st, margin=0.0)
+    sig = D.detect_signatures(zero)[1]
+    assert not sig.holds and "Not applicable" in sig.summary
+
+
+def test_stuck_at_ln2_both_sides(planted_stats):
+    st = planted_stats["collapsed"]
+    atol = D.SOFT_MARGIN_ATOL
+    assert "stuck_at_ln2" in _held(st, loss=D.LN2 + 0.5 * atol)
+    assert "stuck_at_ln2" not in _held(st, loss=D.LN2 + 2 * atol)
+    assert "stuck_at_ln2" not in _held(st, loss=D.LN2 - 2 * atol)
+    th = D.SignatureThresholds
+    d = st.diameter
+    assert "stuck_at_ln2" in _held(st, thresholds=th(soft_margin_diameter=d * (1 + SIDE)))
+    assert "stuck_at_ln2" not in _held(st, thresholds=th(soft_margin_diameter=d * (1 - SIDE)))
+    off = abs(st.soft_margin_mean - D.LN2)
+    assert "stuck_at_ln2" in _held(st, thresholds=th(soft_margin_atol=off * (1 + SIDE)))
+    assert "stuck_at_ln2" not in _held(st, thresholds=th(soft_margin_atol=off * (1 - SIDE)))
+
+
+def test_class_collapse_threshold_both_sides(planted_stats):
+    st = planted_stats["class_collapsed"]
+    r = st.classes.max_class_diameter / st.classes.min_class_gap
+    th = D.SignatureThresholds
+    assert "class_collapse" in _held(st, thresholds=th(class_collapse_ratio=r * (1 + SIDE)))
+    assert "class_collapse" not in _held(st, thresholds=th(class_collapse_ratio=r * (1 - SIDE)))
+
+
+@pytest.mark.parametrize("spread,holds", [(1e-3, True), (0.6, False)])
+def test_class_collapse_default_constant(spread, holds):
+    E, y = planted.class_collapsed(np.random.default_rng(11), spread=spread)
+    st = D.collapse_statistics(E, y)
+    r = st.classes.max_class_diameter / st.classes.min_class_gap
+    assert (r <= D.CLASS_COLLAPSE_RATIO) is holds
+    assert ("class_collapse" in _held(st)) is holds
+
+
+def test_dimensional_collapse_threshold_both_sides(planted_stats):
+    st = planted_stats["dimensional"]
+    r_ref = min(st.dim, st.n_points - 1, st.n_classes - 1)
+    ratio = st.effective_rank / r_ref
+    th = D.SignatureThresholds
+    assert "dimensional_collapse" in _held(
+        st, thresholds=th(dimensional_collapse_ratio=ratio * (1 + SIDE)))
+    assert "dimensional_collapse" not in _held(
+        st, thresholds=th(dimensional_collapse_ratio=ratio * (1 - SIDE)))
+    healthy = planted_stats["healthy"]
+    assert healthy.effective_rank >= D.DIMENSIONAL_COLLAPSE_RATIO * min(
+        healthy.dim, healthy.n_points - 1, healthy.n_classes - 1)
+
+
+def test_full_collapse_suppresses_class_and_dimensional(planted_stats):
+    sigs = {s.name: s for s in D.detect_signatures(planted_stats["collapsed"])}
+    assert not sigs["class_collapse"].holds and "whole embedding" in sigs["class_collapse"].summary
+    assert not sigs["dimensional_collapse"].holds
+    assert "Not evaluated" in sigs["dimensional_collapse"].summary
+
+
+def test_threshold_and_signature_errors(planted_stats):
+    with pytest.raises(InvalidInputError, match="`full_collapse_ratio` must be > 0; got -1.0"):
+        D.SignatureThresholds(full_collapse_ratio=-1.0)
+    with pytest.raises(TypeError, match="`stats` must be a CollapseStatistics"):
+        D.detect_signatures({"diameter": 0.0})
+    with pytest.raises(TypeError, match="`thresholds` must be a SignatureThresholds"):
+        D.detect_signatures(planted_stats["healthy"], thresholds={"a": 1})
+    with pytest.raises(InvalidInputError, match="`loss` must be >= 0"):
+        D.detect_signatures(planted_stats["healthy"], loss=-0.1)
+
+
+# --- verdict and report -----------------------------------------------------
+
+
+def test_verdict_loss_at_collapse_value_without_collapse(planted_stats):
+    st = planted_stats["healthy"]
+    v = D.verdict(D.detect_signatures(st, loss=0.6931))
+    assert v["status"] == "loss-at-collapse-value"
+    assert "ln 2" in v["details"][0]
+    v = D.verdict(D.detect_signatures(st, loss=0.05))
+    assert v["status"] == "no-collapse-signature"
+
+
+def test_diagnose_report_sections_and_json(rng):
+    E, y = planted.collapsed(rng)
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2))
+    assert list(rep) == [name for name, _ in D.DEFAULT_SECTIONS] + ["verdict"]
+    assert rep["verdict"]["status"] == "collapsed"
+    assert rep["collapse"]["d_iso_to_collapsed"] == rep["collapse"]["diameter"]
+    assert math.isclose(rep["losses"]["triplet_mean"], 0.2, rel_tol=1e-4)
+    assert rep["separation"]["fraction_active"] == 1.0
+    json.dumps(to_jsonable(rep), allow_nan=False)
+
+
+def test_diagnose_skips_the_triplet_loss_beyond_the_budget(rng):
+    E, y = planted.collapsed(rng)
+    N = len(y)
+    st = D.collapse_statistics(E, y, margin=0.2)
+    budget = N * N + st.n_active
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=budget - 1))
+    assert rep["losses"]["triplet_mean"] is None
+    assert f"exceeds max_triplet_terms = {budget - 1}" in rep["losses"]["triplet_note"]
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=budget))
+    assert rep["losses"]["triplet_mean"] is not None
+
+
+def test_plug_in_section_findings_reach_the_verdict(rng):
+    E, y = planted.healthy(rng)
+    calls = []
+
+    def theory(batch, options):
+        calls.append((batch.E.shape, options.margin))
+        return {"value": 1.5, "findings": ["plugged-in finding with a number 1.5"]}
+
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.1),
+                     sections=D.DEFAULT_SECTIONS + (("theory", theory),))
+    assert calls == [(E.shape, 0.1)]
+    assert rep["theory"]["value"] == 1.5
+    assert rep["verdict"]["details"][-1] == "plugged-in finding with a number 1.5"
+
+
+def test_diagnose_errors(rng):
+    E, y = planted.healthy(rng)
+    with pytest.raises(TypeError, match="sections` must hold \\(name, function\\) pairs"):
+        D.diagnose(E, y, sections=[("x", 3)])
+    with pytest.raises(InvalidInputError, match="names must be unique and not 'verdict'"):
+        D.diagnose(E, y, sections=[("verdict", D.data_section)])
+    with pytest.raises(TypeError, match="section 'bad' must return a dict"):
+        D.diagnose(E, y, sections=[("bad", lambda b, o: 3)])
+    with pytest.raises(TypeError, match="`options` must be a DiagnoseOptions"):
+        D.diagnose(E, y, options={"margin": 0.1})
+    with pytest.raises(NoTripletError, match="at least two classes"):
+        D.diagnose(E, np.zeros(len(y)))
+    with pytest.raises(InvalidInputError, match="`margin` must be >= 0"):
+        D.DiagnoseOptions(margin=-1.0)
+    with pytest.raises(InvalidInputError, match="`quantiles` must lie in"):
+        D.DiagnoseOptions(quantiles=(0.5, 2.0))
+
+
+def test_statistics_are_computed_once_per_batch(rng, monkeypatch):
+    E, y = planted.healthy(rng)
+    calls = []
+    real = D.collapse_statistics
+    monkeypatch.setattr(D, "collapse_statistics", lambda *a, **k: calls.append(1) or real(*a, **k))
+    D.diagnose(E, y)
+    assert len(calls) == 1
+
+
+# --- batches ----------------------------------------------------------------
+
+
+def test_batches_planted_cases(rng):
+    E, y = planted.collapsed(rng, P=10, K=6)
+    rep = D.diagnose_batches(E, y, batch_size=16, n_batches=6, rng=1,
+                             options=D.DiagnoseOptions(margin=0.2))
+    assert rep["verdict"]["status"] == "collapsed"
+    assert rep["signatures"]["stuck_at_margin"]["batches"] == 6
+    assert rep["data"]["classes_per_batch"] == 4
+    E, y = planted.healthy(rng, P=10, K=6)
+    rep = D.diagnose_batches(E, y, batch_size=12, samples_per_class=3, n_batches=5, rng=2)
+    assert rep["verdict"]["status"] == "no-collapse-signature"
+    assert rep["statistics"]["batch_hard_mean"]["max"] == 0.0
+    assert len(rep["per_batch"]) == 5
+    json.dumps(to_jsonable(rep), allow_nan=False)
+
+
+def test_batches_run_plug_in_sections(rng):
+    E, y = planted.healthy(rng, P=6, K=4)
+
+    def extra(batch, options):
+        return {"n": batch.E.shape[0], "ratio": 0.5, "flag": True, "text": "x"}
+
+    rep = D.diagnose_batches(E, y, batch_size=8, n_batches=3, rng=0,
+                             sections=(("extra", extra),))
+    assert rep["statistics"]["extra.n"]["median"] == 8.0
+    assert rep["statistics"]["extra.ratio"]["max"] == 0.5
+    assert "extra.flag" not in rep["statistics"] and "extra.text" not in rep["statistics"]
+
+
+def test_batches_are_seeded_and_drawn_pk(rng):
+    E, y = planted.healthy(rng, P=8, K=5)
+    a = D.diagnose_batches(E, y, batch_size=8, samples_per_class=2, n_batches=3, rng=5)
+    b = D.diagnose_batches(E, y, batch_size=8, samples_per_class=2, n_batches=3, rng=5)
+    assert a == b
+    batches = list(D._sample_batches(y, 8, 2, 4, np.random.default_rng(0)))
+    for idx in batches:
+        assert len(idx) == 8 and len(set(idx.tolist())) == 8
+        _, counts = np.unique(y[idx], return_counts=True)
+        assert counts.tolist() == [2, 2, 2, 2]
+
+
+def test_batch_errors(rng):
+    E, y = planted.healthy(rng, P=4, K=3)
+    with pytest.raises(InvalidInputError, match="multiple of samples_per_class = 4; got 10"):
+        D.diagnose_batches(E, y, batch_size=10)
+    with pytest.raises(InvalidInputError, match="needs 8 classes with at least 4 points; got 0"):
+        D.diagnose_batches(E, y, batch_size=32)
+    with pytest.raises(InvalidInputError, match="`samples_per_class` must be >= 2"):
+        D.diagnose_batches(E, y, batch_size=8, samples_per_class=1)
+    with pytest.raises(InvalidInputError, match="`batch_size` must be >= 6"):
+        D.diagnose_batches(E, y, batch_size=3, samples_per_class=3)
+    with pytest.raises(InvalidInputError, match="`n_batches` must be >= 1"):
+        D.diagnose_batches(E, y, batch_size=6, samples_per_class=3, n_batches=0)
