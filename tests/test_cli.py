@@ -37,7 +37,7 @@ def test_diagnose_example_files(tmp_path, capsys):
     assert main(["diagnose", str(ROOT / "examples" / "collapsed.npz"), "--margin", "0.2",
                  "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "triplet separation" in text and "diameter" in text
+    assert "verdict" in text and "COLLAPSED" in text and "diameter" in text
     rep = json.loads(out.read_text())
     assert rep["separation"]["separated"] is False
     assert rep["losses"]["batch_hard_mean"] == pytest.approx(0.2, abs=1e-3)
@@ -47,8 +47,12 @@ def test_diagnose_example_files(tmp_path, capsys):
 def test_diagnose_npy_pair(tmp_path, capsys):
     np.save(tmp_path / "e.npy", np.array([[0.0, 0.0], [0.1, 0.0], [3.0, 0.0], [3.1, 0.0]]))
     np.save(tmp_path / "l.npy", np.array([0, 0, 1, 1]))
-    assert main(["diagnose", str(tmp_path / "e.npy"), "--labels", str(tmp_path / "l.npy")]) == 0
-    assert "separated                True" in capsys.readouterr().out
+    out = tmp_path / "rep.json"
+    assert main(["diagnose", str(tmp_path / "e.npy"), "--labels", str(tmp_path / "l.npy"),
+                 "--json", str(out)]) == 0
+    rep = json.loads(out.read_text())
+    assert rep["separation"]["separated"] is True
+    assert rep["data"]["n_points"] == 4
 
 
 def test_user_errors_are_one_line_with_status_2(tmp_path):

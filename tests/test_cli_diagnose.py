@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
-import planted
+from . import planted
 import pytest
 
 from isoapprox.cli import main

@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
-import planted
+from . import planted
 import pytest
 
 from isoapprox import diagnostics as D

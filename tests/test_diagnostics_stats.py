@@ -7,9 +7,9 @@ import math
 import numba
 import numpy as np
 import pytest
-import reference as ref
-import reference_diagnostics as refd
-from conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal
+from . import reference as ref
+from . import reference_diagnostics as refd
+from .conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays

@@ -104,14 +104,14 @@ def test_load_embeddings_errors(tmp_path):
     np.save(tmp_path / "e.npy", np.zeros((3, 2)))
     with pytest.raises(InvalidInputError, match="pass the labels with --labels"):
         io.load_embeddings(tmp_path / "e.npy")
-    (tmp_path / "x.txt2").write_text("")
+    (tmp_path / "x.txt2").write_text("1,2,0\n")
     with pytest.raises(InvalidInputError, match=r"must end in .npz, .npy or .csv; got suffix '.txt2'"):
         io.load_embeddings(tmp_path / "x.txt2")
     (tmp_path / "bad.npz").write_text("not a zip")
     with pytest.raises(InvalidInputError, match="is not a readable .npz file"):
         io.load_embeddings(tmp_path / "bad.npz")
     (tmp_path / "c.csv").write_text("a,b,label\n1,x,0\n")
-    with pytest.raises(InvalidInputError, match="line 2 has a non-numeric embedding value"):
+    with pytest.raises(InvalidInputError, match=r"line 2, column 'b': embedding value 'x' is not a number"):
         io.load_embeddings(tmp_path / "c.csv")
     (tmp_path / "d.csv").write_text("a,b,label\n")
     with pytest.raises(InvalidInputError, match="at least one data row"):
