@@ -52,17 +52,21 @@ be coordinated, and is at best about 2x faster on well-spread data.
 Parallelism and determinism
 ---------------------------
 No kernel here calls BLAS, so only numba's thread pool runs (no
-oversubscription with OpenBLAS threads).  Results never depend on the
-number of threads:
+oversubscription with OpenBLAS threads, whatever their number).  Each kernel
+opens one parallel region (a region costs a few microseconds on a quiet
+machine but up to a scheduler time slice when the cores are oversubscribed),
+and inputs below ``SERIAL_WORK`` run on the calling thread.  Results never
+depend on the number of threads:
 
 - *Batch-hard mining* uses each pair once (``d(a, b) = d(b, a)``).  The
-  ``M`` blocks of ``BS`` points play a round-robin tournament (circle
-  method): in each of the ``M - 1`` rounds every block meets exactly one
-  other block, so the parallel tasks of a round touch disjoint anchors; a
-  final round treats the diagonal blocks.  Each anchor keeps its best
-  ``(value, index)`` under the total order "better value, then smaller
-  index", which is commutative and associative, so the result is the same
-  whatever order the pairs are visited in.
+  points form ``M <= 16`` blocks; each block pair ``I <= J`` is one task.
+  Every anchor has ``M`` state slots, slot ``K`` holding its best against
+  block ``K``; task ``(I, J)`` owns slot ``J`` of the anchors in ``I`` and
+  slot ``I`` of the anchors in ``J``, so tasks never write the same memory.
+  The slots are merged afterwards.  A state is a ``(value, index)`` pair
+  improved under the total order "better value, then smaller index", which
+  is commutative and associative, so the result does not depend on the order
+  in which pairs are visited.
 - *Triangular kernels* (diameter, isometric error) give each row its own
   output slot; row block ``t`` is paired with block ``M - 1 - t`` so every
   task has the same amount of work, and the rows are reduced sequentially
@@ -71,9 +75,11 @@ number of threads:
 
 Memory
 ------
-Besides ``XT`` (``8 N n`` bytes, the size of the input) and ``O(N)``
-outputs: one ``8 x 64`` accumulator tile per task, and for separation counts
-one ``32 x N`` distance buffer per thread.  Never an ``N x N`` matrix.
+Besides ``XT`` (``8 N n`` bytes, the size of the input; two for the
+isometric error) and ``O(N)`` outputs: one ``8 x 64`` accumulator tile per
+task, ``16`` state slots per anchor for batch-hard mining (``512 N``
+bytes), and for separation counts one ``32 x N`` distance buffer per task
+in flight.  Never an ``N x N`` matrix.
 """
 
 from __future__ import annotations
@@ -104,10 +110,11 @@ TJ = 64
 #: microseconds on a quiet machine and a whole scheduler time slice (several
 #: ms) on a loaded one.
 SERIAL_WORK = 1 << 23
-#: blocks in the parallel schedules: the round-robin then has 15 rounds of
-#: 8 equal tasks (enough for up to 8 threads), the triangular kernels 8
-#: equal tasks.  Fixed, not read from the thread pool, so the kernels stay
-#: cacheable; it only changes the order in which pairs are visited.
+#: blocks in the parallel schedules: batch-hard mining then has
+#: 16 * 17 / 2 = 136 equal tasks and 16 state slots per anchor, the
+#: triangular kernels 8 equal tasks.  Fixed, not read from the thread pool,
+#: so the kernels stay cacheable; it only changes the order in which pairs
+#: are visited, never the result.
 N_BLOCKS = 16
 #: smallest block (a multiple of ``TA``)
 _MIN_BLOCK = 64
@@ -221,29 +228,24 @@ def _sqrt_tile(acc, nr, nc):
 
 
 # ---------------------------------------------------------------------------
-# Batch-hard mining: symmetric round-robin over blocks
+# Batch-hard mining: each unordered pair once
 # ---------------------------------------------------------------------------
 
 
 @njit(**_JIT)
-def _round_pair(rnd, k, Me):
-    """Pair ``k`` of round ``rnd`` of a round-robin for ``Me`` (even) teams."""
-    m = Me - 1
-    if k == 0:
-        return m, rnd
-    return (rnd + k) % m, (rnd - k + m) % m
+def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, rows, cols):
+    """Batch-hard states of anchors ``[i0, i1)`` against ``[j0, j1)`` and back.
 
-
-@njit(**_JIT)
-def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, hp, hn, hpi, hni):
-    """Update the batch-hard states of anchors ``[i0, i1)`` against ``[j0, j1)``.
-
-    With ``diag`` the two ranges coincide and only the row states are
-    updated (the square tile holds both directions); otherwise the column
-    anchors ``[j0, j1)`` are updated from the same distances.  A state is a
-    ``(value, index)`` pair improved under "better value, then smaller
-    index": an order-independent reduction.
+    ``rows`` and ``cols`` are ``(hp, hn, hpi, hni)`` state arrays indexed by
+    the global anchor index: ``rows`` for the anchors ``a`` in ``[i0, i1)``,
+    ``cols`` for the anchors ``b`` in ``[j0, j1)`` (updated from the same
+    distances, ``d(b, a) = d(a, b)``).  With ``diag`` the two ranges coincide
+    and only ``rows`` is updated (the square tile holds both directions).  A
+    state is a ``(value, index)`` pair improved under "better value, then
+    smaller index": an order-independent reduction.
     """
+    hp, hn, hpi, hni = rows
+    cp, cn, cpi, cni = cols
     acc = np.empty((TA, TJ))
     for c0 in range(j0, j1, TJ):
         nc = min(TJ, j1 - c0)
@@ -252,6 +254,7 @@ def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, hp, hn, hpi, hni):
             _tile_sq(X, r0, XT, c0, nc, acc)
             _sqrt_tile(acc, nr, nc)
             # rows: anchor a = r0 + r against b = c0 + j
+            cod = codes[c0:c0 + nc]
             for r in range(nr):
                 a = r0 + r
                 ca = codes[a]
@@ -260,7 +263,6 @@ def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, hp, hn, hpi, hni):
                 bn = hn[a]
                 bni = hni[a]
                 row = acc[r]
-                cod = codes[c0:c0 + nc]
                 # vectorised pre-check: anything to do in this row?
                 hits = 0
                 for j in range(nc):
@@ -288,24 +290,23 @@ def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, hp, hn, hpi, hni):
                 continue
             # columns: anchor b = c0 + j against a = r0 + r (a != b here)
             cod = codes[r0:r0 + nr]
-            # vectorised pre-check over the columns: anything to do?
-            hn_c = hn[c0:c0 + nc]
+            cn_c = cn[c0:c0 + nc]
             cod_c = codes[c0:c0 + nc]
             hits = 0
             for r in range(nr):
                 row = acc[r]
                 cr = cod[r]
                 for j in range(nc):
-                    hits += (row[j] <= hn_c[j]) + (cod_c[j] == cr)
+                    hits += (row[j] <= cn_c[j]) + (cod_c[j] == cr)
             if hits == 0:
                 continue
             for j in range(nc):
                 b = c0 + j
                 cb = codes[b]
-                bp = hp[b]
-                bpi = hpi[b]
-                bn = hn[b]
-                bni = hni[b]
+                bp = cp[b]
+                bpi = cpi[b]
+                bn = cn[b]
+                bni = cni[b]
                 for r in range(nr):
                     d = acc[r, j]
                     if cod[r] == cb:
@@ -319,58 +320,87 @@ def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, hp, hn, hpi, hni):
                         if d < bn or a < bni:
                             bn = d
                             bni = a
-                hp[b] = bp
-                hpi[b] = bpi
-                hn[b] = bn
-                hni[b] = bni
+                cp[b] = bp
+                cpi[b] = bpi
+                cn[b] = bn
+                cni[b] = bni
 
 
 @njit(**_JIT)
-def _bh_init(N):
-    hp = np.full(N, -np.inf)
-    hn = np.full(N, np.inf)
-    hpi = np.full(N, -1, dtype=np.int64)
-    hni = np.full(N, -1, dtype=np.int64)
+def _bh_init(shape):
+    hp = np.full(shape, -np.inf)
+    hn = np.full(shape, np.inf)
+    hpi = np.full(shape, -1, dtype=np.int64)
+    hni = np.full(shape, -1, dtype=np.int64)
     return hp, hn, hpi, hni
 
 
 @njit(**_JIT)
 def _bh_serial(X, codes, bs):
+    """All block pairs ``I <= J`` in order, on the calling thread."""
     N = X.shape[0]
     XT = _transpose(X)
-    hp, hn, hpi, hni = _bh_init(N)
+    state = _bh_init(N)
     M = (N + bs - 1) // bs
     for I in range(M):
         i0 = I * bs
         i1 = min(N, i0 + bs)
-        _bh_pair(X, XT, codes, i0, i1, i0, i1, True, hp, hn, hpi, hni)
+        _bh_pair(X, XT, codes, i0, i1, i0, i1, True, state, state)
         for J in range(I + 1, M):
-            _bh_pair(X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), False, hp, hn, hpi, hni)
-    return hp, hn, hpi, hni
+            _bh_pair(X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), False, state, state)
+    return state
 
 
 @njit(parallel=True, **_JIT)
 def _bh_parallel(X, codes, bs):
+    """All block pairs ``I <= J`` as parallel tasks in one parallel region.
+
+    Slot ``K`` of an anchor holds its best against block ``K``; task
+    ``(I, J)`` owns slots ``J`` of the anchors of ``I`` and slots ``I`` of
+    the anchors of ``J``, so no two tasks write the same slot.  The ``M``
+    slots are merged afterwards (``M`` state arrays of length ``N``).
+    """
     N = X.shape[0]
     XT = _transpose(X)
-    hp, hn, hpi, hni = _bh_init(N)
     M = (N + bs - 1) // bs
-    for t in prange(M):
-        i0 = t * bs
-        i1 = min(N, i0 + bs)
-        _bh_pair(X, XT, codes, i0, i1, i0, i1, True, hp, hn, hpi, hni)
-    Me = M + (M % 2)
-    for rnd in range(Me - 1):
-        for k in prange(Me // 2):
-            I, J = _round_pair(rnd, k, Me)
-            if I >= M or J >= M:
-                continue
-            if I > J:
-                I, J = J, I
-            _bh_pair(
-                X, XT, codes, I * bs, min(N, (I + 1) * bs), J * bs, min(N, (J + 1) * bs),
-                False, hp, hn, hpi, hni,
-            )
+    T = M * (M + 1) // 2
+    task_i = np.empty(T, dtype=np.int64)
+    task_j = np.empty(T, dtype=np.int64)
+    t = 0
+    for I in range(M):
+        for J in range(I, M):
+            task_i[t] = I
+            task_j[t] = J
+            t += 1
+    sp, sn, spi, sni = _bh_init((M, N))
+    for t in prange(T):
+        I = task_i[t]
+        J = task_j[t]
+        rows = (sp[J], sn[J], spi[J], sni[J])
+        cols = (sp[I], sn[I], spi[I], sni[I])
+        _bh_pair(X, XT, codes, I * bs, min(N, (I + 1) * bs), J * bs, min(N, (J + 1) * bs),
+                 I == J, rows, cols)
+    hp, hn, hpi, hni = _bh_init(N)
+    for a in range(N):
+        bp = hp[a]
+        bpi = hpi[a]
+        bn = hn[a]
+        bni = hni[a]
+        for K in range(M):
+            d = sp[K, a]
+            i = spi[K, a]
+            if i >= 0 and (d > bp or (d == bp and i < bpi)):
+                bp = d
+                bpi = i
+            d = sn[K, a]
+            i = sni[K, a]
+            if i >= 0 and (d < bn or (d == bn and i < bni)):
+                bn = d
+                bni = i
+        hp[a] = bp
+        hpi[a] = bpi
+        hn[a] = bn
+        hni[a] = bni
     return hp, hn, hpi, hni
 
 
@@ -380,9 +410,9 @@ def batch_hard_terms(X, codes, margin):
 
     ``margin`` does not change the mining; it is accepted so that every
     triplet kernel has the same signature.  Each unordered pair is evaluated
-    once.  In parallel, the blocks meet in a round-robin tournament (circle
-    method): in each round every block meets one other block, so the tasks
-    of a round never share an anchor.
+    once: blocks ``I <= J`` are tasks of one parallel region (see
+    :func:`_bh_parallel`), or run in order on the calling thread for small
+    inputs.
 
     Returns
     -------
