@@ -44,6 +44,7 @@ Usage::
     python benchmarks/bench_losses.py            # full run (minutes)
     python benchmarks/bench_losses.py --quick    # small sizes, smoke run
     python benchmarks/bench_losses.py --out results.json
+    python benchmarks/bench_losses.py --threads 1   # one thread everywhere
 """
 
 from __future__ import annotations
@@ -185,15 +186,17 @@ def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
 
 
 def time_call(f, *, min_reps: int = 3, max_reps: int = 15, budget_s: float = 1.5):
-    """Median wall time of ``f()`` after one warm-up call; also its last value."""
+    """Median wall and CPU time of ``f()`` after one warm-up call; also its last value."""
     value = f()
-    times = []
+    times, cpu = [], []
     start = time.perf_counter()
     while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
+        c = time.process_time()
         t = time.perf_counter()
         value = f()
         times.append(time.perf_counter() - t)
-    return statistics.median(times), len(times), value
+        cpu.append(time.process_time() - c)
+    return statistics.median(times), statistics.median(cpu), len(times), value
 
 
 def _status_kib(key: str) -> int:
@@ -205,8 +208,11 @@ def _status_kib(key: str) -> int:
 
 
 def _scalar(value):
+    """A float summary of a result (``None`` for matrices)."""
     if hasattr(value, "worst_slack"):
         return float(value.n_violated)
+    if isinstance(value, np.ndarray):
+        return None
     return float(value)
 
 
@@ -257,8 +263,8 @@ def worker(conn, kind: str, pml_dtype: str) -> None:
             return
         method, N, n = msg
         try:
-            med, reps, value = time_call(build(method, N, n, pml_dtype))
-            conn.send({"seconds": med, "reps": reps, "value": _scalar(value)})
+            med, cpu, reps, value = time_call(build(method, N, n, pml_dtype))
+            conn.send({"seconds": med, "cpu_seconds": cpu, "reps": reps, "value": _scalar(value)})
         except Exception as exc:
             conn.send({"skipped": f"{type(exc).__name__}: {exc}"})
 
@@ -369,7 +375,7 @@ def ratio(num: dict, den: dict) -> str:
 
 
 def rel_diff(a: dict, b: dict) -> float | None:
-    if "value" in a and "value" in b:
+    if a.get("value") is not None and b.get("value") is not None:
         return abs(a["value"] - b["value"]) / max(abs(b["value"]), 1e-300)
     return None
 
@@ -381,16 +387,25 @@ def main(argv=None) -> int:
     ap.add_argument("--pml-dtype", choices=("float32", "float64"), default="float32")
     ap.add_argument("--no-pml", action="store_true", help="skip pytorch-metric-learning")
     ap.add_argument("--no-big", action="store_true", help="skip the N = 65,536 memory runs")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for every library (numba, BLAS, torch); default: their own")
     args = ap.parse_args(argv)
+    if args.threads is not None:
+        # inherited by the worker processes before they import anything
+        for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                    "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
     cfg = QUICK if args.quick else FULL
     load0 = os.getloadavg()
     t_start = time.perf_counter()
-    print(f"# isoapprox benchmark ({'quick' if args.quick else 'full'}), "
+    print(f"# isoapprox benchmark ({'quick' if args.quick else 'full'}, threads: "
+          f"{args.threads or 'library defaults'}), "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"load average at start {load0[0]:.2f}", flush=True)
     W = Workers(args.pml_dtype, use_pml=not args.no_pml)
     results: dict = {"config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
                      "margin": MARGIN, "seed": SEED, "pml_dtype": args.pml_dtype,
+                     "threads": args.threads,
                      "workers": W.info, "worker_errors": W.errors, "load_average_start": load0}
     for kind, err in W.errors.items():
         print(f"note: the {kind} column is skipped: {err}", flush=True)

@@ -35,19 +35,29 @@ exact; LLVM emits 512-bit ``vsubpd / vmulpd / vaddpd``.  A micro-tile of
 reuse), the ``8 x 64`` accumulators stay in L1, and a block of ``BS``
 anchors reuses each ``64``-column slice of ``XT`` from L2.
 
-Measured on the 2-core AVX-512 machine this project targets (see
-``benchmarks/``): the micro-kernel runs at 1.5-2.5x the time per pair of a
-float64 GEMM (sub + mul + add per element against one FMA), and the
-symmetric scheme below halves the pairs, so batch-hard mining costs about
-one ``E @ E.T``.  The alternative -- a GEMM ``|x|^2 + |y|^2 - 2 x.y`` to
-find candidates, then exact recomputation of the candidates picked by a
-rigorous rounding-error bound -- was measured too and rejected: its error
-bound ``~ (n + 8) u (|x|^2 + |y|^2)`` makes *every* pair a candidate exactly
-in the cases this project cares most about (class-collapsed or fully
-collapsed embeddings, duplicates, near-duplicates far from the origin, and
-the isometric error between nearly isometric embeddings), so it needs this
-direct kernel as its fallback anyway, needs BLAS and numba thread pools to
-be coordinated, and is at best about 2x faster on well-spread data.
+Measured on the 2-core AVX-512 machine this project targets (one thread,
+CPU time, N = 4096, n = 128; ``benchmarks/bench_losses.py`` has the
+multi-threaded wall-clock comparison): the micro-kernel costs about 0.1 ns
+per pair and feature, 2-2.5x a float64 GEMM (``sub + mul + add`` on the two
+FP-add pipes against one FMA; with ``fastmath`` off that ratio is the
+hardware bound), so :func:`batch_hard_terms`, which evaluates each unordered
+pair once, takes 122-132 ms against 87-100 ms for one ``E @ Et`` GEMM
+(1.2-1.5x), and :func:`diameter_kernel` about 104 ms.
+
+The alternative -- a GEMM ``|x|^2 + |y|^2 - 2 x.y`` to find candidates,
+then direct-difference recomputation of the candidates admitted by a
+rigorous rounding-error bound ``~ 8 (n + 8) u (|x - mu|^2 + |y - mu|^2)``
+on centred rows -- was prototyped for batch-hard mining and measured as
+well: 132 ms on the same spread data (all rows, about 10 exact
+recomputations per anchor; it would drop towards 0.6-0.7 GEMM with symmetry
+and a vectorised scan), but 265 ms against 27 ms for this kernel on a fully
+collapsed batch of N = 1024, because the bound then admits *every* pair.
+Collapsed and class-collapsed embeddings, duplicates, near-duplicates far
+from the origin and nearly isometric pairs (the isometric error of ``E`` and
+a rotated ``E`` is at the rounding level) are exactly the inputs this
+project exists for, the candidate method needs the direct kernel as its
+fallback anyway, and it would put OpenBLAS's thread pool next to numba's.
+So the direct kernel is kept.
 
 Parallelism and determinism
 ---------------------------
@@ -105,11 +115,12 @@ _JIT = dict(cache=True, fastmath=False, nogil=True)
 TA = 8
 #: other points per micro-tile (the vectorised lanes; ``TA x TJ`` doubles = 4 KiB)
 TJ = 64
-#: below this much work (``N * N * (n + 8)``, about 1 ms on one core) a
-#: kernel runs on the calling thread: a parallel region costs tens of
-#: microseconds on a quiet machine and a whole scheduler time slice (several
-#: ms) on a loaded one.
-SERIAL_WORK = 1 << 23
+#: below this much work (``N * N * (n + 8)``, about 2 ms on one core; e.g.
+#: N = 256 at n = 128, N = 1024 at n = 2) a kernel runs on the calling
+#: thread: a parallel region costs microseconds on a quiet machine but up to
+#: a scheduler time slice (10-20 ms measured) when the cores are
+#: oversubscribed, because every thread must reach the closing barrier.
+SERIAL_WORK = 1 << 24
 #: blocks in the parallel schedules: batch-hard mining then has
 #: 16 * 17 / 2 = 136 equal tasks and 16 state slots per anchor, the
 #: triangular kernels 8 equal tasks.  Fixed, not read from the thread pool,
