@@ -127,6 +127,9 @@ SERIAL_WORK = 1 << 24
 #: so the kernels stay cacheable; it only changes the order in which pairs
 #: are visited, never the result.
 N_BLOCKS = 16
+#: rows swept together over all columns: their ``X`` rows (256 KiB at
+#: n = 128) stay in L2 next to the ``TJ``-column slice of ``XT``
+_SUB = 256
 #: smallest block (a multiple of ``TA``)
 _MIN_BLOCK = 64
 #: anchors per task in :func:`separation_counts`
@@ -255,9 +258,16 @@ def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, rows, cols):
     state is a ``(value, index)`` pair improved under "better value, then
     smaller index": an order-independent reduction.
     """
+    acc = np.empty((TA, TJ))
+    for s0 in range(i0, i1, _SUB):
+        _bh_pair_sub(X, XT, codes, s0, min(i1, s0 + _SUB), j0, j1, diag, rows, cols, acc)
+
+
+@njit(**_JIT)
+def _bh_pair_sub(X, XT, codes, i0, i1, j0, j1, diag, rows, cols, acc):
+    """:func:`_bh_pair` for at most ``_SUB`` rows (their ``X`` rows stay in L2)."""
     hp, hn, hpi, hni = rows
     cp, cn, cpi, cni = cols
-    acc = np.empty((TA, TJ))
     for c0 in range(j0, j1, TJ):
         nc = min(TJ, j1 - c0)
         for r0 in range(i0, i1, TA):
@@ -450,6 +460,15 @@ def _diam_rows(X, XT, i0, i1, best, arg):
     """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} d(i, j)`` and its first arg-max."""
     N = X.shape[0]
     acc = np.empty((TA, TJ))
+    for s0 in range(i0, i1, _SUB):
+        s1 = min(i1, s0 + _SUB)
+        _diam_rows_sub(X, XT, s0, s1, best, arg, acc)
+
+
+@njit(**_JIT)
+def _diam_rows_sub(X, XT, i0, i1, best, arg, acc):
+    """:func:`_diam_rows` for at most ``_SUB`` rows (their ``X`` rows stay in L2)."""
+    N = X.shape[0]
     for c0 in range((i0 // TJ) * TJ, N, TJ):
         nc = min(TJ, N - c0)
         for r0 in range(i0, i1, TA):
@@ -533,9 +552,17 @@ def diameter_kernel(X):
 @njit(**_JIT)
 def _iso_rows(X1, X2, XT1, XT2, i0, i1, best, arg):
     """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} |d1(i, j) - d2(i, j)|`` and its first arg-max."""
-    N = X1.shape[0]
     acc1 = np.empty((TA, TJ))
     acc2 = np.empty((TA, TJ))
+    for s0 in range(i0, i1, _SUB):
+        s1 = min(i1, s0 + _SUB)
+        _iso_rows_sub(X1, X2, XT1, XT2, s0, s1, best, arg, acc1, acc2)
+
+
+@njit(**_JIT)
+def _iso_rows_sub(X1, X2, XT1, XT2, i0, i1, best, arg, acc1, acc2):
+    """:func:`_iso_rows` for at most ``_SUB`` rows."""
+    N = X1.shape[0]
     for c0 in range((i0 // TJ) * TJ, N, TJ):
         nc = min(TJ, N - c0)
         for r0 in range(i0, i1, TA):

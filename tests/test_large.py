@@ -9,9 +9,9 @@ here are exact equalities, not tolerances; it is itself checked against the
 loop references of ``tests/reference.py``.
 
 Block-boundary cases: sizes one below / at / one above the micro-tile
-(``TA = 8`` rows, ``TJ = 64`` columns), the block size, the serial/parallel
-threshold, and schedules with odd block counts; the serial and parallel
-drivers, and one vs. two threads, must agree bitwise.
+(``TA = 8`` rows, ``TJ = 64`` columns), the block size, the 256-row sweeps,
+the serial/parallel threshold, and schedules with odd block counts; the
+serial and parallel drivers, and one vs. two threads, must agree bitwise.
 """
 
 from __future__ import annotations
@@ -163,8 +163,10 @@ def test_batch_hard_exact_across_boundaries(rng, N):
     assert_bh_equal(K.batch_hard_terms(X, codes, 0.0), exact_batch_hard(X, codes))
 
 
+# blocks of 8..700 points: partial micro-tiles, one-block schedules, and
+# blocks longer than the 256-row sweeps (_SUB) inside a block
 @pytest.mark.parametrize("N, bs", [(200, 8), (200, 13), (200, 64), (200, 199), (200, 201),
-                                   (513, 64), (513, 100), (130, 65)])
+                                   (513, 64), (513, 100), (130, 65), (700, 300), (600, 600)])
 def test_batch_hard_serial_and_parallel_schedules_agree(rng, N, bs):
     X = rng.normal(size=(N, 6))
     codes = rng.integers(0, 30, size=N).astype(np.int64)
@@ -292,7 +294,7 @@ def test_isometric_error_exact_across_boundaries(rng, N):
 
 
 @pytest.mark.parametrize("N, bs", [(150, 8), (150, 13), (150, 64), (150, 149), (150, 151),
-                                   (600, 64), (600, 77)])
+                                   (600, 64), (600, 77), (700, 300), (600, 600)])
 def test_triangular_serial_and_parallel_schedules_agree(rng, N, bs):
     X1 = rng.normal(size=(N, 5))
     X2 = rng.normal(size=(N, 5))
