@@ -186,11 +186,13 @@ def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
 
 
 def time_call(f, *, min_reps: int = 3, max_reps: int = 15, budget_s: float = 1.5):
-    """Median wall and CPU time of ``f()`` after one warm-up call; also its last value."""
+    """Median wall and CPU time of ``f()`` after one warm-up call, and its value."""
     value = f()
     times, cpu = [], []
     start = time.perf_counter()
-    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
+    while len(times) < max_reps and (
+        len(times) < min_reps or time.perf_counter() - start < budget_s
+    ):
         c = time.process_time()
         t = time.perf_counter()
         value = f()
@@ -230,8 +232,11 @@ def _library_info(kind: str) -> dict:
     if kind == "isoapprox":
         import numba
 
-        info.update(numba=numba.__version__, numba_threads=numba.get_num_threads(),
-                    numba_threading_layer=numba.config.THREADING_LAYER)
+        info.update(
+            numba=numba.__version__,
+            numba_threads=numba.get_num_threads(),
+            numba_threading_layer=numba.config.THREADING_LAYER,
+        )
     if kind == "numpy":
         import scipy
 
@@ -240,8 +245,11 @@ def _library_info(kind: str) -> dict:
         import pytorch_metric_learning
         import torch
 
-        info.update(torch=torch.__version__, torch_threads=torch.get_num_threads(),
-                    pml=pytorch_metric_learning.__version__)
+        info.update(
+            torch=torch.__version__,
+            torch_threads=torch.get_num_threads(),
+            pml=pytorch_metric_learning.__version__,
+        )
     return info
 
 
@@ -264,7 +272,14 @@ def worker(conn, kind: str, pml_dtype: str) -> None:
         method, N, n = msg
         try:
             med, cpu, reps, value = time_call(build(method, N, n, pml_dtype))
-            conn.send({"seconds": med, "cpu_seconds": cpu, "reps": reps, "value": _scalar(value)})
+            conn.send(
+                {
+                    "seconds": med,
+                    "cpu_seconds": cpu,
+                    "reps": reps,
+                    "value": _scalar(value),
+                }
+            )
         except Exception as exc:
             conn.send({"skipped": f"{type(exc).__name__}: {exc}"})
 
@@ -280,7 +295,13 @@ def memory_child(conn, method: str, N: int, n: int, pml_dtype: str) -> None:
         value = f()
         seconds = time.perf_counter() - t
         growth = _status_kib("VmHWM:") - rss0
-        conn.send({"seconds": seconds, "peak_growth_mib": growth / 1024, "value": _scalar(value)})
+        conn.send(
+            {
+                "seconds": seconds,
+                "peak_growth_mib": growth / 1024,
+                "value": _scalar(value),
+            }
+        )
     except Exception as exc:
         conn.send({"skipped": f"{type(exc).__name__}: {exc}"})
 
@@ -322,11 +343,17 @@ class Workers:
         kinds = ["isoapprox", "numpy"] + (["pml"] if use_pml else [])
         for kind in kinds:
             parent, child = self.ctx.Pipe()
-            p = self.ctx.Process(target=worker, args=(child, kind, pml_dtype), daemon=True)
+            p = self.ctx.Process(
+                target=worker, args=(child, kind, pml_dtype), daemon=True
+            )
             p.start()
             hello = parent.recv()
             if hello["ok"]:
-                self.procs[kind], self.conns[kind], self.info[kind] = p, parent, hello["info"]
+                self.procs[kind], self.conns[kind], self.info[kind] = (
+                    p,
+                    parent,
+                    hello["info"],
+                )
             else:
                 self.errors[kind] = hello["error"]
                 p.join()
@@ -338,7 +365,10 @@ class Workers:
         need = bytes_needed(method, N, self.pml_dtype)
         avail = mem_available_bytes()
         if need > 0.6 * avail:
-            return {"skipped": f"needs ~{need / 2**30:.1f} GiB, {avail / 2**30:.1f} GiB available"}
+            return {
+                "skipped": f"needs ~{need / 2**30:.1f} GiB, "
+                f"{avail / 2**30:.1f} GiB available"
+            }
         self.conns[kind].send((method, N, n))
         return self.conns[kind].recv()
 
@@ -350,14 +380,19 @@ class Workers:
 
     def memory(self, method: str, N: int, n: int) -> dict:
         kind = method.split("/")[0]
-        if kind in self.errors:
-            return {"skipped": self.errors[kind]}
+        if kind not in self.info:
+            return {"skipped": self.errors.get(kind, f"{kind} not run")}
         need = bytes_needed(method, N, self.pml_dtype)
         avail = mem_available_bytes()
         if need > 0.6 * avail:
-            return {"skipped": f"needs ~{need / 2**30:.1f} GiB, {avail / 2**30:.1f} GiB available"}
+            return {
+                "skipped": f"needs ~{need / 2**30:.1f} GiB, "
+                f"{avail / 2**30:.1f} GiB available"
+            }
         parent, child = self.ctx.Pipe()
-        p = self.ctx.Process(target=memory_child, args=(child, method, N, n, self.pml_dtype))
+        p = self.ctx.Process(
+            target=memory_child, args=(child, method, N, n, self.pml_dtype)
+        )
         p.start()
         out = parent.recv() if parent.poll(7200) else {"skipped": "no answer"}
         p.join()
@@ -385,28 +420,49 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     ap.add_argument("--out", type=Path, help="write all results to this JSON file")
     ap.add_argument("--pml-dtype", choices=("float32", "float64"), default="float32")
-    ap.add_argument("--no-pml", action="store_true", help="skip pytorch-metric-learning")
-    ap.add_argument("--no-big", action="store_true", help="skip the N = 65,536 memory runs")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="threads for every library (numba, BLAS, torch); default: their own")
+    ap.add_argument(
+        "--no-pml", action="store_true", help="skip pytorch-metric-learning"
+    )
+    ap.add_argument(
+        "--no-big", action="store_true", help="skip the N = 65,536 memory runs"
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="threads for every library (numba, BLAS, torch); default: their own",
+    )
     args = ap.parse_args(argv)
     if args.threads is not None:
         # inherited by the worker processes before they import anything
-        for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                    "MKL_NUM_THREADS"):
+        for var in (
+            "NUMBA_NUM_THREADS",
+            "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+            "MKL_NUM_THREADS",
+        ):
             os.environ[var] = str(args.threads)
     cfg = QUICK if args.quick else FULL
     load0 = os.getloadavg()
     t_start = time.perf_counter()
-    print(f"# isoapprox benchmark ({'quick' if args.quick else 'full'}, threads: "
-          f"{args.threads or 'library defaults'}), "
-          f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average at start {load0[0]:.2f}", flush=True)
+    print(
+        f"# isoapprox benchmark ({'quick' if args.quick else 'full'}, threads: "
+        f"{args.threads or 'library defaults'}), "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average at start {load0[0]:.2f}",
+        flush=True,
+    )
     W = Workers(args.pml_dtype, use_pml=not args.no_pml)
-    results: dict = {"config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
-                     "margin": MARGIN, "seed": SEED, "pml_dtype": args.pml_dtype,
-                     "threads": args.threads,
-                     "workers": W.info, "worker_errors": W.errors, "load_average_start": load0}
+    results: dict = {
+        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
+        "margin": MARGIN,
+        "seed": SEED,
+        "pml_dtype": args.pml_dtype,
+        "threads": args.threads,
+        "workers": W.info,
+        "worker_errors": W.errors,
+        "load_average_start": load0,
+    }
     for kind, err in W.errors.items():
         print(f"note: the {kind} column is skipped: {err}", flush=True)
 
@@ -414,29 +470,43 @@ def main(argv=None) -> int:
     rows = []
     for N in cfg["Ns"]:
         for n in cfg["ns"]:
-            r = {m: W.time(f"{m}/batch_hard_loss", N, n) for m in ("isoapprox", "numpy", "pml")}
+            r = {
+                m: W.time(f"{m}/batch_hard_loss", N, n)
+                for m in ("isoapprox", "numpy", "pml")
+            }
             rows.append({"N": N, "n": n, **r})
-            print(f"  batch-hard N={N} n={n}: " + ", ".join(
-                f"{m} {fmt_ms(v)} ms" for m, v in r.items()), flush=True)
+            print(
+                f"  batch-hard N={N} n={n}: "
+                + ", ".join(f"{m} {fmt_ms(v)} ms" for m, v in r.items()),
+                flush=True,
+            )
     results["batch_hard"] = rows
 
     # 2. isometric error -----------------------------------------------------
     iso_rows = []
     for N in cfg["Ns"]:
         for n in cfg["ns"]:
-            r = {"isoapprox": W.time("isoapprox/isometric_error", N, n),
-                 "numpy": W.time("numpy/isometric_error", N, n)}
+            r = {
+                "isoapprox": W.time("isoapprox/isometric_error", N, n),
+                "numpy": W.time("numpy/isometric_error", N, n),
+            }
             iso_rows.append({"N": N, "n": n, **r})
-            print(f"  isometric N={N} n={n}: " + ", ".join(
-                f"{m} {fmt_ms(v)} ms" for m, v in r.items()), flush=True)
+            print(
+                f"  isometric N={N} n={n}: "
+                + ", ".join(f"{m} {fmt_ms(v)} ms" for m, v in r.items()),
+                flush=True,
+            )
     results["isometric_error"] = iso_rows
 
     # 3. BLAS floor ----------------------------------------------------------
     Nf, nf = cfg["floor"]
-    floor = {"N": Nf, "n": nf,
-             "syrk": W.time("numpy/syrk", Nf, nf),
-             "gemm": W.time("numpy/gemm", Nf, nf),
-             "isoapprox": W.time("isoapprox/batch_hard_loss", Nf, nf)}
+    floor = {
+        "N": Nf,
+        "n": nf,
+        "syrk": W.time("numpy/syrk", Nf, nf),
+        "gemm": W.time("numpy/gemm", Nf, nf),
+        "isoapprox": W.time("isoapprox/batch_hard_loss", Nf, nf),
+    }
     results["blas_floor"] = floor
     W.close()
 
@@ -444,8 +514,14 @@ def main(argv=None) -> int:
     mem_rows = []
     for N, n in cfg["memory_compare"]:
         for m in ("isoapprox", "numpy", "pml"):
-            mem_rows.append({"function": f"{m}/batch_hard_loss", "N": N, "n": n,
-                             **W.memory(f"{m}/batch_hard_loss", N, n)})
+            mem_rows.append(
+                {
+                    "function": f"{m}/batch_hard_loss",
+                    "N": N,
+                    "n": n,
+                    **W.memory(f"{m}/batch_hard_loss", N, n),
+                }
+            )
             print(f"  memory {mem_rows[-1]}", flush=True)
     if not args.no_big:
         N, n = cfg["big"]
@@ -459,64 +535,104 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- report
     out = []
-    out.append(f"\n## Batch-hard loss (mean, margin {MARGIN}): median ms; ratio = other / isoapprox "
-               f"(> 1: isoapprox faster)\n")
-    out.append(f"| N | n | isoapprox | numpy/scipy | PML ({args.pml_dtype}) | numpy / isoapprox "
-               f"| PML / isoapprox |")
+    out.append(
+        f"\n## Batch-hard loss (mean, margin {MARGIN}): median ms; ratio = other / isoapprox "
+        f"(> 1: isoapprox faster)\n"
+    )
+    out.append(
+        f"| N | n | isoapprox | numpy/scipy | PML ({args.pml_dtype}) | numpy / isoapprox "
+        f"| PML / isoapprox |"
+    )
     out.append("|---:|---:|---:|---:|---:|---:|---:|")
     worst_np = worst_pml = 0.0
     for r in rows:
-        out.append(f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
-                   f"{fmt_ms(r['pml'])} | {ratio(r['numpy'], r['isoapprox'])} | "
-                   f"{ratio(r['pml'], r['isoapprox'])} |")
+        out.append(
+            f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
+            f"{fmt_ms(r['pml'])} | {ratio(r['numpy'], r['isoapprox'])} | "
+            f"{ratio(r['pml'], r['isoapprox'])} |"
+        )
         d = rel_diff(r["numpy"], r["isoapprox"])
         worst_np = max(worst_np, d or 0.0)
         d = rel_diff(r["pml"], r["isoapprox"])
         worst_pml = max(worst_pml, d or 0.0)
-    out.append(f"\nLargest relative difference of the loss value from isoapprox: numpy/scipy "
-               f"{worst_np:.1e}, PML {worst_pml:.1e}.")
+    out.append(
+        f"\nLargest relative difference of the loss value from isoapprox: numpy/scipy "
+        f"{worst_np:.1e}, PML {worst_pml:.1e}."
+    )
     for r in rows:
         for m in ("numpy", "pml"):
             if "skipped" in r[m]:
-                out.append(f"- {m} at N={r['N']}, n={r['n']} skipped: {r[m]['skipped']}")
+                out.append(
+                    f"- {m} at N={r['N']}, n={r['n']} skipped: {r[m]['skipped']}"
+                )
 
     out.append("\n## Isometric error max|D1 - D2|: median ms\n")
     out.append("| N | n | isoapprox | numpy (cdist x2) | numpy / isoapprox |")
     out.append("|---:|---:|---:|---:|---:|")
     for r in iso_rows:
-        out.append(f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
-                   f"{ratio(r['numpy'], r['isoapprox'])} |")
+        out.append(
+            f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
+            f"{ratio(r['numpy'], r['isoapprox'])} |"
+        )
     for r in iso_rows:
         if "skipped" in r["numpy"]:
-            out.append(f"- numpy at N={r['N']}, n={r['n']} skipped: {r['numpy']['skipped']}")
+            out.append(
+                f"- numpy at N={r['N']}, n={r['n']} skipped: {r['numpy']['skipped']}"
+            )
 
-    out.append(f"\n## BLAS floor at N = {Nf}, n = {nf} (float64, default BLAS threads)\n")
+    out.append(
+        f"\n## BLAS floor at N = {Nf}, n = {nf} (float64, default BLAS threads)\n"
+    )
     out.append("| operation | median ms | isoapprox batch_hard_loss / operation |")
     out.append("|---|---:|---:|")
-    for key, label in (("syrk", "`E @ E.T` (numpy -> SYRK)"), ("gemm", "`E @ Et`, Et = copy of E.T (GEMM)")):
-        out.append(f"| {label} | {fmt_ms(floor[key])} | {ratio(floor['isoapprox'], floor[key])} |")
+    for key, label in (
+        ("syrk", "`E @ E.T` (numpy -> SYRK)"),
+        ("gemm", "`E @ Et`, Et = copy of E.T (GEMM)"),
+    ):
+        out.append(
+            f"| {label} | {fmt_ms(floor[key])} | {ratio(floor['isoapprox'], floor[key])} |"
+        )
     out.append(f"| isoapprox batch_hard_loss | {fmt_ms(floor['isoapprox'])} | 1.00 |")
     if all("seconds" in floor[k] for k in ("syrk", "gemm", "isoapprox")):
         fast = min(floor["syrk"]["seconds"], floor["gemm"]["seconds"])
-        out.append(f"\nQuoted floor (the faster of the two): isoapprox / floor = "
-                   f"{floor['isoapprox']['seconds'] / fast:.2f}")
+        out.append(
+            f"\nQuoted floor (the faster of the two): isoapprox / floor = "
+            f"{floor['isoapprox']['seconds'] / fast:.2f}"
+        )
 
-    out.append("\n## Peak memory: growth of peak RSS during one call (fresh process), and its time\n")
-    out.append("| function | N | n | time (s) | peak RSS growth (MiB) | one N x N float64 (MiB) |")
+    out.append(
+        "\n## Peak memory: growth of peak RSS during one call (fresh process), and its time\n"
+    )
+    out.append(
+        "| function | N | n | time (s) | peak RSS growth (MiB) | one N x N float64 (MiB) |"
+    )
     out.append("|---|---:|---:|---:|---:|---:|")
     for r in mem_rows:
         nn = 8 * r["N"] ** 2 / 2**20
         if "seconds" in r:
-            out.append(f"| {r['function']} | {r['N']} | {r['n']} | {r['seconds']:.3g} | "
-                       f"{r['peak_growth_mib']:.0f} | {nn:.0f} |")
+            out.append(
+                f"| {r['function']} | {r['N']} | {r['n']} | {r['seconds']:.3g} | "
+                f"{r['peak_growth_mib']:.0f} | {nn:.0f} |"
+            )
         else:
-            out.append(f"| {r['function']} | {r['N']} | {r['n']} | — | skipped: {r['skipped']} | "
-                       f"{nn:.0f} |")
-    out.append(f"\nLoad average: {load0[0]:.2f} at start, {load1[0]:.2f} at end "
-               f"(> number of CPUs means the timings are noisy); total {results['wall_seconds']:.0f} s.")
-    out.append("Threads: " + "; ".join(
-        f"{k}: " + ", ".join(f"{kk}={vv}" for kk, vv in v.items() if "thread" in kk or kk == "blas")
-        for k, v in W.info.items()))
+            out.append(
+                f"| {r['function']} | {r['N']} | {r['n']} | — | skipped: {r['skipped']} | "
+                f"{nn:.0f} |"
+            )
+    out.append(
+        f"\nLoad average: {load0[0]:.2f} at start, {load1[0]:.2f} at end "
+        f"(> number of CPUs means the timings are noisy); total {results['wall_seconds']:.0f} s."
+    )
+    out.append(
+        "Threads: "
+        + "; ".join(
+            f"{k}: "
+            + ", ".join(
+                f"{kk}={vv}" for kk, vv in v.items() if "thread" in kk or kk == "blas"
+            )
+            for k, v in W.info.items()
+        )
+    )
     text = "\n".join(out)
     print(text)
     results["markdown"] = text

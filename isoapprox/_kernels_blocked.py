@@ -211,7 +211,7 @@ def _tile_sq(X, r0, XT, c0, nc, acc):
         x5 = X[i5, k]
         x6 = X[i6, k]
         x7 = X[i7, k]
-        row = XT[k, c0:c0 + nc]
+        row = XT[k, c0 : c0 + nc]
         for j in range(nc):
             v = row[j]
             t = x0 - v
@@ -260,7 +260,9 @@ def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, rows, cols):
     """
     acc = np.empty((TA, TJ))
     for s0 in range(i0, i1, _SUB):
-        _bh_pair_sub(X, XT, codes, s0, min(i1, s0 + _SUB), j0, j1, diag, rows, cols, acc)
+        _bh_pair_sub(
+            X, XT, codes, s0, min(i1, s0 + _SUB), j0, j1, diag, rows, cols, acc
+        )
 
 
 @njit(**_JIT)
@@ -275,7 +277,7 @@ def _bh_pair_sub(X, XT, codes, i0, i1, j0, j1, diag, rows, cols, acc):
             _tile_sq(X, r0, XT, c0, nc, acc)
             _sqrt_tile(acc, nr, nc)
             # rows: anchor a = r0 + r against b = c0 + j
-            cod = codes[c0:c0 + nc]
+            cod = codes[c0 : c0 + nc]
             for r in range(nr):
                 a = r0 + r
                 ca = codes[a]
@@ -310,9 +312,9 @@ def _bh_pair_sub(X, XT, codes, i0, i1, j0, j1, diag, rows, cols, acc):
             if diag:
                 continue
             # columns: anchor b = c0 + j against a = r0 + r (a != b here)
-            cod = codes[r0:r0 + nr]
-            cn_c = cn[c0:c0 + nc]
-            cod_c = codes[c0:c0 + nc]
+            cod = codes[r0 : r0 + nr]
+            cn_c = cn[c0 : c0 + nc]
+            cod_c = codes[c0 : c0 + nc]
             hits = 0
             for r in range(nr):
                 row = acc[r]
@@ -368,7 +370,9 @@ def _bh_serial(X, codes, bs):
         i1 = min(N, i0 + bs)
         _bh_pair(X, XT, codes, i0, i1, i0, i1, True, state, state)
         for J in range(I + 1, M):
-            _bh_pair(X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), False, state, state)
+            _bh_pair(
+                X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), False, state, state
+            )
     return state
 
 
@@ -399,8 +403,18 @@ def _bh_parallel(X, codes, bs):
         J = task_j[t]
         rows = (sp[J], sn[J], spi[J], sni[J])
         cols = (sp[I], sn[I], spi[I], sni[I])
-        _bh_pair(X, XT, codes, I * bs, min(N, (I + 1) * bs), J * bs, min(N, (J + 1) * bs),
-                 I == J, rows, cols)
+        _bh_pair(
+            X,
+            XT,
+            codes,
+            I * bs,
+            min(N, (I + 1) * bs),
+            J * bs,
+            min(N, (J + 1) * bs),
+            I == J,
+            rows,
+            cols,
+        )
     hp, hn, hpi, hni = _bh_init(N)
     for a in range(N):
         bp = hp[a]
@@ -457,8 +471,7 @@ def batch_hard_terms(X, codes, margin):
 
 @njit(**_JIT)
 def _diam_rows(X, XT, i0, i1, best, arg):
-    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} d(i, j)`` and its first arg-max."""
-    N = X.shape[0]
+    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} d(i, j)``, first arg-max."""
     acc = np.empty((TA, TJ))
     for s0 in range(i0, i1, _SUB):
         s1 = min(i1, s0 + _SUB)
@@ -551,7 +564,7 @@ def diameter_kernel(X):
 
 @njit(**_JIT)
 def _iso_rows(X1, X2, XT1, XT2, i0, i1, best, arg):
-    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} |d1(i, j) - d2(i, j)|`` and its first arg-max."""
+    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} |d1 - d2|`` and its first arg-max."""
     acc1 = np.empty((TA, TJ))
     acc2 = np.empty((TA, TJ))
     for s0 in range(i0, i1, _SUB):
@@ -739,7 +752,7 @@ def _count_violations(drow, a, codes, margin, atol, members, start, pos, neg):
 
 @njit(**_JIT)
 def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
-    """Counts for anchors ``[g0, g1)`` (at most ``_SEP_GROUP``) from full distance rows."""
+    """Counts of anchors ``[g0, g1)`` (at most ``_SEP_GROUP``) from whole rows."""
     N = X.shape[0]
     buf = np.empty((_SEP_GROUP, N))
     acc = np.empty((TA, TJ))
@@ -757,7 +770,9 @@ def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
                 for j in range(nc):
                     dst[c0 + j] = src[j]
     for a in range(g0, g1):
-        viol[a] = _count_violations(buf[a - g0], a, codes, margin, atol, members, start, pos, neg)
+        viol[a] = _count_violations(
+            buf[a - g0], a, codes, margin, atol, members, start, pos, neg
+        )
 
 
 @njit(**_JIT)
@@ -767,7 +782,18 @@ def _sep_serial(X, codes, margin, atol):
     viol = np.zeros(N, dtype=np.int64)
     members, start = _class_members(codes)
     for g0 in range(0, N, _SEP_GROUP):
-        _sep_group(X, XT, codes, margin, atol, members, start, g0, min(N, g0 + _SEP_GROUP), viol)
+        _sep_group(
+            X,
+            XT,
+            codes,
+            margin,
+            atol,
+            members,
+            start,
+            g0,
+            min(N, g0 + _SEP_GROUP),
+            viol,
+        )
     return viol
 
 
@@ -780,7 +806,18 @@ def _sep_parallel(X, codes, margin, atol):
     ngroups = (N + _SEP_GROUP - 1) // _SEP_GROUP
     for g in prange(ngroups):
         g0 = g * _SEP_GROUP
-        _sep_group(X, XT, codes, margin, atol, members, start, g0, min(N, g0 + _SEP_GROUP), viol)
+        _sep_group(
+            X,
+            XT,
+            codes,
+            margin,
+            atol,
+            members,
+            start,
+            g0,
+            min(N, g0 + _SEP_GROUP),
+            viol,
+        )
     return viol
 
 

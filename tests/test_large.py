@@ -26,6 +26,8 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
+import reference as ref
+from conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -39,9 +41,6 @@ from isoapprox.losses import (
     separation_report,
 )
 from isoapprox.metrics import isometric_error, isometric_error_report
-
-import reference as ref
-from conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +56,10 @@ NEAR_DUP_RTOL = 1e-12
 
 
 def seq_distances(X1: np.ndarray, X2: np.ndarray | None = None) -> np.ndarray:
-    """``sqrt(sum_k (X1[i, k] - X2[j, k])**2)`` summed in feature order (bitwise = ``_dist``)."""
+    """``sqrt(sum_k (X1[i, k] - X2[j, k])**2)``, summed in feature order.
+
+    The same operations in the same order as the kernels: bitwise equal.
+    """
     X1 = np.asarray(X1, dtype=float)
     X2 = X1 if X2 is None else np.asarray(X2, dtype=float)
     S = np.zeros((X1.shape[0], X2.shape[0]))
@@ -115,7 +117,7 @@ def exact_violations(X, codes, margin, atol):
 
 
 def assert_bh_equal(got, want):
-    for g, w, name in zip(got, want, ("hp", "hn", "hp_idx", "hn_idx")):
+    for g, w, name in zip(got, want, ("hp", "hn", "hp_idx", "hn_idx"), strict=True):
         np.testing.assert_array_equal(g, w, err_msg=name)
 
 
@@ -165,8 +167,21 @@ def test_batch_hard_exact_across_boundaries(rng, N):
 
 # blocks of 8..700 points: partial micro-tiles, one-block schedules, and
 # blocks longer than the 256-row sweeps (_SUB) inside a block
-@pytest.mark.parametrize("N, bs", [(200, 8), (200, 13), (200, 64), (200, 199), (200, 201),
-                                   (513, 64), (513, 100), (130, 65), (700, 300), (600, 600)])
+@pytest.mark.parametrize(
+    "N, bs",
+    [
+        (200, 8),
+        (200, 13),
+        (200, 64),
+        (200, 199),
+        (200, 201),
+        (513, 64),
+        (513, 100),
+        (130, 65),
+        (700, 300),
+        (600, 600),
+    ],
+)
 def test_batch_hard_serial_and_parallel_schedules_agree(rng, N, bs):
     X = rng.normal(size=(N, 6))
     codes = rng.integers(0, 30, size=N).astype(np.int64)
@@ -210,7 +225,9 @@ def test_batch_hard_all_points_equal():
     codes = group_labels(N, 5)
     hp, hn, hpi, hni = K.batch_hard_terms(X, codes, 0.0)
     assert np.all(hp == 0.0) and np.all(hn == 0.0)
-    first_pos = np.where(np.arange(N) % 5 == 0, np.arange(N) + 1, (np.arange(N) // 5) * 5)
+    first_pos = np.where(
+        np.arange(N) % 5 == 0, np.arange(N) + 1, (np.arange(N) // 5) * 5
+    )
     np.testing.assert_array_equal(hpi, first_pos)
     np.testing.assert_array_equal(hni, np.where(codes == 0, 5, 0))
 
@@ -227,7 +244,12 @@ def test_batch_hard_near_duplicates_far_from_origin(rng):
 
     for a in (0, 101, 259):
         m = int(got[3][a])
-        true = math.sqrt(sum((Fraction(u) - Fraction(v)) ** 2 for u, v in zip(X[a], X[m])))
+        true = math.sqrt(
+            sum(
+                (Fraction(u) - Fraction(v)) ** 2
+                for u, v in zip(X[a], X[m], strict=True)
+            )
+        )
         assert abs(got[1][a] - true) <= NEAR_DUP_RTOL * true
 
 
@@ -253,7 +275,9 @@ def test_batch_hard_loss_wrapper_matches_brute_force(rng):
     for reduction in ("mean", "sum", "max"):
         got = batch_hard_loss(X, y, margin=0.2, reduction=reduction)
         want = ref.batch_hard_loss(X, y, 0.2, reduction)
-        assert got == pytest.approx(want, rel=KERNEL_RTOL, abs=KERNEL_ATOL * scale_of(X))
+        assert got == pytest.approx(
+            want, rel=KERNEL_RTOL, abs=KERNEL_ATOL * scale_of(X)
+        )
 
 
 @given(
@@ -293,8 +317,20 @@ def test_isometric_error_exact_across_boundaries(rng, N):
     assert K.isometric_error_kernel(X1, X2) == exact_isometric(X1, X2)
 
 
-@pytest.mark.parametrize("N, bs", [(150, 8), (150, 13), (150, 64), (150, 149), (150, 151),
-                                   (600, 64), (600, 77), (700, 300), (600, 600)])
+@pytest.mark.parametrize(
+    "N, bs",
+    [
+        (150, 8),
+        (150, 13),
+        (150, 64),
+        (150, 149),
+        (150, 151),
+        (600, 64),
+        (600, 77),
+        (700, 300),
+        (600, 600),
+    ],
+)
 def test_triangular_serial_and_parallel_schedules_agree(rng, N, bs):
     X1 = rng.normal(size=(N, 5))
     X2 = rng.normal(size=(N, 5))
@@ -344,7 +380,9 @@ def test_near_duplicates_far_from_origin_triangular(rng):
     value, i, j = K.diameter_kernel(X1)
     from fractions import Fraction
 
-    true = math.sqrt(sum((Fraction(u) - Fraction(v)) ** 2 for u, v in zip(X1[i], X1[j])))
+    true = math.sqrt(
+        sum((Fraction(u) - Fraction(v)) ** 2 for u, v in zip(X1[i], X1[j], strict=True))
+    )
     assert abs(value - true) <= NEAR_DUP_RTOL * true
 
 
@@ -400,7 +438,9 @@ def test_separation_report_matches_brute_force(rng):
     y = group_labels(40, 4)
     rep = separation_report(X, y, margin=0.1, atol=1e-9)
     assert rep.n_violated == ref.n_violated(X, y, 0.1, 1e-9)
-    assert rep.worst_slack == pytest.approx(ref.worst_slack(X, y, 0.1), rel=KERNEL_RTOL, abs=KERNEL_ATOL)
+    assert rep.worst_slack == pytest.approx(
+        ref.worst_slack(X, y, 0.1), rel=KERNEL_RTOL, abs=KERNEL_ATOL
+    )
     assert is_triplet_separated(X, y, margin=0.1) == (rep.n_violated == 0)
 
 
@@ -446,10 +486,16 @@ def test_peak_memory_is_linear_in_n_points():
     # N x N float64 would be 512 MiB; X itself is 0.5 MiB.  The kernels may
     # use O(N n) (a transposed copy) plus 32 x N per separation task.
     N, n = 8192, 8
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    )
     out = subprocess.run(
         [sys.executable, "-c", _MEMORY_SCRIPT, str(N), str(n)],
-        capture_output=True, text=True, env=env, timeout=600, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
     )
     growth_kib = int(out.stdout.strip().splitlines()[-1])
     budget_kib = (8 * N * N // 1024) // 16  # 1/16 of one N x N matrix: 32 MiB
@@ -470,7 +516,7 @@ def test_full_size_batch_65536_by_128():
     hp, hn, hpi, hni = K.batch_hard_terms(X, y, 0.0)
     # spot-check whole rows exactly for a sample of anchors
     for a in rng.choice(N, size=24, replace=False):
-        d = seq_distances(X[a:a + 1], X)[0]
+        d = seq_distances(X[a : a + 1], X)[0]
         same = y == y[a]
         same[a] = False
         assert hpi[a] == int(np.argmax(np.where(same, d, -np.inf)))
@@ -485,6 +531,8 @@ def test_full_size_batch_65536_by_128():
     Z[123] *= 3.0
     Z[40_000] = -Z[123]
     value, i, j = K.diameter_kernel(Z)
-    assert (i, j) == (123, 40_000) and value == seq_distances(Z[123:124], Z[40_000:40_001])[0, 0]
+    assert (i, j) == (123, 40_000) and value == seq_distances(
+        Z[123:124], Z[40_000:40_001]
+    )[0, 0]
     # isometric error to a translated copy is exact up to translation rounding
     assert isometric_error(X, X) == 0.0
