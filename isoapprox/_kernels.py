@@ -16,6 +16,13 @@ No validation, no I/O, no randomness: the public wrappers in
 - never builds an ``N x N`` matrix unless its name says so
   (:func:`pairwise_distances_kernel`): memory is ``O(N)`` per thread.
 
+The four kernels that must scale to large batches -- :func:`batch_hard_terms`,
+:func:`separation_counts`, :func:`diameter_kernel` and
+:func:`isometric_error_kernel` -- delegate to the blocked, vectorised
+engines of :mod:`isoapprox._kernels_blocked` and are re-exported here; they
+return bitwise the same values as the scalar ``_dist`` loop (see that module
+for the design and the measurements behind it).
+
 Labels reach the kernels as dense integer codes ``0 .. P-1``.  Index outputs
 use ``-1`` for "none".  Ties are broken towards the smallest index so results
 are deterministic.
@@ -25,6 +32,16 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+# The four large-batch kernels live with their blocked engines (numba's
+# cache is invalidated per file, so a cached caller in this file would go
+# stale when the engines change).
+from ._kernels_blocked import (
+    batch_hard_terms,
+    diameter_kernel,
+    isometric_error_kernel,
+    separation_counts,
+)
 
 __all__ = [
     "batch_hard_terms",
@@ -62,75 +79,6 @@ def pairwise_distances_kernel(X):
             D[i, j] = d
             D[j, i] = d
     return D
-
-
-@njit(parallel=True, **_JIT)
-def diameter_kernel(X):
-    """Largest pairwise distance and a pair attaining it (``i < j``)."""
-    n = X.shape[0]
-    best = np.zeros(n)
-    arg = np.full(n, -1, dtype=np.int64)
-    for i in prange(n):
-        b = -1.0
-        bj = -1
-        for j in range(i + 1, n):
-            d = _dist(X, i, X, j)
-            if d > b:
-                b = d
-                bj = j
-        best[i] = b
-        arg[i] = bj
-    value = 0.0
-    bi = 0
-    bj = 1 if n > 1 else 0
-    for i in range(n):
-        if arg[i] >= 0 and best[i] > value:
-            value = best[i]
-            bi = i
-            bj = arg[i]
-    return value, bi, bj
-
-
-@njit(parallel=True, **_JIT)
-def batch_hard_terms(X, codes, margin):
-    """Hardest positive and hardest negative of every anchor.
-
-    Returns
-    -------
-    hp, hn : float64 arrays (N,)
-        ``max_p d(a, p)`` over positives (``-inf`` if none) and
-        ``min_m d(a, m)`` over negatives (``+inf`` if none).
-    hp_idx, hn_idx : int64 arrays (N,)
-        The attaining indices (``-1`` if none; smallest index on ties).
-    """
-    n = X.shape[0]
-    hp = np.full(n, -np.inf)
-    hn = np.full(n, np.inf)
-    hp_idx = np.full(n, -1, dtype=np.int64)
-    hn_idx = np.full(n, -1, dtype=np.int64)
-    for a in prange(n):
-        ca = codes[a]
-        bp = -np.inf
-        bpi = -1
-        bn = np.inf
-        bni = -1
-        for b in range(n):
-            if b == a:
-                continue
-            d = _dist(X, a, X, b)
-            if codes[b] == ca:
-                if d > bp:
-                    bp = d
-                    bpi = b
-            else:
-                if d < bn:
-                    bn = d
-                    bni = b
-        hp[a] = bp
-        hn[a] = bn
-        hp_idx[a] = bpi
-        hn_idx[a] = bni
-    return hp, hn, hp_idx, hn_idx
 
 
 @njit(parallel=True, **_JIT)
@@ -185,74 +133,6 @@ def triplet_loss_kernel(X, codes, margin):
         sums[a] = s
         active[a] = act
     return sums, counts, active
-
-
-@njit(parallel=True, **_JIT)
-def separation_counts(X, codes, margin, atol):
-    """Per-anchor number of violated triplets: ``d_ap + margin > d_am + atol``."""
-    n = X.shape[0]
-    viol = np.zeros(n, dtype=np.int64)
-    for a in prange(n):
-        ca = codes[a]
-        pos = np.empty(n)
-        neg = np.empty(n)
-        npos = 0
-        nneg = 0
-        for b in range(n):
-            if b == a:
-                continue
-            d = _dist(X, a, X, b)
-            if codes[b] == ca:
-                pos[npos] = d
-                npos += 1
-            else:
-                neg[nneg] = d
-                nneg += 1
-        if npos == 0 or nneg == 0:
-            continue
-        negs = np.sort(neg[:nneg])
-        c = 0
-        for q in range(npos):
-            # violated iff d_am < d_ap + margin - atol, evaluated as written
-            t = pos[q] + margin
-            lo = 0
-            hi = nneg
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if t - negs[mid] > atol:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            c += lo
-        viol[a] = c
-    return viol
-
-
-@njit(parallel=True, **_JIT)
-def isometric_error_kernel(X1, X2):
-    """``max_{i<j} |d1(i,j) - d2(i,j)|`` and a pair attaining it."""
-    n = X1.shape[0]
-    best = np.full(n, -1.0)
-    arg = np.full(n, -1, dtype=np.int64)
-    for i in prange(n):
-        b = -1.0
-        bj = -1
-        for j in range(i + 1, n):
-            e = abs(_dist(X1, i, X1, j) - _dist(X2, i, X2, j))
-            if e > b:
-                b = e
-                bj = j
-        best[i] = b
-        arg[i] = bj
-    value = -1.0
-    bi = 0
-    bj = 1
-    for i in range(n):
-        if arg[i] >= 0 and best[i] > value:
-            value = best[i]
-            bi = i
-            bj = arg[i]
-    return value, bi, bj
 
 
 @njit(**_JIT)

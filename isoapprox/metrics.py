@@ -101,13 +101,17 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricError:
 
     Notes
     -----
-    Fused kernel: ``O(N^2 n)`` time, ``O(N)`` memory.
+    Blocked, vectorised kernel: ``O(N^2 n)`` time (each pair once), ``O(N n)``
+    memory, never an ``N x N`` matrix; runs on ``N = 65,536`` points in
+    ``R^128`` (see ``benchmarks/``).  Values are bitwise those of the
+    direct-difference loop.
     """
     X1, X2, s = _pair(E1, E2, 2)
     value, i, j = K.isometric_error_kernel(X1, X2)
     i, j = int(i), int(j)
-    d1 = float(np.sqrt(np.sum((X1[i] - X1[j]) ** 2)))
-    d2 = float(np.sqrt(np.sum((X2[i] - X2[j]) ** 2)))
+    # the kernel's own direct-difference distances, so value == |d1 - d2|
+    d1 = float(K._dist(X1, i, X1, j))
+    d2 = float(K._dist(X2, i, X2, j))
     return IsometricError(float(value) / s, (i, j), d1 / s, d2 / s)
 
 
