@@ -36,6 +36,7 @@ from numba import njit, prange
 # The four large-batch kernels live with their blocked engines (numba's
 # cache is invalidated per file, so a cached caller in this file would go
 # stale when the engines change).
+from ._kernels_blocked import SERIAL_WORK
 from ._kernels_blocked import (
     batch_hard_terms,
     diameter_kernel,
@@ -58,6 +59,11 @@ __all__ = [
 _JIT = dict(cache=True, fastmath=False, nogil=True)
 
 
+def _serial_work(n_rows: int, n_cols: int, n_feat: int) -> bool:
+    """Whether ``n_rows x n_cols`` pairs over ``n_feat`` features are too little for threads."""
+    return float(n_rows) * float(n_cols) * float(n_feat + 8) <= SERIAL_WORK
+
+
 @njit(inline="always", **_JIT)
 def _dist(X, i, Y, j):
     """Euclidean distance between ``X[i]`` and ``Y[j]`` by direct differences."""
@@ -69,7 +75,7 @@ def _dist(X, i, Y, j):
 
 
 @njit(parallel=True, **_JIT)
-def pairwise_distances_kernel(X):
+def _pairwise_distances_kernel_par(X):
     """Full ``(N, N)`` distance matrix; exactly symmetric with a zero diagonal."""
     n = X.shape[0]
     D = np.zeros((n, n))
@@ -82,7 +88,7 @@ def pairwise_distances_kernel(X):
 
 
 @njit(parallel=True, **_JIT)
-def triplet_loss_kernel(X, codes, margin):
+def _triplet_loss_kernel_par(X, codes, margin):
     """Per-anchor sum of hinge terms ``[d_ap - d_am + margin]_+`` over all triplets.
 
     Each active term is added individually (no prefix-sum cancellation), so
@@ -149,7 +155,7 @@ def pointwise_kernel(X1, X2):
 
 
 @njit(parallel=True, **_JIT)
-def classwise_directed_kernel(X1, X2, codes):
+def _classwise_directed_kernel_par(X1, X2, codes):
     """``max_k min_{l: codes[l] == codes[k]} ||X1_k - X2_l||`` with its witnesses."""
     n = X1.shape[0]
     best = np.zeros(n)
@@ -177,7 +183,7 @@ def classwise_directed_kernel(X1, X2, codes):
 
 
 @njit(parallel=True, **_JIT)
-def pair_loss_kernel(X, codes, pos_threshold, neg_threshold):
+def _pair_loss_kernel_par(X, codes, pos_threshold, neg_threshold):
     """Pairwise hinge terms over all pairs ``i < j``.
 
     Positive pairs (same class) contribute ``[d - pos_threshold]_+``, negative
@@ -316,7 +322,7 @@ def _meb_dual_fw(Y, idx, u, max_iter, eps):
 
 
 @njit(parallel=True, **_JIT)
-def farthest_from(Y, c):
+def _farthest_from_par(Y, c):
     """Distances of every row of ``Y`` from the point ``c``; returns (max, argmax)."""
     n = Y.shape[0]
     d = np.empty(n)
@@ -331,3 +337,60 @@ def farthest_from(Y, c):
         if d[i] > d[best]:
             best = i
     return d[best], best
+
+# ---------------------------------------------------------------------------
+# Size dispatch: small inputs run the same code on the calling thread.  Waking
+# numba's thread pool costs more than the work for small N, and much more on a
+# loaded machine (measured here: 4-9 ms per call for 8 points with 2 threads,
+# against microseconds serially).  The serial twins compile the identical
+# function body (``prange`` runs as ``range``), so results are the same.
+# ---------------------------------------------------------------------------
+
+_pairwise_distances_kernel_ser = njit(**_JIT)(_pairwise_distances_kernel_par.py_func)
+
+
+def pairwise_distances_kernel(X):
+    """Full ``(N, N)`` distance matrix; exactly symmetric with a zero diagonal."""
+    if _serial_work(X.shape[0], X.shape[0], X.shape[1]):
+        return _pairwise_distances_kernel_ser(X)
+    return _pairwise_distances_kernel_par(X)
+
+
+_triplet_loss_kernel_ser = njit(**_JIT)(_triplet_loss_kernel_par.py_func)
+
+
+def triplet_loss_kernel(X, codes, margin):
+    """Per-anchor sums of triplet hinge terms (see ``_triplet_loss_kernel_par``)."""
+    if _serial_work(X.shape[0], X.shape[0], X.shape[1] + 8):
+        return _triplet_loss_kernel_ser(X, codes, margin)
+    return _triplet_loss_kernel_par(X, codes, margin)
+
+
+_classwise_directed_kernel_ser = njit(**_JIT)(_classwise_directed_kernel_par.py_func)
+
+
+def classwise_directed_kernel(X1, X2, codes):
+    """Directed classwise Hausdorff-like distance with witnesses."""
+    if _serial_work(X1.shape[0], X1.shape[0], X1.shape[1]):
+        return _classwise_directed_kernel_ser(X1, X2, codes)
+    return _classwise_directed_kernel_par(X1, X2, codes)
+
+
+_pair_loss_kernel_ser = njit(**_JIT)(_pair_loss_kernel_par.py_func)
+
+
+def pair_loss_kernel(X, codes, pos_threshold, neg_threshold):
+    """Pairwise hinge terms over all pairs (see ``_pair_loss_kernel_par``)."""
+    if _serial_work(X.shape[0], X.shape[0], X.shape[1]):
+        return _pair_loss_kernel_ser(X, codes, pos_threshold, neg_threshold)
+    return _pair_loss_kernel_par(X, codes, pos_threshold, neg_threshold)
+
+
+_farthest_from_ser = njit(**_JIT)(_farthest_from_par.py_func)
+
+
+def farthest_from(Y, c):
+    """Distance of the farthest row of ``Y`` from ``c``, and its index."""
+    if _serial_work(Y.shape[0], 1, Y.shape[1]):
+        return _farthest_from_ser(Y, c)
+    return _farthest_from_par(Y, c)

@@ -26,8 +26,8 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-import reference as ref
-from conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
+from . import reference as ref
+from .conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
 from hypothesis import given
 from hypothesis import strategies as st
 
