@@ -23,6 +23,7 @@ from .exceptions import (
     SolverError,
 )
 from .geometry import BallResult, diameter, farthest_pair, min_enclosing_ball, pairwise_distances
+from .ideal import IdealResult, nearest_ideal
 from .losses import (
     HardestPairs,
     PairLossReport,
@@ -48,6 +49,7 @@ __all__ = [
     "BallResult",
     "ConvergenceWarning",
     "HardestPairs",
+    "IdealResult",
     "InvalidInputError",
     "IsoapproxError",
     "IsometricError",
@@ -69,6 +71,7 @@ __all__ = [
     "margin_loss",
     "margin_loss_report",
     "min_enclosing_ball",
+    "nearest_ideal",
     "pairwise_distances",
     "separation_report",
     "triplet_loss",
