@@ -79,7 +79,8 @@ class _CCPProblem:
             U1 = cp.Parameter((s1.size, n))
             self.params[1] = (D1, U1)
             B1 = _selector(ri[s1], rj[s1], M)
-            cons.append(cp.sum(cp.multiply(U1, B1 @ G), axis=1) >= self.coef * D1 - t)
+            # D1 holds (1 + CCP_MARGIN) D (one parameter, so that the problem is DPP)
+            cons.append(cp.sum(cp.multiply(U1, B1 @ G), axis=1) >= D1 - t)
         s2 = self.sel[2]
         if s2.size:
             E2 = cp.Parameter((s2.size, n))
@@ -105,7 +106,7 @@ class _CCPProblem:
         if 0 in self.params:
             self.params[0].value = rv[self.sel[0]]
         if 1 in self.params:
-            self.params[1][0].value = rv[self.sel[1]]
+            self.params[1][0].value = (1.0 + CCP_MARGIN) * rv[self.sel[1]]
         if 2 in self.params:
             self.params[2].value = prob.E[rj[self.sel[2]]]
         self.tmin.value = prog.t_min

@@ -190,9 +190,10 @@ class _ShorSDP:
             cons.append(cp.square(self.c0 + cp.multiply(self.c1, q[ap]) + self.alpha) <= q[am])
             diff = G[self.trip[:, 0]] - G[self.trip[:, 1]]
             self.U = [cp.Parameter((T, n)), cp.Parameter((T, n))]
+            # U holds 2 alpha u (one parameter, so that the problem stays DPP)
             for U in self.U:
                 cons.append(q[am] >= q[ap] + self.alpha2
-                            + 2 * self.alpha * cp.sum(cp.multiply(U, diff), axis=1))
+                            + cp.sum(cp.multiply(U, diff), axis=1))
         else:
             cons.append(q[am] >= q[ap])
         self.tau = tau
@@ -217,7 +218,7 @@ class _ShorSDP:
                 ok = nrm > 0
                 Uv[ok] = diff[ok] / nrm[ok, None]
                 Uv[~ok, 0] = 1.0
-                U.value = Uv
+                U.value = 2.0 * prob.alpha * Uv
         v = _solve(self.problem, self.tau)
         return None if v is None else float(np.sqrt(max(v, 0.0)))
 

@@ -47,7 +47,7 @@ def spread_centres(C: np.ndarray, alpha: float, rng: np.random.Generator) -> np.
         if dmin <= 1e-9 * alpha:
             C = C + alpha * rng.normal(size=C.shape)
             continue
-        C = C * (alpha / dmin) * (1.0 + 1e-6)
+        C = C * (alpha / dmin) * (1.0 + 1e-12)
     return C
 
 

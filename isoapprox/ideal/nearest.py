@@ -54,7 +54,6 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .. import _kernels as CK
 from .._scaling import pow2_scale
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
@@ -96,9 +95,12 @@ DETECT_RTOL = 1e-4
 SDP_MAX_POINTS = 12
 #: below this many points the numba-parallel metric kernels run on one thread
 SERIAL_BELOW = 512
-#: a structured (collapsed) candidate replaces an incumbent that is worse by
-#: at most this much (relative to the scale)
-PREFER_STRUCTURE_RTOL = 1e-10
+#: a more collapsed candidate replaces the incumbent when its value is
+#: larger by at most ``PREFER_STRUCTURE * tol * max(value, floor)`` (and a
+#: less collapsed one must be better by that much): among points equal to a
+#: tenth of the requested tolerance the collapsed or class-collapsed one is
+#: returned
+PREFER_STRUCTURE = 0.1
 
 
 @contextmanager
@@ -202,10 +204,8 @@ class _Search:
         for _ in range(3):
             if margin > 0.0:
                 s = pow2_scale(G, np.array([margin]))
-                Gs = G * s
-                hp, hn, pi, ni = _hard_terms(Gs, codes)
-                valid = (pi >= 0) & (ni >= 0)
-                diff = float(np.min(hn[valid] - hp[valid])) / s
+                # min over anchors of hn - hp (the slack at margin 0)
+                diff = float(np.min(K.anchor_slack(G * s, codes, 0.0))) / s
                 if diff > 0.0:
                     f = margin / diff
                     if f > 1.0:
@@ -243,18 +243,22 @@ class _Search:
                 return False
             value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective)
         kind = _kind(Gc, self.codes, self.scale)
-        better = value < self.best_value
-        if not better and self.best is not None:
-            # prefer a more collapsed point of (numerically) equal value
-            better = (_KIND_RANK[kind] > _KIND_RANK[self.best_kind]
-                      and value <= self.best_value + PREFER_STRUCTURE_RTOL * self.scale)
+        if self.best is None:
+            better = True
+        elif _KIND_RANK[kind] != _KIND_RANK[self.best_kind]:
+            # between points of different kinds, values within a tenth of the
+            # requested tolerance count as equal and the more collapsed wins
+            slack_v = PREFER_STRUCTURE * self.tol * max(min(value, self.best_value),
+                                                        FLOOR_RTOL * self.scale)
+            if _KIND_RANK[kind] > _KIND_RANK[self.best_kind]:
+                better = value <= self.best_value + slack_v
+            else:
+                better = value < self.best_value - slack_v
+        else:
+            better = value < self.best_value
         if better:
             self.best, self.best_value, self.best_solver, self.best_kind = Gc, value, solver, kind
         return better
-
-
-def _hard_terms(X, codes):
-    return CK.batch_hard_terms(X, codes, 0.0)
 
 
 # ----------------------------------------------------------------------
