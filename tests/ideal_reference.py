@@ -13,9 +13,8 @@ import math
 import warnings
 
 import numpy as np
-from scipy.optimize import linprog, minimize
-
 from reference import isometric_error, pairwise, triplets
+from scipy.optimize import linprog, minimize
 
 
 def three_point_lp(Dx: float, Du: float, Dv: float, alpha: float) -> float:
@@ -94,7 +93,8 @@ def worst_slack(G, y, margin) -> float:
 def objective(E, G, which: str) -> float:
     if which == "iso":
         return isometric_error(E, G)
-    return max(math.dist(a, b) for a, b in zip(np.asarray(E, float), np.asarray(G, float)))
+    E, G = np.asarray(E, float), np.asarray(G, float)
+    return max(math.dist(a, b) for a, b in zip(E, G, strict=True))
 
 
 def make_feasible(G, y, margin):

@@ -6,14 +6,14 @@ import math
 import subprocess
 import sys
 
+import ideal_reference as iref
 import numpy as np
 import pytest
+import reference as ref
+from conftest import BRACKET_RTOL, random_orthogonal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ideal_reference as iref
-import reference as ref
-from conftest import BRACKET_RTOL, random_orthogonal
 from isoapprox import (
     ConvergenceWarning,
     IdealResult,

@@ -7,14 +7,14 @@ proven lower bound may never exceed the objective at a separated embedding.
 
 from __future__ import annotations
 
+import ideal_reference as iref
 import numpy as np
 import pytest
+import reference as ref
+from conftest import BRACKET_RTOL, labelled_cloud
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ideal_reference as iref
-import reference as ref
-from conftest import BRACKET_RTOL, labelled_cloud
 from isoapprox import batch_hard_loss
 from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._bounds import metric_lp_bound, three_point_bound

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-
 import reference as ref
 from conftest import KERNEL_ATOL, KERNEL_RTOL, labelled_cloud
+
 from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._problem import Problem
 
@@ -23,7 +23,7 @@ def _rows_reference(x, M, n, E, kind, ri, rj, rk, rv, alpha, kappa):
     t = x[M * n]
     r = x[M * n + 1:]
     out = []
-    for kd, i, j, k, v in zip(kind, ri, rj, rk, rv):
+    for kd, i, j, k, v in zip(kind, ri, rj, rk, rv, strict=True):
         if kd == 2:
             out.append(t - sum((G[i, d] - E[j, d]) ** 2 for d in range(n)))
             continue
@@ -89,7 +89,7 @@ def test_augmented_lagrangian_gradient(rng, alpha):
     v = K.al_value_grad(x, *args, g, c)
     rows = _rows_reference(x, *args[:-2])
     psi = [(-l * ci + 1.5 * ci * ci) if 3.0 * ci <= l else -l * l / 6.0
-           for ci, l in zip(rows, lam)]
+           for ci, l in zip(rows, lam, strict=True)]
     assert v == pytest.approx(x[M * n] + math.fsum(psi), rel=1e-12, abs=1e-12)
     fd = np.array([(f(x + FD_STEP * e) - f(x - FD_STEP * e)) / (2 * FD_STEP) for e in np.eye(nv)])
     np.testing.assert_allclose(g, fd, atol=1e-5)

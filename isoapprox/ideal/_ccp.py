@@ -165,7 +165,8 @@ def ccp_solve(prog: Program, G0: np.ndarray, *, max_iter: int = 50,
     best = Gr
     prev = np.inf
     it = 0
-    for it in range(1, min(max_iter, 100) + 1):
+    while it < min(max_iter, 100):
+        it += 1
         obj.set_directions(prog, Gr)
         try:
             with warnings.catch_warnings():

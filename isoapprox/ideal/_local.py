@@ -96,7 +96,7 @@ def slsqp_epigraph(
         res = minimize(
             lambda x: x[M * n], x0, jac=lambda x: grad, method="SLSQP",
             constraints=[{"type": "ineq", "fun": fun_c, "jac": jac_c}],
-            bounds=list(zip(lo, hi)), options={"maxiter": max_iter, "ftol": ftol},
+            bounds=list(zip(lo, hi, strict=True)), options={"maxiter": max_iter, "ftol": ftol},
         )
     Gr = np.asarray(res.x[: M * n]).reshape(M, n)
     return prog.expand(Gr), int(res.nit), bool(res.success)

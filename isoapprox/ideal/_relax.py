@@ -143,7 +143,6 @@ class _GramSDP:
         self.problem = cp.Problem(cp.Minimize(s), cons)
 
     def solve(self, prob: Problem, s_lo: float, s_hi: float) -> float | None:
-        import cvxpy as cp
 
         D = prob.D
         self.D.value = D
@@ -200,7 +199,6 @@ class _ShorSDP:
         self.problem = cp.Problem(cp.Minimize(tau), cons)
 
     def solve(self, prob: Problem, upper: float, G_hint: np.ndarray | None) -> float | None:
-        import cvxpy as cp
 
         E = prob.E
         self.E.value = E
@@ -211,7 +209,7 @@ class _ShorSDP:
             self.c1.value = c1
             self.alpha.value = prob.alpha
             self.alpha2.value = prob.alpha ** 2
-            for U, X in zip(self.U, (E, E if G_hint is None else G_hint)):
+            for U, X in zip(self.U, (E, E if G_hint is None else G_hint), strict=True):
                 diff = X[self.trip[:, 0]] - X[self.trip[:, 1]]
                 nrm = np.sqrt(np.sum(diff * diff, axis=1))
                 Uv = np.zeros_like(diff)
