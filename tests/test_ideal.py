@@ -192,6 +192,18 @@ def test_near_collapse_four_classes_in_the_plane(rng):
     assert res.kind == "class-collapsed"
 
 
+def test_result_serialises():
+    import json
+
+    from isoapprox.io import to_jsonable
+
+    res = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1])
+    d = res.to_dict()
+    assert d["value"] == res.value and d["bounds"] == res.bounds
+    assert json.loads(json.dumps(to_jsonable(res)))["certified"] is True
+    assert "IdealResult(" in repr(res)
+
+
 def test_collinear_three_points():
     E = [[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]]
     res = nearest_ideal(E, [0, 0, 1])

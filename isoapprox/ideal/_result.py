@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -73,8 +73,11 @@ class IdealResult:
         ``"collapsed"`` when ``diam(embedding) <= KIND_RTOL * scale``,
         ``"class-collapsed"`` when every class has diameter at most that,
         else ``"general"``.
-    bounds : Mapping[str, float]
-        Every lower bound computed, by name (caller's units).
+    bounds : dict[str, float]
+        Every lower bound computed, by name (caller's units): ``"separated"``
+        (0 when ``E`` is already separated), ``"half_loss"``,
+        ``"three_point"``, ``"metric_lp"``, ``"sdp"`` for ``"iso"``;
+        ``"iso_half"`` and ``"shor_sdp"`` for ``"haus"``.
     lower_source : str
         Name of the bound that gives ``lower``.
     """
@@ -96,8 +99,15 @@ class IdealResult:
     seconds: float
     slack: float
     kind: str
-    bounds: Mapping[str, float]
+    bounds: dict[str, float]
     lower_source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready copy (the embedding as nested lists)."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["embedding"] = np.asarray(self.embedding).tolist()
+        out["bounds"] = dict(self.bounds)
+        return out
 
     def __repr__(self) -> str:
         return (

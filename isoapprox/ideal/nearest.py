@@ -50,7 +50,6 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import MappingProxyType
 
 import numpy as np
 
@@ -242,6 +241,8 @@ class _Search:
             if Gc is None:
                 return False
             value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective)
+            if solver == "identity":  # E scaled about its centroid
+                solver = "construction"
         kind = _kind(Gc, self.codes, self.scale)
         if self.best is None:
             better = True
@@ -559,7 +560,7 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
 
 
 #: the CCP polish in "auto" mode is skipped beyond this many rows
-CCP_MAX_ROWS = 5000
+CCP_MAX_ROWS = 1500
 
 
 def _affordable_ccp(prog: Program) -> bool:
@@ -606,6 +607,6 @@ def _finish(state, t_start: float) -> IdealResult:
         seconds=float(time.perf_counter() - t_start),
         slack=float(slack),
         kind=_kind(G, S.codes, S.scale),
-        bounds=MappingProxyType(dict(S.bounds)),
+        bounds=dict(S.bounds),
         lower_source=source,
     )
