@@ -126,3 +126,50 @@ def test_sdp_bounds_never_exceed_feasible_values(rng, layout, alpha):
     assert vh * probh.scale <= besth + BRACKET_RTOL * scale
     # the haus bound from the iso bounds: d_iso(E, G) <= 2 max_k |E_k - G_k|
     assert max(bounds.values()) / 2 <= besth + BRACKET_RTOL * scale
+
+
+def _haus_triplet_grid(a, p, m, alpha, rng, n=200_000):
+    """delta* of one triplet by bisection on a dense sample of the disk (plane)."""
+    ell = ref.dist(a, p) - ref.dist(a, m) + alpha
+
+    def reach(delta):
+        r = delta * np.sqrt(rng.uniform(0, 1, n))
+        th = rng.uniform(0, 2 * np.pi, n)
+        X = a + np.c_[r * np.cos(th), r * np.sin(th)]
+        ph = np.linspace(0, 2 * np.pi, 50_000)
+        X = np.vstack([X, a + delta * np.c_[np.cos(ph), np.sin(ph)]])
+        h = (np.linalg.norm(X - m, axis=1) + delta
+             - np.maximum(np.linalg.norm(X - p, axis=1) - delta, 0.0))
+        return h.max() >= alpha
+
+    lo, hi = ell / 4, ell / 2
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if reach(mid) else (mid, hi)
+    return hi
+
+
+def test_haus_triplet_level_matches_dense_search(rng):
+    """The certified value never exceeds delta* and agrees with it to the grid."""
+    done = 0
+    while done < 6:
+        a, p, m = rng.normal(size=(3, 2))
+        alpha = float(rng.choice([0.0, 0.5, 1.0]))
+        if ref.dist(a, p) - ref.dist(a, m) + alpha <= 0:
+            continue
+        done += 1
+        lb = K.haus_triplet_level(a, p, m, alpha)
+        grid = _haus_triplet_grid(a, p, m, alpha, rng)
+        assert lb <= grid + 1e-9
+        assert lb >= grid - 1e-3 * grid  # the sample resolves delta* to ~1e-4
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_haus_triplet_bound_below_feasible_values(rng, alpha):
+    for layout in LAYOUTS:
+        y = np.array(layout)
+        E = rng.normal(size=(len(y), 2))
+        prob = Problem.build(E, y, alpha, "haus", ref.diameter(E))
+        v = K.haus_triplet_bound(prob.E, prob.codes, prob.alpha, 0.0) * prob.scale
+        best = iref.independent_search(E, y, alpha, "haus", rng, n_random=200, n_polish=4)
+        assert v <= best + BRACKET_RTOL * max(ref.diameter(E), alpha)

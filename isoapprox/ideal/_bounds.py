@@ -48,6 +48,22 @@ Hausdorff-like distance ("haus")
 ``iso_half``
     ``d_iso(E, G) <= 2 max_k ||E_k - G_k||`` for every ``G``, so half of any
     iso lower bound is a haus lower bound.
+``haus_triplet``
+    The exact single-triplet sub-problem: the least ``delta`` such that
+    moving ``a, p, m`` by at most ``delta`` each satisfies
+    ``d(a', m') >= d(a', p') + alpha``.  For a given ``a'`` the best ``p'``
+    moves straight towards ``a'`` and the best ``m'`` straight away, so the
+    question is whether ``h(x) = |x - m| + delta - (|x - p| - delta)_+``
+    reaches ``alpha`` on the disk ``|x - a| <= delta``; rotating ``x`` about
+    the line ``pm`` into the plane of ``a, p, m`` keeps ``h`` and brings it
+    closer to ``a``, so the disk is planar.  Inside ``B(p, delta)`` the
+    maximum of ``|x - m|`` over the lens is attained at one of four explicit
+    points; outside it, ``g = |x - m| - |x - p|`` has no interior maximum
+    except on the ray beyond ``p`` (checked directly), so the rest is a
+    search on the circle ``|x - a| = delta``, certified by branch and bound
+    with Lipschitz and curvature bounds.  ``l / 4 <= delta* <= l / 2`` with
+    ``l = D_ap - D_am + alpha``; bisection keeps the largest certified
+    infeasible ``delta``.
 """
 
 from __future__ import annotations
@@ -61,6 +77,7 @@ from ._problem import Problem
 
 __all__ = [
     "METRIC_LP_MAX_POINTS",
+    "haus_triplet_bound",
     "metric_lp_bound",
     "three_point_bound",
 ]
@@ -74,6 +91,12 @@ def three_point_bound(prob: Problem) -> tuple[float, tuple[int, int, int]]:
     """Largest exact 3-point sub-problem value (normalised units)."""
     v, i, j, k = K.three_point_bounds(prob.E, prob.codes, prob.alpha)
     return max(float(v), 0.0), (int(i), int(j), int(k))
+
+
+def haus_triplet_bound(prob: Problem, floor: float) -> float | None:
+    """Largest certified single-triplet haus value above ``floor`` (normalised), or None."""
+    v = float(K.haus_triplet_bound(prob.E, prob.codes, prob.alpha, floor))
+    return v if v > floor else None
 
 
 def _triangle_rows(N: int, pid: np.ndarray) -> np.ndarray:

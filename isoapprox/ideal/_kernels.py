@@ -40,6 +40,8 @@ __all__ = [
     "anchor_slack",
     "class_diameters",
     "epigraph_rows",
+    "haus_triplet_bound",
+    "haus_triplet_level",
     "haus_value",
     "iso_value",
     "three_point_bounds",
@@ -331,3 +333,228 @@ def al_value_grad(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, lam, rho, grad
             grad[i * n + d] += g * 2.0 * sign * u
             grad[j * n + d] -= g * 2.0 * sign * u
     return total
+
+
+# ---------------------------------------------------------------------------
+# Single-triplet bound for the pointwise (haus) objective
+# ---------------------------------------------------------------------------
+
+
+@njit(**_JIT)
+def _circle_g(px, mx, my, delta, phi):
+    """``g = |x - m| - |x - p|`` at ``x = delta (cos phi, sin phi)`` and ``dg/dphi``."""
+    x = delta * np.cos(phi)
+    y = delta * np.sin(phi)
+    dm = np.sqrt((x - mx) ** 2 + (y - my) ** 2)
+    dp = np.sqrt((x - px) ** 2 + y * y)
+    tx = -y
+    ty = x
+    gm = ((x - mx) * tx + (y - my) * ty) / dm if dm > 0.0 else delta
+    gp = ((x - px) * tx + y * ty) / dp if dp > 0.0 else -delta
+    return dm - dp, gm - gp, dp
+
+
+@njit(**_JIT)
+def _circle_max_below(px, mx, my, delta, thresh, max_eval):
+    """Is ``max_phi g(delta e(phi)) < thresh`` provably?  ``g(x) = |x - m| - |x - p|``.
+
+    ``p = (px, 0)``, ``m = (mx, my)``, the circle of radius ``delta`` about the
+    origin.  Branch and bound on arcs: on an arc of half-width ``w`` about
+    ``c``, ``max g <= g(c) + min(2 delta w, |g'(c)| w + M w^2 / 2)`` with
+    ``|g'| <= 2 delta`` and ``|g''| <= M = 2 delta + delta^2 (1/r_m + 1/r_p)``,
+    ``r_m``, ``r_p`` the distances from the circle to ``m`` and ``p``.  Arcs
+    that lie inside ``B(p, delta)`` (``|x - p| <= |x_c - p| + delta w < delta``)
+    are dropped: the lens branch covers them.  Returns 1 (proved below), 0 (a
+    point outside ``B(p, delta)`` reaches ``thresh``) or -1 (undecided within
+    ``max_eval`` evaluations).
+    """
+    rm = abs(np.sqrt(mx * mx + my * my) - delta)
+    rp = abs(abs(px) - delta)
+    if rm > 0.0 and rp > 0.0:
+        M = 2.0 * delta + delta * delta * (1.0 / rm + 1.0 / rp)
+    else:
+        M = np.inf
+    K = 64
+    cap = 4096
+    cen = np.empty(cap)
+    half = np.empty(cap)
+    n_live = 0
+    w0 = np.pi / K
+    n_eval = 0
+    for k in range(K):
+        c = -np.pi + (2 * k + 1) * w0
+        g, dg, dp = _circle_g(px, mx, my, delta, c)
+        n_eval += 1
+        if dp + delta * w0 < delta:
+            continue
+        if g >= thresh and dp >= delta:
+            return 0
+        if g + min(2.0 * delta * w0, abs(dg) * w0 + 0.5 * M * w0 * w0) >= thresh:
+            cen[n_live] = c
+            half[n_live] = w0
+            n_live += 1
+    while n_live > 0:
+        if n_eval >= max_eval or n_live + 2 > cap:
+            return -1
+        n_live -= 1
+        c = cen[n_live]
+        w = 0.5 * half[n_live]
+        for s in (-1.0, 1.0):
+            cc = c + s * w
+            g, dg, dp = _circle_g(px, mx, my, delta, cc)
+            n_eval += 1
+            if dp + delta * w < delta:
+                continue
+            if g >= thresh and dp >= delta:
+                return 0
+            if g + min(2.0 * delta * w, abs(dg) * w + 0.5 * M * w * w) >= thresh:
+                cen[n_live] = cc
+                half[n_live] = w
+                n_live += 1
+    return 1
+
+
+@njit(**_JIT)
+def _lens_far(px, mx, my, delta):
+    """Largest distance from ``m`` to the lens ``B(0, delta) & B((px, 0), delta)``.
+
+    A convex function attains its maximum over the lens at an extreme point:
+    the farthest point of either disk from ``m`` when it lies in the other
+    disk, or one of the two corners.
+    """
+    best = -1.0
+    tol = 1e-12 * (delta + px)
+    for k in range(2):
+        cx = 0.0 if k == 0 else px  # this disk's centre
+        ox = px if k == 0 else 0.0  # the other disk's centre
+        ux = cx - mx
+        uy = -my
+        un = np.sqrt(ux * ux + uy * uy)
+        if un > 0.0:
+            qx = cx + delta * ux / un
+            qy = delta * uy / un
+        else:
+            qx = cx + delta
+            qy = 0.0
+        if np.sqrt((qx - ox) ** 2 + qy * qy) <= delta + tol:
+            d = np.sqrt((qx - mx) ** 2 + (qy - my) ** 2)
+            if d > best:
+                best = d
+    h2 = delta * delta - 0.25 * px * px
+    h = np.sqrt(h2) if h2 > 0.0 else 0.0
+    for sy in (-1.0, 1.0):
+        d = np.sqrt((0.5 * px - mx) ** 2 + (sy * h - my) ** 2)
+        if d > best:
+            best = d
+    return best * (1.0 + 1e-12) + tol
+
+
+@njit(**_JIT)
+def _triplet_infeasible(dap, px, mx, my, dam, dpm, delta, alpha):
+    """Certify that no moves of ``a, p, m`` by ``<= delta`` satisfy the triplet."""
+    # a at the origin, p = (px, 0), m = (mx, my), all in the plane of the three
+    # points (rotation about the line pm maps any a' to that plane closer to a)
+    # -- the branch |a' - p| < delta (then p' = a' is best) needs a' in the
+    #    lens B(a, delta) & B(p, delta) with |a' - m| + delta >= alpha
+    if dap < 2.0 * delta and _lens_far(dap, mx, my, delta) + delta >= alpha * (1.0 - 1e-12):
+        return False
+    # -- outside B(p, delta), h = g + delta with g = |x - m| - |x - p|; g has
+    #    its global maximum |p - m| on the ray p + t (p - m) / |p - m|; the
+    #    part t >= delta of the ray is outside B(p, delta)
+    wx = px - mx
+    wy = -my
+    wn = np.sqrt(wx * wx + wy * wy)
+    if wn > 0.0:
+        wx /= wn
+        wy /= wn
+        t = -(px * wx)  # projection of the origin on the ray's line, from p
+        if t < delta:
+            t = delta
+        qx = px + t * wx
+        qy = t * wy
+        if np.sqrt(qx * qx + qy * qy) <= delta:
+            return dpm < alpha - 2.0 * delta
+    else:
+        # p = m: g vanishes identically
+        return 0.0 < alpha - 2.0 * delta
+    # -- no other interior critical point is a maximum (g is critical only on
+    #    the two rays of the line pm, with its minimum beyond m), so the
+    #    maximum of h is on the circle |x| = delta (bounded there by g + delta)
+    #    or on the arc |x - p| = delta (covered by the lens branch above)
+    return _circle_max_below(px, mx, my, delta, alpha - 2.0 * delta, 4000) == 1
+
+
+@njit(**_JIT)
+def haus_triplet_level(A, P, Mv, alpha):
+    """Certified lower bound on the single-triplet haus problem of ``(a, p, m)``.
+
+    ``min delta`` such that moving ``a, p, m`` by at most ``delta`` each gives
+    ``d(a', m') >= d(a', p') + alpha``.  With ``l = D_ap - D_am + alpha``,
+    ``l / 4`` is proved (each of ``d_ap``, ``d_am`` moves by ``<= 2 delta``)
+    and ``l / 2`` is feasible; bisection keeps the largest ``delta`` whose
+    infeasibility is certified.
+    """
+    n = A.shape[0]
+    dap = 0.0
+    dam = 0.0
+    for d in range(n):
+        dap += (P[d] - A[d]) ** 2
+        dam += (Mv[d] - A[d]) ** 2
+    dap = np.sqrt(dap)
+    dam = np.sqrt(dam)
+    ell = dap - dam + alpha
+    if ell <= 0.0:
+        return 0.0
+    # plane coordinates: a = 0, p = (dap, 0), m = (mx, my >= 0)
+    if dap > 0.0:
+        mx = 0.0
+        for d in range(n):
+            mx += (Mv[d] - A[d]) * (P[d] - A[d])
+        mx /= dap
+    else:
+        mx = dam
+    my2 = dam * dam - mx * mx
+    my = np.sqrt(my2) if my2 > 0.0 else 0.0
+    dpm = 0.0
+    for d in range(n):
+        dpm += (Mv[d] - P[d]) ** 2
+    dpm = np.sqrt(dpm)
+    lo = 0.25 * ell
+    hi = 0.5 * ell
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _triplet_infeasible(dap, dap, mx, my, dam, dpm, mid, alpha):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return lo
+
+
+@njit(**_JIT)
+def haus_triplet_bound(X, codes, alpha, floor):
+    """Max over triplets of :func:`haus_triplet_level` when it exceeds ``floor``.
+
+    Triplets whose loss ``l`` has ``l / 2 <= floor`` are skipped (their value
+    is at most ``l / 2``).  Returns ``-1.0`` when no triplet beats ``floor``.
+    """
+    N = X.shape[0]
+    best = floor
+    found = -1.0
+    for a in range(N):
+        for p in range(N):
+            if p == a or codes[p] != codes[a]:
+                continue
+            for m in range(N):
+                if codes[m] == codes[a]:
+                    continue
+                dap = _dist(X, a, p)
+                dam = _dist(X, a, m)
+                if 0.5 * (dap - dam + alpha) <= best:
+                    continue
+                v = haus_triplet_level(X[a], X[p], X[m], alpha)
+                if v > best:
+                    best = v
+                    found = v
+    return found

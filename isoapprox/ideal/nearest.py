@@ -67,7 +67,12 @@ from .._validation import (
 )
 from ..exceptions import ConvergenceWarning
 from . import _kernels as K
-from ._bounds import METRIC_LP_MAX_POINTS, metric_lp_bound, three_point_bound
+from ._bounds import (
+    METRIC_LP_MAX_POINTS,
+    haus_triplet_bound,
+    metric_lp_bound,
+    three_point_bound,
+)
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
 from ._problem import Problem, Program
 from ._result import FLOOR_RTOL, KIND_RTOL, IdealResult
@@ -296,6 +301,9 @@ def _lower_cheap(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
         S.add_bound("three_point", tp)
     else:
         S.add_bound("iso_half", max(half, tp) / 2.0)
+        v = haus_triplet_bound(S.prob, S.bounds["iso_half"] / S.prob.scale)
+        if v is not None:
+            S.add_bound("haus_triplet", _safe(v * S.prob.scale, S.scale))
 
 
 def _safe(v: float, scale: float) -> float:
