@@ -39,6 +39,14 @@ from .losses import (
     triplet_loss,
 )
 from .metrics import IsometricError, hausdorff_like, isometric_error, isometric_error_report
+from .packing import (
+    PackingResult,
+    lower_bound_curve,
+    min_separated_diameter,
+    packing_lower_bound,
+)
+from .procrustes import ProcrustesResult, minimax_procrustes
+from .thickness import ThicknessResult, thickness, thickness_report
 
 try:
     __version__ = _metadata.version("isoapprox")
@@ -54,9 +62,12 @@ __all__ = [
     "IsoapproxError",
     "IsometricError",
     "NoTripletError",
+    "PackingResult",
     "PairLossReport",
+    "ProcrustesResult",
     "SeparationReport",
     "SolverError",
+    "ThicknessResult",
     "__version__",
     "batch_hard_loss",
     "contrastive_loss",
@@ -68,11 +79,17 @@ __all__ = [
     "is_triplet_separated",
     "isometric_error",
     "isometric_error_report",
+    "lower_bound_curve",
     "margin_loss",
     "margin_loss_report",
     "min_enclosing_ball",
+    "min_separated_diameter",
+    "minimax_procrustes",
     "nearest_ideal",
+    "packing_lower_bound",
     "pairwise_distances",
     "separation_report",
+    "thickness",
+    "thickness_report",
     "triplet_loss",
 ]

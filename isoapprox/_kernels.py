@@ -417,7 +417,12 @@ def _meb_dual_fw(Y, idx, u, max_iter, eps):
             uz = u[zeta]
             if uz >= 1.0:
                 break
-            lam = min(dminus / (2.0 * (1.0 - dminus)), uz / (1.0 - uz))
+            # dminus == 1 when a weighted point sits exactly at the centre:
+            # then the line search is unbounded and the step is clipped
+            if dminus >= 1.0:
+                lam = uz / (1.0 - uz)
+            else:
+                lam = min(dminus / (2.0 * (1.0 - dminus)), uz / (1.0 - uz))
             for i in range(m):
                 u[i] *= 1.0 + lam
             u[zeta] -= lam

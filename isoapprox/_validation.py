@@ -112,7 +112,7 @@ def as_points(
         i, j = (int(v) for v in bad[0])
         raise InvalidInputError(
             f"`{name}` must contain only finite values; got {len(bad)} non-finite "
-            f"value(s), the first at [{i}, {j}] = {out[i, j]!r}"
+            f"value(s), the first at [{i}, {j}] = {float(out[i, j])!r}"
         )
     return out
 

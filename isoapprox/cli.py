@@ -23,6 +23,8 @@ __all__ = ["build_parser", "main"]
 #: subcommand name -> (module in isoapprox.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "diagnose": ("diagnose", "report losses, separation and collapse of an embedding file"),
+    "train": ("train", "train numpy networks with triplet losses; resumable collapse sweeps"),
+    "batch": ("batch", "evaluate the bounds over a grid of random configurations (local or Dask)"),
 }
 
 

@@ -178,9 +178,11 @@ def batch_hard_loss(
 
     Examples
     --------
-    >>> E = [[0.0], [1.0], [0.5], [3.0]]
-    >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.1, reduction="max")
-    0.6
+    >>> E = [[0.0], [1.0], [3.0], [5.0]]
+    >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.5, reduction="max")
+    0.5
+    >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.5, reduction="mean")
+    0.125
     """
     reduction = check_option(reduction, "reduction", REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
@@ -224,8 +226,8 @@ def triplet_loss(
 
     Examples
     --------
-    >>> triplet_loss([[0.0], [1.0], [0.5], [3.0]], [0, 0, 1, 1], reduction="sum")
-    1.0
+    >>> triplet_loss([[0.0], [1.0], [3.0], [5.0]], [0, 0, 1, 1], margin=0.5, reduction="sum")
+    0.5
     """
     reduction = check_option(reduction, "reduction", REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)

@@ -1,0 +1,309 @@
+"""Benchmark of the batch engine: throughput and scaling, as ratios of medians.
+
+Run from the repository root::
+
+    python benchmarks/bench_batch.py            # full (a few minutes)
+    python benchmarks/bench_batch.py --quick    # smaller sizes, fewer repeats
+    python benchmarks/bench_batch.py --stage reference   # also time a per-configuration stage
+
+What it measures (every timing is the median of ``--repeats`` runs, and each
+section prints its ratio against a baseline timed in the same run):
+
+1. Cheap quantities of ``N = 5`` points in ``R^2`` (labels 3 + 2, margin 0):
+   configurations per second of the vectorised kernel (one thread) against
+   a loop over the package's single-configuration functions
+   (``batch_hard_loss`` max and mean, ``triplet_loss``, ``diameter``,
+   ``isometric_error``, ``min_enclosing_ball``; the kernel also computes
+   thickness, which the loop does not).  Then the kernel on two cores (two
+   processes, one thread each, timed together after a barrier), the goal
+   being >= 1e6 configurations per second; the vectorised generator; and
+   the CSV encoding of the result rows.
+2. Scaling of ``run_batch`` (stage ``cheap``) from 1 to 2 local workers on
+   the same grid: wall time, including the start of the worker processes
+   (measured separately) and the final assembly of the table.
+3. The Dask path against the local path on the same grid: a
+   ``LocalCluster`` of 2 worker processes with one thread each, started
+   before the timing, against ``workers=2``.
+4. With ``--stage NAME``: configurations per second of that registered
+   per-configuration stage (for instance the certified nearest-ideal stage).
+
+Timings are wall-clock and depend on the load of the machine: the load
+average is printed before and after; compare ratios, not absolute numbers,
+and rerun on a quiet machine for the record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from isoapprox.batch import (  # noqa: E402
+    BatchConfig,
+    Grid,
+    cheap_quantities,
+    generate,
+    get_stage,
+    plan,
+    run_batch,
+)
+from isoapprox.batch import _kernels as BK  # noqa: E402
+from isoapprox.batch.engine import _LocalPool, evaluate_chunk  # noqa: E402
+from isoapprox.batch.table import encode_rows  # noqa: E402
+
+CODES = np.array([0, 0, 0, 1, 1])
+
+
+def _median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:  # pragma: no cover
+        return "n/a"
+
+
+def _configs(B: int, seed: int = 0) -> np.ndarray:
+    X, _ = generate("gaussian", 5, 2, 2, "balanced", np.arange(B), seed=seed)
+    return X
+
+
+def _loop_single(X: np.ndarray) -> None:
+    import isoapprox as ia
+
+    zeros = np.zeros((5, 2))
+    for E in X:
+        ia.batch_hard_loss(E, CODES, reduction="max")
+        ia.batch_hard_loss(E, CODES, reduction="mean")
+        ia.triplet_loss(E, CODES, reduction="mean")
+        ia.diameter(E)
+        ia.isometric_error(E, zeros)
+        ia.min_enclosing_ball(E)
+
+
+def _two_core_worker(args):
+    B, repeats, barrier = args
+    import numba
+
+    numba.set_num_threads(1)
+    X = _configs(B, seed=os.getpid() % 1000)
+    codes = np.broadcast_to(CODES, (B, 5)).copy()
+    BK.cheap_kernel(X[:10], codes[:10], 0.0)
+    out = []
+    for _ in range(repeats):
+        barrier.wait()
+        t0 = time.perf_counter()
+        BK.cheap_kernel(X, codes, 0.0)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def section_cheap(B: int, B_loop: int, repeats: int) -> None:
+    import numba
+
+    print("\n1. cheap quantities, N = 5 in R^2")
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        X = _configs(B)
+        cheap_quantities(X[:10], CODES)
+        t_vec = _median_time(lambda: cheap_quantities(X, CODES), repeats)
+        Xl = X[:B_loop]
+        _loop_single(Xl[:5])
+        t_loop = _median_time(lambda: _loop_single(Xl), max(1, repeats // 2))
+    finally:
+        numba.set_num_threads(threads)
+    r_vec, r_loop = B / t_vec, B_loop / t_loop
+    print(f"   vectorised kernel, 1 thread     {r_vec:12,.0f} configurations/s")
+    print(f"   loop of single-config functions {r_loop:12,.0f} configurations/s "
+          f"(numba limited to 1 thread)")
+    print(f"   ratio vectorised / loop         {r_vec / r_loop:12,.1f}")
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as mgr:
+        barrier = mgr.Barrier(2)
+        env = {k: os.environ.get(k) for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")}
+        os.environ.update(NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        try:
+            with ctx.Pool(2) as pool:
+                res = pool.map(_two_core_worker, [(B, repeats, barrier)] * 2)
+        finally:
+            for k, v in env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    per_round = [max(a, b) for a, b in zip(*res, strict=True)]
+    r_two = 2 * B / statistics.median(per_round)
+    print(f"   kernel on 2 cores (2 processes) {r_two:12,.0f} configurations/s "
+          f"({'meets' if r_two >= 1e6 else 'below'} the 1e6 goal; x{r_two / r_vec:.2f} of 1 core)")
+
+    t_gen = _median_time(lambda: generate("gaussian", 5, 2, 2, "balanced", np.arange(B)), repeats)
+    print(f"   vectorised generator, 1 thread  {B / t_gen:12,.0f} configurations/s "
+          f"(ratio to the kernel {t_vec / t_gen:.2f})")
+    cfg = BatchConfig(Grid(repetitions=min(B, 50_000)), chunk_size=min(B, 50_000))
+    task = plan(cfg)[0]
+    cols = evaluate_chunk(task)
+    n = task.stop - task.start
+    t_enc = _median_time(lambda: encode_rows(cols, task.columns, "csv"), max(1, repeats // 2))
+    print(f"   CSV encoding of the rows        {n / t_enc:12,.0f} rows/s "
+          f"({len(task.columns)} columns; ratio to the kernel {t_vec / B / (t_enc / n):.3f})")
+
+
+def _grid(reps: int) -> BatchConfig:
+    return BatchConfig(Grid(n_points=(5,), dims=(2,), classes=(2,), repetitions=reps),
+                       stages=("cheap",), chunk_size=max(1, reps // 16))
+
+
+def _compute_phase(executor, tasks) -> float:
+    """Seconds to push every task through ``executor`` and collect the results."""
+    import concurrent.futures as cf
+
+    t0 = time.perf_counter()
+    futs = [executor.submit(t) for t in tasks]
+    for f in cf.as_completed(futs):
+        f.result()
+    return time.perf_counter() - t0
+
+
+def section_scaling(reps: int, repeats: int) -> dict:
+    print(f"\n2. scaling from 1 to 2 local workers, stage cheap, {reps:,} configurations "
+          "(N = 5, R^2), 16 chunks")
+    cfg = _grid(reps)
+    tasks = plan(cfg)
+    compute, start, end_to_end = {}, {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in (1, 2):
+            t0 = time.perf_counter()
+            pool = _LocalPool(w)
+            start[w] = time.perf_counter() - t0
+            try:
+                compute[w] = _median_time(lambda pool=pool: _compute_phase(pool, tasks), repeats)
+            finally:
+                pool.close()
+            k = [0]
+
+            def once(w=w, k=k):
+                k[0] += 1
+                run_batch(cfg, Path(tmp) / f"w{w}-{k[0]}", workers=w)
+
+            end_to_end[w] = _median_time(once, max(1, repeats - 1))
+    for w in (1, 2):
+        print(f"   {w} worker(s): tasks {compute[w]:7.2f} s ({reps / compute[w]:10,.0f} cfg/s), "
+              f"pool start {start[w]:5.2f} s, run_batch end to end {end_to_end[w]:7.2f} s "
+              f"({reps / end_to_end[w]:9,.0f} cfg/s)")
+    print(f"   speed-up 1 -> 2 workers: tasks {compute[1] / compute[2]:.2f}, "
+          f"end to end {end_to_end[1] / end_to_end[2]:.2f}")
+    return {"compute": compute[2], "end_to_end": end_to_end[2]}
+
+
+class _DaskAdapter:
+    def __init__(self, client):
+        from isoapprox.batch.engine import run_chunk
+
+        self._ex = client.get_executor(pure=False)
+        self._fn = run_chunk
+
+    def submit(self, task):
+        return self._ex.submit(self._fn, task)
+
+
+def section_dask(reps: int, repeats: int, local: dict) -> None:
+    try:
+        import distributed
+    except ImportError:
+        print("\n3. Dask: dask.distributed not installed, skipped")
+        return
+    print(f"\n3. Dask LocalCluster (2 processes x 1 thread, loopback) vs the local pool "
+          f"(2 workers), {reps:,} configurations")
+    cfg = _grid(reps)
+    tasks = plan(cfg)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+        t0 = time.perf_counter()
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      protocol="tcp://", host="127.0.0.1",
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster, set_as_default=False) as client:
+            run_batch(_grid(64), Path(tmp) / "warm", client=client)  # load kernels on workers
+            t_start = time.perf_counter() - t0
+            adapter = _DaskAdapter(client)
+            t_compute = _median_time(lambda: _compute_phase(adapter, tasks), repeats)
+            k = [0]
+
+            def once():
+                k[0] += 1
+                run_batch(cfg, Path(tmp) / f"d{k[0]}", client=client)
+
+            t_e2e = _median_time(once, max(1, repeats - 1))
+    print(f"   Dask: tasks {t_compute:7.2f} s, run_batch {t_e2e:7.2f} s "
+          f"(cluster start {t_start:.2f} s, not included)")
+    print(f"   local: tasks {local['compute']:7.2f} s, run_batch {local['end_to_end']:7.2f} s "
+          "(pool start included)")
+    print(f"   ratio Dask / local: tasks {t_compute / local['compute']:.2f}, "
+          f"end to end {t_e2e / local['end_to_end']:.2f}")
+
+
+def section_stage(name: str, n: int, repeats: int) -> None:
+    stage = get_stage(name)
+    print(f"\n4. stage {name!r} ({stage.kind}), N = 5 in R^2, {n} configurations")
+    stages = ("cheap", name) if name != "cheap" else ("cheap",)
+    cfg = BatchConfig(Grid(repetitions=n), stages=stages, chunk_size=n)
+    base = BatchConfig(Grid(repetitions=n), stages=("cheap",), chunk_size=n)
+    task, task0 = plan(cfg)[0], plan(base)[0]
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)  # as in a worker process
+    try:
+        evaluate_chunk(task)
+        t = _median_time(lambda: evaluate_chunk(task), repeats)
+        t0 = _median_time(lambda: evaluate_chunk(task0), repeats)
+    finally:
+        numba.set_num_threads(threads)
+    print(f"   with the stage                  {n / t:12,.1f} configurations/s")
+    print(f"   cheap stage alone               {n / t0:12,.1f} configurations/s")
+    print(f"   cost ratio                      {t / t0:12,.1f}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
+    p.add_argument("--repeats", type=int, default=None)
+    p.add_argument("--stage", default=None, help="also time this per-configuration stage")
+    args = p.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 5)
+    B = 100_000 if args.quick else 1_000_000
+    B_loop = 300 if args.quick else 2_000
+    reps = 100_000 if args.quick else 400_000
+    print(f"isoapprox batch benchmark: python {platform.python_version()}, numpy {np.__version__}, "
+          f"{os.cpu_count()} cpu(s), load average {_load()}")
+    section_cheap(B, B_loop, repeats)
+    local = section_scaling(reps, repeats)
+    section_dask(reps, repeats, local)
+    if args.stage:
+        section_stage(args.stage, 200 if args.quick else 1000, repeats)
+    print(f"\nload average at the end {_load()} (timings are noisy on a shared machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

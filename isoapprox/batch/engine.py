@@ -1,0 +1,685 @@
+"""The batch engine: chunks of configurations as tasks, local or on Dask.
+
+:func:`run_batch` cuts the grid of a :class:`~isoapprox.batch.grid.BatchConfig`
+into chunks (a range of repetitions of one cell) and runs
+:func:`run_chunk` on each, as a task, through one of three executors with
+the same driver loop:
+
+- in this process (``workers=0``),
+- a local process pool (default: one worker per core; each worker is
+  started with ``NUMBA_NUM_THREADS``, ``OMP_NUM_THREADS``,
+  ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` set to 1, so ``W``
+  workers use ``W`` cores and never oversubscribe),
+- a Dask cluster (``scheduler="tcp://host:8786"`` or ``client=Client``;
+  ``dask.distributed`` is the optional extra ``isoapprox[dask]``).
+
+A task is pure: it regenerates its configurations from the root seed
+(:mod:`isoapprox.batch.generators`), evaluates the stages and returns the
+encoded rows together with their numeric values.  The driver (this
+process) writes each finished chunk to ``OUT/parts/`` atomically (the rows,
+and the values as ``.npy`` for the summary) and then records it in the
+fsynced journal ``OUT/journal.jsonl``; a crash loses at most the chunks in
+flight, and a rerun with the same configuration skips every journaled chunk
+(its files are checked by SHA-256).  When all chunks are done the parts are
+concatenated in chunk order into ``OUT/results.csv`` (or ``.jsonl``), so
+the final file is byte-identical whatever the executor, the number of
+workers, the completion order or the interruptions.
+
+Output folder::
+
+    OUT/run.json        configuration, fingerprint, versions (written first)
+    OUT/journal.jsonl   finished chunks (and a final "complete" record)
+    OUT/parts/          chunk files while the run is in progress
+    OUT/results.csv     the tidy table: one row per configuration
+    OUT/summary.json    per-cell summary with provenance (and summary.csv)
+
+Running on a real cluster
+-------------------------
+Install isoapprox (with the same version) on the scheduler, every worker
+and the client, start ``dask scheduler`` on one machine and on each worker
+machine ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 dask worker
+tcp://SCHEDULER:8786 --nworkers auto --nthreads 1``, then run
+``isoapprox batch ... --scheduler tcp://SCHEDULER:8786`` where the output
+folder lives: only the client writes files; workers return rows.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import math
+import multiprocessing
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import IsoapproxError
+from ..io import (
+    Journal,
+    atomic_write_bytes,
+    atomic_write_text,
+    provenance,
+    write_results,
+)
+from .generators import GeneratorOptions, config_generator, generate
+from .grid import BatchConfig, Cell
+from .stages import Column, Stage
+from .summary import summarise, summarise_values, summary_values
+from .table import encode_rows, header, to_internal
+
+__all__ = [
+    "BatchResult",
+    "ChunkOutput",
+    "ChunkTask",
+    "evaluate_chunk",
+    "plan",
+    "run_batch",
+    "run_chunk",
+]
+
+log = logging.getLogger("isoapprox.batch")
+
+#: environment of local worker processes: one thread each
+WORKER_ENV = {
+    "NUMBA_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+RUN_FILE = "run.json"
+JOURNAL_FILE = "journal.jsonl"
+PARTS_DIR = "parts"
+SUMMARY_FILE = "summary.json"
+
+
+# ---------------------------------------------------------------------------
+# tasks
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Everything a worker needs to compute one chunk (picklable)."""
+
+    chunk: int
+    cell_index: int
+    cell: Cell
+    start: int
+    stop: int
+    repetitions: int
+    seed: int
+    options: GeneratorOptions
+    stages: tuple[Stage, ...]
+    columns: tuple[Column, ...]
+    format: str
+
+
+@dataclass(frozen=True)
+class ChunkOutput:
+    """A finished chunk: its encoded rows (no header) and its summary values.
+
+    ``values`` is a float64 array ``(rows, k)`` of the columns
+    :func:`~isoapprox.batch.summary.summary_columns` names (numbers, flags,
+    and 1.0/0.0 for "this text column is non-empty"), so the driver
+    summarises a run without parsing the text table.
+    """
+
+    chunk: int
+    rows: int
+    payload: bytes
+    values: np.ndarray
+    seconds: float
+
+
+def plan(config: BatchConfig) -> list[ChunkTask]:
+    """All chunk tasks of a run, in chunk order."""
+    stages = config.resolved_stages()
+    columns = config.columns()
+    return [
+        ChunkTask(k, c, cell, start, stop, config.grid.repetitions, config.seed,
+                  config.options, stages, columns, config.format)
+        for k, c, cell, start, stop in config.chunks()
+    ]
+
+
+def _missing(dtype: str):
+    return "" if dtype == "str" else np.nan
+
+
+def evaluate_chunk(task: ChunkTask) -> dict[str, np.ndarray]:
+    """Generate a chunk's configurations and evaluate every stage.
+
+    Returns the columns in the internal representation (float64 with NaN
+    for missing numeric/bool values, object arrays for text).
+    """
+    cell = task.cell
+    reps = np.arange(task.start, task.stop, dtype=np.int64)
+    B = reps.shape[0]
+    X, codes = generate(cell.distribution, cell.n_points, cell.dim, cell.n_classes, cell.layout,
+                        reps, seed=task.seed, margin=cell.margin, options=task.options)
+    cols: dict[str, np.ndarray] = {
+        "config": (task.cell_index * task.repetitions + reps).astype(np.float64),
+        "cell": np.full(B, float(task.cell_index)),
+        "rep": reps.astype(np.float64),
+        "distribution": np.full(B, cell.distribution, dtype=object),
+        "n_points": np.full(B, float(cell.n_points)),
+        "dim": np.full(B, float(cell.dim)),
+        "n_classes": np.full(B, float(cell.n_classes)),
+        "layout": np.full(B, cell.layout, dtype=object),
+        "margin": np.full(B, float(cell.margin)),
+    }
+    words = cell.words()
+    for st in task.stages:
+        if st.kind == "vector":
+            out = st.func(X, codes, cell.margin, dict(cols))
+            _check_keys(st, out)
+            for c in st.columns:
+                cols[c.name] = to_internal(out[c.name], c, B)
+            continue
+        store = {c.name: np.full(B, _missing(c.dtype), dtype=object if c.dtype == "str" else float)
+                 for c in st.output_columns()}
+        names = list(cols)
+        for b in range(B):
+            prev = {k: cols[k][b] for k in names}
+            rng = config_generator(task.seed, words, int(reps[b]), st.word)
+            try:
+                out = st.func(X[b], codes[b], cell.margin, prev, rng)
+            except IsoapproxError as exc:
+                msg = " ".join(str(exc).split()) or type(exc).__name__
+                store[st.error_column.name][b] = f"{type(exc).__name__}: {msg}"
+                continue
+            _check_keys(st, out)
+            for c in st.columns:
+                v = out[c.name]
+                store[c.name][b] = ("" if v is None else str(v)) if c.dtype == "str" else (
+                    np.nan if v is None else float(v))
+        for c in st.output_columns():
+            cols[c.name] = store[c.name]
+    return cols
+
+
+def _check_keys(stage: Stage, out: Any) -> None:
+    if not hasattr(out, "keys"):
+        raise IsoapproxError(
+            f"stage {stage.name!r} must return a mapping of its columns; got {type(out).__name__}"
+        )
+    want = {c.name for c in stage.columns}
+    got = set(out.keys())
+    if got != want:
+        raise IsoapproxError(
+            f"stage {stage.name!r} must return exactly its columns {sorted(want)}; "
+            f"missing {sorted(want - got)}, unexpected {sorted(got - want)}"
+        )
+
+
+def run_chunk(task: ChunkTask) -> ChunkOutput:
+    """Compute one chunk and encode its rows (the task every executor runs)."""
+    t0 = time.perf_counter()
+    cols = evaluate_chunk(task)
+    payload = encode_rows(cols, task.columns, task.format)
+    values = summary_values(cols, task.columns)
+    return ChunkOutput(task.chunk, task.stop - task.start, payload, values,
+                       time.perf_counter() - t0)
+
+
+def _worker_ready() -> int:
+    """Warm-up task: load the compiled kernels in a fresh worker."""
+    from .cheap import cheap_quantities
+
+    X, codes = generate("gaussian", 3, 2, 2, "balanced", [0])
+    cheap_quantities(X, codes)
+    try:
+        import numba
+
+        numba.set_num_threads(1)
+    except (ImportError, ValueError):  # pragma: no cover - numba is a dependency
+        pass
+    return os.getpid()
+
+
+# ---------------------------------------------------------------------------
+# executors: one driver loop, three ways to run a task
+# ---------------------------------------------------------------------------
+
+
+class _InProcess:
+    """Runs each task at submission, in this process, as one single-threaded worker.
+
+    numba is limited to one thread while the run lasts (restored at close), as
+    in the pool's workers: the package's ``parallel=True`` kernels would
+    otherwise pay a thread-pool launch per call on tiny configurations.
+    """
+
+    slots = 1
+
+    def __init__(self) -> None:
+        import numba
+
+        self._threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+
+    def submit(self, task: ChunkTask) -> cf.Future:
+        fut: cf.Future = cf.Future()
+        try:
+            fut.set_result(run_chunk(task))
+        except Exception as exc:  # delivered through the future, like the pools
+            fut.set_exception(exc)
+        return fut
+
+    def wait(self, futures):
+        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+
+    def close(self, *, cancel: bool = False) -> None:
+        import numba
+
+        numba.set_num_threads(self._threads)
+
+
+@contextlib.contextmanager
+def _pinned_environment():
+    saved = {k: os.environ.get(k) for k in WORKER_ENV}
+    os.environ.update(WORKER_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _LocalPool:
+    """A pool of ``workers`` spawned processes, one thread each."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.slots = 2 * workers
+        self._env = _pinned_environment()
+        self._env.__enter__()
+        try:
+            self._ex = cf.ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            # start every worker now (they inherit the pinned environment)
+            pids = {f.result() for f in [self._ex.submit(_worker_ready) for _ in range(workers)]}
+            log.debug("local pool: %d worker process(es) %s", len(pids), sorted(pids))
+        except BaseException:
+            self._env.__exit__(None, None, None)
+            raise
+
+    def submit(self, task: ChunkTask) -> cf.Future:
+        return self._ex.submit(run_chunk, task)
+
+    def wait(self, futures):
+        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+
+    def close(self, *, cancel: bool = False) -> None:
+        # every result is in hand: let the workers exit in the background
+        try:
+            self._ex.shutdown(wait=False, cancel_futures=cancel)
+        finally:
+            self._env.__exit__(None, None, None)
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise IsoapproxError(
+            "running on a Dask cluster needs dask.distributed, which is not installed; "
+            "install it with: pip install 'isoapprox[dask]'"
+        ) from None
+    return distributed
+
+
+class _Dask:
+    """Tasks on a dask.distributed cluster, through its concurrent.futures executor."""
+
+    def __init__(self, client=None, address: str | None = None, timeout: float = 10.0) -> None:
+        distributed = _import_distributed()
+        self._own = client is None
+        if client is None:
+            try:
+                client = distributed.Client(address, timeout=timeout, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                msg = " ".join(str(exc).split())
+                raise IsoapproxError(
+                    f"could not connect to the Dask scheduler at {address!r} within "
+                    f"{timeout:g} s: {msg}"
+                ) from None
+        self.client = client
+        self._ex = client.get_executor(pure=False)
+        threads = sum(client.nthreads().values()) or 1
+        self.slots = 2 * threads
+
+    def submit(self, task: ChunkTask) -> cf.Future:
+        return self._ex.submit(run_chunk, task)
+
+    def wait(self, futures):
+        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+
+    def close(self, *, cancel: bool = False) -> None:
+        try:
+            self._ex.shutdown(wait=not cancel)
+        finally:
+            if self._own:
+                self.client.close()
+
+
+def _executor(workers: int | None, scheduler: str | None, client, timeout: float):
+    if client is not None or scheduler is not None:
+        return _Dask(client, scheduler, timeout)
+    if workers == 0:
+        return _InProcess()
+    return _LocalPool(workers or os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------------------
+# the driver
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What :func:`run_batch` did.
+
+    Attributes
+    ----------
+    out : Path
+        The output folder.
+    results : Path
+        The tidy table (``results.csv`` or ``results.jsonl``).
+    summary_path : Path
+        ``summary.json`` (per-cell summary with configuration and versions).
+    n_rows, n_chunks : int
+        Configurations and chunks of the run.
+    computed, reused : int
+        Chunks computed by this call and taken from the journal.
+    seconds : float
+        Wall time of this call.
+    summary : list of dict
+        The per-cell summary records.
+    """
+
+    out: Path
+    results: Path
+    summary_path: Path
+    n_rows: int
+    n_chunks: int
+    computed: int
+    reused: int
+    seconds: float
+    summary: list = field(repr=False)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _part_path(out: Path, chunk: int, fmt: str) -> Path:
+    return out / PARTS_DIR / f"chunk-{chunk:08d}.{fmt}"
+
+
+def _values_path(out: Path, chunk: int) -> Path:
+    return out / PARTS_DIR / f"chunk-{chunk:08d}.npy"
+
+
+def _npy_bytes(values: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, values, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _clear(out: Path, results: Path) -> None:
+    for name in (RUN_FILE, JOURNAL_FILE, SUMMARY_FILE, "summary.csv"):
+        with contextlib.suppress(FileNotFoundError):
+            (out / name).unlink()
+    with contextlib.suppress(FileNotFoundError):
+        results.unlink()
+    parts = out / PARTS_DIR
+    if parts.is_dir():
+        for p in parts.glob("chunk-*"):
+            p.unlink()
+
+
+def _assemble(out: Path, results: Path, config: BatchConfig) -> str:
+    """Concatenate the parts in chunk order into ``results`` atomically; its SHA-256."""
+    tmp = results.with_name(f".{results.name}.tmp")
+    h = hashlib.sha256()
+    with tmp.open("wb") as fh:
+        head = header(config.columns(), config.format)
+        fh.write(head)
+        h.update(head)
+        for k in range(config.n_chunks):
+            data = _part_path(out, k, config.format).read_bytes()
+            fh.write(data)
+            h.update(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, results)
+    return h.hexdigest()
+
+
+def run_batch(
+    config: BatchConfig,
+    out: str | os.PathLike,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
+    progress: bool = False,
+    overwrite: bool = False,
+    keep_parts: bool = False,
+    connect_timeout: float = 10.0,
+) -> BatchResult:
+    """Evaluate every configuration of ``config`` and write the results to ``out``.
+
+    Parameters
+    ----------
+    config : BatchConfig
+        Grid, seed, stages, chunk size, generator options and format.
+    out : path-like
+        Output folder (created).  If it holds an unfinished run of the same
+        configuration, that run is resumed; a finished one is not recomputed.
+    workers : int, optional
+        Local worker processes (default: one per core); ``0`` runs every
+        chunk in this process.
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``); overrides
+        ``workers``.
+    client : distributed.Client, optional
+        An existing Dask client (for instance on a ``LocalCluster``).
+    progress : bool, default False
+        Show a progress bar (tqdm, on stderr).
+    overwrite : bool, default False
+        Discard a previous run in ``out`` instead of resuming or refusing.
+    keep_parts : bool, default False
+        Keep ``out/parts/`` after the final table is written.
+    connect_timeout : float, default 10
+        Seconds to wait for the Dask scheduler.
+
+    Returns
+    -------
+    BatchResult
+
+    Raises
+    ------
+    IsoapproxError
+        If ``out`` holds a run of another configuration (without
+        ``overwrite``), or the Dask scheduler is unreachable or
+        dask.distributed is missing.
+    """
+    if not isinstance(config, BatchConfig):
+        raise TypeError(f"`config` must be a BatchConfig; got {type(config).__name__}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 0):
+        raise IsoapproxError(f"`workers` must be an integer >= 0; got {workers!r}")
+    t0 = time.perf_counter()
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise IsoapproxError(f"`out` must be a folder; {out} is a file")
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / f"results.{config.format}"
+    fp = config.fingerprint()
+    if overwrite:
+        _clear(out, results)
+    run_file = out / RUN_FILE
+    if run_file.exists():
+        try:
+            previous = json.loads(run_file.read_text(encoding="utf-8")).get("fingerprint")
+        except (json.JSONDecodeError, AttributeError):
+            previous = None
+        if previous != fp:
+            raise IsoapproxError(
+                f"{out} holds a run of another configuration (fingerprint "
+                f"{str(previous)[:12]}, this one {fp[:12]}); pass --overwrite "
+                f"(overwrite=True) or choose another output folder"
+            )
+    else:
+        if (out / JOURNAL_FILE).exists():
+            raise IsoapproxError(
+                f"{out} holds a journal without {RUN_FILE}; pass --overwrite "
+                f"(overwrite=True) or choose another output folder"
+            )
+        atomic_write_text(run_file, json.dumps({
+            "fingerprint": fp,
+            "config": config.to_dict(),
+            "columns": [[c.name, c.dtype, c.description] for c in config.columns()],
+            "skipped_cells": list(config.grid.skipped),
+            "provenance": provenance(),
+        }, indent=1) + "\n")
+    journal = Journal(out / JOURNAL_FILE)
+    if len(journal) == 0:
+        journal.append({"kind": "run", "fingerprint": fp})
+    n_chunks = config.n_chunks
+    complete = [r for r in journal if r.get("kind") == "complete"]
+    finished = (bool(complete) and results.exists()
+                and _file_sha256(results) == complete[-1].get("sha256"))
+    computed = 0
+    reused = n_chunks
+    if not finished:
+        done: set[int] = set()
+        for rec in journal:
+            if rec.get("kind") != "chunk":
+                continue
+            p = _part_path(out, rec["chunk"], config.format)
+            v = _values_path(out, rec["chunk"])
+            if (p.exists() and v.exists() and p.stat().st_size == rec["bytes"]
+                    and _file_sha256(p) == rec["sha256"]
+                    and _file_sha256(v) == rec.get("values_sha256")):
+                done.add(rec["chunk"])
+        reused = len(done)
+        todo = [t for t in plan(config) if t.chunk not in done]
+        if done:
+            log.info("resuming %s: %d of %d chunks already done", out, len(done), n_chunks)
+        (out / PARTS_DIR).mkdir(exist_ok=True)
+        computed = _drive(todo, config, out, journal, workers, scheduler, client,
+                          connect_timeout, progress, done_rows=_rows_of(config, done))
+        sha = _assemble(out, results, config)
+        summary = summarise_values(
+            (np.load(_values_path(out, k), allow_pickle=False) for k in range(n_chunks)), config)
+        journal.append({"kind": "complete", "rows": config.grid.n_configurations,
+                        "sha256": sha})
+        if not keep_parts:
+            shutil.rmtree(out / PARTS_DIR, ignore_errors=True)
+    else:
+        summary = _previous_summary(out, fp, complete[-1].get("sha256"))
+        if summary is None:  # parse the table (slow path)
+            summary = summarise(results, config)
+    elapsed = time.perf_counter() - t0
+    summary_path = write_results(
+        out / SUMMARY_FILE, experiment="batch", config=config.to_dict(), records=summary,
+        seed=config.seed,
+        extra={
+            "fingerprint": fp,
+            "results_file": results.name,
+            "results_sha256": _file_sha256(results),
+            "n_configurations": config.grid.n_configurations,
+            "columns": [[c.name, c.dtype, c.description] for c in config.columns()],
+            "skipped_cells": list(config.grid.skipped),
+            "chunks_computed": computed,
+            "chunks_reused": reused,
+            "elapsed_s": elapsed,
+        },
+    )
+    return BatchResult(out, results, summary_path, config.grid.n_configurations, n_chunks,
+                       computed, reused, elapsed, summary)
+
+
+def _previous_summary(out: Path, fp: str, results_sha: str | None) -> list | None:
+    """The records of ``summary.json`` if it belongs to this finished run."""
+    try:
+        doc = json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    if doc.get("fingerprint") != fp or doc.get("results_sha256") != results_sha:
+        return None
+    records = doc.get("records")
+    if not isinstance(records, list):
+        return None
+    # JSON stores NaN as null
+    return [{k: (math.nan if v is None else v) for k, v in r.items()} for r in records]
+
+
+def _rows_of(config: BatchConfig, chunks: set[int]) -> int:
+    return sum(stop - start for k, _, _, start, stop in config.chunks() if k in chunks)
+
+
+def _drive(todo, config, out, journal, workers, scheduler, client, timeout, progress,
+           done_rows: int) -> int:
+    """Run the tasks through an executor, recording each finished chunk."""
+    if not todo:
+        return 0
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=config.grid.n_configurations, initial=done_rows, unit="cfg",
+               desc="isoapprox batch", disable=None if progress else True, smoothing=0.05)
+    ex = _executor(workers, scheduler, client, timeout)
+    pending: set = set()
+    it = iter(todo)
+    computed = 0
+    ok = False
+    try:
+        while True:
+            while len(pending) < ex.slots:
+                task = next(it, None)
+                if task is None:
+                    break
+                pending.add(ex.submit(task))
+            if not pending:
+                break
+            done, pending = ex.wait(pending)
+            for fut in done:
+                res: ChunkOutput = fut.result()
+                npy = _npy_bytes(res.values)
+                atomic_write_bytes(_values_path(out, res.chunk), npy)
+                atomic_write_bytes(_part_path(out, res.chunk, config.format), res.payload)
+                journal.append({"kind": "chunk", "chunk": res.chunk, "rows": res.rows,
+                                "bytes": len(res.payload), "sha256": _sha256(res.payload),
+                                "values_sha256": _sha256(npy),
+                                "seconds": round(res.seconds, 6)})
+                computed += 1
+                bar.update(res.rows)
+        ok = True
+    finally:
+        ex.close(cancel=not ok)
+        bar.close()
+    return computed

@@ -1,0 +1,309 @@
+"""Evaluation stages: the pluggable per-configuration quantities of a batch run.
+
+A run evaluates every configuration through an ordered list of *stages*.
+Each stage declares the columns it adds to the tidy result table and is one
+of two kinds:
+
+``vector``
+    ``func(X, codes, margin, prev) -> {column: array (B,)}`` over a whole
+    chunk at once: ``X`` float64 ``(B, N, n)``, ``codes`` int64 ``(B, N)``,
+    ``margin`` float, ``prev`` the columns of the earlier stages (arrays of
+    length ``B``).  For vectorised numba kernels (:data:`CHEAP`).
+``config``
+    ``func(E, codes, margin, prev, rng) -> {column: scalar}`` for one
+    configuration: ``E`` ``(N, n)``, ``codes`` ``(N,)``, ``prev`` the
+    earlier columns of this configuration (Python scalars; NaN when missing)
+    and ``rng`` a numpy Generator private to this configuration and stage
+    (``Philox(SeedSequence(seed, spawn_key=(k0, k1, rep, stage_word)))``), so
+    a randomised solver gives the same answer however the run is chunked or
+    distributed.  For solvers (nearest ideal embedding, certified brackets).
+    An :class:`~isoapprox.exceptions.IsoapproxError` raised by ``func`` (for
+    instance a :class:`~isoapprox.exceptions.SolverError`) does not stop the
+    run: the stage's columns are left missing for that configuration and
+    the one-line message goes to the automatic column ``<name>_error``
+    (empty when the stage succeeded).  Any other exception is a bug and
+    stops the run.
+
+A stage returns exactly its declared columns.  Column dtypes are ``float``,
+``int``, ``bool`` and ``str``; a missing value is written as an empty CSV
+field / JSON ``null``.  Naming conventions the summary understands:
+``slack_<bound>`` (``bound - value``, >= 0 when the bound holds),
+``holds_<bound>`` (flag; the summary reports the share that holds) and
+``many_classes`` / ``separated`` (shares).
+
+Stages are registered by name (:func:`register_stage`); the command line
+also accepts ``module:attribute`` for a :class:`Stage` defined anywhere
+importable.  Stage functions must be module-level functions so that worker
+processes and Dask workers can import them; the ``version`` enters the run
+fingerprint, so bump it when a stage's numbers change and a resumed run
+will refuse to mix old and new rows.
+
+Example: a per-configuration stage plugged in after the cheap one::
+
+    def _ratio_stage(E, codes, margin, prev, rng):
+        return {"my_ratio": prev["meb_radius"] / prev["diameter"]}
+
+    register_stage(Stage("my_ratio", "config", _ratio_stage,
+                         (Column("my_ratio", "float", "R / diam"),),
+                         requires=("meb_radius", "diameter")))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import geometry, losses, metrics
+from ..exceptions import InvalidInputError
+from .cheap import CHEAP_FIELDS, cheap_from_kernel
+
+__all__ = [
+    "CHEAP",
+    "COLUMN_DTYPES",
+    "REFERENCE",
+    "STAGES",
+    "STAGE_KINDS",
+    "Column",
+    "Stage",
+    "get_stage",
+    "register_stage",
+    "resolve_stages",
+]
+
+STAGE_KINDS = ("vector", "config")
+COLUMN_DTYPES = ("float", "int", "bool", "str")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the result table.
+
+    Attributes
+    ----------
+    name : str
+    dtype : {"float", "int", "bool", "str"}
+    description : str
+    """
+
+    name: str
+    dtype: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise InvalidInputError(f"column name must be an identifier; got {self.name!r}")
+        if self.dtype not in COLUMN_DTYPES:
+            raise InvalidInputError(
+                f"column {self.name!r}: dtype must be one of {COLUMN_DTYPES}; got {self.dtype!r}"
+            )
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A named evaluation stage (see the module docstring for the contract).
+
+    Attributes
+    ----------
+    name : str
+        Registry name; also names the ``<name>_error`` column of a config stage.
+    kind : {"vector", "config"}
+    func : callable
+        The stage function (module level, importable).
+    columns : tuple of Column
+        The columns ``func`` returns, in table order.
+    requires : tuple of str
+        Columns of earlier stages that ``func`` reads from ``prev``.
+    version : int
+        Part of the run fingerprint; bump when the numbers change.
+    headline : tuple of str
+        Columns shown in the printed summary table.
+    description : str
+    """
+
+    name: str
+    kind: str
+    func: Callable
+    columns: tuple[Column, ...]
+    requires: tuple[str, ...] = ()
+    version: int = 1
+    headline: tuple[str, ...] = ()
+    description: str = ""
+    _word: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise InvalidInputError(f"stage name must be an identifier; got {self.name!r}")
+        if self.kind not in STAGE_KINDS:
+            raise InvalidInputError(
+                f"stage {self.name!r}: kind must be one of {STAGE_KINDS}; got {self.kind!r}"
+            )
+        if not callable(self.func):
+            raise TypeError(f"stage {self.name!r}: func must be callable")
+        names = [c.name for c in self.columns]
+        if not names or len(set(names)) != len(names):
+            raise InvalidInputError(
+                f"stage {self.name!r}: columns must be non-empty and distinct; got {names}"
+            )
+        for h in self.headline:
+            if h not in names:
+                raise InvalidInputError(
+                    f"stage {self.name!r}: headline column {h!r} is not one of its columns"
+                )
+        word = int.from_bytes(hashlib.blake2b(self.name.encode(), digest_size=4).digest(), "little")
+        object.__setattr__(self, "_word", word)
+
+    @property
+    def word(self) -> int:
+        """32-bit word of this stage's per-configuration random streams."""
+        return self._word
+
+    @property
+    def error_column(self) -> Column | None:
+        """The automatic ``<name>_error`` column of a config stage."""
+        if self.kind != "config":
+            return None
+        return Column(f"{self.name}_error", "str", f"error message of stage {self.name!r}")
+
+    def output_columns(self) -> tuple[Column, ...]:
+        """Declared columns plus the error column of a config stage."""
+        err = self.error_column
+        return self.columns + ((err,) if err is not None else ())
+
+    def signature(self) -> dict:
+        """What enters the run fingerprint."""
+        module = getattr(self.func, "__module__", "?")
+        qualname = getattr(self.func, "__qualname__", type(self.func).__name__)
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "version": self.version,
+            "func": f"{module}:{qualname}",
+            "columns": [[c.name, c.dtype] for c in self.columns],
+        }
+
+
+#: name -> Stage
+STAGES: dict[str, Stage] = {}
+
+
+def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
+    """Add ``stage`` to :data:`STAGES` under its name; returns it."""
+    if not isinstance(stage, Stage):
+        raise TypeError(f"`stage` must be a Stage; got {type(stage).__name__}")
+    if stage.name in STAGES and not replace and STAGES[stage.name] is not stage:
+        raise InvalidInputError(
+            f"a stage named {stage.name!r} is already registered; pass replace=True"
+        )
+    STAGES[stage.name] = stage
+    return stage
+
+
+def get_stage(spec: str | Stage) -> Stage:
+    """A registered stage by name, or ``"module:attribute"`` naming a :class:`Stage`."""
+    if isinstance(spec, Stage):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"a stage is named by a string; got {type(spec).__name__}")
+    if spec in STAGES:
+        return STAGES[spec]
+    if ":" in spec:
+        mod_name, _, attr = spec.partition(":")
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError as exc:
+            raise InvalidInputError(
+                f"stage {spec!r}: cannot import module {mod_name!r}: {exc}"
+            ) from None
+        obj = getattr(mod, attr, None)
+        if not isinstance(obj, Stage):
+            raise InvalidInputError(
+                f"stage {spec!r}: {mod_name}.{attr} must be a Stage; got {type(obj).__name__}"
+            )
+        return obj
+    listed = ", ".join(repr(k) for k in STAGES)
+    raise InvalidInputError(
+        f"unknown stage {spec!r}; registered stages are {listed} (or pass module:attribute)"
+    )
+
+
+def resolve_stages(specs) -> tuple[Stage, ...]:
+    """Resolve stage names, check column names are unique and requirements met."""
+    stages = tuple(get_stage(s) for s in specs)
+    if not stages:
+        raise InvalidInputError("`stages` must name at least one stage; got none")
+    from .grid import PARAM_COLUMNS
+
+    seen = {c.name for c in PARAM_COLUMNS}
+    names = set()
+    for st in stages:
+        if st.name in names:
+            raise InvalidInputError(f"stage {st.name!r} is listed twice")
+        names.add(st.name)
+        for r in st.requires:
+            if r not in seen:
+                raise InvalidInputError(
+                    f"stage {st.name!r} requires column {r!r}, which no earlier stage provides"
+                )
+        for c in st.output_columns():
+            if c.name in seen:
+                raise InvalidInputError(
+                    f"stage {st.name!r}: column {c.name!r} is already produced by an earlier "
+                    f"stage or is a parameter column"
+                )
+            seen.add(c.name)
+    return stages
+
+
+# ---------------------------------------------------------------------------
+# built-in stages
+# ---------------------------------------------------------------------------
+
+
+def _cheap(X: np.ndarray, codes: np.ndarray, margin: float, prev: Mapping) -> dict:
+    return cheap_from_kernel(X, codes, margin)
+
+
+#: the vectorised cheap quantities (:mod:`isoapprox.batch.cheap`)
+CHEAP = register_stage(Stage(
+    "cheap", "vector", _cheap,
+    tuple(Column(name, dtype, desc) for name, dtype, desc in CHEAP_FIELDS),
+    headline=("batch_hard_max", "diameter", "collapse_ratio", "thickness"),
+    description="losses, diameter, enclosing ball, thickness (n <= 2), P > n + 1",
+))
+
+
+def _reference(E: np.ndarray, codes: np.ndarray, margin: float, prev: Mapping,
+               rng: np.random.Generator) -> dict:
+    ball = geometry.min_enclosing_ball(E)
+    return {
+        "ref_batch_hard_max": losses.batch_hard_loss(E, codes, margin=margin, reduction="max"),
+        "ref_batch_hard_mean": losses.batch_hard_loss(E, codes, margin=margin, reduction="mean"),
+        "ref_triplet_mean": losses.triplet_loss(E, codes, margin=margin, reduction="mean"),
+        "ref_separated": losses.is_triplet_separated(E, codes, margin=margin),
+        "ref_diameter": geometry.diameter(E),
+        "ref_d_iso_collapsed": metrics.isometric_error(E, np.zeros_like(E)),
+        "ref_meb_radius": ball.radius,
+        "ref_meb_radius_lower": ball.lower,
+    }
+
+
+#: the same quantities through the single-configuration public functions,
+#: one configuration at a time (a cross-check and the benchmark's baseline)
+REFERENCE = register_stage(Stage(
+    "reference", "config", _reference,
+    (
+        Column("ref_batch_hard_max", "float", "batch_hard_loss(max)"),
+        Column("ref_batch_hard_mean", "float", "batch_hard_loss(mean)"),
+        Column("ref_triplet_mean", "float", "triplet_loss(mean)"),
+        Column("ref_separated", "bool", "is_triplet_separated"),
+        Column("ref_diameter", "float", "diameter"),
+        Column("ref_d_iso_collapsed", "float", "isometric_error(E, 0)"),
+        Column("ref_meb_radius", "float", "min_enclosing_ball(E).radius"),
+        Column("ref_meb_radius_lower", "float", "min_enclosing_ball(E).lower"),
+    ),
+    description="single-configuration public functions, looped",
+))

@@ -1,0 +1,179 @@
+"""The tidy result table: encoding chunks of rows and reading them back.
+
+Inside the engine a chunk's columns are numpy arrays of length ``B``:
+``float``, ``int`` and ``bool`` columns as float64 (``NaN`` = missing,
+bools as 1.0/0.0), ``str`` columns as object arrays.  On disk:
+
+``csv``
+    A header row of column names, then one row per configuration.  Floats
+    are written with Python's shortest round-trip ``repr`` (so reading
+    them back is exact), ints as integers, bools as ``True``/``False``, a
+    missing value as an empty field; text fields are quoted when needed.
+``jsonl``
+    One JSON object per line, keys in column order, ``null`` for missing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..exceptions import InvalidInputError
+from .stages import Column
+
+__all__ = ["encode_rows", "header", "iter_cells", "to_internal"]
+
+
+def to_internal(values, column: Column, B: int) -> np.ndarray:
+    """Coerce a stage's output for ``column`` to the internal representation."""
+    if column.dtype == "str":
+        arr = np.asarray(values, dtype=object)
+        if arr.shape != (B,):
+            raise InvalidInputError(
+                f"column {column.name!r} must have one value per configuration, shape ({B},); "
+                f"got shape {arr.shape}"
+            )
+        return np.array(["" if v is None else str(v) for v in arr], dtype=object)
+    arr = np.asarray(values)
+    if arr.shape != (B,):
+        raise InvalidInputError(
+            f"column {column.name!r} must have one value per configuration, shape ({B},); "
+            f"got shape {arr.shape}"
+        )
+    if arr.dtype.kind not in "biuf":
+        raise InvalidInputError(
+            f"column {column.name!r} ({column.dtype}) must be numeric; got dtype {arr.dtype}"
+        )
+    return arr.astype(np.float64)
+
+
+def _quote(s: str) -> str:
+    if any(ch in s for ch in ',"\n\r'):
+        return '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def _csv_strings(arr: np.ndarray, dtype: str) -> list[str]:
+    if dtype == "str":
+        cache: dict[str, str] = {}
+        return [cache[s] if s in cache else cache.setdefault(s, _quote(s)) for s in arr.tolist()]
+    missing = np.isnan(arr)
+    if dtype == "float":
+        out = list(map(repr, arr.tolist()))
+    elif dtype == "int":
+        out = list(map(str, np.where(missing, 0, arr).astype(np.int64).tolist()))
+    else:
+        out = np.where(arr == 1.0, "True", "False").tolist()
+    if missing.any():
+        for i in np.flatnonzero(missing).tolist():
+            out[i] = ""
+    return out
+
+
+def _json_values(arr: np.ndarray, dtype: str) -> list:
+    if dtype == "str":
+        return arr.tolist()
+    missing = ~np.isfinite(arr)
+    if dtype == "float":
+        out = arr.tolist()
+    elif dtype == "int":
+        out = np.where(missing, 0, arr).astype(np.int64).tolist()
+    else:
+        out = (arr == 1.0).tolist()
+    if missing.any():
+        for i in np.flatnonzero(missing).tolist():
+            out[i] = None
+    return out
+
+
+def header(columns: Sequence[Column], fmt: str) -> bytes:
+    """The bytes that precede the rows (the CSV header; nothing for JSON lines)."""
+    if fmt == "csv":
+        return (",".join(c.name for c in columns) + "\n").encode()
+    return b""
+
+
+def encode_rows(cols: dict[str, np.ndarray], columns: Sequence[Column], fmt: str) -> bytes:
+    """Rows of one chunk as bytes (no header)."""
+    if fmt == "csv":
+        strs = [_csv_strings(cols[c.name], c.dtype) for c in columns]
+        if not strs or not strs[0]:
+            return b""
+        return ("\n".join(map(",".join, zip(*strs, strict=True))) + "\n").encode()
+    names = [c.name for c in columns]
+    vals = [_json_values(cols[c.name], c.dtype) for c in columns]
+    lines = [json.dumps(dict(zip(names, row, strict=True)), allow_nan=False)
+             for row in zip(*vals, strict=True)]
+    return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def _csv_column(col: np.ndarray, dtype: str, name: str) -> np.ndarray:
+    """Convert one CSV column (array of str) to the internal representation."""
+    if dtype == "str":
+        return col.astype(object)
+    empty = col == ""
+    if dtype == "bool":
+        true = col == "True"
+        if not np.all(true | empty | (col == "False")):
+            raise InvalidInputError(f"column {name!r} holds a value that is not True/False")
+        out = true.astype(np.float64)
+    else:
+        out = np.where(empty, "nan", col).astype(np.float64)
+    out[empty] = np.nan
+    return out
+
+
+def iter_cells(path: str | Path, columns: Sequence[Column], fmt: str
+               ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """Read a result table back, one grid cell at a time (rows of a cell are contiguous).
+
+    Yields ``(cell, columns)`` with the internal representation.  The CSV
+    fields are split by the C ``csv`` reader and converted column by column
+    in numpy.
+    """
+    path = Path(path)
+    names = [c.name for c in columns]
+    dtypes = [c.dtype for c in columns]
+    k_cell = names.index("cell")
+
+    def flush(buf):
+        if fmt == "csv":
+            arr = np.array(buf, dtype=str).reshape(len(buf), len(names))
+            data = {n: _csv_column(arr[:, j], d, n)
+                    for j, (n, d) in enumerate(zip(names, dtypes, strict=True))}
+        else:
+            data = {}
+            for n, d in zip(names, dtypes, strict=True):
+                vals = [r.get(n) for r in buf]
+                data[n] = (np.array(["" if v is None else v for v in vals], dtype=object)
+                           if d == "str" else np.array(vals, dtype=np.float64))
+        return int(data["cell"][0]), data
+
+    with path.open("r", encoding="utf-8", newline="") as fh:
+        if fmt == "csv":
+            reader = csv.reader(fh)
+            head = next(reader, None)
+            if head != names:
+                raise InvalidInputError(
+                    f"`{path}` does not have the expected columns; got header {head}"
+                )
+            rows = reader
+            key = lambda r: r[k_cell]  # noqa: E731
+        else:
+            rows = (json.loads(line) for line in fh if line.strip())
+            key = lambda r: r.get("cell")  # noqa: E731
+        buf: list = []
+        current = None
+        for row in rows:
+            k = key(row)
+            if buf and k != current:
+                yield flush(buf)
+                buf = []
+            current = k
+            buf.append(row)
+        if buf:
+            yield flush(buf)

@@ -1,0 +1,380 @@
+"""``isoapprox train``: train one configuration or a grid, resumably.
+
+Every option that takes several values spans a grid axis (the product of
+all of them, times ``--seeds``).  Finished cells go to a journal beside the
+results file; rerunning the same command after an interruption resumes
+where it stopped.  The results are a JSON document (records, histories,
+triplet-diagram data, configuration, seeds, versions) and a CSV of the
+records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import InvalidInputError
+
+logger = logging.getLogger(__name__)
+
+_AXES = (
+    # (flag, dest, TrainConfig field, type, help)
+    ("--dataset", "dataset", "dataset", str, "data set: digits or gaussian"),
+    (
+        "--model",
+        "model",
+        "model",
+        str,
+        "mlp (shared weights) or table (free embeddings)",
+    ),
+    ("--batch-size", "batch_size", "batch_size", int, "batch size N = P K (4 ... 512)"),
+    ("--dim", "dim", "embedding_dim", int, "embedding dimension n (2 ... 128)"),
+    (
+        "--loss",
+        "loss",
+        "loss",
+        str,
+        "batch_hard, batch_hard_soft, all_triplet, semi_hard, selectively_contrastive, "
+        "contrastive, margin",
+    ),
+    ("--margin", "margin", "margin", float, "margin alpha >= 0"),
+    ("--lr", "lr", "lr", float, "learning rate"),
+    (
+        "--normalize",
+        "normalize",
+        "normalize",
+        str,
+        "L2-normalised embeddings: yes or no",
+    ),
+    ("--optimizer", "optimizer", "optimizer", str, "sgd (momentum) or adam"),
+)
+
+
+def _one_line_error():
+    """``parser.error`` replacement: one line on stderr, exit status 2."""
+
+    def error(message: str):
+        print(f"isoapprox train: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return error
+
+
+def register(
+    sub: argparse._SubParsersAction, name: str, help_text: str
+) -> argparse.ArgumentParser:
+    """Add the ``train`` subcommand."""
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        description=textwrap.fill(
+            "Train small numpy networks with triplet losses (hard negative mining and "
+            "others) on P x K batches, logging the loss, the share of active triplets, "
+            "the embedding diameter and median distance on held-out classes and "
+            "Recall@K.  Options given several values span a grid; finished cells are "
+            "journalled so an interrupted sweep resumes where it stopped.",
+            width=78,
+        ),
+        epilog=(
+            "examples:\n"
+            "  isoapprox train --out cell.json\n"
+            "  isoapprox train --batch-size 8 32 128 512 --dim 2 8 32 "
+            "--loss batch_hard selectively_contrastive --normalize yes --seeds 0 1 2 "
+            "--jobs 2 --out sweep.json\n"
+            "  isoapprox train --dataset gaussian --set n_classes=300 --set "
+            "n_train_classes=256 --batch-size 512 --dry-run"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.error = _one_line_error()  # type: ignore[method-assign]
+    for flag, dest, _field, typ, help_ in _AXES:
+        p.add_argument(
+            flag,
+            dest=dest,
+            nargs="+",
+            type=typ,
+            default=None,
+            metavar="V",
+            help=f"{help_} (several values: a grid axis)",
+        )
+    p.add_argument(
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[0],
+        metavar="R",
+        help="replicate indices (default 0); each a grid axis entry",
+    )
+    p.add_argument(
+        "--root-seed", type=int, default=0, help="root of every cell's seed (default 0)"
+    )
+    p.add_argument(
+        "--steps", type=int, default=None, help="updates per cell (default 2000)"
+    )
+    p.add_argument(
+        "--log-every",
+        type=int,
+        default=None,
+        help="log interval in updates (default 100)",
+    )
+    p.add_argument(
+        "--hidden",
+        default=None,
+        metavar="W[,W...]",
+        help="hidden widths of the MLP, comma-separated; 'none' for linear "
+        "(default 64)",
+    )
+    p.add_argument(
+        "--samples-per-class",
+        default=None,
+        metavar="K",
+        help="K of the P x K batches, or 'auto' (default)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="set any TrainConfig field (VALUE parsed as JSON, else a string); "
+        "repeatable",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("train_results.json"),
+        help="results JSON (a CSV is written beside it; default train_results.json)",
+    )
+    p.add_argument(
+        "--journal",
+        type=Path,
+        default=None,
+        help="journal of finished cells (default: OUT with suffix .journal.partial)",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="discard an existing results file and journal",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the journal even if the results file exists (e.g. after "
+        "extending the grid)",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the grid size and the runtime estimate, train nothing",
+    )
+    p.add_argument(
+        "--no-estimate", action="store_true", help="skip the up-front runtime estimate"
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def _parse_override(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise InvalidInputError(f"--set expects FIELD=VALUE; got {text!r}")
+    key, raw = text.split("=", 1)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    if isinstance(value, list):
+        value = tuple(value)
+    return key.strip(), value
+
+
+def _yes_no(values: list[str]) -> list[bool]:
+    out = []
+    for v in values:
+        low = v.lower()
+        if low in ("yes", "true", "1", "on"):
+            out.append(True)
+        elif low in ("no", "false", "0", "off"):
+            out.append(False)
+        else:
+            raise InvalidInputError(f"--normalize takes yes or no; got {v!r}")
+    return out
+
+
+def build_cells(args: argparse.Namespace):
+    """The base configuration and the cells of the command line's grid."""
+    import dataclasses
+
+    from ..train import TrainConfig, expand_grid
+
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    base_kw: dict[str, Any] = {}
+    for text in args.overrides:
+        key, value = _parse_override(text)
+        if key not in fields:
+            raise InvalidInputError(
+                f"--set: {key!r} is not a TrainConfig field; valid fields: "
+                f"{sorted(fields)}"
+            )
+        base_kw[key] = value
+    if args.steps is not None:
+        base_kw["steps"] = args.steps
+    if args.log_every is not None:
+        base_kw["log_every"] = args.log_every
+    if args.hidden is not None:
+        h = args.hidden.strip().lower()
+        try:
+            base_kw["hidden"] = (
+                () if h in ("", "none") else tuple(int(w) for w in h.split(","))
+            )
+        except ValueError:
+            raise InvalidInputError(
+                f"--hidden takes comma-separated widths or 'none'; got {args.hidden!r}"
+            ) from None
+    if args.samples_per_class is not None:
+        k = args.samples_per_class
+        base_kw["samples_per_class"] = (
+            k if k == "auto" else _int(k, "--samples-per-class")
+        )
+    grid: dict[str, list[Any]] = {}
+    for _flag, dest, field, _typ, _help in _AXES:
+        values = getattr(args, dest)
+        if values is None:
+            continue
+        if dest == "normalize":
+            values = _yes_no(values)
+        grid[field] = list(dict.fromkeys(values))
+    try:
+        base = TrainConfig(**base_kw)
+        cells = expand_grid(base, grid, replicates=args.seeds)
+    except TypeError as exc:
+        raise InvalidInputError(str(exc)) from None
+    return base, grid, cells
+
+
+def _int(text: str, flag: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidInputError(
+            f"{flag} takes an integer or 'auto'; got {text!r}"
+        ) from None
+
+
+def _fmt_seconds(s: float) -> str:
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def _table(records: list[dict]) -> str:
+    cols = [
+        ("loss", "loss", "{}"),
+        ("N", "batch_size", "{}"),
+        ("n", "embedding_dim", "{}"),
+        ("norm", "normalize", "{}"),
+        ("lr", "lr", "{:g}"),
+        ("seed", "replicate", "{}"),
+        ("PxK", None, "{}"),
+        ("diam0", "initial_eval_diameter", "{:.3g}"),
+        ("diam", "final_eval_diameter", "{:.3g}"),
+        ("median", "final_eval_median_distance", "{:.3g}"),
+        ("R@1", "final_eval_recall_at_1", "{:.3f}"),
+        ("collapsed", "collapsed", "{}"),
+        ("s", "seconds", "{:.1f}"),
+    ]
+    rows = [[c[0] for c in cols]]
+    for r in records:
+        row = []
+        for _, key, fmt in cols:
+            if key is None:
+                row.append(f"{r['P']}x{r['K']}")
+                continue
+            v = r.get(key)
+            row.append("-" if v is None else fmt.format(v))
+        rows.append(row)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(cols))]
+    return "\n".join(
+        "  ".join(x.rjust(w) for x, w in zip(row, widths, strict=True)) for row in rows
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``isoapprox train``."""
+    from ..io import Journal
+    from ..train import estimate_runtime, run_sweep, write_sweep_results
+
+    if args.jobs < 1:
+        raise InvalidInputError(f"--jobs must be >= 1; got {args.jobs}")
+    if args.root_seed < 0:
+        raise InvalidInputError(f"--root-seed must be >= 0; got {args.root_seed}")
+    base, grid, cells = build_cells(args)
+    out: Path = args.out
+    journal_path: Path = args.journal or out.with_suffix(".journal.partial")
+    if out.suffix.lower() != ".json":
+        raise InvalidInputError(f"--out must name a .json file; got {str(out)!r}")
+    if args.overwrite and not args.dry_run:
+        for path in (out, out.with_suffix(".csv"), journal_path):
+            if path.exists():
+                path.unlink()
+    elif out.exists() and not (args.resume or args.dry_run or args.overwrite):
+        raise InvalidInputError(
+            f"results file {str(out)!r} exists; pass --overwrite to recompute, "
+            "--resume to "
+            f"reuse its journal, or another --out"
+        )
+    done: set[str] = set()
+    if journal_path.exists() and not args.overwrite:
+        done = {r.get("cell_id") for r in Journal(journal_path)}
+    n_done = sum(c.cell_id in done for c in cells)
+    logger.info(
+        "grid: %d cell(s) (%d already in the journal %s)",
+        len(cells),
+        n_done,
+        journal_path,
+    )
+    if not args.no_estimate and n_done < len(cells):
+        est = estimate_runtime(cells, jobs=args.jobs, skip=done)
+        logger.info(
+            "estimated runtime: %s of compute, about %s with --jobs %d",
+            _fmt_seconds(est.seconds),
+            _fmt_seconds(est.wall_seconds),
+            args.jobs,
+        )
+    if args.dry_run:
+        return 0
+    result = run_sweep(
+        cells,
+        root_seed=args.root_seed,
+        journal=journal_path,
+        jobs=args.jobs,
+        progress=not args.quiet,
+    )
+    config = {
+        "base": base.to_dict(),
+        "grid": grid,
+        "seeds": list(args.seeds),
+        "root_seed": args.root_seed,
+        "n_cells": len(cells),
+    }
+    write_sweep_results(
+        out,
+        result,
+        experiment="isoapprox train",
+        config=config,
+        root_seed=args.root_seed,
+    )
+    print(_table(result.records))
+    print(
+        f"\n{len(cells)} cell(s): {result.n_computed} trained, {result.n_resumed} "
+        "resumed; "
+        f"results in {out} and {out.with_suffix('.csv')}"
+    )
+    return 0

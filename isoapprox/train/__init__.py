@@ -1,0 +1,113 @@
+"""Torch-free training harness: small numpy networks trained with triplet losses.
+
+Reproduces, on one CPU machine, the experiments behind the collapse analysis
+of hard negative mining: numpy networks (:class:`MLP`, a free
+:class:`EmbeddingTable`) trained with batch-hard, all-triplet, semi-hard,
+selectively contrastive, contrastive and margin losses (gradients in
+:mod:`isoapprox.train.losses`), on P x K batches of synthetic clusters or
+scikit-learn's digits with class-disjoint splits; logged collapse
+statistics, retrieval recall and Xuan et al.'s triplet diagram; resumable
+parameter sweeps (:func:`run_sweep`, ``isoapprox train``).
+
+Modules
+-------
+- :mod:`~isoapprox.train.networks`: MLP, embedding table, L2 normalisation.
+- :mod:`~isoapprox.train.losses`: losses with gradients w.r.t. embeddings.
+- :mod:`~isoapprox.train.optim`: SGD (momentum) and Adam (decoupled decay).
+- :mod:`~isoapprox.train.data`: data sets, splits, P x K sampler.
+- :mod:`~isoapprox.train.evaluate`: collapse statistics, Recall@K, diagram.
+- :mod:`~isoapprox.train.trainer`: :class:`TrainConfig`, :func:`train`.
+- :mod:`~isoapprox.train.sweep`: grids, per-cell seeds, resumable sweeps.
+"""
+
+from __future__ import annotations
+
+from .data import (
+    Dataset,
+    DataSplit,
+    MissingDependencyError,
+    PKSampler,
+    class_disjoint_split,
+    gaussian_clusters,
+    load_digits,
+    resolve_pk,
+)
+from .evaluate import (
+    EmbeddingStats,
+    TripletDiagram,
+    embedding_stats,
+    recall_at_k,
+    triplet_diagram,
+)
+from .losses import (
+    LOSSES,
+    LossResult,
+    all_triplet_loss_grad,
+    batch_hard_loss_grad,
+    contrastive_loss_grad,
+    loss_and_grad,
+    margin_loss_grad,
+    selectively_contrastive_loss_grad,
+    semi_hard_loss_grad,
+)
+from .networks import MLP, EmbeddingTable, l2_normalize, l2_normalize_backward
+from .optim import SGD, Adam, make_optimizer
+from .sweep import (
+    Cell,
+    RuntimeEstimate,
+    SweepResult,
+    cell_seed,
+    estimate_runtime,
+    expand_grid,
+    run_cell,
+    run_sweep,
+    write_sweep_results,
+)
+from .trainer import LogState, TrainConfig, Trainer, TrainResult, build_split, train
+
+__all__ = [
+    "LOSSES",
+    "MLP",
+    "SGD",
+    "Adam",
+    "Cell",
+    "DataSplit",
+    "Dataset",
+    "EmbeddingStats",
+    "EmbeddingTable",
+    "LogState",
+    "LossResult",
+    "MissingDependencyError",
+    "PKSampler",
+    "RuntimeEstimate",
+    "SweepResult",
+    "TrainConfig",
+    "TrainResult",
+    "Trainer",
+    "TripletDiagram",
+    "all_triplet_loss_grad",
+    "batch_hard_loss_grad",
+    "build_split",
+    "cell_seed",
+    "class_disjoint_split",
+    "contrastive_loss_grad",
+    "embedding_stats",
+    "estimate_runtime",
+    "expand_grid",
+    "gaussian_clusters",
+    "l2_normalize",
+    "l2_normalize_backward",
+    "load_digits",
+    "loss_and_grad",
+    "make_optimizer",
+    "margin_loss_grad",
+    "recall_at_k",
+    "resolve_pk",
+    "run_cell",
+    "run_sweep",
+    "selectively_contrastive_loss_grad",
+    "semi_hard_loss_grad",
+    "train",
+    "triplet_diagram",
+    "write_sweep_results",
+]

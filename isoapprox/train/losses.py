@@ -1,0 +1,630 @@
+"""Metric-learning losses with their gradients with respect to the embeddings.
+
+Notation
+--------
+``E`` has shape ``(N, n)`` (one embedding per row), ``y`` holds ``N`` class
+labels, ``d(i, j) = ||E_i - E_j||`` (Euclidean, never squared) and
+``alpha = margin >= 0``.  Every function returns a :class:`LossResult`: the
+loss value, its gradient ``dL/dE`` of shape ``(N, n)`` and the mining
+selection, ready for backpropagation through a network.
+
+Forward values are computed by the package's own kernels, so they are
+*equal* (bit for bit, at ordinary scales) to the public functions of
+:mod:`isoapprox.losses`: batch-hard and all-triplet values to
+:func:`~isoapprox.losses.batch_hard_loss` and
+:func:`~isoapprox.losses.triplet_loss` (the mined indices come from
+:func:`isoapprox._kernels.batch_hard_terms`), contrastive and margin values
+to :func:`~isoapprox.losses.contrastive_loss` and
+:func:`~isoapprox.losses.margin_loss`.
+
+Losses (names of :data:`LOSSES`)
+--------------------------------
+``batch_hard``
+    Hermans et al. (2017): per anchor with a positive and a negative,
+    ``[max_p d(a,p) - min_m d(a,m) + alpha]_+``; reductions sum/mean/max.
+``batch_hard_soft``
+    The soft-margin variant: ``softplus(max_p d(a,p) - min_m d(a,m) + alpha)``
+    (Hermans et al. use ``alpha = 0``; at collapse each term is ``ln 2``).
+``all_triplet``
+    ``[d(a,p) - d(a,m) + alpha]_+`` over every triplet; ``mean`` divides by
+    the number of triplets (active or not), ``max`` is the batch-hard max.
+``semi_hard``
+    FaceNet (Schroff et al. 2015) semi-hard mining, in the form of
+    TensorFlow's ``triplet_semihard_loss``: for every ordered positive pair
+    ``(a, p)`` the negative is the closest one *strictly farther* than the
+    positive, so that the term is positive exactly when it lies within the
+    margin (``d(a,p) < d(a,m) < d(a,p) + alpha``).  Fallback when no negative
+    is farther than the positive: the farthest negative (TensorFlow's rule;
+    the term is then ``> alpha``).  Reductions over the positive pairs.
+``selectively_contrastive``
+    Xuan et al. (ECCV 2020), on L2-normalised features ``u = e / ||e||``
+    with cosine similarities ``S_ij = u_i . u_j``.  Per anchor, the
+    hardest negative ``m = argmax S_am`` and a positive ``p`` (``easy``: the
+    most similar positive, Xuan et al.'s easy-positive mining and the
+    default of their released code; ``hard``: the least similar).  If
+    ``S_an > S_ap`` (a *hard* triplet) the term is ``lambda * S_an``: it only
+    pushes the negative away from the anchor, never pulls the positive in.
+    Otherwise the term is the NCA-style triplet loss
+    ``-log(exp(S_ap/T) / (exp(S_ap/T) + exp(S_an/T))) = softplus((S_an - S_ap)/T)``
+    with temperature ``T`` (0.1 in the paper's code) and ``lambda = 1``.  A
+    tie ``S_an == S_ap`` counts as easy.  The authors' code also counts
+    ``S_an > 0.8`` as hard; pass ``hard_threshold=0.8`` to reproduce that.
+    ``mean`` divides by the number of anchors (easy + hard), as their code
+    does.  ``margin`` is not used.
+``contrastive``
+    ``[d_pos - pos_margin]_+`` and ``[alpha - d_neg]_+`` over all pairs.
+``margin``
+    Wu et al. (2017): ``[d_pos - beta + alpha]_+`` and ``[beta - d_neg + alpha]_+``.
+
+Kinks
+-----
+A hinge ``[z]_+`` has subgradient 0 at ``z = 0`` (a term equal to zero is
+*inactive*).  Ties in mining go to the smallest index (as in the kernels).
+At ``d = 0`` the distance has the unit ball as subdifferential; we take its
+minimum-norm element 0, so a pair at zero distance contributes nothing: no
+NaN (a classic failure of ``cdist`` backward passes), and a fully collapsed
+embedding is a stationary point of the distance-based losses, which is the
+collapse the theory describes.  The L2 normalisation of the
+selectively contrastive loss is ``e / max(||e||, eps)`` with
+``eps = 1e-12`` (as ``torch.nn.functional.normalize``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from .. import _kernels as K
+from .._typing import ArrayLike, FloatArray
+from .._validation import (
+    as_labels,
+    as_points,
+    check_margin,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    require_triplets,
+)
+from ..exceptions import InvalidInputError
+from . import _kernels as TK
+from .networks import l2_normalize, l2_normalize_backward
+
+__all__ = [
+    "LOSSES",
+    "TRIPLET_LOSSES",
+    "LossResult",
+    "all_triplet_loss_grad",
+    "batch_hard_loss_grad",
+    "contrastive_loss_grad",
+    "loss_and_grad",
+    "margin_loss_grad",
+    "selectively_contrastive_loss_grad",
+    "semi_hard_loss_grad",
+]
+
+REDUCTIONS = ("sum", "mean", "max")
+
+
+@dataclass(frozen=True, eq=False)
+class LossResult:
+    """A loss value, its gradient and what the mining selected.
+
+    Attributes
+    ----------
+    value : float
+        The reduced loss.
+    grad : ndarray of shape (N, n)
+        ``dL/dE`` (a subgradient at kinks, see the module notes).
+    n_terms : int
+        Number of terms the reduction runs over (anchors, triplets, pairs).
+    n_active : int
+        Terms with a non-zero derivative (for hinges: strictly positive).
+    selection : dict
+        The mining: index arrays (``anchor``, ``positive``, ``negative`` or
+        ``pair_*``) and masks (``active``, ``hard``), for diagnostics and
+        for checking that a finite-difference step does not cross a kink.
+    """
+
+    value: float
+    grad: FloatArray
+    n_terms: int
+    n_active: int
+    selection: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def active_fraction(self) -> float:
+        """``n_active / n_terms`` (0 when there are no terms)."""
+        return self.n_active / self.n_terms if self.n_terms else 0.0
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def _reduce(terms: np.ndarray, reduction: str) -> tuple[float, np.ndarray]:
+    """Value and per-term weights ``dR/dterm`` (exactly as isoapprox.losses reduces)."""
+    w = np.zeros(terms.shape[0])
+    if terms.shape[0] == 0:
+        return 0.0, w
+    if reduction == "sum":
+        w[:] = 1.0
+        return float(np.sum(terms)), w
+    if reduction == "mean":
+        w[:] = 1.0 / terms.shape[0]
+        return float(np.sum(terms) / terms.shape[0]), w
+    k = int(np.argmax(terms))
+    w[k] = 1.0
+    return float(np.max(terms)), w
+
+
+def _unit(X: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``(X_i - X_j) / d`` row by row; rows with ``d == 0`` are 0 (subgradient)."""
+    diff = X[i] - X[j]
+    safe = np.where(d > 0.0, d, 1.0)
+    return np.where((d > 0.0)[:, None], diff / safe[:, None], 0.0)
+
+
+def _scatter_triplets(X, a, p, m, d_ap, d_am, coef) -> np.ndarray:
+    """Gradient of ``sum_t coef_t (d(a_t,p_t) - d(a_t,m_t))``."""
+    G = np.zeros_like(X)
+    nz = coef != 0.0
+    if not np.any(nz):
+        return G
+    a, p, m, c = a[nz], p[nz], m[nz], coef[nz][:, None]
+    u_ap = _unit(X, a, p, d_ap[nz]) * c
+    u_am = _unit(X, a, m, d_am[nz]) * c
+    np.add.at(G, a, u_ap - u_am)
+    np.add.at(G, p, -u_ap)
+    np.add.at(G, m, u_am)
+    return G
+
+
+# ---------------------------------------------------------------------------
+# internal implementations on validated arrays (X float64 (N, n), codes 0..P-1)
+# ---------------------------------------------------------------------------
+
+
+def _batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> LossResult:
+    hp, hn, pi, ni = K.batch_hard_terms(X, codes, margin)
+    valid = (pi >= 0) & (ni >= 0)
+    anchors = np.flatnonzero(valid)
+    z = hp[valid] - hn[valid] + margin
+    if soft:
+        terms = np.logaddexp(0.0, z)
+        slope = expit(z)
+    else:
+        terms = np.maximum(z, 0.0)
+        slope = (z > 0.0).astype(np.float64)
+    value, w = _reduce(terms, reduction)
+    coef = w * slope
+    G = _scatter_triplets(X, anchors, pi[valid], ni[valid], hp[valid], hn[valid], coef)
+    return LossResult(
+        value=value,
+        grad=G,
+        n_terms=int(anchors.size),
+        n_active=int(np.sum(slope > 0.0)),
+        selection={
+            "anchor": anchors,
+            "positive": pi[valid],
+            "negative": ni[valid],
+            "active": z > 0.0,
+            "argmax": int(np.argmax(terms)) if terms.size else -1,
+        },
+    )
+
+
+def _all_triplet(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
+    sums, counts, active = K.triplet_loss_kernel(X, codes, margin)
+    n_trip = int(np.sum(counts))
+    n_act = int(np.sum(active))
+    if reduction == "max":
+        bh = _batch_hard(X, codes, margin=margin, reduction="max")
+        return LossResult(bh.value, bh.grad, n_trip, n_act, bh.selection)
+    value = float(np.sum(sums))
+    C = TK.triplet_pair_counts(X, codes, margin)
+    if reduction == "mean":
+        value /= float(n_trip)
+        C /= float(n_trip)
+    G = TK.pair_grad_kernel(X, C + C.T)
+    return LossResult(value, G, n_trip, n_act, {"pair_coefficients": C})
+
+
+def _semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
+    sizes = np.bincount(codes)
+    npos = sizes[codes] - 1
+    offsets = np.zeros(X.shape[0] + 1, dtype=np.int64)
+    np.cumsum(npos, out=offsets[1:])
+    a, p, m, d_ap, d_am, fb = TK.semihard_kernel(X, codes, offsets)
+    keep = m >= 0
+    a, p, m, d_ap, d_am, fb = (
+        a[keep],
+        p[keep],
+        m[keep],
+        d_ap[keep],
+        d_am[keep],
+        fb[keep],
+    )
+    z = d_ap - d_am + margin
+    terms = np.maximum(z, 0.0)
+    value, w = _reduce(terms, reduction)
+    slope = (z > 0.0).astype(np.float64)
+    G = _scatter_triplets(X, a, p, m, d_ap, d_am, w * slope)
+    return LossResult(
+        value=value,
+        grad=G,
+        n_terms=int(a.size),
+        n_active=int(np.sum(slope > 0.0)),
+        selection={
+            "anchor": a,
+            "positive": p,
+            "negative": m,
+            "active": z > 0.0,
+            "fallback": fb,
+            "argmax": int(np.argmax(terms)) if terms.size else -1,
+        },
+    )
+
+
+def _mine_on_sphere(U: np.ndarray, codes: np.ndarray, positive: str):
+    """Per anchor: the chosen positive and the hardest negative on the sphere.
+
+    One distance matrix (the package's ``pairwise_distances_kernel``) gives
+    both; on unit vectors ``S = 1 - d^2 / 2`` is decreasing in ``d``, so the
+    most similar negative is the nearest one.  The indices equal those of
+    :func:`isoapprox._kernels.batch_hard_terms` (same distances bit for bit,
+    first index on ties); ``easy`` picks the nearest positive instead of the
+    farthest.  ``-1`` marks anchors without a positive or a negative.
+    """
+    D = K.pairwise_distances_kernel(U)
+    same = codes[:, None] == codes[None, :]
+    diff = ~same
+    np.fill_diagonal(same, False)
+    if positive == "easy":
+        pi = np.argmin(np.where(same, D, np.inf), axis=1)
+    else:
+        pi = np.argmax(np.where(same, D, -np.inf), axis=1)
+    ni = np.argmin(np.where(diff, D, np.inf), axis=1)
+    return np.where(same.any(axis=1), pi, -1), np.where(diff.any(axis=1), ni, -1)
+
+
+def _selectively_contrastive(
+    X,
+    codes,
+    *,
+    lam=1.0,
+    temperature=0.1,
+    positive="easy",
+    hard_threshold=None,
+    reduction="mean",
+) -> LossResult:
+    U, r = l2_normalize(X)
+    pi, ni = _mine_on_sphere(U, codes, positive)
+    valid = (pi >= 0) & (ni >= 0)
+    a = np.flatnonzero(valid)
+    p, m = pi[valid], ni[valid]
+    s_ap = np.einsum("ij,ij->i", U[a], U[p])
+    s_an = np.einsum("ij,ij->i", U[a], U[m])
+    hard = s_an > s_ap
+    if hard_threshold is not None:
+        hard |= s_an > hard_threshold
+    zt = (s_an - s_ap) / temperature
+    terms = np.where(hard, lam * s_an, np.logaddexp(0.0, zt))
+    value, w = _reduce(terms, reduction)
+    g = expit(zt) / temperature
+    d_sap = np.where(hard, 0.0, -g) * w
+    d_san = np.where(hard, lam, g) * w
+    dU = np.zeros_like(U)
+    np.add.at(dU, a, d_sap[:, None] * U[p] + d_san[:, None] * U[m])
+    np.add.at(dU, p, d_sap[:, None] * U[a])
+    np.add.at(dU, m, d_san[:, None] * U[a])
+    G = l2_normalize_backward(dU, U, r)
+    n_active = int(np.sum((d_sap != 0.0) | (d_san != 0.0)))
+    return LossResult(
+        value=value,
+        grad=G,
+        n_terms=int(a.size),
+        n_active=n_active,
+        selection={
+            "anchor": a,
+            "positive": p,
+            "negative": m,
+            "hard": hard,
+            "s_ap": s_ap,
+            "s_an": s_an,
+            "argmax": int(np.argmax(terms)) if terms.size else -1,
+        },
+    )
+
+
+def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
+    N = X.shape[0]
+    sums, best, arg, active = K.pair_loss_kernel(X, codes, pos_thr, neg_thr)
+    n_pairs = N * (N - 1) // 2
+    rows = np.flatnonzero(arg >= 0)
+    iw = int(rows[np.argmax(best[rows])])
+    jw = int(arg[iw])
+    D = K.pairwise_distances_kernel(X)
+    same = codes[:, None] == codes[None, :]
+    t = np.where(same, D - pos_thr, neg_thr - D)
+    coef = np.triu(np.where(t > 0.0, np.where(same, 1.0, -1.0), 0.0), k=1)
+    if reduction == "sum":
+        value = float(np.sum(sums))
+    elif reduction == "mean":
+        value = float(np.sum(sums)) / n_pairs
+        coef /= n_pairs
+    else:
+        value = float(best[iw])
+        c = coef[iw, jw]
+        coef = np.zeros_like(coef)
+        coef[iw, jw] = c
+    G = TK.pair_grad_kernel(X, coef + coef.T)
+    return LossResult(
+        value,
+        G,
+        n_pairs,
+        int(np.sum(active)),
+        {"active": np.triu(t > 0.0, k=1), "worst_pair": (iw, jw)},
+    )
+
+
+def _contrastive(
+    X, codes, *, margin=0.0, pos_margin=0.0, reduction="mean"
+) -> LossResult:
+    return _pair(X, codes, pos_margin, margin, reduction=reduction)
+
+
+def _margin(X, codes, *, margin=0.0, beta=1.0, reduction="mean") -> LossResult:
+    return _pair(X, codes, beta - margin, beta + margin, reduction=reduction)
+
+
+def _batch_hard_soft(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
+    return _batch_hard(X, codes, margin=margin, reduction=reduction, soft=True)
+
+
+#: name -> (internal function on validated arrays, needs triplets, options it accepts)
+LOSSES: dict[str, tuple[Callable[..., LossResult], bool, tuple[str, ...]]] = {
+    "batch_hard": (_batch_hard, True, ("margin", "reduction")),
+    "batch_hard_soft": (_batch_hard_soft, True, ("margin", "reduction")),
+    "all_triplet": (_all_triplet, True, ("margin", "reduction")),
+    "semi_hard": (_semi_hard, True, ("margin", "reduction")),
+    "selectively_contrastive": (
+        _selectively_contrastive,
+        True,
+        ("lam", "temperature", "positive", "hard_threshold", "reduction"),
+    ),
+    "contrastive": (_contrastive, False, ("margin", "pos_margin", "reduction")),
+    "margin": (_margin, False, ("margin", "beta", "reduction")),
+}
+
+#: the losses built on triplets (the others are pairwise)
+TRIPLET_LOSSES = tuple(k for k, v in LOSSES.items() if v[1])
+
+
+def _check_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Validate the options of loss ``name`` (unknown keys are an error)."""
+    allowed = LOSSES[name][2]
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if key not in allowed:
+            raise InvalidInputError(
+                f"loss {name!r} takes the options {', '.join(allowed)}; got {key!r}"
+            )
+        if key == "margin":
+            out[key] = check_margin(value)
+        elif key == "reduction":
+            valid = ("sum", "mean") if name == "selectively_contrastive" else REDUCTIONS
+            out[key] = check_option(value, "reduction", valid)
+        elif key in ("pos_margin", "beta", "lam"):
+            out[key] = check_nonnegative(value, key)
+        elif key == "temperature":
+            out[key] = check_positive(value, key)
+        elif key == "positive":
+            out[key] = check_option(value, "positive", ("easy", "hard"))
+        elif key == "hard_threshold":
+            out[key] = _check_cosine(value, "hard_threshold")
+    return out
+
+
+def _check_cosine(value: Any, name: str) -> float | None:
+    """``None`` or a real number in ``[-1, 1]`` (a cosine similarity)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"`{name}` must be None or a real number in [-1, 1]; got {value!r}"
+        )
+    v = float(value)
+    if not -1.0 <= v <= 1.0:
+        raise InvalidInputError(f"`{name}` must lie in [-1, 1]; got {value!r}")
+    return v
+
+
+def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> LossResult:
+    """Any loss of :data:`LOSSES` with its gradient, by name.
+
+    Parameters
+    ----------
+    name : str
+        One of ``batch_hard``, ``batch_hard_soft``, ``all_triplet``,
+        ``semi_hard``, ``selectively_contrastive``, ``contrastive``,
+        ``margin``.
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 2``).
+    y : array_like of shape (N,)
+        Class labels.
+    **options
+        The loss's options (see the module notes and the named functions).
+
+    Returns
+    -------
+    LossResult
+
+    Raises
+    ------
+    NoTripletError
+        For a triplet loss on labels that admit no triplet.
+    InvalidInputError
+        For bad inputs, an unknown loss or option, or a bad option value.
+
+    Examples
+    --------
+    >>> r = loss_and_grad("batch_hard", [[0.0], [1.0], [0.5], [3.0]], [0, 0, 1, 1],
+    ...                   margin=0.1, reduction="max")
+    >>> r.value, r.grad.ravel().tolist()  # anchor 2: d(2,3) - d(2,0) + 0.1
+    (2.1, [1.0, 0.0, -2.0, 1.0])
+    """
+    name = check_option(name, "loss", tuple(LOSSES))
+    fn, needs_triplets, _ = LOSSES[name]
+    opts = _check_options(name, options)
+    X = as_points(E, "E", min_points=2)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    if needs_triplets:
+        require_triplets(codes)
+    return fn(X, codes, **opts)
+
+
+# ---------------------------------------------------------------------------
+# named public wrappers
+# ---------------------------------------------------------------------------
+
+
+def batch_hard_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    reduction: str = "mean",
+    soft: bool = False,
+) -> LossResult:
+    """Batch-hard triplet loss and its gradient.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    reduction : {"mean", "sum", "max"}
+        Over the anchors that have a positive and a negative.
+    soft : bool, default False
+        ``softplus`` instead of the hinge (soft-margin variant).
+
+    Returns
+    -------
+    LossResult
+        ``value`` equals :func:`isoapprox.losses.batch_hard_loss` (hinge).
+    """
+    return loss_and_grad(
+        "batch_hard_soft" if soft else "batch_hard",
+        E,
+        y,
+        margin=margin,
+        reduction=reduction,
+    )
+
+
+def all_triplet_loss_grad(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
+) -> LossResult:
+    """Triplet loss over every triplet and its gradient.
+
+    ``value`` equals :func:`isoapprox.losses.triplet_loss`.  Time
+    ``O(N^2 (n + log N))``, memory ``O(N^2)`` (one coefficient per pair).
+    """
+    return loss_and_grad("all_triplet", E, y, margin=margin, reduction=reduction)
+
+
+def semi_hard_loss_grad(
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
+) -> LossResult:
+    """FaceNet semi-hard triplet loss (TensorFlow's rule) and its gradient.
+
+    One term per ordered positive pair ``(a, p)``; see the module notes for
+    the choice of negative and the fallback.  ``selection["fallback"]``
+    marks the pairs that used it.
+    """
+    return loss_and_grad("semi_hard", E, y, margin=margin, reduction=reduction)
+
+
+def selectively_contrastive_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    lam: float = 1.0,
+    temperature: float = 0.1,
+    positive: str = "easy",
+    hard_threshold: float | None = None,
+    reduction: str = "mean",
+) -> LossResult:
+    """Xuan et al.'s selectively contrastive triplet loss and its gradient.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Features; normalised inside (``e / max(||e||, 1e-12)``), the gradient
+        flows back through the normalisation.
+    y : array_like of shape (N,)
+        Class labels.
+    lam : float, default 1.0
+        Weight ``lambda`` of the hard-triplet term ``lambda * S_an``.
+    temperature : float, default 0.1
+        Temperature ``T`` of the easy-triplet NCA term.
+    positive : {"easy", "hard"}
+        Most similar (default, as in the authors' code) or least similar
+        positive.
+    hard_threshold : float or None
+        Also treat ``S_an > hard_threshold`` as hard (0.8 in the authors'
+        code); ``None`` follows the paper's text (only ``S_an > S_ap``).
+    reduction : {"mean", "sum"}
+
+    Returns
+    -------
+    LossResult
+        ``selection`` holds ``s_ap``, ``s_an`` and the ``hard`` mask.
+    """
+    return loss_and_grad(
+        "selectively_contrastive",
+        E,
+        y,
+        lam=lam,
+        temperature=temperature,
+        positive=positive,
+        hard_threshold=hard_threshold,
+        reduction=reduction,
+    )
+
+
+def contrastive_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    pos_margin: float = 0.0,
+    reduction: str = "mean",
+) -> LossResult:
+    """Pairwise contrastive loss and its gradient (value as
+    :func:`isoapprox.losses.contrastive_loss`)."""
+    return loss_and_grad(
+        "contrastive", E, y, margin=margin, pos_margin=pos_margin, reduction=reduction
+    )
+
+
+def margin_loss_grad(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    beta: float = 1.0,
+    reduction: str = "mean",
+) -> LossResult:
+    """Margin loss (Wu et al. 2017) and its gradient (value as
+    :func:`isoapprox.losses.margin_loss`)."""
+    return loss_and_grad("margin", E, y, margin=margin, beta=beta, reduction=reduction)

@@ -1,0 +1,41 @@
+"""The README's commands are what CI runs, and its examples are true."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _command_after(marker: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    m = re.search(rf"<!-- {marker} -->\s*```bash\n(.+?)\n```", text, re.S)
+    assert m, f"README has no command block after <!-- {marker} -->"
+    return m.group(1).strip()
+
+
+def test_ci_runs_the_readme_test_command():
+    cmd = _command_after("test-command")
+    assert "pytest" in cmd and "install" in cmd
+    script = ROOT / ".ci" / "run"
+    out = subprocess.run(
+        ["awk", '/<!-- test-command -->/{found=1; next} found && /^```/ {if (inblock) exit; '
+         'inblock=1; next} inblock {print; exit}', str(ROOT / "README.md")],
+        capture_output=True, text=True, check=True,
+    )
+    assert out.stdout.strip() == cmd
+    assert "README.md" in script.read_text()
+
+
+def test_main_command_installs_and_runs_a_subcommand():
+    cmd = _command_after("main-command")
+    assert "pip install" in cmd and "isoapprox " in cmd
+
+
+def test_readme_api_tour_runs():
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## A short tour of the API\s*```python\n(.+?)\n```", text, re.S)
+    assert block
+    exec(compile(block.group(1), "README-tour", "exec"), {})
