@@ -13,8 +13,9 @@ import math
 import warnings
 
 import numpy as np
-from reference import isometric_error, pairwise, triplets
 from scipy.optimize import linprog, minimize
+
+from .reference import isometric_error, pairwise, triplets
 
 
 def three_point_lp(Dx: float, Du: float, Dv: float, alpha: float) -> float:

@@ -6,11 +6,8 @@ import math
 import subprocess
 import sys
 
-import ideal_reference as iref
 import numpy as np
 import pytest
-import reference as ref
-from conftest import BRACKET_RTOL, random_orthogonal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +23,10 @@ from isoapprox import (
     nearest_ideal,
 )
 from isoapprox.ideal._result import FLOOR_RTOL
+
+from . import ideal_reference as iref
+from . import reference as ref
+from .conftest import BRACKET_RTOL, random_orthogonal
 
 #: the certified gap is relative to max(value, FLOOR_RTOL * scale); values of
 #: two certified runs of the same instance agree to twice the tolerance.

@@ -7,11 +7,8 @@ proven lower bound may never exceed the objective at a separated embedding.
 
 from __future__ import annotations
 
-import ideal_reference as iref
 import numpy as np
 import pytest
-import reference as ref
-from conftest import BRACKET_RTOL, labelled_cloud
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +16,10 @@ from isoapprox import batch_hard_loss
 from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._bounds import metric_lp_bound, three_point_bound
 from isoapprox.ideal._problem import Problem
+
+from . import ideal_reference as iref
+from . import reference as ref
+from .conftest import BRACKET_RTOL, labelled_cloud
 
 #: the 3-point closed form and linprog (HiGHS, dual feasibility 1e-7 on the
 #: scaled LP) agree to this.

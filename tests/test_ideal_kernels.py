@@ -6,11 +6,12 @@ import math
 
 import numpy as np
 import pytest
-import reference as ref
-from conftest import KERNEL_ATOL, KERNEL_RTOL, labelled_cloud
 
 from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._problem import Problem
+
+from . import reference as ref
+from .conftest import KERNEL_ATOL, KERNEL_RTOL, labelled_cloud
 
 #: finite-difference check of analytic Jacobians: central differences with
 #: step 1e-6 on O(1) data are accurate to about 1e-9 for these quadratics.
