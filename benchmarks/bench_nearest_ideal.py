@@ -10,7 +10,7 @@ that closed it.
 Baseline (written here, no bounds, no escalation): SLSQP on the textbook
 all-triplet form ``d_am - d_ap - alpha >= 0`` with the objective in epigraph
 form, from ``E`` and ``E`` plus noise, the same number of starts as
-``nearest_ideal``'s default (16), keeping the best point that is separated in
+``nearest_ideal``'s default (24), keeping the best point that is separated in
 float64.  It gives an upper bound only.
 
 Run from the repository root::
@@ -44,7 +44,7 @@ from isoapprox import (
 LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
 MARGINS = [0.0, 1.0]
 TOL = 1e-6
-N_STARTS = 16
+N_STARTS = 24
 
 
 def baseline(E, y, margin, objective, rng, n_starts=N_STARTS):

@@ -26,16 +26,22 @@ by :func:`isoapprox.isometric_error` / :func:`isoapprox.hausdorff_like` after a
 float64 feasibility check (points that fail are repaired: scaled about their
 centroid when ``alpha > 0``, near-collapsed classes snapped to their means;
 otherwise discarded).  The points come from closed forms (``E`` itself when
-it is separated, collapsed and class-collapsed constructions) and from local
-solvers started at ``E``, at a target layout suggested by the lower bound, at
-class-collapsed layouts and at ``E`` plus noise: SLSQP on a smooth epigraph
-form (:mod:`._local`) and a convex-concave procedure with Clarabel
-(:mod:`._ccp`).
+it is separated, collapsed and class-collapsed constructions, classes shrunk
+about their means) and from local solvers started at ``E``, at a target
+layout suggested by the lower bound, at class-collapsed layouts (every
+subset of classes collapsed when there are at most three classes with two or
+more points) and at ``E`` plus noise: SLSQP on a smooth epigraph form for
+small programs and an augmented Lagrangian with L-BFGS-B for large ones
+(:mod:`._local`), and a convex-concave procedure with Clarabel
+(:mod:`._ccp`).  A local solution whose class nearly collapsed is re-solved
+with that class merged into one point, so exactly collapsed optima are
+reached.
 
 *Lower bounds* are proven: see :mod:`._bounds` (half the batch-hard loss, the
-exact 3-point sub-problems, the metric LP) and :mod:`._relax` (the SDP over the
-Gram matrix for ``"iso"``, the Shor relaxation for ``"haus"``).  Their values
-are listed in ``IdealResult.bounds``.
+exact 3-point sub-problems, the metric LP, the exact single-triplet haus
+bound) and :mod:`._relax` (the SDP over the Gram matrix for ``"iso"``, the
+Shor relaxation for ``"haus"``).  Their values are listed in
+``IdealResult.bounds``.
 
 ``solver="auto"`` runs the closed forms and cheap bounds first, then the
 scipy multi-start, and escalates (metric LP, SDP bound, CCP polish) only
@@ -65,7 +71,7 @@ from .._validation import (
     check_positive,
     require_triplets,
 )
-from ..exceptions import ConvergenceWarning
+from ..exceptions import ConvergenceWarning, SolverError
 from . import _kernels as K
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
@@ -94,6 +100,8 @@ SOLVERS = ("auto", "scipy", "cvxpy")
 #: classes whose diameter is at most this (relative to the instance scale)
 #: are snapped to their mean when repairing, and re-solved collapsed
 SNAP_RTOL = 1e-6
+#: a local solution whose class has diameter at most this (normalised units,
+#: the instance has size about 1) is re-solved with the class merged
 DETECT_RTOL = 1e-4
 #: the convex relaxations are solved for at most this many points
 SDP_MAX_POINTS = 12
@@ -420,7 +428,7 @@ def nearest_ideal(
     rng: RNGLike = None,
     tol: float = 1e-6,
     solver: str = "auto",
-    n_starts: int = 16,
+    n_starts: int = 24,
     max_iter: int = 200,
     time_limit: float = 10.0,
     warn_uncertified: bool = False,
@@ -447,7 +455,7 @@ def nearest_ideal(
         ``"cvxpy"``: convex-concave procedure from the same starts and the
         SDP bounds.  ``"auto"``: scipy first, cvxpy only while the gap is
         open.
-    n_starts : int, default 16
+    n_starts : int, default 24
         Local solves from the start plan (closed forms not counted).
     max_iter : int, default 200
         Iteration cap of each local solve.
@@ -587,9 +595,12 @@ def _finish(state, t_start: float) -> IdealResult:
             value = hausdorff_like(S.E, G, mode="pointwise")
         slack = _score(S.E, G, S.codes, S.margin, S.objective)[1]
     if not slack >= 0.0:  # pragma: no cover - every offer is checked
-        raise AssertionError("internal error: the incumbent is not triplet-separated")
+        raise SolverError("internal error: the incumbent is not triplet-separated",
+                          solver=S.best_solver, status="infeasible")
     S.best_value = value
     lower, source = S.lower()
+    logger.debug("nearest_ideal(%s): value %.12g, bounds %s, %d local solves, %s",
+                 S.objective, value, S.bounds, S.n_starts, status)
     gap = max(value - lower, 0.0)
     rel_gap = gap / max(value, FLOOR_RTOL * S.scale) if gap > 0.0 else 0.0
     certified = rel_gap <= S.tol
