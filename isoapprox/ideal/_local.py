@@ -15,7 +15,6 @@ import time
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize
 
 from . import _kernels as K
 from ._problem import Program
@@ -60,6 +59,8 @@ def slsqp_epigraph(
     success : bool
         SLSQP's own flag (informative only; the caller re-scores).
     """
+    from scipy.optimize import minimize  # lazily: keeps ``import isoapprox`` light
+
     prob = prog.prob
     M, n = prog.M, prob.n
     kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, prog.rv
