@@ -59,6 +59,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .._blas import single_threaded_blas
 from .._scaling import pow2_scale
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
@@ -514,7 +515,7 @@ def nearest_ideal(
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
     require_triplets(codes)
     gen = as_rng(rng)
-    with _serial_numba(X.shape[0]):
+    with _serial_numba(X.shape[0]), single_threaded_blas():
         res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
                      t_start + time_limit)
     res = _finish(res, t_start)
