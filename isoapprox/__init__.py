@@ -44,6 +44,7 @@ from .exceptions import (
     SolverError,
 )
 from .geometry import BallResult, diameter, farthest_pair, min_enclosing_ball, pairwise_distances
+from .ideal import IdealResult, nearest_ideal
 from .losses import (
     HardestPairs,
     PairLossReport,
@@ -81,6 +82,7 @@ __all__ = [
     "DiagnoseOptions",
     "DistanceSummary",
     "HardestPairs",
+    "IdealResult",
     "InvalidInputError",
     "IsoapproxError",
     "IsometricError",
@@ -120,6 +122,7 @@ __all__ = [
     "min_enclosing_ball",
     "min_separated_diameter",
     "minimax_procrustes",
+    "nearest_ideal",
     "packing_lower_bound",
     "pairwise_distances",
     "rankme",

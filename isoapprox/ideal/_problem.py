@@ -1,0 +1,251 @@
+"""The nearest-ideal problem in normalised coordinates.
+
+Notation
+--------
+``E`` (N, n), dense label codes ``0 .. P-1`` and margin ``alpha >= 0``.  A
+*valid anchor* has a positive (another point of its class) and a negative
+(a point of another class).  ``F_TS(alpha)`` is the set of ``G`` with
+``max_p d_G(a, p) + alpha <= min_m d_G(a, m)`` for every valid anchor.
+
+The solvers never see the caller's coordinates: ``E`` is translated to its
+centroid and divided by a power of two ``scale`` close to
+``max(diam(E), alpha)``, so distances are of order one; both objectives and
+the constraint set are equivariant under this map (the margin is divided by
+the same ``scale``).  Everything is mapped back before the final float64
+re-scoring in the caller's coordinates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _kernels as K
+
+__all__ = ["Problem", "Program"]
+
+
+def _pow2_near(x: float) -> float:
+    if x <= 0.0 or not math.isfinite(x):
+        return 1.0
+    _, e = math.frexp(x)
+    return math.ldexp(1.0, e)
+
+
+@dataclass
+class Problem:
+    """One instance, normalised; the row tables of the epigraph programs.
+
+    Attributes
+    ----------
+    E : ndarray (N, n)
+        ``(E_caller - shift) / scale``.
+    codes : ndarray (N,)
+        Dense class codes.
+    alpha : float
+        Margin divided by ``scale``.
+    objective : {"iso", "haus"}
+    scale : float
+        A power of two, about ``max(diam, alpha)`` of the caller's data.
+    shift : ndarray (n,)
+        The caller's centroid.
+    """
+
+    E: np.ndarray
+    codes: np.ndarray
+    alpha: float
+    objective: str
+    scale: float
+    shift: np.ndarray
+    anchors: np.ndarray = field(init=False)
+    anchor_of: np.ndarray = field(init=False)
+    I: np.ndarray = field(init=False)
+    J: np.ndarray = field(init=False)
+    D: np.ndarray = field(init=False)
+    pos: np.ndarray = field(init=False)
+    neg: np.ndarray = field(init=False)
+
+    @classmethod
+    def build(cls, E: np.ndarray, codes: np.ndarray, alpha: float, objective: str,
+              diam: float) -> Problem:
+        shift = E.mean(axis=0)
+        scale = _pow2_near(max(diam, alpha))
+        return cls((E - shift) / scale, codes, alpha / scale, objective, scale, shift)
+
+    def __post_init__(self) -> None:
+        N = self.E.shape[0]
+        codes = self.codes
+        counts = np.bincount(codes)
+        valid = (counts[codes] >= 2) & (counts.size >= 2)
+        self.anchors = np.flatnonzero(valid).astype(np.int64)
+        self.anchor_of = np.full(N, -1, dtype=np.int64)
+        self.anchor_of[self.anchors] = np.arange(self.anchors.size)
+        I, J = np.triu_indices(N, 1)
+        self.I = I.astype(np.int64)
+        self.J = J.astype(np.int64)
+        diff = self.E[self.I] - self.E[self.J]
+        self.D = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        pos, neg = [], []
+        for k, a in enumerate(self.anchors):
+            same = codes == codes[a]
+            p = np.flatnonzero(same)
+            p = p[p != a]
+            m = np.flatnonzero(~same)
+            pos.append(np.column_stack([np.full(p.size, a), p, np.full(p.size, k)]))
+            neg.append(np.column_stack([np.full(m.size, a), m, np.full(m.size, k)]))
+        self.pos = np.concatenate(pos).astype(np.int64) if pos else np.zeros((0, 3), np.int64)
+        self.neg = np.concatenate(neg).astype(np.int64) if neg else np.zeros((0, 3), np.int64)
+
+    # ------------------------------------------------------------------
+    @property
+    def N(self) -> int:
+        return self.E.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.E.shape[1]
+
+    @property
+    def n_anchors(self) -> int:
+        return int(self.anchors.size)
+
+    def to_caller(self, G: np.ndarray) -> np.ndarray:
+        return G * self.scale + self.shift
+
+    def from_caller(self, G: np.ndarray) -> np.ndarray:
+        return (G - self.shift) / self.scale
+
+    # ------------------------------------------------------------------
+    def value(self, G: np.ndarray) -> float:
+        """Objective at ``G`` (normalised units), float64 by the core kernels."""
+        if self.objective == "iso":
+            return float(K.iso_value(self.E, G))
+        return float(K.haus_value(self.E, G))
+
+    def slack(self, G: np.ndarray, alpha: float | None = None) -> float:
+        """Worst anchor slack ``min_a (min_m d_am - max_p d_ap - alpha)``."""
+        a = self.alpha if alpha is None else alpha
+        return float(np.min(K.anchor_slack(G, self.codes, a)))
+
+    def program(self, collapsed: tuple[int, ...] = ()) -> Program:
+        """The epigraph program with the classes in ``collapsed`` merged to one point."""
+        return Program.build(self, tuple(sorted(set(int(c) for c in collapsed))))
+
+
+@dataclass
+class Program:
+    """Rows of one epigraph program (see :mod:`isoapprox.ideal._kernels`).
+
+    With classes collapsed, every point of such a class maps to one shared
+    row of ``G`` (``pmap``); pairs inside a collapsed class have distance 0,
+    a constant error ``D_ij`` for ``"iso"`` that becomes the lower bound
+    ``t_min`` of the epigraph variable.  Anchors of a collapsed class share
+    one radius variable with no positive rows (its optimum is 0).
+    """
+
+    prob: Problem
+    collapsed: tuple[int, ...]
+    pmap: np.ndarray
+    M: int
+    kind: np.ndarray
+    ri: np.ndarray
+    rj: np.ndarray
+    rk: np.ndarray
+    rv: np.ndarray
+    n_r: int
+    t_min: float
+
+    @classmethod
+    def build(cls, prob: Problem, collapsed: tuple[int, ...]) -> Program:
+        N = prob.N
+        codes = prob.codes
+        is_col = np.zeros(int(codes.max()) + 1, dtype=bool)
+        for c in collapsed:
+            is_col[c] = True
+        pmap = np.full(N, -1, dtype=np.int64)
+        rep = {}
+        M = 0
+        for k in range(N):
+            c = int(codes[k])
+            if is_col[c]:
+                if c not in rep:
+                    rep[c] = M
+                    M += 1
+                pmap[k] = rep[c]
+            else:
+                pmap[k] = M
+                M += 1
+        kinds, ris, rjs, rks, rvs = [], [], [], [], []
+        t_min = 0.0
+        if prob.objective == "iso":
+            pi, pj = pmap[prob.I], pmap[prob.J]
+            same = pi == pj
+            if same.any():
+                t_min = float(prob.D[same].max())
+            keep = ~same
+            a = np.minimum(pi[keep], pj[keep])
+            b = np.maximum(pi[keep], pj[keep])
+            Dk = prob.D[keep]
+            # rows sharing a pair of G-rows: only the smallest target binds
+            # the upper side and only the largest binds the lower side
+            key = a * M + b
+            order = np.lexsort((Dk, key))
+            key_s, D_s = key[order], Dk[order]
+            first = np.r_[True, key_s[1:] != key_s[:-1]]
+            last = np.r_[key_s[1:] != key_s[:-1], True]
+            ua, ub, uD = a[order][first], b[order][first], D_s[first]
+            la, lb, lD = a[order][last], b[order][last], D_s[last]
+            kinds += [np.zeros(ua.size, np.int64), np.ones(la.size, np.int64)]
+            ris += [ua, la]
+            rjs += [ub, lb]
+            rks += [np.zeros(ua.size + la.size, np.int64)]
+            rvs += [uD, lD]
+        else:
+            kinds.append(np.full(N, 2, np.int64))
+            ris.append(pmap.copy())
+            rjs.append(np.arange(N, dtype=np.int64))
+            rks.append(np.zeros(N, np.int64))
+            rvs.append(np.zeros(N))
+        # anchors: one radius per anchor of a free class, one per collapsed class
+        rvar = {}
+        n_r = 0
+        pos_rows, neg_rows = set(), set()
+        for a in prob.anchors:
+            c = int(codes[a])
+            key = ("c", c) if is_col[c] else ("a", int(a))
+            if is_col[c] and prob.alpha <= 0.0:
+                continue
+            if key not in rvar:
+                rvar[key] = n_r
+                n_r += 1
+            k = rvar[key]
+            same = codes == c
+            if not is_col[c]:
+                for p in np.flatnonzero(same):
+                    if p != a:
+                        pos_rows.add((int(pmap[a]), int(pmap[p]), k))
+            for m in np.flatnonzero(~same):
+                neg_rows.add((int(pmap[a]), int(pmap[m]), k))
+        pos = np.array(sorted(pos_rows), dtype=np.int64).reshape(-1, 3)
+        neg = np.array(sorted(neg_rows), dtype=np.int64).reshape(-1, 3)
+        kinds += [np.full(len(pos), 3, np.int64), np.full(len(neg), 4, np.int64)]
+        ris += [pos[:, 0], neg[:, 0]]
+        rjs += [pos[:, 1], neg[:, 1]]
+        rks += [pos[:, 2], neg[:, 2]]
+        rvs += [np.zeros(len(pos) + len(neg))]
+        cat = np.concatenate
+        return cls(prob, collapsed, pmap, M, cat(kinds).astype(np.int64),
+                   cat(ris).astype(np.int64), cat(rjs).astype(np.int64),
+                   cat(rks).astype(np.int64), cat(rvs).astype(np.float64), n_r, t_min)
+
+    def reduce(self, G: np.ndarray) -> np.ndarray:
+        """Rows of ``G`` averaged over the points that share a row."""
+        out = np.zeros((self.M, G.shape[1]))
+        cnt = np.bincount(self.pmap, minlength=self.M).astype(float)
+        np.add.at(out, self.pmap, G)
+        return out / cnt[:, None]
+
+    def expand(self, Gr: np.ndarray) -> np.ndarray:
+        return Gr[self.pmap]

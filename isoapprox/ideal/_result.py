@@ -1,0 +1,118 @@
+"""The result of :func:`isoapprox.nearest_ideal`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray
+
+__all__ = ["FLOOR_RTOL", "KIND_RTOL", "IdealResult"]
+
+#: the relative gap is measured against ``max(value, FLOOR_RTOL * scale)``
+#: with ``scale = max(diam(E), margin)``: values below a thousandth of the
+#: instance's size are certified to the absolute accuracy
+#: ``tol * FLOOR_RTOL * scale`` instead of to a relative one.
+FLOOR_RTOL = 1e-3
+
+#: a class (or the whole embedding) counts as collapsed when its diameter is
+#: at most ``KIND_RTOL * scale``; the solvers produce exact collapse (equal
+#: rows), so this only absorbs rounding.
+KIND_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class IdealResult:
+    """Nearest triplet-separated embedding with a certified bracket.
+
+    Attributes
+    ----------
+    embedding : ndarray of shape (N, n)
+        The returned ideal embedding ``f*``: triplet-separated in float64
+        (``slack >= 0``), in the caller's coordinates.
+    value : float
+        The objective re-scored at ``embedding`` with
+        :func:`isoapprox.isometric_error` (``"iso"``) or
+        :func:`isoapprox.hausdorff_like` in pointwise mode (``"haus"``);
+        never a solver's own objective.
+    lower : float
+        The largest proven lower bound (see ``bounds``).
+    upper : float
+        Equal to ``value`` (the objective at a feasible point).
+    gap : float
+        ``upper - lower >= 0``.
+    rel_gap : float
+        ``gap / max(value, FLOOR_RTOL * scale)`` with
+        ``scale = max(diam(E), margin)``.
+    certified : bool
+        ``rel_gap <= tol``.
+    tol : float
+        The requested relative gap.
+    objective : {"iso", "haus"}
+    margin : float
+    solver : str
+        Which family produced the embedding: ``"identity"`` (``E`` is already
+        separated), ``"construction"`` (collapsed or class-collapsed closed
+        form), ``"scipy"`` (SLSQP) or ``"cvxpy"`` (convex-concave procedure).
+    status : str
+        ``"certified"``, ``"time_limit"`` (the budget ran out with the gap
+        open) or ``"exhausted"`` (every start and escalation was used).
+    n_iter : int
+        Local-solver iterations over all starts (SLSQP iterations plus CCP
+        rounds).
+    n_starts : int
+        Local solves run.
+    seconds : float
+        Wall time.
+    slack : float
+        ``min over triplets of d(a, m) - d(a, p) - margin`` at ``embedding``
+        in float64; ``>= 0``.  ``inf`` when no triplet constrains it.
+    kind : {"collapsed", "class-collapsed", "general"}
+        ``"collapsed"`` when ``diam(embedding) <= KIND_RTOL * scale``,
+        ``"class-collapsed"`` when every class has diameter at most that,
+        else ``"general"``.
+    bounds : dict[str, float]
+        Every lower bound computed, by name (caller's units): ``"separated"``
+        (0 when ``E`` is already separated), ``"half_loss"``,
+        ``"three_point"``, ``"metric_lp"``, ``"sdp"`` for ``"iso"``;
+        ``"iso_half"`` and ``"shor_sdp"`` for ``"haus"``.
+    lower_source : str
+        Name of the bound that gives ``lower``.
+    """
+
+    embedding: FloatArray
+    value: float
+    lower: float
+    upper: float
+    gap: float
+    rel_gap: float
+    certified: bool
+    tol: float
+    objective: str
+    margin: float
+    solver: str
+    status: str
+    n_iter: int
+    n_starts: int
+    seconds: float
+    slack: float
+    kind: str
+    bounds: dict[str, float]
+    lower_source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready copy (the embedding as nested lists)."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["embedding"] = np.asarray(self.embedding).tolist()
+        out["bounds"] = dict(self.bounds)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"IdealResult(objective={self.objective!r}, margin={self.margin!r}, "
+            f"value={self.value:.6g}, lower={self.lower:.6g}, rel_gap={self.rel_gap:.2e}, "
+            f"certified={self.certified}, kind={self.kind!r}, solver={self.solver!r}, "
+            f"status={self.status!r}, embedding=<array {np.shape(self.embedding)}>)"
+        )

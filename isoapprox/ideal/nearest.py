@@ -1,0 +1,632 @@
+"""The nearest triplet-separated ("ideal") embedding, with a certified bracket.
+
+Notation
+--------
+``E`` (N, n), labels ``y``, margin ``alpha >= 0``.  A triplet ``(a, p, m)``
+has ``p != a`` in the class of ``a`` and ``m`` in another class, and
+
+    F_TS(alpha) = { G (N, n) : d_G(a, p) + alpha <= d_G(a, m) for every triplet }.
+
+Two distances to that set are computed, each with its minimiser ``f*``:
+
+``"iso"``
+    ``d_iso(E, F_TS) = inf_G max_{i<j} |D^E_ij - D^G_ij|``;
+``"haus"``
+    ``d_haus(E, F_TS) = inf_G max_k ||E_k - G_k||`` (pointwise; equal to the
+    minimax-Procrustes mode because ``F_TS`` is closed under isometries).
+
+With ``alpha = 0`` the fully collapsed embedding and every class-collapsed
+embedding lie in ``F_TS``; they are tried explicitly, so they are returned
+when they are nearest.
+
+How the bracket is obtained
+---------------------------
+*Upper bounds* are objective values at feasible points, re-scored in float64
+by :func:`isoapprox.isometric_error` / :func:`isoapprox.hausdorff_like` after a
+float64 feasibility check (points that fail are repaired: scaled about their
+centroid when ``alpha > 0``, near-collapsed classes snapped to their means;
+otherwise discarded).  The points come from closed forms (``E`` itself when
+it is separated, collapsed and class-collapsed constructions, classes shrunk
+about their means) and from local solvers started at ``E``, at a target
+layout suggested by the lower bound, at class-collapsed layouts (every
+subset of classes collapsed when there are at most three classes with two or
+more points) and at ``E`` plus noise: SLSQP on a smooth epigraph form for
+small programs and an augmented Lagrangian with L-BFGS-B for large ones
+(:mod:`._local`), and a convex-concave procedure with Clarabel
+(:mod:`._ccp`).  A local solution whose class nearly collapsed is re-solved
+with that class merged into one point, so exactly collapsed optima are
+reached.
+
+*Lower bounds* are proven: see :mod:`._bounds` (half the batch-hard loss, the
+exact 3-point sub-problems, the metric LP, the exact single-triplet haus
+bound) and :mod:`._relax` (the SDP over the Gram matrix for ``"iso"``, the
+Shor relaxation for ``"haus"``).  Their values are listed in
+``IdealResult.bounds``.
+
+``solver="auto"`` runs the closed forms and cheap bounds first, then the
+scipy multi-start, and escalates (metric LP, SDP bound, CCP polish) only
+while the gap is open and the time budget lasts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from .._blas import single_threaded_blas
+from .._scaling import pow2_scale
+from .._typing import ArrayLike, RNGLike
+from .._validation import (
+    as_labels,
+    as_points,
+    as_rng,
+    check_int,
+    check_margin,
+    check_option,
+    check_positive,
+    require_triplets,
+)
+from ..exceptions import ConvergenceWarning, SolverError
+from . import _kernels as K
+from ._bounds import (
+    METRIC_LP_MAX_POINTS,
+    haus_triplet_bound,
+    metric_lp_bound,
+    three_point_bound,
+)
+from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
+from ._problem import Problem, Program
+from ._result import FLOOR_RTOL, KIND_RTOL, IdealResult
+from ._starts import (
+    class_means,
+    noise_scales,
+    shrink_family,
+    spread_centres,
+    target_start,
+)
+
+__all__ = ["OBJECTIVES", "SOLVERS", "nearest_ideal"]
+
+logger = logging.getLogger(__name__)
+
+OBJECTIVES = ("iso", "haus")
+SOLVERS = ("auto", "scipy", "cvxpy")
+
+#: classes whose diameter is at most this (relative to the instance scale)
+#: are snapped to their mean when repairing, and re-solved collapsed
+SNAP_RTOL = 1e-6
+#: a local solution whose class has diameter at most this (normalised units,
+#: the instance has size about 1) is re-solved with the class merged
+DETECT_RTOL = 1e-4
+#: the convex relaxations are solved for at most this many points
+SDP_MAX_POINTS = 12
+#: below this many points the numba-parallel metric kernels run on one thread
+SERIAL_BELOW = 512
+#: a more collapsed candidate replaces the incumbent when its value is
+#: larger by at most ``PREFER_STRUCTURE * tol * max(value, floor)`` (and a
+#: less collapsed one must be better by that much): among points equal to a
+#: tenth of the requested tolerance the collapsed or class-collapsed one is
+#: returned
+PREFER_STRUCTURE = 0.1
+
+
+@contextmanager
+def _serial_numba(n_points: int) -> Iterator[None]:
+    """Run numba's parallel kernels on one thread for small inputs.
+
+    Thread start-up and barriers cost far more than the work for a few
+    points (tens of milliseconds per call on a loaded machine).
+    """
+    if n_points >= SERIAL_BELOW:
+        yield
+        return
+    import numba
+
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
+           objective: str) -> tuple[float, float]:
+    """Objective and worst slack of ``G`` in the caller's units (float64)."""
+    s = pow2_scale(E, G, np.array([margin]))
+    if s != 1.0:
+        Es, Gs, a = E * s, G * s, margin * s
+    else:
+        Es, Gs, a = E, G, margin
+    value = K.iso_value(Es, Gs) if objective == "iso" else K.haus_value(Es, Gs)
+    slack = float(np.min(K.anchor_slack(Gs, codes, a)))
+    return float(value) / s, slack / s
+
+
+def _kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
+    tol = KIND_RTOL * scale
+    s = pow2_scale(G)
+    diams = K.class_diameters(G * s, codes, int(codes.max()) + 1) / s
+    if diams[-1] <= tol:
+        return "collapsed"
+    if np.all(diams[:-1] <= tol):
+        return "class-collapsed"
+    return "general"
+
+
+_KIND_RANK = {"collapsed": 2, "class-collapsed": 1, "general": 0}
+
+
+class _Search:
+    """Incumbent, bounds and budget of one call."""
+
+    def __init__(self, E, codes, margin, objective, tol, deadline, rng, max_iter):
+        self.E = E
+        self.codes = codes
+        self.margin = margin
+        self.objective = objective
+        self.tol = tol
+        self.deadline = deadline
+        self.rng = rng
+        self.max_iter = max_iter
+        s = pow2_scale(E)
+        diam = float(K.class_diameters(E * s, codes, int(codes.max()) + 1)[-1] / s)
+        self.diam = diam
+        self.scale = max(diam, margin)
+        self.prob = Problem.build(E, codes, margin, objective, diam)
+        self.best: np.ndarray | None = None
+        self.best_value = math.inf
+        self.best_solver = ""
+        self.best_kind = "general"
+        self.bounds: dict[str, float] = {}
+        self.n_iter = 0
+        self.n_starts = 0
+        self.n_classes = int(codes.max()) + 1
+
+    # -- bookkeeping ---------------------------------------------------
+    def time_left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def lower(self) -> tuple[float, str]:
+        if not self.bounds:
+            return 0.0, ""
+        name = max(self.bounds, key=self.bounds.get)
+        return max(self.bounds[name], 0.0), name
+
+    def add_bound(self, name: str, value_caller: float) -> None:
+        if np.isfinite(value_caller):
+            self.bounds[name] = max(float(value_caller), self.bounds.get(name, 0.0))
+
+    def rel_gap(self) -> float:
+        lo, _ = self.lower()
+        gap = max(self.best_value - lo, 0.0)
+        return gap / max(self.best_value, FLOOR_RTOL * self.scale)
+
+    def certified(self) -> bool:
+        return self.best is not None and self.rel_gap() <= self.tol
+
+    # -- candidates ----------------------------------------------------
+    def _repair(self, G: np.ndarray) -> np.ndarray | None:
+        codes, margin = self.codes, self.margin
+        for _ in range(3):
+            if margin > 0.0:
+                s = pow2_scale(G, np.array([margin]))
+                # min over anchors of hn - hp (the slack at margin 0)
+                diff = float(np.min(K.anchor_slack(G * s, codes, 0.0))) / s
+                if diff > 0.0:
+                    f = margin / diff
+                    if f > 1.0:
+                        c = G.mean(axis=0)
+                        G = c + (G - c) * (f * (1.0 + 1e-12))
+            else:
+                G = self._snap(G)
+            if _score(self.E, G, codes, margin, self.objective)[1] >= 0.0:
+                return G
+        G = self._snap(G)
+        if _score(self.E, G, codes, margin, self.objective)[1] >= 0.0:
+            return G
+        return None
+
+    def _snap(self, G: np.ndarray) -> np.ndarray:
+        G = G.copy()
+        tol = SNAP_RTOL * self.scale
+        s = pow2_scale(G)
+        diams = K.class_diameters(G * s, self.codes, self.n_classes) / s
+        for c in np.flatnonzero(diams[:-1] <= tol):
+            idx = np.flatnonzero(self.codes == c)
+            if idx.size > 1:
+                G[idx] = G[idx].mean(axis=0)
+        return G
+
+    def offer(self, G: np.ndarray, solver: str, *, normalised: bool = True) -> bool:
+        """Check, repair, re-score and keep ``G`` if it improves the incumbent."""
+        if not np.all(np.isfinite(G)):
+            return False
+        Gc = self.prob.to_caller(G) if normalised else np.array(G, dtype=float)
+        value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective)
+        if slack < 0.0:
+            Gc = self._repair(Gc)
+            if Gc is None:
+                return False
+            value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective)
+            if solver == "identity":  # E scaled about its centroid
+                solver = "construction"
+        kind = _kind(Gc, self.codes, self.scale)
+        if self.best is None:
+            better = True
+        elif _KIND_RANK[kind] != _KIND_RANK[self.best_kind]:
+            # between points of different kinds, values within a tenth of the
+            # requested tolerance count as equal and the more collapsed wins
+            slack_v = PREFER_STRUCTURE * self.tol * max(min(value, self.best_value),
+                                                        FLOOR_RTOL * self.scale)
+            if _KIND_RANK[kind] > _KIND_RANK[self.best_kind]:
+                better = value <= self.best_value + slack_v
+            else:
+                better = value < self.best_value - slack_v
+        else:
+            better = value < self.best_value
+        if better:
+            self.best, self.best_value, self.best_solver, self.best_kind = Gc, value, solver, kind
+        return better
+
+
+# ----------------------------------------------------------------------
+# phases
+# ----------------------------------------------------------------------
+
+
+def _closed_forms(S: _Search) -> None:
+    """Collapsed and class-collapsed constructions."""
+    prob = S.prob
+    from ..geometry import min_enclosing_ball
+
+    if S.margin == 0.0:
+        if S.objective == "iso":
+            S.offer(np.zeros_like(prob.E), "construction")
+        else:
+            ball = min_enclosing_ball(prob.E)
+            S.offer(np.broadcast_to(ball.center, prob.E.shape).copy(), "construction")
+    C = class_means(prob)
+    if S.objective == "haus" and S.margin == 0.0:
+        for c in range(C.shape[0]):
+            C[c] = min_enclosing_ball(prob.E[prob.codes == c]).center
+    S.offer(spread_centres(C, prob.alpha, S.rng)[prob.codes], "construction")
+
+
+def _lower_cheap(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
+    from ..losses import batch_hard_loss
+
+    half = batch_hard_loss(E_caller, y_codes, margin=S.margin, reduction="max") / 2.0
+    tp, _ = three_point_bound(S.prob)
+    tp = _safe(tp * S.prob.scale, S.scale)
+    if S.objective == "iso":
+        S.add_bound("half_loss", half)
+        S.add_bound("three_point", tp)
+    else:
+        S.add_bound("iso_half", max(half, tp) / 2.0)
+        v = haus_triplet_bound(S.prob, S.bounds["iso_half"] / S.prob.scale)
+        if v is not None:
+            S.add_bound("haus_triplet", _safe(v * S.prob.scale, S.scale))
+
+
+def _safe(v: float, scale: float) -> float:
+    """A computed bound lowered by a few rounding units of the instance's scale."""
+    return max(v - 1e-13 * scale, 0.0)
+
+
+def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...]:
+    tol = DETECT_RTOL  # normalised units: the instance has size about 1
+    diams = K.class_diameters(G, S.codes, S.n_classes)
+    counts = np.bincount(S.codes, minlength=S.n_classes)
+    return tuple(int(c) for c in range(S.n_classes)
+                 if c not in prog.collapsed and counts[c] > 1 and diams[c] <= tol)
+
+
+def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
+    if family == "cvxpy":
+        from ._ccp import ccp_solve
+
+        return ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
+    if prog.kind.size <= SLSQP_MAX_ROWS:
+        G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
+    else:
+        cap = time.perf_counter() + max(0.25 * S.time_left(), 0.0)
+        G, it, _ = al_epigraph(prog, G0, deadline=min(cap, S.deadline))
+    return G, it
+
+
+def _run_local(S: _Search, prog: Program, G0: np.ndarray, family: str) -> None:
+    """One local solve from ``G0``, its offer, and a collapsed re-solve if it nearly collapsed."""
+    S.n_starts += 1
+    G, it = _local_solve(S, prog, G0, family)
+    S.n_iter += it
+    S.offer(G, family)
+    new = _detect_collapse(S, G, prog)
+    if new and not S.certified() and S.time_left() > 0:
+        sub = S.prob.program(tuple(prog.collapsed) + new)
+        S.n_starts += 1
+        G2, it2 = _local_solve(S, sub, G, family)
+        S.n_iter += it2
+        S.offer(G2, family)
+
+
+def _shrink_scan(S: _Search) -> None:
+    """Classes shrunk about their means by ``lam``, centres spread (cheap, any size)."""
+    prob = S.prob
+    Cs = spread_centres(class_means(prob), prob.alpha, S.rng)
+    for lam in (0.1, 0.25, 0.5, 0.75, 0.9):
+        S.offer(shrink_family(prob, Cs, lam), "construction")
+
+
+def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]:
+    prob = S.prob
+    counts = np.bincount(prob.codes)
+    multi = tuple(int(c) for c in np.flatnonzero(counts >= 2))
+    C = class_means(prob)
+    Cs = spread_centres(C, prob.alpha, S.rng)
+    yield "E", (), prob.E
+    if S.objective == "iso":
+        lo, _ = S.lower()
+        yield "target", (), target_start(prob, lo / prob.scale)
+    yield "class-collapsed", multi, Cs[prob.codes]
+    if 1 < len(multi) <= 3:
+        import itertools
+
+        for k in range(1, len(multi)):
+            for sub in itertools.combinations(multi, k):
+                G0 = prob.E.copy()
+                for c in sub:
+                    G0[prob.codes == c] = C[c]
+                yield "partial-collapse", sub, G0
+    elif len(multi) == 1:
+        pass
+    yield "shrink", (), shrink_family(prob, Cs, 0.5)
+    k = 0
+    while True:
+        sigma = noise_scales[k % len(noise_scales)]
+        yield "noise", (), prob.E + sigma * S.rng.normal(size=prob.E.shape)
+        k += 1
+
+
+def _escalate_bounds(S: _Search, allow_cvxpy: bool) -> None:
+    prob = S.prob
+    if S.objective == "iso" and "metric_lp" not in S.bounds and prob.N <= METRIC_LP_MAX_POINTS:
+        v = metric_lp_bound(prob, S.best_value / prob.scale)
+        S.add_bound("metric_lp", _safe(v * prob.scale, S.scale))
+    if S.certified() or not allow_cvxpy or prob.N > SDP_MAX_POINTS or S.time_left() <= 0:
+        return
+    from ._relax import gram_sdp_bound, shor_sdp_bound
+
+    key = "sdp" if S.objective == "iso" else "shor_sdp"
+    if key in S.bounds:
+        return
+    lo, _ = S.lower()
+    if S.objective == "iso":
+        v = gram_sdp_bound(prob, lo / prob.scale, S.best_value / prob.scale,
+                           deadline=S.deadline)
+    else:
+        v = shor_sdp_bound(prob, S.best_value / prob.scale,
+                           G_hint=prob.from_caller(S.best))
+    if v is not None:
+        S.add_bound(key, _safe(v * prob.scale, S.scale))
+
+
+# ----------------------------------------------------------------------
+
+
+def nearest_ideal(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    objective: str = "iso",
+    rng: RNGLike = None,
+    tol: float = 1e-6,
+    solver: str = "auto",
+    n_starts: int = 24,
+    max_iter: int = 200,
+    time_limit: float = 10.0,
+    warn_uncertified: bool = False,
+) -> IdealResult:
+    """Nearest triplet-separated embedding under ``d_iso`` or ``d_haus``.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 3``).
+    y : array_like of shape (N,)
+        Class labels; they must admit a triplet.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    objective : {"iso", "haus"}, default "iso"
+        ``"iso"``: ``max_{i<j} |D^E_ij - D^G_ij|``; ``"haus"``:
+        ``max_k ||E_k - G_k||``.
+    rng : None, int or numpy Generator
+        Randomness of the noisy starts.
+    tol : float, default 1e-6
+        Requested relative gap (see :class:`IdealResult` for the floor).
+    solver : {"auto", "scipy", "cvxpy"}, default "auto"
+        ``"scipy"``: SLSQP multi-start and LP bounds, no cvxpy.
+        ``"cvxpy"``: convex-concave procedure from the same starts and the
+        SDP bounds.  ``"auto"``: scipy first, cvxpy only while the gap is
+        open.
+    n_starts : int, default 24
+        Local solves from the start plan (closed forms not counted).
+    max_iter : int, default 200
+        Iteration cap of each local solve.
+    time_limit : float, default 10.0
+        Seconds; checked between solves (one solve may overrun it).
+    warn_uncertified : bool, default False
+        Warn with :class:`~isoapprox.ConvergenceWarning` when the gap is
+        still larger than ``tol`` at the end.  Off by default: an open gap
+        is an ordinary, reported outcome (``certified=False``), not an
+        error.
+
+    Returns
+    -------
+    IdealResult
+        The embedding (feasible in float64), its re-scored value, the lower
+        bound and the gap.
+
+    Raises
+    ------
+    InvalidInputError
+        NaN/inf or mis-shaped ``E``, bad labels, negative margin, unknown
+        ``objective`` or ``solver``, non-positive ``tol`` or
+        ``time_limit``.
+    NoTripletError
+        If the labels admit no triplet.
+
+    Notes
+    -----
+    Exact to ``tol`` on most toy instances (``N <= 12``, ``n <= 3``); from a
+    few tens of points on, only the cheap bounds and constructions are
+    affordable and the bracket can be wide.  For ``n >= 2`` the 3-point
+    bound is the exact value of every 3-point sub-problem; the gap that
+    remains open on toys is mostly one of dimension: the relaxations cannot
+    see that ``G`` lives in ``R^n`` (the convex bounds are valid for any
+    dimension), and the optimum in ``R^n`` can be larger than in
+    ``R^(n+1)``.
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]]
+    >>> res = nearest_ideal(E, [0, 0, 1])
+    >>> res.certified, round(res.value, 6), round(res.lower, 6)
+    (True, 0.5, 0.5)
+    """
+    t_start = time.perf_counter()
+    X = as_points(E, "E", min_points=3)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    alpha = check_margin(margin)
+    objective = check_option(objective, "objective", OBJECTIVES)
+    solver = check_option(solver, "solver", SOLVERS)
+    tol = check_positive(tol, "tol")
+    n_starts = check_int(n_starts, "n_starts", minimum=1)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    time_limit = check_positive(time_limit, "time_limit")
+    if not isinstance(warn_uncertified, (bool, np.bool_)):
+        raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
+    require_triplets(codes)
+    gen = as_rng(rng)
+    with _serial_numba(X.shape[0]), single_threaded_blas():
+        res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
+                     t_start + time_limit)
+    res = _finish(res, t_start)
+    if warn_uncertified and not res.certified:
+        warnings.warn(
+            f"nearest_ideal: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative gap "
+            f"{res.rel_gap:.2e} > tol = {tol:g} (status {res.status!r})",
+            ConvergenceWarning, stacklevel=2,
+        )
+    return res
+
+
+def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline):
+    S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter)
+    # E itself
+    if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
+        S.add_bound("separated", 0.0)
+        return S, "certified"
+    _lower_cheap(S, X, codes)
+    _closed_forms(S)
+    _shrink_scan(S)
+    if S.certified():
+        return S, "certified"
+    family = "cvxpy" if solver == "cvxpy" else "scipy"
+    allow_cvxpy = solver in ("auto", "cvxpy")
+    escalated = False
+    plan = _start_plan(S)
+    status = "exhausted"
+    for k in range(n_starts):
+        if S.time_left() <= 0:
+            status = "time_limit"
+            break
+        _, collapsed, G0 = next(plan)
+        _run_local(S, S.prob.program(collapsed), G0, family)
+        if S.certified():
+            return S, "certified"
+        if k == 2 and not escalated:
+            escalated = True
+            _escalate_bounds(S, allow_cvxpy and objective == "haus")
+            if S.certified():
+                return S, "certified"
+    if S.time_left() > 0:
+        _escalate_bounds(S, allow_cvxpy)
+    if not S.certified() and solver == "auto" and S.time_left() > 0:
+        prog = S.prob.program(())
+        if _affordable_ccp(prog):
+            from ._ccp import ccp_solve
+
+            G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=max_iter,
+                              deadline=S.deadline)
+            S.n_iter += it
+            S.n_starts += 1
+            S.offer(G, "cvxpy")
+    if S.certified():
+        return S, "certified"
+    if S.time_left() <= 0:
+        status = "time_limit"
+    return S, status
+
+
+#: the CCP polish in "auto" mode is skipped beyond this many rows
+CCP_MAX_ROWS = 1500
+
+
+def _affordable_ccp(prog: Program) -> bool:
+    return prog.kind.size <= CCP_MAX_ROWS
+
+
+def _finish(state, t_start: float) -> IdealResult:
+    S, status = state
+    from ..metrics import hausdorff_like, isometric_error
+
+    G = S.best
+    with _serial_numba(G.shape[0]):
+        if S.objective == "iso":
+            value = isometric_error(S.E, G)
+        else:
+            value = hausdorff_like(S.E, G, mode="pointwise")
+        slack = _score(S.E, G, S.codes, S.margin, S.objective)[1]
+    if not slack >= 0.0:  # pragma: no cover - every offer is checked
+        raise SolverError("internal error: the incumbent is not triplet-separated",
+                          solver=S.best_solver, status="infeasible")
+    S.best_value = value
+    lower, source = S.lower()
+    logger.debug("nearest_ideal(%s): value %.12g, bounds %s, %d local solves, %s",
+                 S.objective, value, S.bounds, S.n_starts, status)
+    gap = max(value - lower, 0.0)
+    rel_gap = gap / max(value, FLOOR_RTOL * S.scale) if gap > 0.0 else 0.0
+    certified = rel_gap <= S.tol
+    if certified:
+        status = "certified"
+    elif status == "certified":
+        status = "exhausted"
+    return IdealResult(
+        embedding=G,
+        value=float(value),
+        lower=float(lower),
+        upper=float(value),
+        gap=float(gap),
+        rel_gap=float(rel_gap),
+        certified=bool(certified),
+        tol=float(S.tol),
+        objective=S.objective,
+        margin=float(S.margin),
+        solver=S.best_solver,
+        status=status,
+        n_iter=int(S.n_iter),
+        n_starts=int(S.n_starts),
+        seconds=float(time.perf_counter() - t_start),
+        slack=float(slack),
+        kind=_kind(G, S.codes, S.scale),
+        bounds=dict(S.bounds),
+        lower_source=source,
+    )

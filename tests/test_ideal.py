@@ -1,0 +1,414 @@
+"""nearest_ideal: feasibility, re-scoring, brackets, known answers, properties, errors."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from isoapprox import (
+    ConvergenceWarning,
+    IdealResult,
+    InvalidInputError,
+    NoTripletError,
+    batch_hard_loss,
+    hausdorff_like,
+    is_triplet_separated,
+    isometric_error,
+    nearest_ideal,
+)
+from isoapprox.ideal._result import FLOOR_RTOL
+
+from . import ideal_reference as iref
+from . import reference as ref
+from .conftest import BRACKET_RTOL, random_orthogonal
+
+#: the certified gap is relative to max(value, FLOOR_RTOL * scale); values of
+#: two certified runs of the same instance agree to twice the tolerance.
+CERT_TOL = 1e-6
+#: the planar D* values are reached to the noise of the near-collapsed input
+#: (1e-6) plus the certification tolerance.
+DSTAR_ATOL = 1e-5
+
+LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
+
+
+def _scale(E, margin):
+    return max(ref.diameter(E), margin)
+
+
+def check_result(res: IdealResult, E, y, margin, objective):
+    """Everything a result promises, recomputed independently."""
+    E = np.asarray(E, dtype=float)
+    G = res.embedding
+    assert isinstance(res, IdealResult)
+    assert G.shape == E.shape and G.dtype == np.float64
+    # feasible in float64, by the package's own kernels
+    assert res.slack >= 0.0
+    assert is_triplet_separated(G, y, margin=margin, atol=0.0)
+    hp = [max(ref.pairwise(G)[a, p] for p in range(len(y)) if p != a and y[p] == y[a])
+          for a in range(len(y)) if any(y[p] == y[a] for p in range(len(y)) if p != a)]
+    assert hp  # at least one anchor
+    # the value is the re-scored objective, never a solver's number
+    if objective == "iso":
+        assert res.value == isometric_error(E, G)
+    else:
+        assert res.value == hausdorff_like(E, G, mode="pointwise")
+    assert res.upper == res.value
+    assert res.lower <= res.value
+    assert res.gap == pytest.approx(max(res.value - res.lower, 0.0), abs=1e-300)
+    floor = FLOOR_RTOL * _scale(E, margin)
+    want = res.gap / max(res.value, floor) if res.gap > 0 else 0.0
+    assert res.rel_gap == pytest.approx(want, rel=1e-12, abs=1e-300)
+    assert res.certified == (res.rel_gap <= res.tol)
+    assert res.status in ("certified", "time_limit", "exhausted")
+    assert (res.status == "certified") == res.certified
+    assert res.lower == max(res.bounds.values())
+    assert res.bounds[res.lower_source] == res.lower
+    assert res.objective == objective and res.margin == margin
+    assert res.kind in ("collapsed", "class-collapsed", "general")
+    assert res.solver in ("identity", "construction", "scipy", "cvxpy")
+    if objective == "iso" and res.value > 0:
+        assert res.lower >= batch_hard_loss(E, y, margin=margin, reduction="max") / 2
+    assert res.seconds >= 0.0 and res.n_iter >= 0 and res.n_starts >= 0
+
+
+# ---------------------------------------------------------------------------
+# feasibility, re-scoring and brackets
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+@pytest.mark.parametrize("margin", [0.0, 1.0])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_toy_results_are_feasible_and_rescored(rng, objective, margin, layout):
+    y = np.array(layout)
+    E = rng.normal(size=(5, 2))
+    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=1, solver="scipy",
+                        n_starts=6)
+    check_result(res, E, y, margin, objective)
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+@pytest.mark.parametrize("margin", [0.0, 0.8])
+def test_bracket_holds_against_independent_search(rng, objective, margin):
+    """lower <= any feasible value found independently; value near the best found."""
+    for layout in [(0, 0, 1, 2), (0, 0, 1, 1)]:
+        y = np.array(layout)
+        E = rng.normal(size=(4, 2))
+        res = nearest_ideal(E, y, margin=margin, objective=objective, rng=2, solver="scipy")
+        check_result(res, E, y, margin, objective)
+        best = iref.independent_search(E, y, margin, objective, rng, n_random=300,
+                                       n_polish=8)
+        scale = _scale(E, margin)
+        assert res.lower <= best + BRACKET_RTOL * scale
+        assert res.value <= best + CERT_TOL * scale
+
+
+def test_iso_lower_dominates_half_batch_hard_loss(rng):
+    for margin in (0.0, 0.5, 2.0):
+        for layout in LAYOUTS:
+            y = np.array(layout)
+            E = rng.normal(size=(5, 2))
+            res = nearest_ideal(E, y, margin=margin, rng=0, solver="scipy", n_starts=3)
+            assert res.lower >= batch_hard_loss(E, y, margin=margin, reduction="max") / 2
+            assert "half_loss" in res.bounds and "three_point" in res.bounds
+
+
+def test_toy_iso_is_mostly_certified(rng):
+    """The half-loss / 3-point bound closes most toys (the benchmark measures it)."""
+    certified = 0
+    for k in range(12):
+        y = np.array(LAYOUTS[k % 3])
+        E = rng.normal(size=(5, 2))
+        res = nearest_ideal(E, y, margin=float(k % 2), rng=k, solver="scipy")
+        certified += res.certified
+        if res.certified:
+            assert res.rel_gap <= CERT_TOL
+    assert certified >= 8
+
+
+# ---------------------------------------------------------------------------
+# known answers
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+def test_separated_input_is_its_own_nearest(objective):
+    E = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 0.0], [5.0, 0.2], [0.0, 7.0]])
+    y = np.array([0, 0, 1, 1, 2])
+    res = nearest_ideal(E, y, margin=1.0, objective=objective)
+    assert res.value == 0.0 and res.lower == 0.0 and res.certified
+    assert res.solver == "identity"
+    np.testing.assert_array_equal(res.embedding, E)
+    check_result(res, E, y, 1.0, objective)
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+def test_collapsed_input_margin_zero(objective):
+    E = np.full((5, 3), 2.5)
+    y = np.array([0, 0, 1, 1, 2])
+    res = nearest_ideal(E, y, objective=objective)
+    assert res.value == 0.0 and res.certified
+    assert res.kind == "collapsed"
+    check_result(res, E, y, 0.0, objective)
+
+
+def test_class_collapsed_input_margin_zero():
+    C = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
+    y = np.array([0, 1, 2, 0, 1, 2, 0])
+    E = C[y]
+    res = nearest_ideal(E, y)
+    assert res.value == 0.0 and res.kind == "class-collapsed"
+
+
+@pytest.mark.parametrize("P,dstar", [(2, 1.0), (3, 1.0)])
+def test_near_collapse_small_class_counts_certified(rng, P, dstar):
+    """d_iso(near-collapsed, F_TS) = D*(P, 2, 1) = 1 for P <= 3, certified by the
+    3-point bound (alpha - D_pm); the classes stay collapsed to the input's noise."""
+    y = np.repeat(np.arange(P), 2)
+    E = 1e-6 * rng.normal(size=(2 * P, 2))
+    res = nearest_ideal(E, y, margin=1.0, rng=0)
+    check_result(res, E, y, 1.0, "iso")
+    assert res.certified
+    assert res.value == pytest.approx(dstar, abs=DSTAR_ATOL)
+    G = res.embedding
+    for c in range(P):
+        assert ref.diameter(G[y == c]) <= 1e-4
+
+
+def test_near_collapse_four_classes_in_the_plane(rng):
+    """P = 4 > n + 1: the value is the packing diameter sqrt 2; no bound here sees
+    the dimension, so the bracket stays open at [1, sqrt 2]."""
+    y = np.repeat(np.arange(4), 2)
+    E = 1e-6 * rng.normal(size=(8, 2))
+    res = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0)
+    check_result(res, E, y, 1.0, "iso")
+    assert res.value == pytest.approx(math.sqrt(2), abs=DSTAR_ATOL)
+    assert res.lower == pytest.approx(1.0, abs=DSTAR_ATOL)
+    assert not res.certified
+    assert res.kind == "class-collapsed"
+
+
+def test_result_serialises():
+    import json
+
+    from isoapprox.io import to_jsonable
+
+    res = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1])
+    d = res.to_dict()
+    assert d["value"] == res.value and d["bounds"] == res.bounds
+    assert json.loads(json.dumps(to_jsonable(res)))["certified"] is True
+    assert "IdealResult(" in repr(res)
+
+
+def test_collinear_three_points():
+    E = [[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]]
+    res = nearest_ideal(E, [0, 0, 1])
+    assert res.certified and res.value == pytest.approx(0.5, abs=1e-8)
+
+
+# ---------------------------------------------------------------------------
+# invariances (brackets of transformed instances must intersect; certified
+# values agree)
+
+
+def _agree(r1, r2, scale):
+    assert r1.lower <= r2.value + BRACKET_RTOL * scale
+    assert r2.lower <= r1.value + BRACKET_RTOL * scale
+    if r1.certified and r2.certified:
+        assert r1.value == pytest.approx(r2.value, rel=2 * CERT_TOL, abs=2 * CERT_TOL * scale)
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+def test_invariance_rigid_motion_and_permutation(rng, objective):
+    y = np.array([0, 0, 1, 1, 2])
+    E = rng.normal(size=(5, 2))
+    base = nearest_ideal(E, y, margin=0.5, objective=objective, rng=0, solver="scipy")
+    Q = random_orthogonal(rng, 2)
+    E2 = E @ Q.T + rng.normal(size=2) * 10
+    moved = nearest_ideal(E2, y, margin=0.5, objective=objective, rng=0, solver="scipy")
+    _agree(base, moved, _scale(E, 0.5))
+    perm = rng.permutation(5)
+    permuted = nearest_ideal(E[perm], y[perm], margin=0.5, objective=objective, rng=0,
+                             solver="scipy")
+    _agree(base, permuted, _scale(E, 0.5))
+
+
+@pytest.mark.parametrize("c", [1e-3, 7.0, 1e-150, 1e150])
+def test_homogeneity_under_scaling(rng, c):
+    y = np.array([0, 0, 0, 1, 1])
+    E = rng.normal(size=(5, 2))
+    base = nearest_ideal(E, y, margin=0.7, rng=0, solver="scipy", n_starts=4)
+    scaled = nearest_ideal(c * E, y, margin=0.7 * c, rng=0, solver="scipy", n_starts=4)
+    check_result(scaled, c * E, y, 0.7 * c, "iso")
+    assert scaled.lower == pytest.approx(c * base.lower, rel=1e-9)
+    if base.certified and scaled.certified:
+        assert scaled.value == pytest.approx(c * base.value, rel=2 * CERT_TOL)
+
+
+# ---------------------------------------------------------------------------
+# hypothesis
+
+
+@st.composite
+def instances(draw):
+    N = draw(st.integers(3, 6))
+    n = draw(st.integers(1, 3))
+    y = draw(st.lists(st.integers(0, 2), min_size=N, max_size=N))
+    y[0], y[1] = 0, 0
+    if all(v == 0 for v in y):
+        y[2] = 1
+    seed = draw(st.integers(0, 2**32 - 1))
+    E = np.random.default_rng(seed).normal(size=(N, n)) * draw(st.sampled_from([1e-3, 1.0, 30.0]))
+    margin = draw(st.sampled_from([0.0, 0.2, 1.0]))
+    return E, np.array(y), margin
+
+
+@pytest.mark.property
+@given(inst=instances())
+@settings(max_examples=25)
+def test_property_feasible_rescored_and_consistent(inst):
+    E, y, margin = inst
+    ri = nearest_ideal(E, y, margin=margin, objective="iso", rng=0, solver="scipy",
+                       n_starts=3, time_limit=2.0)
+    rh = nearest_ideal(E, y, margin=margin, objective="haus", rng=0, solver="scipy",
+                       n_starts=3, time_limit=2.0)
+    check_result(ri, E, y, margin, "iso")
+    check_result(rh, E, y, margin, "haus")
+    scale = _scale(E, margin)
+    # d_iso(E, F) <= 2 d_haus(E, F) and d_haus >= d_iso / 2
+    assert ri.lower <= 2 * rh.value + BRACKET_RTOL * scale
+    assert rh.lower <= rh.value
+
+
+# ---------------------------------------------------------------------------
+# options, solvers, warnings, imports
+
+
+def test_warns_only_when_asked_and_uncertified(rng):
+    y = np.repeat(np.arange(4), 2)
+    E = 1e-6 * rng.normal(size=(8, 2))
+    with pytest.warns(ConvergenceWarning, match="relative gap"):
+        nearest_ideal(E, y, margin=1.0, n_starts=2, solver="scipy", warn_uncertified=True)
+    res = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1],
+                        warn_uncertified=True)
+    assert res.certified
+
+
+@pytest.mark.solver
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+@pytest.mark.parametrize("margin", [0.0, 1.0])
+def test_cvxpy_family(rng, objective, margin):
+    y = np.array([0, 0, 1, 1, 2])
+    E = rng.normal(size=(5, 2))
+    res = nearest_ideal(E, y, margin=margin, objective=objective, solver="cvxpy", rng=0,
+                        n_starts=3, max_iter=30)
+    check_result(res, E, y, margin, objective)
+    assert res.solver in ("cvxpy", "construction", "identity")
+    ref_res = nearest_ideal(E, y, margin=margin, objective=objective, solver="scipy", rng=0)
+    _agree(res, ref_res, _scale(E, margin))
+
+
+@pytest.mark.solver
+def test_ccp_never_increases_the_objective(rng):
+    from isoapprox.ideal._ccp import ccp_solve
+    from isoapprox.ideal._problem import Problem
+
+    for margin in (0.0, 1.0):
+        for objective in ("iso", "haus"):
+            y = np.array([0, 0, 1, 1, 2])
+            E = rng.normal(size=(5, 2))
+            prob = Problem.build(E, y, margin, objective, ref.diameter(E))
+            # a feasible start: class-collapsed centres far apart
+            C = 3.0 * np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+            G0 = C[y]
+            v0 = prob.value(G0)
+            G, it = ccp_solve(prob.program(()), G0, max_iter=20)
+            assert it >= 1
+            assert prob.value(G) <= v0 + 1e-6
+            assert prob.slack(G) >= -1e-6
+
+
+@pytest.mark.solver
+def test_auto_escalates_to_sdp_for_haus(rng):
+    y = np.array([0, 0, 1, 1, 2])
+    E = rng.normal(size=(5, 2))
+    res = nearest_ideal(E, y, objective="haus", rng=0)
+    check_result(res, E, y, 0.0, "haus")
+    assert "shor_sdp" in res.bounds or res.certified
+
+
+def test_scipy_solver_does_not_import_cvxpy():
+    code = (
+        "import sys, numpy as np, isoapprox;"
+        "assert 'cvxpy' not in sys.modules;"
+        "r = isoapprox.nearest_ideal(np.random.default_rng(0).normal(size=(6, 2)),"
+        " [0, 0, 1, 1, 2, 2], margin=1.0, objective='haus', solver='scipy', n_starts=2);"
+        "assert 'cvxpy' not in sys.modules, 'cvxpy imported'"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=str(__import__("pathlib").Path(__file__).parents[1]))
+    assert out.returncode == 0, out.stderr
+
+
+def test_medium_size_returns_a_bracket_in_time(rng):
+    N = 40
+    y = rng.integers(0, 5, size=N)
+    y[:2] = 0
+    E = rng.normal(size=(N, 3))
+    res = nearest_ideal(E, y, margin=0.5, rng=0, time_limit=3.0)
+    check_result(res, E, y, 0.5, "iso")
+    assert res.seconds < 3.0 + 6.0  # one local solve may overrun the budget
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+def test_large_size_returns_a_bracket(rng, objective):
+    N = 200
+    y = rng.integers(0, 10, size=N)
+    y[:2] = 0
+    E = rng.normal(size=(N, 4))
+    res = nearest_ideal(E, y, margin=1.0, objective=objective, rng=0, time_limit=20.0)
+    check_result(res, E, y, 1.0, objective)
+    assert res.rel_gap < 1.0
+
+
+# ---------------------------------------------------------------------------
+# errors
+
+
+GOOD_E = np.zeros((4, 2))
+GOOD_Y = [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"E": [[0.0, np.nan], [1, 1], [2, 2]], "y": [0, 0, 1]}, InvalidInputError, "finite"),
+        ({"E": [0.0, 1.0, 2.0], "y": [0, 0, 1]}, InvalidInputError, "2-D"),
+        ({"E": [[0.0], [1.0]], "y": [0, 1]}, InvalidInputError, "at least 3"),
+        ({"y": [0, 0, 1]}, InvalidInputError, "length 4"),
+        ({"y": [0, 0, 0, 0]}, NoTripletError, "two classes"),
+        ({"y": [0, 1, 2, 3]}, NoTripletError, "singletons"),
+        ({"margin": -1.0}, InvalidInputError, "margin"),
+        ({"objective": "hausdorff"}, InvalidInputError, "'iso', 'haus'"),
+        ({"solver": "gurobi"}, InvalidInputError, "'auto', 'scipy', 'cvxpy'"),
+        ({"tol": 0.0}, InvalidInputError, "tol"),
+        ({"n_starts": 0}, InvalidInputError, "n_starts"),
+        ({"max_iter": 0}, InvalidInputError, "max_iter"),
+        ({"time_limit": -1.0}, InvalidInputError, "time_limit"),
+        ({"warn_uncertified": "yes"}, TypeError, "warn_uncertified"),
+        ({"n_starts": 2.5}, TypeError, "n_starts"),
+        ({"rng": "seed"}, TypeError, "rng"),
+    ],
+)
+def test_errors(kwargs, exc, match):
+    args = {"E": GOOD_E, "y": GOOD_Y}
+    args.update(kwargs)
+    E, y = args.pop("E"), args.pop("y")
+    with pytest.raises(exc, match=match):
+        nearest_ideal(E, y, **args)

@@ -1,0 +1,176 @@
+"""Lower bounds of the nearest-ideal problem: formulas and validity.
+
+Every bound is checked against an independent computation (``linprog`` for
+the LPs) and against feasible values found without the package's solvers: a
+proven lower bound may never exceed the objective at a separated embedding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from isoapprox import batch_hard_loss
+from isoapprox.ideal import _kernels as K
+from isoapprox.ideal._bounds import metric_lp_bound, three_point_bound
+from isoapprox.ideal._problem import Problem
+
+from . import ideal_reference as iref
+from . import reference as ref
+from .conftest import BRACKET_RTOL, labelled_cloud
+
+#: the 3-point closed form and linprog (HiGHS, dual feasibility 1e-7 on the
+#: scaled LP) agree to this.
+LP_ATOL = 1e-7
+
+LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1), (0, 0, 1)]
+
+
+@given(
+    D=st.lists(st.floats(0.0, 5.0), min_size=3, max_size=3),
+    alpha=st.sampled_from([0.0, 0.3, 1.0, 2.5]),
+)
+@settings(max_examples=80)
+def test_three_point_closed_form_matches_linprog(D, alpha):
+    # any non-negative table (also non-metric ones): the formula is the LP's value
+    Dx, Du, Dv = D
+    assert K._three_point_level(Dx, Du, Dv, alpha) == pytest.approx(
+        iref.three_point_lp(Dx, Du, Dv, alpha), abs=LP_ATOL)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.8])
+def test_three_point_kernel_is_max_over_triples(rng, alpha):
+    E, y = labelled_cloud(rng, 7, 2, 3)
+    D = ref.pairwise(E)
+    best = 0.0
+    for i in range(7):
+        for j in range(i + 1, 7):
+            if y[i] != y[j]:
+                continue
+            for k in range(7):
+                if y[k] != y[i]:
+                    best = max(best, iref.three_point_lp(D[i, j], D[i, k], D[j, k], alpha))
+    v, i, j, k = K.three_point_bounds(E, y, alpha)
+    assert max(v, 0.0) == pytest.approx(best, abs=LP_ATOL)
+    assert y[i] == y[j] != y[k]
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.5])
+def test_three_point_dominates_half_loss(rng, alpha):
+    for _ in range(10):
+        E, y = labelled_cloud(rng, 6, 2, 3)
+        prob = Problem.build(E, y, alpha, "iso", ref.diameter(E))
+        tp, _ = three_point_bound(prob)
+        half = batch_hard_loss(E, y, margin=alpha, reduction="max") / 2
+        assert tp * prob.scale >= half * (1 - BRACKET_RTOL)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_metric_lp_certificate(rng, alpha):
+    """The dual-certified value is a lower bound of the LP and close to it."""
+    for _ in range(4):
+        E, y = labelled_cloud(rng, 5, 2, 3)
+        prob = Problem.build(E, y, alpha, "iso", ref.diameter(E))
+        lp = iref.metric_lp_all_triplets(E, y, alpha)
+        cert = metric_lp_bound(prob, 10.0) * prob.scale
+        assert cert <= lp + 1e-12 * prob.scale
+        assert cert >= lp - 1e-7 * prob.scale
+        tp, _ = three_point_bound(prob)
+        assert cert >= tp * prob.scale - 1e-7 * prob.scale
+
+
+def _bounds_iso(E, y, alpha):
+    prob = Problem.build(E, y, alpha, "iso", ref.diameter(E))
+    out = {
+        "half_loss": batch_hard_loss(E, y, margin=alpha, reduction="max") / 2,
+        "three_point": three_point_bound(prob)[0] * prob.scale,
+        "metric_lp": metric_lp_bound(prob, 10.0 * max(ref.diameter(E), alpha) / prob.scale)
+        * prob.scale,
+    }
+    return prob, out
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_iso_bounds_never_exceed_feasible_values(rng, layout, alpha):
+    y = np.array(layout)
+    for _ in range(2):
+        E = rng.normal(size=(len(y), 2))
+        _, bounds = _bounds_iso(E, y, alpha)
+        best = iref.independent_search(E, y, alpha, "iso", rng, n_random=200, n_polish=4)
+        scale = max(ref.diameter(E), alpha)
+        for name, v in bounds.items():
+            assert v <= best + BRACKET_RTOL * scale, name
+
+
+@pytest.mark.solver
+@pytest.mark.parametrize("layout", LAYOUTS[:3])
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_sdp_bounds_never_exceed_feasible_values(rng, layout, alpha):
+    from isoapprox.ideal._relax import gram_sdp_bound, shor_sdp_bound
+
+    y = np.array(layout)
+    E = rng.normal(size=(len(y), 2))
+    scale = max(ref.diameter(E), alpha)
+    prob, bounds = _bounds_iso(E, y, alpha)
+    best = iref.independent_search(E, y, alpha, "iso", rng, n_random=200, n_polish=4)
+    lo = max(bounds.values()) / prob.scale
+    v = gram_sdp_bound(prob, lo, best / prob.scale)
+    if v is not None:
+        assert v * prob.scale <= best + BRACKET_RTOL * scale
+    probh = Problem.build(E, y, alpha, "haus", ref.diameter(E))
+    besth = iref.independent_search(E, y, alpha, "haus", rng, n_random=200, n_polish=4)
+    vh = shor_sdp_bound(probh, besth / probh.scale)
+    assert vh is not None
+    assert vh * probh.scale <= besth + BRACKET_RTOL * scale
+    # the haus bound from the iso bounds: d_iso(E, G) <= 2 max_k |E_k - G_k|
+    assert max(bounds.values()) / 2 <= besth + BRACKET_RTOL * scale
+
+
+def _haus_triplet_grid(a, p, m, alpha, rng, n=100_000):
+    """delta* of one triplet by bisection on a dense sample of the disk (plane)."""
+    ell = ref.dist(a, p) - ref.dist(a, m) + alpha
+
+    def reach(delta):
+        r = delta * np.sqrt(rng.uniform(0, 1, n))
+        th = rng.uniform(0, 2 * np.pi, n)
+        X = a + np.c_[r * np.cos(th), r * np.sin(th)]
+        ph = np.linspace(0, 2 * np.pi, 50_000)
+        X = np.vstack([X, a + delta * np.c_[np.cos(ph), np.sin(ph)]])
+        h = (np.linalg.norm(X - m, axis=1) + delta
+             - np.maximum(np.linalg.norm(X - p, axis=1) - delta, 0.0))
+        return h.max() >= alpha
+
+    lo, hi = ell / 4, ell / 2
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if reach(mid) else (mid, hi)
+    return hi
+
+
+def test_haus_triplet_level_matches_dense_search(rng):
+    """The certified value never exceeds delta* and agrees with it to the grid."""
+    done = 0
+    while done < 4:
+        a, p, m = rng.normal(size=(3, 2))
+        alpha = float(rng.choice([0.0, 0.5, 1.0]))
+        if ref.dist(a, p) - ref.dist(a, m) + alpha <= 0:
+            continue
+        done += 1
+        lb = K.haus_triplet_level(a, p, m, alpha)
+        grid = _haus_triplet_grid(a, p, m, alpha, rng)
+        assert lb <= grid + 1e-9
+        assert lb >= grid - 1e-3 * grid  # the sample resolves delta* to ~1e-4
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_haus_triplet_bound_below_feasible_values(rng, alpha):
+    for layout in LAYOUTS:
+        y = np.array(layout)
+        E = rng.normal(size=(len(y), 2))
+        prob = Problem.build(E, y, alpha, "haus", ref.diameter(E))
+        v = K.haus_triplet_bound(prob.E, prob.codes, prob.alpha, 0.0) * prob.scale
+        best = iref.independent_search(E, y, alpha, "haus", rng, n_random=200, n_polish=4)
+        assert v <= best + BRACKET_RTOL * max(ref.diameter(E), alpha)
