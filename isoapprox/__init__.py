@@ -67,6 +67,15 @@ from .packing import (
     packing_lower_bound,
 )
 from .procrustes import ProcrustesResult, minimax_procrustes
+from .theory import (
+    BoundCheck,
+    CollapseCheck,
+    ConstantReport,
+    check_collapse,
+    check_iso_haus,
+    check_loss_iso,
+    empirical_constant,
+)
 from .thickness import ThicknessResult, thickness, thickness_report
 
 try:
@@ -75,6 +84,13 @@ except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.1.0"
 
 __all__ = [
+    "BoundCheck",
+    "CollapseCheck",
+    "ConstantReport",
+    "check_collapse",
+    "check_iso_haus",
+    "check_loss_iso",
+    "empirical_constant",
     "BallResult",
     "ClassSpread",
     "CollapseStatistics",

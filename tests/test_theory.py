@@ -1,0 +1,141 @@
+"""Theorem checks (SPEC section 3): numbers, brackets and verdicts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import isoapprox as ia
+from isoapprox import theory as T
+from isoapprox.exceptions import InvalidInputError, NoTripletError
+
+from .conftest import random_orthogonal
+
+LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
+
+
+@pytest.mark.parametrize("mode", ["pointwise", "isometry"])
+def test_statement1_holds_on_random_pairs(rng, mode):
+    for _ in range(5):
+        E1 = rng.normal(size=(6, 2))
+        E2 = E1 + 0.3 * rng.normal(size=(6, 2))
+        chk = T.check_iso_haus(E1, E2, mode=mode)
+        assert chk.holds is True
+        assert chk.lhs == ia.isometric_error(E1, E2)
+        assert chk.slack == pytest.approx(chk.rhs - chk.lhs)
+        assert chk.rhs_lower <= chk.rhs <= chk.rhs_upper
+
+
+def test_statement1_isometric_copy_is_tight_at_zero(rng):
+    E = rng.normal(size=(5, 2))
+    Q = random_orthogonal(rng, 2, reflect=True)
+    chk = T.check_iso_haus(E, E @ Q.T + 1.0, mode="isometry")
+    assert chk.lhs <= 1e-12 and chk.rhs <= 1e-7
+    assert chk.holds is True
+
+
+def test_statement1_known_answer():
+    chk = T.check_iso_haus([[0.0, 0.0], [1.0, 0.0]], [[0.0, 0.0], [3.0, 0.0]])
+    assert (chk.lhs, chk.rhs, chk.holds) == (2.0, 4.0, True)
+    assert chk.to_dict()["statement"].startswith("d_iso")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("margin", [0.0, 1.0])
+def test_statement3_lower_bound_always_holds(rng, layout, margin):
+    y = np.array(layout)
+    for _ in range(3):
+        E = rng.normal(size=(5, 2))
+        lower, upper = T.check_loss_iso(E, y, margin=margin, rng=0)
+        L = ia.batch_hard_loss(E, y, margin=margin, reduction="max")
+        assert lower.lhs == pytest.approx(L / 2)
+        assert lower.holds is True
+        assert upper.rhs == pytest.approx(L)
+        assert upper.holds in (True, None, False)
+
+
+def test_statement3_upper_bound_fails_near_collapse_with_many_classes():
+    # 4 classes collapsed in the plane: L = alpha = 1 but d_iso(E, F_TS) = sqrt 2
+    y = np.repeat(np.arange(4), 2)
+    E = 1e-9 * np.random.default_rng(0).normal(size=(8, 2))
+    lower, upper = T.check_loss_iso(E, y, margin=1.0, rng=0)
+    assert lower.holds is True
+    assert upper.lhs == pytest.approx(math.sqrt(2), rel=1e-6)
+    assert upper.slack < -0.4  # the incumbent violates d_iso <= L by sqrt 2 - 1
+    # the dimension-free lower bounds cannot certify the violation
+    assert upper.holds in (None, False)
+
+
+def test_empirical_constant_brackets_and_floor(rng):
+    for layout in LAYOUTS:
+        E = rng.normal(size=(5, 2))
+        rep = T.empirical_constant(E, layout, margin=1.0, rng=0)
+        if math.isnan(rep.c):
+            continue
+        assert rep.c_lower <= rep.c * (1 + 1e-9) and rep.c <= rep.c_upper * (1 + 1e-9)
+        assert rep.half_check.holds is True  # c >= 1/2 (statement 1)
+        assert rep.c >= 0.5 - 1e-9
+        # d_haus(E, f*) >= d_haus(E, F_TS) up to the haus bracket
+        assert rep.d_haus_fstar >= rep.d_haus_lower * (1 - 1e-9)
+        assert rep.theta == pytest.approx(ia.thickness(E), rel=1e-12)
+        assert rep.implied_cn == pytest.approx(rep.c * rep.theta)
+        d = rep.to_dict()
+        assert d["half_check"]["holds"] is True
+
+
+def test_empirical_constant_cn_check(rng):
+    E = rng.normal(size=(6, 2))
+    y = [0, 0, 1, 1, 2, 2]
+    rep = T.empirical_constant(E, y, margin=0.5, c_n=10.0, rng=0)
+    assert rep.cn_check is not None and rep.cn_check.holds is True
+    tiny = T.empirical_constant(E, y, margin=0.5, c_n=1e-3, rng=0,)
+    assert tiny.cn_check.slack < 0 and tiny.cn_check.holds is False
+
+
+def test_empirical_constant_of_a_separated_embedding_is_undefined():
+    E = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 0.0], [5.1, 0.0], [0.0, 5.0]])
+    rep = T.empirical_constant(E, [0, 0, 1, 1, 2], margin=1.0, rng=0)
+    assert rep.d_iso == 0.0 and rep.d_haus == 0.0
+    assert math.isnan(rep.c) and rep.half_check is None
+
+
+def test_empirical_constant_flat_set_has_zero_thickness(rng):
+    E = np.c_[rng.normal(size=5), np.zeros(5)]
+    rep = T.empirical_constant(E, [0, 0, 1, 1, 2], margin=1.0, c_n=1.0, rng=0)
+    assert rep.theta == 0.0 and rep.cn_check is None
+
+
+@pytest.mark.parametrize("P,dim,d_star", [(2, 2, 1.0), (3, 2, 1.0), (4, 2, math.sqrt(2)), (4, 3, 1.0)])
+def test_statement4_collapse(P, dim, d_star):
+    y = np.repeat(np.arange(P), 2)
+    chk = T.check_collapse(y, dim, margin=1.0, rng=0)
+    assert chk.loss_collapsed == 1.0 and chk.loss_collapsed_mean == 1.0
+    assert chk.d_star == pytest.approx(d_star, rel=1e-9)
+    assert chk.d_iso == pytest.approx(d_star, rel=1e-6)
+    assert chk.d_iso_lower <= chk.d_iso
+    assert chk.beyond_simplex == (P > dim + 1)
+    assert chk.faithful_ratio == pytest.approx(d_star, rel=1e-6)
+    assert chk.agreement.holds is not False
+
+
+def test_statement4_margin_scales(rng):
+    y = np.repeat(np.arange(3), 2)
+    a = T.check_collapse(y, 2, margin=0.5, rng=0)
+    assert a.loss_collapsed == 0.5
+    assert a.d_iso == pytest.approx(0.5, rel=1e-6)
+
+
+def test_theory_errors():
+    E = np.zeros((4, 2))
+    with pytest.raises(InvalidInputError, match=r"`mode` must be one of 'pointwise', 'isometry'; got 'classwise'"):
+        T.check_iso_haus(E, E, mode="classwise")
+    with pytest.raises(InvalidInputError, match=r"`c_n` must be > 0; got -1.0"):
+        T.empirical_constant(np.eye(4, 2), [0, 0, 1, 1], c_n=-1.0)
+    with pytest.raises(InvalidInputError, match=r"`dim` must be >= 1; got 0"):
+        T.check_collapse([0, 0, 1, 1], 0)
+    with pytest.raises(NoTripletError, match="one class only"):
+        T.check_collapse([0, 0, 0], 2)
+    with pytest.raises(InvalidInputError, match=r"`margin` must be >= 0"):
+        T.check_loss_iso(E, [0, 0, 1, 1], margin=-1.0)
