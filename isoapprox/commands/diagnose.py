@@ -256,6 +256,16 @@ def _bracket(v: Any, lo: Any, up: Any, digits: int = 4) -> str:
 _HOLDS = {True: "holds", False: "fails", None: "undecided"}
 
 
+def _nan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _c_text(cst: dict) -> str:
+    if _nan(cst["c"]):
+        return "n/a"
+    return _bracket(cst["c"], cst["c_lower"], cst["c_upper"], 3)
+
+
 def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
     if "skipped" in t:
         return [("theory", "skipped", t["skipped"])]
@@ -288,19 +298,22 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
          f"upper: {haus['solver']}; lower: {haus['lower_source']}"),
         ("nearest ideal embedding", f"{iso['kind']}", f"diameter {_num(t['ideal_diameter'])}; "
          f"from {iso['solver']}"),
-        ("c = d_haus / d_iso", _bracket(cst["c"], cst["c_lower"], cst["c_upper"], 3),
-         ">= 1/2 by statement 1" if cst["c"] is not None else "undefined: d_iso = 0"),
+        ("c = d_haus / d_iso", _c_text(cst),
+         "undefined: d_iso = 0, E is ideal" if _nan(cst["c"]) else ">= 1/2 by statement 1"),
         ("thickness theta(E)", _bracket(cst["theta"], cst["theta_lower"], cst["theta_upper"], 3),
          "0 for flat sets"),
     ]
-    if sug["applicable"]:
-        cap = "+" if sug["max_classes_capped"] else ""
-        bs = (f"batch size {sug['batch_size']} at K = {sug['samples_per_class']}"
-              if sug["batch_size"] is not None else "")
-        rows.append((f"max classes per batch (D* <= {sug['ratio']:g} x margin)",
-                     f"{sug['max_classes']}{cap}",
-                     f"{bs + '; ' if bs else ''}{sug['max_classes_exact']} for D* = margin"))
-        rows.append((f"min dimension for {P} classes", str(sug["min_dim"]),
+    if sug["applicable"] and (t["beyond_simplex"] or not sug["within_ratio"]):
+        if sug["max_classes_capped"]:
+            value, note = f">= {sug['max_classes']}", "not a constraint in this dimension"
+        else:
+            value = str(sug["max_classes"])
+            note = "more are proven beyond it"
+            if sug["batch_size"] is not None:
+                note += f"; batch size {sug['batch_size']} at K = {sug['samples_per_class']}"
+        rows.append((f"most classes per batch, D* <= {sug['ratio']:g} x margin", value,
+                     f"{note}; {sug['max_classes_exact']} for D* = margin"))
+        rows.append((f"least dimension for {P} classes", str(sug["min_dim"]),
                      f"{sug['min_dim_exact']} for D* = margin; curve: {sug['curve']}"))
     ev = t["evaluated"]
     if ev["mode"] != "all":
