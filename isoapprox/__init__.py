@@ -36,6 +36,15 @@ from .diagnostics import (
     std_of_l2_normalized,
     uniformity,
 )
+from .diagnostics_theory import (
+    LayoutSuggestion,
+    TheoryDiagnosis,
+    TheoryOptions,
+    TheorySection,
+    diagnose_theory,
+    packing_bound,
+    suggest_layout,
+)
 from .exceptions import (
     ConvergenceWarning,
     InvalidInputError,
@@ -102,6 +111,7 @@ __all__ = [
     "InvalidInputError",
     "IsoapproxError",
     "IsometricError",
+    "LayoutSuggestion",
     "NoTripletError",
     "PackingResult",
     "PairLossReport",
@@ -110,6 +120,9 @@ __all__ = [
     "Signature",
     "SignatureThresholds",
     "SolverError",
+    "TheoryDiagnosis",
+    "TheoryOptions",
+    "TheorySection",
     "ThicknessResult",
     "__version__",
     "active_triplet_fraction",
@@ -122,6 +135,7 @@ __all__ = [
     "detect_signatures",
     "diagnose",
     "diagnose_batches",
+    "diagnose_theory",
     "diameter",
     "distance_quantiles",
     "distance_summary",
@@ -139,6 +153,7 @@ __all__ = [
     "min_separated_diameter",
     "minimax_procrustes",
     "nearest_ideal",
+    "packing_bound",
     "packing_lower_bound",
     "pairwise_distances",
     "rankme",
@@ -146,6 +161,7 @@ __all__ = [
     "thickness",
     "thickness_report",
     "std_of_l2_normalized",
+    "suggest_layout",
     "triplet_loss",
     "uniformity",
 ]
