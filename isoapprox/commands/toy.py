@@ -40,7 +40,7 @@ what it does:
 
 outputs (paths relative to the current folder):
   --results     JSON with configuration, seeds, versions and every record; CSV beside it
-  --out-dir     toy_system, toy_iso_example, toy_curves_<scenario>, toy_collapse,
+  --out-dir     toy_system, toy_iso_example, toy_curves_<scenario>, toy_collapse_<scenario>,
                 toy_constant (.png and .pdf); rebuild with `isoapprox figures RESULTS`
 
 resuming:
@@ -104,6 +104,9 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes for the distance computations (default: 2, or 1 "
                         "on a single core); the results do not depend on it")
+    p.add_argument("--scenario", action="append", default=None, metavar="NAME",
+                   help="run only this scenario (collapse, separate, margin0; repeat for "
+                        "several; default all)")
     p.add_argument("--smoke", action="store_true",
                    help="a tiny run (60 steps, 6 random toys) to check the installation")
     p.add_argument("--no-figures", action="store_true", help="write the results only")
@@ -132,6 +135,14 @@ def build_config(args: argparse.Namespace):
         if args.n_random < 0:
             raise InvalidInputError(f"--n-random must be >= 0; got {args.n_random}")
         changes["n_random"] = args.n_random
+    if args.scenario:
+        known = {s.name: s for s in config.scenarios}
+        bad = [n for n in args.scenario if n not in known]
+        if bad:
+            raise InvalidInputError(
+                f"--scenario must be one of {', '.join(known)}; got {', '.join(bad)}"
+            )
+        changes["scenarios"] = tuple(known[n] for n in dict.fromkeys(args.scenario))
     config = config.replace(**changes)
     if args.margin is not None:
         if not args.margin > 0:
