@@ -12,6 +12,7 @@ results file (JSON + CSV) and the figures (PNG + PDF), and prints a summary.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import textwrap
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..exceptions import InvalidInputError
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_RESULTS = Path("experiments") / "results" / "toy.json"
 DEFAULT_FIGURES = Path("figures") / "toy"
@@ -208,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_figures:
         from ..plotting.registry import build_figures
 
+        logger.info("toy: drawing the figures into %s", args.out_dir)
         figures = [p for p in build_figures([results], args.out_dir)
                    if p.suffix in (".png", ".pdf")]
     seconds = time.perf_counter() - t0

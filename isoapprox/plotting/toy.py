@@ -583,9 +583,11 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         for s_ in steps:
             ax.axvline(s_, color=_GREY, lw=0.7, ls=(0, (1, 1.5)), zorder=0)
         ax.axhline(sc["merge_threshold"], color=COLORS["bound"], lw=0.8, ls=":")
-        ax.annotate("merge threshold", (0.005, sc["merge_threshold"]),
-                    xycoords=("axes fraction", "data"), xytext=(0, -2),
-                    textcoords="offset points", va="top", fontsize=6, color=COLORS["bound"])
+        # at the right end, above the line: a collapse has merged every pair there
+        ax.annotate("merge threshold", (0.995, sc["merge_threshold"]),
+                    xycoords=("axes fraction", "data"), xytext=(0, 2),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=6,
+                    color=COLORS["bound"])
         ax.legend(fontsize=6, frameon=False, loc="lower left", ncol=1)
         ax.set_yscale("log")
         _steps_axis(ax)
