@@ -42,9 +42,14 @@ What :func:`run_toy` does
 
 Everything is seeded: trajectories by the scenarios' ``init_seed`` and
 ``input_seed``, solver starts and random toys by ``seed`` (keyed per task, so
-results do not depend on ``jobs``).  The one source of non-determinism is
-the solvers' ``time_limit``, reached only on a heavily loaded machine; it is
-recorded per evaluation (``iso_status``/``haus_status``).
+results do not depend on ``jobs`` beyond rounding: a solver's first call in a
+process may sum in another order, about 1e-13 relative; when several
+embeddings attain ``d_iso(E, F_TS)``, that can change which one is returned
+as ``f*``, and with it ``d_haus(E, f*)`` and ``ratio_fstar``, but never the
+distances to ``F_TS`` or ``c``).  The one larger
+source of non-determinism is the solvers' ``time_limit``, reached only on a
+heavily loaded machine; it is recorded per evaluation
+(``iso_status``/``haus_status``).
 """
 
 from __future__ import annotations
@@ -811,8 +816,8 @@ def run_toy(
     config : ToyConfig
         What to run.
     jobs : int, default 1
-        Worker processes for the evaluations (the results do not depend on
-        it).
+        Worker processes for the evaluations (the results agree to rounding
+        whatever it is).
     progress : bool, default False
         Show a progress bar (tqdm, on stderr).
     journal : path-like, optional

@@ -36,6 +36,19 @@ def _strip(records):
     return [{k: v for k, v in r.items() if k not in TIMING} for r in records]
 
 
+#: what must agree between two runs.  f* is *a* minimiser: d_iso(E, F_TS) can be
+#: attained by several embeddings, and which one the solver returns may change with
+#: the rounding of a process's first call (seen between serial and worker runs), so
+#: f*, d_haus(E, f*) and ratio_fstar may change; the distances to F_TS and c may not
+VALUES = ("step", "embedding", "loss_max", "loss_mean", "diameter", "radius", "d_iso",
+          "d_iso_lower", "d_iso_upper", "d_haus", "d_haus_lower", "d_haus_upper", "theta",
+          "c", "c_lower", "c_upper", "separated", "half_holds", "loss_upper_holds")
+
+
+def _values(rows):
+    return [{k: r[k] for k in VALUES if k in r} for r in rows]
+
+
 def _assert_same(a, b, path="records"):
     """Equal structure, equal ints/strings/bools/None, floats to RERUN_RTOL."""
     if isinstance(a, dict):
@@ -263,9 +276,11 @@ def test_run_structure_and_constant(tiny_run):
 
 def test_run_is_deterministic(tiny_run):
     again = toy.run_toy(TINY)
-    _assert_same(_strip(again["trajectory"]), _strip(tiny_run["trajectory"]))
-    _assert_same(_strip(again["random"]), _strip(tiny_run["random"]))
-    _assert_same(again["scenarios"], tiny_run["scenarios"])
+    _assert_same(_values(again["trajectory"]), _values(tiny_run["trajectory"]))
+    _assert_same(_values(again["random"]), _values(tiny_run["random"]))
+    for s1, s2 in zip(again["scenarios"], tiny_run["scenarios"], strict=True):
+        _assert_same({k: v for k, v in s1.items() if not k.startswith(("ratio_fstar", "final_fstar"))},
+                     {k: v for k, v in s2.items() if not k.startswith(("ratio_fstar", "final_fstar"))})
 
 
 def test_journal_resumes_to_the_same_result(tiny_run, tmp_path):
@@ -278,8 +293,8 @@ def test_journal_resumes_to_the_same_result(tiny_run, tmp_path):
     # interrupted after half of the evaluations, with a torn last line
     path.write_text("\n".join(lines[: 1 + n_eval // 2]) + "\n" + lines[-1][:20])
     resumed = toy.run_toy(TINY, journal=path)
-    _assert_same(_strip(resumed["trajectory"]), _strip(tiny_run["trajectory"]))
-    _assert_same(_strip(resumed["random"]), _strip(tiny_run["random"]))
+    _assert_same(_values(resumed["trajectory"]), _values(tiny_run["trajectory"]))
+    _assert_same(_values(resumed["random"]), _values(tiny_run["random"]))
     # the records read back from the journal are exactly the ones it was given
     assert _strip(resumed["random"]) == _strip(full["random"])
     assert len(path.read_text().splitlines()) == 1 + n_eval
@@ -352,3 +367,11 @@ def test_default_scenarios_do_what_they_say():
             assert toy.is_sequential(phases, min_gap=cfg.min_gap)
     assert outcomes == {"collapse": "collapsed", "separate": "separated",
                         "margin0": "collapsed"}
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_result(tiny_run):
+    """Two spawned workers (seconds of start-up, hence slow) against the serial run."""
+    par = toy.run_toy(TINY, jobs=2)
+    _assert_same(_values(par["trajectory"]), _values(tiny_run["trajectory"]))
+    _assert_same(_values(par["random"]), _values(tiny_run["random"]))
