@@ -143,7 +143,7 @@ class Scenario:
 
 #: the three default scenarios: same inputs, labels and initial weights;
 #: chosen by the deterministic search of ``experiments/toy.py --search``
-#: (input seeds 0-9, initial seeds 0-9, learning rates 0.2 and 0.5, margin 1,
+#: (input seeds 0-9, initial seeds 0-9, learning rates 0.1, 0.2 and 0.5, margin 1,
 #: labels (0, 0, 0, 1, 1)): the cleanest collapse in which the points merge
 #: one after another, and the same network at a smaller learning rate, which
 #: separates the classes instead.
