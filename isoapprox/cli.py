@@ -22,7 +22,7 @@ __all__ = ["build_parser", "main"]
 
 #: subcommand name -> (module in isoapprox.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "toy": ("toy", "the paper's toy: 5 points in the plane, sequential collapse, the "
+    "toy": ("toy", "start here: a 5-point toy in the plane, sequential collapse, the "
                    "constant c; results and figures"),
     "diagnose": ("diagnose", "collapse diagnosis of an embedding file: statistics, "
                              "signatures, verdict"),

@@ -77,13 +77,14 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         name,
         help=help_text,
         description=textwrap.fill(
-            "The toy system of the paper: five labelled points in the plane embedded by a "
-            "small network trained with hard negative mining.  Measures, along training, the "
+            "A toy system of the paper's shape (its own points are not published): five "
+            "labelled points in the plane embedded by a small network trained with hard "
+            "negative mining.  Measures, along training, the "
             "distances of the embedding to the triplet-separated set (certified brackets), "
             "its nearest ideal embedding f*, the diameter and the empirical constant "
             "c = d_haus / d_iso (the paper reports 0.53; the theory's floor is 1/2), and the "
-            "same constant over random toys.  Writes results and figures; takes under a "
-            "minute on two cores once the numba kernels are compiled.",
+            "same constant over random toys.  Writes results and figures; takes about a "
+            "minute on two cores once the numba kernels are compiled.  See docs/toy.md.",
             width=78,
         ),
         epilog=_EPILOG,
