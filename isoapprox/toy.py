@@ -18,8 +18,9 @@ distances to the ideal set (:func:`isoapprox.nearest_ideal`, with certified
 brackets); ``f*`` the iso-nearest ideal embedding; ``d_haus(E, f*)`` the
 minimax-Procrustes distance (:func:`isoapprox.minimax_procrustes`);
 ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` (statement 2; ``>= 1/2``);
-``ratio_fstar = d_haus(E, f*) / d_iso(E, F_TS)`` (the ratio the paper's toy
-plots); ``theta(E)`` the thickness; ``diam(E)`` the diameter, equal to
+``ratio_fstar = d_haus(E, f*) / d_iso(E, F_TS)`` (the ratio of the two
+distances the paper's toy figure annotates, by our reading: a
+reconstruction); ``theta(E)`` the thickness; ``diam(E)`` the diameter, equal to
 ``d_iso(E, f_c)`` for the collapsed embedding ``f_c``.
 
 What :func:`run_toy` does

@@ -1,4 +1,4 @@
-"""``isoapprox toy``: the paper's toy system, its constant and its figures, in one command.
+"""``isoapprox toy``: a toy of the paper's shape, its constant and its figures, in one command.
 
 Five labelled points in the plane, embedded into the plane by a small MLP
 trained with the batch-hard triplet loss: a run that collapses one point
