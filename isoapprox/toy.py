@@ -701,9 +701,14 @@ def _eval_task(task: tuple) -> tuple[tuple, dict[str, Any]]:
 
 
 def _worker_init() -> None:
+    import signal
+
     import numba
 
     numba.set_num_threads(1)
+    # Ctrl-C reaches the whole process group: only the parent handles it (and
+    # cancels the queued work), so workers do not print tracebacks of their own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextmanager
@@ -743,10 +748,17 @@ def _map(tasks: list[tuple], jobs: int, progress: Callable[[int], None] | None,
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init) as ex:
+    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
+    try:
         # single_threaded_blas is per process: each task applies nearest_ideal's own limits
-        for k, rec in ex.map(_eval_task, tasks, chunksize=max(1, len(tasks) // (8 * jobs))):
+        for k, rec in ex.map(_eval_task, tasks, chunksize=1):
             finish(k, rec)
+    except BaseException:
+        # interrupted or failed: drop the queued work instead of waiting for it (what
+        # is finished is in the journal)
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
     return out
 
 
@@ -920,8 +932,7 @@ def run_toy(
             jr.append({"kind": "eval", "key": list(key), "record": rec})
 
         if resumed:
-            logger.info("toy: %d of %d evaluations resumed from %s", len(resumed), len(tasks),
-                        journal)
+            bar.note(f"toy: {len(resumed)} of {len(tasks)} evaluations resumed from {journal}")
             bar.update(len(resumed))
     todo = [t for t in tasks if t[0] not in resumed]
     results = {**resumed, **_map(todo, jobs, bar.update, record)}
@@ -1159,6 +1170,9 @@ class _NoBar:
     def update(self, n: int = 1) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        logger.info(text)
+
     def set_description(self, text: str) -> None:
         pass
 
@@ -1182,6 +1196,10 @@ def _progress_bar(enabled: bool, total: int, desc: str):
         def set_total(self, total: int) -> None:
             self.total = total
             self.refresh()
+
+        def note(self, text: str) -> None:
+            """A message above the bar (a log line would be drawn into it)."""
+            self.write(text, file=sys.stderr)
 
     return _Bar(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
 
