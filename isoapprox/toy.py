@@ -43,14 +43,14 @@ What :func:`run_toy` does
 
 Everything is seeded: trajectories by the scenarios' ``init_seed`` and
 ``input_seed``, solver starts and random toys by ``seed`` (keyed per task, so
-results do not depend on ``jobs`` beyond rounding: a solver's first call in a
-process may sum in another order, about 1e-13 relative; when several
-embeddings attain ``d_iso(E, F_TS)``, that can change which one is returned
-as ``f*``, and with it ``d_haus(E, f*)`` and ``ratio_fstar``, but never the
-distances to ``F_TS`` or ``c``).  The one larger
-source of non-determinism is the solvers' ``time_limit``, reached only on a
-heavily loaded machine; it is recorded per evaluation
-(``iso_status``/``haus_status``).
+that ``jobs`` does not choose the seeds).  Training and what is derived from
+it alone are reproduced exactly, and certified distances to rounding.  An
+uncertified bracket may differ between runs (a solve's path can change with
+the rounding of a process's first call, or with the solvers' ``time_limit``
+on a heavily loaded machine; see ``iso_status``/``haus_status``), though two
+brackets of one embedding always overlap; and when several embeddings attain
+``d_iso(E, F_TS)``, which one is returned as ``f*`` (and with it
+``d_haus(E, f*)`` and ``ratio_fstar``) may change.
 """
 
 from __future__ import annotations
