@@ -829,8 +829,8 @@ def run_toy(
     config : ToyConfig
         What to run.
     jobs : int, default 1
-        Worker processes for the evaluations (the results agree to rounding
-        whatever it is).
+        Worker processes for the evaluations (seeds are keyed per task, not
+        per worker; see the module notes on reproducibility).
     progress : bool, default False
         Show a progress bar (tqdm, on stderr).
     journal : path-like, optional

@@ -107,7 +107,7 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="random toys for the distribution of c (default 300)")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes for the distance computations (default: 2, or 1 "
-                        "on a single core); the results agree to rounding whatever it is")
+                        "on a single core); the seeds do not depend on it")
     p.add_argument("--scenario", action="append", default=None, metavar="NAME",
                    help="run only this scenario (collapse, separate, margin0; repeat for "
                         "several; default all)")
