@@ -22,10 +22,13 @@ __all__ = ["build_parser", "main"]
 
 #: subcommand name -> (module in isoapprox.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "toy": ("toy", "start here: a 5-point toy in the plane, sequential collapse, the "
+                   "constant c; results and figures"),
     "diagnose": ("diagnose", "collapse diagnosis of an embedding file: statistics, "
                              "signatures, verdict"),
     "train": ("train", "train numpy networks with triplet losses; resumable collapse sweeps"),
     "batch": ("batch", "evaluate the bounds over a grid of random configurations (local or Dask)"),
+    "figures": ("figures", "rebuild figures from results files (nothing is recomputed)"),
 }
 
 

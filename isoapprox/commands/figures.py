@@ -1,0 +1,101 @@
+"""``isoapprox figures RESULTS... [--out DIR]``: rebuild figures from result files.
+
+Reads each results file (written by :func:`isoapprox.io.write_results`),
+looks up the figure builders registered for its ``experiment`` field in
+:mod:`isoapprox.plotting.registry` and writes PNG and PDF files.  Nothing is
+recomputed: a figure depends only on the file it is drawn from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+from typing import NoReturn
+
+from ..exceptions import InvalidInputError
+
+DEFAULT_ROOT = Path("figures")
+
+
+def _one_line_error(prog: str):
+    def error(message: str) -> NoReturn:
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+    return error
+
+
+def _epilog() -> str:
+    return (
+        "output folder:\n"
+        "  with --out DIR every figure goes into DIR; without it, the figures of each file\n"
+        f"  go into {DEFAULT_ROOT}/<experiment>/ (relative to the current folder)\n\n"
+        "exit status: 0 on success; 2 on a missing or unreadable file, or an experiment\n"
+        "without registered figures (one line on stderr).\n\n"
+        "examples:\n"
+        "  isoapprox figures experiments/results/toy.json\n"
+        "  isoapprox figures experiments/results/*.json --out /tmp/figs\n"
+        "  isoapprox figures --list"
+    )
+
+
+def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
+    """Add the ``figures`` subcommand."""
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        description=textwrap.fill(
+            "Draw the figures of one or more results files (PNG and PDF, with a provenance "
+            "sidecar naming the source file and its SHA-256).  Only the files are read; no "
+            "experiment is rerun.",
+            width=78,
+        ),
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.error = _one_line_error(p.prog)  # type: ignore[method-assign]
+    p.add_argument("results", nargs="*", type=Path, metavar="RESULTS",
+                   help="results files (.json)")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help=f"folder for every figure (default {DEFAULT_ROOT}/<experiment>/)")
+    p.add_argument("--list", action="store_true",
+                   help="list the experiments that have figures, and exit")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``isoapprox figures``."""
+    from ..io import read_results
+    from ..plotting.registry import build_figures, registered
+
+    if args.list:
+        for exp in sorted(registered()):
+            print(exp)
+        return 0
+    if not args.results:
+        raise InvalidInputError("give at least one results file (or --list)")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise InvalidInputError(f"--out is a file, not a folder: {str(args.out)!r}")
+    for path in args.results:
+        if not path.exists():
+            raise FileNotFoundError(f"results file not found: {path}")
+        if path.is_dir():
+            raise InvalidInputError(f"{str(path)!r} is a folder, not a results file")
+    written: list[Path] = []
+    for path in args.results:
+        if args.out is not None:
+            out_dir = args.out
+        else:
+            exp = str(read_results(path).get("experiment") or "unknown")
+            safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in exp)
+            out_dir = DEFAULT_ROOT / safe
+        files = build_figures([path], out_dir)
+        figs = [f for f in files if f.suffix in (".png", ".pdf", ".svg")]
+        written.extend(figs)
+        print(f"{path}: {len(figs)} file(s) in {out_dir}")
+    for f in written:
+        print(f"  {f}")
+    return 0

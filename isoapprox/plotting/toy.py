@@ -1,0 +1,726 @@
+"""Figures of the toy system (``experiment == "toy"`` results files).
+
+Every function takes the results document (a dict read by
+:func:`isoapprox.io.read_results`) and returns a matplotlib ``Figure``; it
+computes no metric and chooses no data: the scenario and steps drawn are the
+ones the run recorded under ``doc["figures"]`` and in each scenario's
+``snapshot_steps``.
+
+Figures
+-------
+``toy_system`` (Fig. 2 style)
+    The inputs, the embedding ``f_theta``, its nearest ideal embedding
+    ``f*`` and the collapsed embedding, with each anchor's hardest positive
+    (solid) and hardest negative (dashed).
+``toy_iso_example`` (Fig. 3 style, left)
+    ``f_theta`` and ``f*`` with the one pair whose distance changes most:
+    that change is ``d_iso(f_theta, F_TS)``.
+``toy_curves_<scenario>`` (Fig. 3 style, right)
+    Loss, distances to ``F_TS`` with brackets and the bounds
+    ``1/2 d_iso <= d_haus <= c d_iso``, the constants, the diameter, over
+    training.
+``toy_collapse_<scenario>`` (Fig. 4 style)
+    Snapshots of a collapsing run at its merge events, at a common scale
+    with ``f*`` and zoomed on ``f_theta``, and all pairwise distances over
+    training.
+``toy_constant``
+    The empirical constant over the random toys against 1/2 and 0.53.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidInputError
+from ._style import (
+    CLASS_COLORS,
+    COLORS,
+    COLUMN_WIDTH,
+    FULL_WIDTH,
+    pyplot,
+    save_figure,
+    style_context,
+)
+from .registry import register
+
+__all__ = [
+    "plot_collapse",
+    "plot_constant",
+    "plot_curves",
+    "plot_iso_example",
+    "plot_toy_system",
+    "toy_figures",
+]
+
+PAPER_C = 0.53
+JUNG_PLANE = 1.0 / math.sqrt(3.0)
+_GREY = "#9A9A9A"
+_LIGHT = "#D9D9D9"
+
+
+# ---------------------------------------------------------------------------
+# access helpers
+# ---------------------------------------------------------------------------
+
+
+def _scenario(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    for s in doc.get("scenarios", []):
+        if s["name"] == name:
+            return s
+    known = [s["name"] for s in doc.get("scenarios", [])]
+    raise InvalidInputError(f"no scenario {name!r} in the results; known: {known}")
+
+
+def _rows(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    rows = [r for r in doc["records"] if r.get("part") == "trajectory" and r["scenario"] == name]
+    if not rows:
+        raise InvalidInputError(f"the results hold no trajectory records of scenario {name!r}")
+    return sorted(rows, key=lambda r: r["step"])
+
+
+def _row_at(doc: dict[str, Any], name: str, step: int) -> dict[str, Any]:
+    for r in _rows(doc, name):
+        if r["step"] == step:
+            return r
+    raise InvalidInputError(f"scenario {name!r} has no evaluated step {step}")
+
+
+def _col(rows: Sequence[dict[str, Any]], key: str) -> np.ndarray:
+    return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
+
+
+def _example(doc: dict[str, Any]) -> tuple[str, int]:
+    fig = doc.get("figures") or {}
+    name = fig.get("example_scenario") or doc["scenarios"][0]["name"]
+    step = int(fig.get("example_step", 0))
+    return name, step
+
+
+# ---------------------------------------------------------------------------
+# drawing helpers
+# ---------------------------------------------------------------------------
+
+
+def _class_color(c: int) -> str:
+    return CLASS_COLORS[int(c) % len(CLASS_COLORS)]
+
+
+def _label_offsets(P: np.ndarray, base: float = 5.0) -> list[tuple[float, float]]:
+    """Offsets (points) for the number of each point, pushed away from close neighbours."""
+    P = np.asarray(P, dtype=float)
+    span = max(float(np.ptp(P, axis=0).max()), 1e-300)
+    out = []
+    for k in range(len(P)):
+        d = P - P[k]
+        near = np.flatnonzero((np.hypot(d[:, 0], d[:, 1]) < 0.12 * span)
+                              & (np.arange(len(P)) != k))
+        if near.size == 0:
+            out.append((base * 0.8, base * 0.8))
+            continue
+        away = -d[near].mean(axis=0)
+        if np.hypot(*away) < 1e-3 * span:  # coincident points: fan the labels out
+            ang = 2 * np.pi * (k % 6) / 6 + np.pi / 4
+            away = np.array([np.cos(ang), np.sin(ang)])
+        away = away / np.hypot(*away)
+        out.append((base * 1.3 * away[0] - 2.5, base * 1.3 * away[1] - 2.5))
+    return out
+
+
+def _points(ax, P, labels, *, hollow=False, size=34, numbers=True, zorder=4, alpha=1.0,
+            marker="o") -> None:
+    P = np.asarray(P, dtype=float)
+    offsets = _label_offsets(P)
+    for k, (x, y) in enumerate(P):
+        col = _class_color(labels[k])
+        if hollow:
+            ax.scatter([x], [y], s=size, facecolors="white", edgecolors=col, linewidths=1.3,
+                       marker=marker, zorder=zorder, alpha=alpha)
+        else:
+            ax.scatter([x], [y], s=size, color=col, edgecolors="white", linewidths=0.6,
+                       marker=marker, zorder=zorder, alpha=alpha)
+        if numbers:
+            ax.annotate(str(k + 1), (x, y), xytext=offsets[k], textcoords="offset points",
+                        fontsize=6.5, color=col, zorder=zorder + 1, alpha=alpha)
+
+
+def _triplets(ax, P, labels, hard_pos, hard_neg, *, alpha=1.0) -> None:
+    """Hardest positive (solid, class colour) and hardest negative (dashed) of each anchor."""
+    P = np.asarray(P, dtype=float)
+    seen_pos: set[tuple[int, int]] = set()
+    seen_neg: set[tuple[int, int]] = set()
+    for a in range(len(P)):
+        p, m = hard_pos[a], hard_neg[a]
+        if p is not None and p >= 0:
+            key = (min(a, p), max(a, p))
+            if key not in seen_pos:
+                seen_pos.add(key)
+                ax.plot(*P[[a, p]].T, color=_class_color(labels[a]), lw=1.3, alpha=alpha,
+                        zorder=2, solid_capstyle="round")
+        if m is not None and m >= 0:
+            key = (min(a, m), max(a, m))
+            if key not in seen_neg:
+                seen_neg.add(key)
+                ax.plot(*P[[a, m]].T, color="#444444", lw=0.8, ls=(0, (3, 2)), alpha=alpha,
+                        zorder=1)
+
+
+def _limits(*arrays, pad=0.12, square=True) -> tuple[tuple[float, float], tuple[float, float]]:
+    A = np.vstack([np.asarray(a, dtype=float).reshape(-1, 2) for a in arrays])
+    lo, hi = A.min(axis=0), A.max(axis=0)
+    span = hi - lo
+    s = max(float(span.max()), 1e-12)
+    centre = (lo + hi) / 2
+    half = (s / 2) * (1 + 2 * pad) if square else None
+    if square:
+        return ((centre[0] - half, centre[0] + half), (centre[1] - half, centre[1] + half))
+    return ((lo[0] - pad * s, hi[0] + pad * s), (lo[1] - pad * s, hi[1] + pad * s))
+
+
+def _frame(ax, lims, *, ticks=True) -> None:
+    ax.set_xlim(*lims[0])
+    ax.set_ylim(*lims[1])
+    ax.set_aspect("equal", adjustable="box")
+    if not ticks:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(True)
+    for sp in ax.spines.values():
+        sp.set_color(_LIGHT)
+
+
+def _below(ax, text, fontsize=6.5) -> None:
+    """Statistics of a panel, in place of its x label."""
+    ax.set_xlabel(text, fontsize=fontsize, linespacing=1.4)
+
+
+def _textbox(ax, text, loc="upper left", fontsize=6.5) -> None:
+    x, ha = (0.03, "left") if "left" in loc else (0.97, "right")
+    y, va = (0.97, "top") if "upper" in loc else (0.03, "bottom")
+    ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, fontsize=fontsize,
+            bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": _LIGHT, "alpha": 0.9},
+            zorder=10)
+
+
+def _triplet_legend(fig, labels, *, y=0.0, extra=()) -> None:
+    from matplotlib.lines import Line2D
+
+    classes = sorted(set(int(c) for c in labels))
+    handles = [Line2D([], [], marker="o", ls="", color=_class_color(c), label=f"class {c}")
+               for c in classes]
+    handles += [Line2D([], [], color="#444444", lw=1.3, label="anchor - hardest positive"),
+                Line2D([], [], color="#444444", lw=0.8, ls=(0, (3, 2)),
+                       label="anchor - hardest negative")]
+    handles += list(extra)
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
+               bbox_to_anchor=(0.5, y), fontsize=6.5, handlelength=2.2, columnspacing=1.2)
+
+
+def _steps_axis(ax) -> None:
+    ax.set_xscale("symlog", linthresh=1.0, linscale=0.4)
+    ax.set_xlabel("gradient step $t$")
+    ax.set_xlim(left=0)
+
+
+def _log_if_wide(ax, *arrays) -> None:
+    v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays])
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size and v.max() / v.min() > 30:
+        ax.set_yscale("log")
+
+
+# ---------------------------------------------------------------------------
+# Fig. 2 style: the toy system
+# ---------------------------------------------------------------------------
+
+
+def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
+                    step: int | None = None):
+    """Inputs, ``f_theta``, nearest ideal ``f*`` and the collapsed embedding, side by side.
+
+    Parameters
+    ----------
+    doc : dict
+        A toy results document.
+    scenario, step : optional
+        Which embedding to draw (default: the run's recorded example).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Four axes titled "inputs", "f_theta", "f*" and "collapsed".
+    """
+    plt = pyplot()
+    name, st = _example(doc)
+    name = scenario or name
+    st = st if step is None else step
+    r = _row_at(doc, name, st)
+    sc = _scenario(doc, name)
+    y = r["labels"]
+    X = np.asarray(doc["inputs"], dtype=float)
+    E = np.asarray(r["embedding"], dtype=float)
+    F = np.asarray(r["fstar_aligned"], dtype=float)
+    c = np.asarray(r["center"], dtype=float)
+    R = r["radius"]
+    circle = c + R * np.stack([np.cos(np.linspace(0, 2 * np.pi, 9)),
+                               np.sin(np.linspace(0, 2 * np.pi, 9))], axis=1)
+    lims = _limits(E, F, circle, pad=0.1)
+    with style_context():
+        fig, axes = plt.subplots(1, 4, figsize=(FULL_WIDTH, 2.45))
+        ax = axes[0]
+        _points(ax, X, y)
+        _frame(ax, _limits(X, pad=0.15))
+        ax.set_title("inputs $x_k$")
+        ax.set_ylabel("input coordinates")
+        _below(ax, f"labels {', '.join(str(v) for v in y)}\n(numbers: point index $k$)")
+
+        ax = axes[1]
+        _triplets(ax, E, y, r["hard_pos"], r["hard_neg"])
+        _points(ax, E, y)
+        _frame(ax, lims)
+        ax.set_title(f"embedding $f_\\theta$ (step {st})")
+        ax.set_ylabel("embedding coordinates")
+        _below(ax, f"$L_{{max}}(f_\\theta) = {r['loss_max']:.3f}$\n"
+                   f"margin $\\alpha = {sc['margin']:g}$")
+
+        ax = axes[2]
+        _points(ax, E, y, numbers=False, alpha=0.25, size=22)
+        _triplets(ax, F, y, r["fstar_hard_pos"], r["fstar_hard_neg"])
+        _points(ax, F, y, marker="D", size=28)
+        _frame(ax, lims)
+        ax.set_title("nearest ideal $f^*\\in F_{TS}$")
+        _below(ax, f"$d_{{iso}}(f_\\theta, F_{{TS}}) = {r['d_iso']:.3f}$\n"
+                   f"$d_{{haus}}(f_\\theta, f^*) = {r['d_haus_fstar']:.3f}$ ({r['fstar_kind']})")
+
+        ax = axes[3]
+        _points(ax, E, y, numbers=False, alpha=0.35, size=22)
+        ax.plot(*circle_full(c, R).T, color=COLORS["collapsed"], lw=0.8, ls=(0, (1, 1.5)))
+        for e in E:
+            ax.plot(*np.stack([e, c]).T, color=_LIGHT, lw=0.6, zorder=1)
+        ax.scatter([c[0]], [c[1]], s=46, color=COLORS["collapsed"], edgecolors="white",
+                   linewidths=0.6, zorder=5)
+        ax.annotate("1-5", c, xytext=(4, 4), textcoords="offset points", fontsize=6.5,
+                    color=COLORS["collapsed"])
+        _frame(ax, lims)
+        ax.set_title("collapsed $f_c$")
+        _below(ax, f"$d_{{iso}}(f_\\theta, f_c) = $ diam $= {r['diameter']:.3f}$\n"
+                   f"$d_{{haus}}(f_\\theta, f_c) = R = {R:.3f}$")
+        for a in axes[1:]:
+            a.tick_params(labelsize=6)
+        from matplotlib.lines import Line2D
+
+        extra = [Line2D([], [], marker="D", ls="", color="#444444", label="$f^*$ (aligned)")]
+        fig.tight_layout(rect=(0, 0.07, 1, 1), w_pad=0.8)
+        _triplet_legend(fig, y, y=0.0, extra=extra)
+    return fig
+
+
+def circle_full(c: np.ndarray, R: float, n: int = 200) -> np.ndarray:
+    """Points of the circle of centre ``c`` and radius ``R`` (drawing helper)."""
+    t = np.linspace(0, 2 * np.pi, n)
+    return np.asarray(c, dtype=float) + R * np.stack([np.cos(t), np.sin(t)], axis=1)
+
+
+# ---------------------------------------------------------------------------
+# Fig. 3 style: one example of d_iso, and the curves over training
+# ---------------------------------------------------------------------------
+
+
+def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
+                     step: int | None = None):
+    """``f_theta`` and ``f*`` with the pair whose distance changes most (``d_iso``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes titled with ``d_iso(f_theta, F_TS)``.
+    """
+    plt = pyplot()
+    name, st = _example(doc)
+    name = scenario or name
+    st = st if step is None else step
+    r = _row_at(doc, name, st)
+    y = r["labels"]
+    E = np.asarray(r["embedding"], dtype=float)
+    F = np.asarray(r["fstar_aligned"], dtype=float)
+    i, j = r["iso_pair"]
+    with style_context():
+        fig, ax = plt.subplots(figsize=(COLUMN_WIDTH, 3.3))
+        ax.plot(*E[[i, j]].T, color=COLORS["embedding"], lw=2.0, zorder=3,
+                solid_capstyle="round")
+        ax.plot(*F[[i, j]].T, color=COLORS["ideal"], lw=2.0, zorder=3, solid_capstyle="round")
+        _points(ax, E, y, size=36)
+        _points(ax, F, y, hollow=True, marker="D", size=30)
+        lims = _limits(E, F, pad=0.16)
+        centre = np.array([np.mean(lims[0]), np.mean(lims[1])])
+        for P, col, d in ((E, COLORS["embedding"], r["iso_pair_d"]),
+                          (F, COLORS["ideal"], r["iso_pair_d_star"])):
+            mid = P[[i, j]].mean(axis=0)
+            seg = P[j] - P[i]
+            nrm = np.array([-seg[1], seg[0]])
+            nrm = nrm / max(np.hypot(*nrm), 1e-300)
+            if np.dot(nrm, mid - centre) < 0:
+                nrm = -nrm
+            ax.annotate(f"{d:.3f}", mid, xytext=tuple(11 * nrm), textcoords="offset points",
+                        ha="center", va="center", fontsize=7, color=col, zorder=6,
+                        fontweight="bold")
+        _frame(ax, lims)
+        ax.set_xlabel("embedding coordinate 1")
+        ax.set_ylabel("embedding coordinate 2")
+        ax.set_title(f"$d_{{iso}}(f_\\theta, F_{{TS}}) = |{r['iso_pair_d']:.3f} - "
+                     f"{r['iso_pair_d_star']:.3f}| = {r['d_iso']:.3f}$", fontsize=7.5)
+        from matplotlib.lines import Line2D
+
+        handles = [
+            Line2D([], [], marker="o", ls="", color="#444444", label=f"$f_\\theta$ (step {st})"),
+            Line2D([], [], marker="D", ls="", mfc="white", mec="#444444",
+                   label="nearest ideal $f^*$ (aligned)"),
+            Line2D([], [], color=COLORS["embedding"], lw=2,
+                   label=f"$d_{{f_\\theta}}(x_{i + 1}, x_{j + 1})$"),
+            Line2D([], [], color=COLORS["ideal"], lw=2, label=f"$d_{{f^*}}(x_{i + 1}, x_{j + 1})$"),
+        ]
+        fig.tight_layout(rect=(0, 0.13, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=6.5, frameon=False,
+                   bbox_to_anchor=(0.5, 0.0), columnspacing=1.0)
+    return fig
+
+
+def _headroom(ax, factor: float = 1.45) -> None:
+    """Raise the top of the y axis so that a legend fits above the curves."""
+    lo, hi = ax.get_ylim()
+    if ax.get_yscale() == "log":
+        ax.set_ylim(lo, hi * (hi / lo) ** (factor - 1))
+    else:
+        ax.set_ylim(lo, lo + (hi - lo) * factor)
+
+
+def _hline(ax, val: float, label: str, ls: str, above: bool = True) -> None:
+    ax.axhline(val, color=COLORS["bound"], lw=0.8, ls=ls, zorder=1)
+    ax.annotate(label, (0.99, val), xycoords=("axes fraction", "data"),
+                xytext=(0, 1.5 if above else -1.5), textcoords="offset points", ha="right",
+                va="bottom" if above else "top", fontsize=5.8, color=COLORS["bound"])
+
+
+def plot_curves(doc: dict[str, Any], scenario: str):
+    """Loss, distances to ``F_TS`` with the bounds, constants, thickness and diameter.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Five axes titled "loss", "distances to F_TS ...", "constants",
+        "thickness" and "diameter ...".
+    """
+    plt = pyplot()
+    sc = _scenario(doc, scenario)
+    rows = _rows(doc, scenario)
+    t = _col(rows, "step")
+    alpha = sc["margin"]
+    c_run = sc["c_max"]
+    h = sc["history"]
+    with style_context():
+        fig = plt.figure(figsize=(FULL_WIDTH, 4.6))
+        gs = fig.add_gridspec(2, 6, hspace=0.45, wspace=1.25)
+        a1 = fig.add_subplot(gs[0, :3])
+        a2 = fig.add_subplot(gs[0, 3:], sharex=a1)
+        a3 = fig.add_subplot(gs[1, :2], sharex=a1)
+        a4 = fig.add_subplot(gs[1, 2:4], sharex=a1)
+        a5 = fig.add_subplot(gs[1, 4:], sharex=a1)
+
+        a1.plot(h["step"], h["loss_mean"], color=_LIGHT, lw=0.8, zorder=1,
+                label="$L_{mean}$, every step")
+        a1.plot(t, _col(rows, "loss_mean"), "-o", color=_GREY, lw=0.9, ms=2.2, zorder=2,
+                label="$L_{mean}$ (training loss)")
+        a1.plot(t, _col(rows, "loss_max"), "-", color=COLORS["loss"], lw=1.3, zorder=3,
+                label="$L_{max}$ (theory)")
+        a1.axhline(alpha, color=COLORS["bound"], ls=":", lw=1.0, zorder=0,
+                   label=f"margin $\\alpha = {alpha:g}$")
+        a1.set_ylabel("batch-hard loss")
+        a1.set_title("loss")
+        a1.set_ylim(bottom=0)
+        _headroom(a1, 1.35)
+        a1.legend(fontsize=6.0, frameon=False, loc="upper right", ncol=2)
+
+        d_iso = _col(rows, "d_iso")
+        d_h = _col(rows, "d_haus")
+        d_hf = _col(rows, "d_haus_fstar")
+        cb = c_run if c_run is not None else 0.5
+        a2.fill_between(t, 0.5 * d_iso, cb * d_iso, color=COLORS["bound"], alpha=0.13, lw=0,
+                        label=f"bounds $\\frac{{1}}{{2}}d_{{iso}}$, $c\\,d_{{iso}}$ ($c={cb:.3f}$)")
+        a2.fill_between(t, _col(rows, "d_iso_lower"), _col(rows, "d_iso_upper"),
+                        color=COLORS["d_iso"], alpha=0.3, lw=0)
+        a2.fill_between(t, _col(rows, "d_haus_lower"), _col(rows, "d_haus_upper"),
+                        color=COLORS["d_haus"], alpha=0.3, lw=0)
+        a2.plot(t, d_iso, color=COLORS["d_iso"], label="$d_{iso}(f_\\theta, F_{TS})$")
+        a2.plot(t, d_h, color=COLORS["d_haus"], label="$d_{haus}(f_\\theta, F_{TS})$")
+        a2.plot(t, d_hf, color=COLORS["d_haus"], ls=(0, (2.5, 1.5)), lw=1.0,
+                label="$d_{haus}(f_\\theta, f^*)$")
+        a2.plot(t, 0.5 * _col(rows, "loss_max"), color=COLORS["loss"], lw=0.8, ls=":",
+                label="$L_{max}/2$")
+        pos = np.concatenate([d_iso[d_iso > 0], d_h[d_h > 0]])
+        _log_if_wide(a2, pos)
+        if a2.get_yscale() != "log":
+            a2.set_ylim(bottom=0)
+        a2.set_ylabel("distance (embedding units)")
+        a2.set_title("distances to $F_{TS}$ (shaded: certified brackets)")
+        _headroom(a2, 1.5)
+        a2.legend(fontsize=6.0, frameon=False, loc="upper right", ncol=2)
+
+        c = _col(rows, "c")
+        a3.fill_between(t, _col(rows, "c_lower"), _col(rows, "c_upper"), color=COLORS["d_haus"],
+                        alpha=0.25, lw=0)
+        a3.plot(t, c, color=COLORS["d_haus"], label="$c = d_{haus}/d_{iso}$ to $F_{TS}$")
+        a3.plot(t, _col(rows, "ratio_fstar"), color=COLORS["d_haus"], ls=(0, (2.5, 1.5)),
+                lw=1.0, label="$d_{haus}(f_\\theta, f^*)/d_{iso}$")
+        _hline(a3, 0.5, "floor 1/2", "-", above=False)
+        _hline(a3, PAPER_C, "paper 0.53", "--")
+        _hline(a3, JUNG_PLANE, "$1/\\sqrt{3}$", ":")
+        top = np.nanmax(np.concatenate([c, _col(rows, "ratio_fstar"), [JUNG_PLANE]]))
+        a3.set_ylim(0.45, 0.45 + (top - 0.45) * 1.6)
+        a3.set_ylabel("ratio")
+        a3.set_title("constants")
+        a3.legend(fontsize=5.8, frameon=False, loc="upper left")
+
+        a4.plot(t, _col(rows, "theta"), color=COLORS["embedding"], lw=1.0)
+        a4.fill_between(t, _col(rows, "theta_lower"), _col(rows, "theta_upper"),
+                        color=COLORS["embedding"], alpha=0.25, lw=0)
+        a4.set_ylim(0, 1)
+        a4.set_ylabel("$\\theta(f_\\theta)$ (width / diameter)")
+        a4.set_title("thickness")
+
+        a5.plot(h["step"], h["diameter"], color=COLORS["diameter"], lw=1.0,
+                label="diam $f_\\theta$ $= d_{iso}(f_\\theta, f_c)$")
+        a5.plot(t, _col(rows, "radius"), color=COLORS["collapsed"], lw=0.9, ls="--",
+                label="$R = d_{haus}(f_\\theta, f_c)$")
+        a5.plot(t, _col(rows, "fstar_diameter"), color=COLORS["ideal"], lw=0.9,
+                label="diam $f^*$")
+        for st, _k in sc["merge_events"]:
+            a5.axvline(st, color=_LIGHT, lw=0.8, zorder=0)
+        a5.set_yscale("log")
+        a5.set_ylabel("length (embedding units)")
+        a5.set_title("diameter" + (" (grey: merges)" if sc["merge_events"] else ""))
+        _headroom(a5, 1.6)
+        a5.legend(fontsize=5.6, frameon=False, loc="upper right")
+        for a in (a1, a2, a3, a4, a5):
+            _steps_axis(a)
+        for a in (a1, a2):
+            a.set_xlabel("")
+        fig.suptitle(f"scenario '{scenario}': {sc['description']} (outcome: {sc['outcome']})",
+                     fontsize=8, y=0.995)
+        fig.subplots_adjust(left=0.075, right=0.99, top=0.9, bottom=0.1)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Fig. 4 style: sequential collapse
+# ---------------------------------------------------------------------------
+
+
+def plot_collapse(doc: dict[str, Any], scenario: str):
+    """Snapshots of a collapsing run (common scale, zoomed) and all pairwise distances.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``2 k`` snapshot axes (``k`` snapshots; titles "step ...") and one
+        axes titled "pairwise distances".
+    """
+    plt = pyplot()
+    sc = _scenario(doc, scenario)
+    steps = sc["snapshot_steps"]
+    clusters = sc.get("snapshot_clusters") or [None] * len(steps)
+    rows = [_row_at(doc, scenario, s) for s in steps]
+    y = sc["labels"]
+    k = len(rows)
+    with style_context():
+        fig = plt.figure(figsize=(FULL_WIDTH, 1.25 * 2 + 2.0))
+        gs = fig.add_gridspec(3, k, height_ratios=[1, 1, 1.45], hspace=0.55, wspace=0.08)
+        allE = [np.asarray(r["embedding"]) for r in rows]
+        allF = [np.asarray(r["fstar_aligned"]) for r in rows]
+        common = _limits(*allE, *allF, pad=0.06)
+        for n, (r, E, F) in enumerate(zip(rows, allE, allF, strict=True)):
+            ax = fig.add_subplot(gs[0, n])
+            _points(ax, F, y, hollow=True, marker="D", size=14, numbers=False)
+            _points(ax, E, y, size=14, numbers=False)
+            _frame(ax, common, ticks=False)
+            ax.set_title(f"step {r['step']}", fontsize=7)
+            ax.text(0.5, -0.04, f"$d_{{haus}}(f_\\theta,F_{{TS}})={r['d_haus']:.3f}$",
+                    transform=ax.transAxes, ha="center", va="top", fontsize=5.8)
+            if n == 0:
+                ax.set_ylabel("common scale", fontsize=6.5)
+            ax2 = fig.add_subplot(gs[1, n])
+            groups = clusters[n] or [[i] for i in range(len(E))]
+            zl = _limits(E, pad=0.25)
+            for g in groups:
+                P = E[g].mean(axis=0)
+                col = _class_color(y[g[0]]) if len({y[i] for i in g}) == 1 else "#444444"
+                for i in g:
+                    ax2.scatter(*E[i], s=16, color=_class_color(y[i]), edgecolors="white",
+                                linewidths=0.4, zorder=4)
+                ax2.annotate(",".join(str(i + 1) for i in g), P, xytext=(3, 3),
+                             textcoords="offset points", fontsize=5.8, color=col)
+            _frame(ax2, zl, ticks=False)
+            ax2.text(0.5, -0.04, f"diam $={r['diameter']:.2g}$", transform=ax2.transAxes,
+                     ha="center", va="top", fontsize=5.8)
+            if n == 0:
+                ax2.set_ylabel("zoom on $f_\\theta$", fontsize=6.5)
+        ax = fig.add_subplot(gs[2, :])
+        h = sc["history"]
+        D = np.asarray(h["distances"], dtype=float)
+        hs = np.asarray(h["step"], dtype=float)
+        ax.plot(hs, D, color=_LIGHT, lw=0.5, zorder=1)
+        if h.get("linkage") is not None:
+            L = np.asarray(h["linkage"], dtype=float)
+            N = L.shape[1] + 1
+            cmap = plt.get_cmap("viridis")
+            for kk in range(L.shape[1]):
+                ax.plot(hs, L[:, kk], color=cmap(kk / max(L.shape[1] - 1, 1) * 0.85), lw=1.1,
+                        zorder=3, label=f"$h_{kk + 1}$: {N - kk} $\\to$ {N - kk - 1} clusters")
+        for s_ in steps:
+            ax.axvline(s_, color=_GREY, lw=0.7, ls=(0, (1, 1.5)), zorder=0)
+        ax.axhline(sc["merge_threshold"], color=COLORS["bound"], lw=0.8, ls=":")
+        # at the right end, above the line: a collapse has merged every pair there
+        ax.annotate("merge threshold", (0.995, sc["merge_threshold"]),
+                    xycoords=("axes fraction", "data"), xytext=(0, 2),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=6,
+                    color=COLORS["bound"])
+        ax.legend(fontsize=6, frameon=False, loc="lower left", ncol=1)
+        ax.set_yscale("log")
+        _steps_axis(ax)
+        ax.set_ylabel("distance (embedding units)")
+        ax.set_title("single-linkage heights $h_k$ (grey: all pairwise distances; dotted: the "
+                     "snapshots)", fontsize=7)
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], marker="o", ls="", color="#444444", label="$f_\\theta$"),
+                   Line2D([], [], marker="D", ls="", mfc="white", mec="#444444",
+                          label="nearest ideal $f^*$")]
+        fig.legend(handles=handles, loc="upper right", ncol=2, frameon=False, fontsize=6.5,
+                   bbox_to_anchor=(0.99, 0.955))
+        kind = "sequential collapse" if sc.get("sequential") else "collapse"
+        fig.suptitle(f"{kind}: scenario '{scenario}' ({sc['description']})",
+                     fontsize=8, x=0.02, ha="left", y=0.995)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# the constant over random toys
+# ---------------------------------------------------------------------------
+
+
+def plot_constant(doc: dict[str, Any]):
+    """Distribution of ``c`` and of ``d_haus(f, f*)/d_iso`` over the random toys.
+
+    The constants of the trained runs (maximum and end of each run) are
+    marked above the first histogram.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes titled with the two ratios.
+    """
+    plt = pyplot()
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    rows = [r for r in doc["records"] if r.get("part") == "random" and r.get("c") is not None]
+    if not rows:
+        raise InvalidInputError("the results hold no random toy with a defined constant")
+    margins = sorted({r["margin"] for r in rows})
+    colors = [CLASS_COLORS[(2 + 2 * k) % len(CLASS_COLORS)] for k in range(len(margins))]
+    summ = doc.get("random_summary", {}).get("all", {})
+    refs = ((0.5, "floor 1/2", "-"), (PAPER_C, "paper: c = 0.53", "--"),
+            (JUNG_PLANE, "$1/\\sqrt{3}$ (collapse, Jung)", ":"))
+    with style_context():
+        fig, axes = plt.subplots(1, 2, figsize=(FULL_WIDTH, 2.9))
+        for ax, key, title in ((axes[0], "c", "$c = d_{haus}(f, F_{TS})\\,/\\,d_{iso}(f, F_{TS})$"),
+                               (axes[1], "ratio_fstar",
+                                "$d_{haus}(f, f^*)\\,/\\,d_{iso}(f, F_{TS})$")):
+            vals = [np.array([r[key] for r in rows if r["margin"] == m and r[key] is not None])
+                    for m in margins]
+            allv = np.concatenate(vals)
+            bins = np.linspace(0.45, max(1.0, float(allv.max())) + 0.03, 45)
+            ax.hist(vals, bins=bins, stacked=True, color=colors, edgecolor="white",
+                    linewidth=0.3)
+            for val, _lab, ls in refs:
+                ax.axvline(val, color="#222222", lw=0.8, ls=ls)
+            st = summ.get(key, {})
+            if st.get("n"):
+                _textbox(ax, f"{st['n']} toys\nmin {st['min']:.3f}\nmedian {st['median']:.3f}\n"
+                             f"max {st['max']:.3f}", loc="upper right")
+            ax.set_xlabel("ratio (dimensionless)")
+            ax.set_title(title)
+            ax.set_xlim(bins[0], bins[-1])
+        marks = [(sc["name"], sc["c_min"], sc["c_max"], sc["c_final"])
+                 for sc in doc.get("scenarios", []) if sc.get("c_max") is not None]
+        if marks:
+            from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+            strip = make_axes_locatable(axes[0]).append_axes("top", size="28%", pad=0.05,
+                                                             sharex=axes[0])
+            for n, (name, cmin, cmax, cend) in enumerate(marks):
+                strip.plot([cmin, cmax], [n, n], color="#444444", lw=1.2,
+                           solid_capstyle="butt")
+                if cend is not None:
+                    strip.plot([cend], [n], marker="o", ms=3, color="#444444", mfc="white")
+                strip.annotate(name, (cmax, n), xytext=(4, 0), textcoords="offset points",
+                               va="center", fontsize=5.8, color="#444444")
+            for val, _lab, ls in refs:
+                strip.axvline(val, color="#222222", lw=0.8, ls=ls)
+            strip.set_ylim(-0.7, len(marks) - 0.3)
+            strip.invert_yaxis()
+            strip.set_yticks([])
+            strip.tick_params(labelbottom=False)
+            strip.spines["left"].set_visible(False)
+            strip.set_title(axes[0].get_title())
+            axes[0].set_title("")
+        axes[0].set_ylabel("number of random toys")
+        handles = [Patch(color=col, label=f"margin {m:g}") for m, col in zip(margins, colors,
+                                                                             strict=True)]
+        handles += [Line2D([], [], color="#222222", lw=0.8, ls=ls, label=lab)
+                    for _v, lab, ls in refs]
+        if marks:
+            handles.append(Line2D([], [], color="#444444", marker="o", ms=3, mfc="white",
+                                  lw=1.2, label="trained runs: range of $c$, o = end"))
+        n_sep = summ.get("n_separated", 0)
+        fig.suptitle(f"the empirical constant over {summ.get('n', len(rows))} random 5-point "
+                     f"embeddings in the plane ({n_sep} already triplet-separated: undefined, "
+                     "not shown)", fontsize=7.5)
+        fig.tight_layout(rect=(0, 0.1, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
+                   fontsize=6.2, bbox_to_anchor=(0.5, 0.0), columnspacing=1.1,
+                   handlelength=1.8)
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# builder
+# ---------------------------------------------------------------------------
+
+
+@register("toy")
+def toy_figures(doc: dict[str, Any], out_dir: Path, source: Path) -> list[Path]:
+    """Every toy figure of a results document, saved as PNG and PDF."""
+    out: list[Path] = []
+
+    def save(fig, name, desc):
+        out.extend(save_figure(fig, out_dir, name, sources=[source], description=desc))
+
+    save(plot_toy_system(doc), "toy_system",
+         "inputs, f_theta, nearest ideal f* and collapsed embedding (Fig. 2 style)")
+    save(plot_iso_example(doc), "toy_iso_example",
+         "the pair whose distance changes most between f_theta and f*: d_iso (Fig. 3 style)")
+    for s in doc["scenarios"]:
+        save(plot_curves(doc, s["name"]), f"toy_curves_{s['name']}",
+             f"loss, distances to F_TS, bounds and constants over training ({s['name']})")
+    for name in (doc.get("figures") or {}).get("collapse_scenarios", []):
+        save(plot_collapse(doc, name), f"toy_collapse_{name}",
+             f"sequential collapse, snapshots and pairwise distances ({name}; Fig. 4 style)")
+    if any(r.get("part") == "random" and r.get("c") is not None for r in doc["records"]):
+        save(plot_constant(doc), "toy_constant",
+             "the empirical constant over random toys against 1/2 and 0.53")
+    return out

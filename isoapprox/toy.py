@@ -1,0 +1,1302 @@
+"""The toy system: five labelled points in the plane, embedded by a small network.
+
+The paper (Xu et al., ICLR 2024) illustrates its theory on a toy of
+``N = 5`` input points in ``R^2`` embedded into ``R^2`` by a network
+``f_theta`` trained with the batch-hard triplet loss, and reports the
+empirical constant ``c = 0.53`` together with a "sequential collapse" of the
+embedding.  Its points, labels, network and learning rate are not published;
+this module sets up a toy of the same shape and measures what the theory is
+about, step by step.
+
+Notation
+--------
+``x_k`` (5, 2) the inputs with labels ``y``; ``E = f_theta(x)`` (5, 2) the
+embedding; ``alpha = margin >= 0``; ``F_TS = F_TS(alpha)`` the
+triplet-separated set; ``L`` the batch-hard loss (``mean`` for training,
+``max`` for the theory); ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` the
+distances to the ideal set (:func:`isoapprox.nearest_ideal`, with certified
+brackets); ``f*`` the iso-nearest ideal embedding; ``d_haus(E, f*)`` the
+minimax-Procrustes distance (:func:`isoapprox.minimax_procrustes`);
+``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` (statement 2; ``>= 1/2``);
+``ratio_fstar = d_haus(E, f*) / d_iso(E, F_TS)`` (the ratio of the two
+distances the paper's toy figure annotates, by our reading: a
+reconstruction); ``theta(E)`` the thickness; ``diam(E)`` the diameter, equal to
+``d_iso(E, f_c)`` for the collapsed embedding ``f_c``.
+
+What :func:`run_toy` does
+-------------------------
+1. Draws the five inputs from ``input_seed`` and, for every
+   :class:`Scenario`, trains an MLP ``2 - 16 - 2`` (tanh) by full-batch
+   gradient descent on the mean batch-hard loss, keeping the embedding at
+   every step.
+2. Finds when points merge (a pair is merged from the step on which its
+   distance stays below ``merge_rtol`` times the initial diameter to the
+   end) and classifies the run: ``"collapsed"`` (final diameter at most
+   ``collapse_rtol`` times the initial one), ``"separated"`` (zero loss: the
+   embedding is triplet-separated) or ``"neither"``.
+3. Evaluates, at log-spaced steps and at every merge event, the loss (max
+   and mean), both distances to ``F_TS`` with their brackets, ``f*`` and its
+   kind, ``d_haus(E, f*)``, the diameter, ``theta`` and ``c``.
+4. Evaluates the same constant on ``n_random`` random 5-point embeddings
+   (Gaussian, three label layouts, margins 0 and 1) and summarises its
+   distribution against the floor 1/2 and the paper's 0.53.
+
+Everything is seeded: trajectories by the scenarios' ``init_seed`` and
+``input_seed``, solver starts and random toys by ``seed`` (keyed per task, so
+that ``jobs`` does not choose the seeds).  Training and what is derived from
+it alone are reproduced exactly, and certified distances to rounding.  An
+uncertified bracket may differ between runs (a solve's path can change with
+the rounding of a process's first call, or with the solvers' ``time_limit``
+on a heavily loaded machine; see ``iso_status``/``haus_status``), though two
+brackets of one embedding always overlap; and when several embeddings attain
+``d_iso(E, F_TS)``, which one is returned as ``f*`` (and with it
+``d_haus(E, f*)`` and ``ratio_fstar``) may change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validation import (
+    as_labels,
+    as_points,
+    check_int,
+    check_margin,
+    check_option,
+    check_positive,
+    require_triplets,
+)
+from .exceptions import InvalidInputError
+
+__all__ = [
+    "DEFAULT_SCENARIOS",
+    "JUNG_PLANE",
+    "PAPER_C",
+    "RANDOM_LAYOUTS",
+    "SMOKE",
+    "Scenario",
+    "ToyConfig",
+    "classify_run",
+    "cluster_phases",
+    "evaluate_embedding",
+    "format_summary",
+    "is_sequential",
+    "linkage_heights",
+    "logged_steps",
+    "merge_events",
+    "run_toy",
+    "summarize_random",
+    "toy_inputs",
+    "train_scenario",
+    "write_toy_results",
+]
+
+logger = logging.getLogger(__name__)
+
+#: the empirical constant the paper reports for its toy
+PAPER_C = 0.53
+#: ``sqrt(n / (2 (n + 1)))`` for ``n = 2``: the largest ``R/D`` in the plane
+#: (Jung), so the largest ``c`` of a near-collapsed embedding with a
+#: class-collapsed ``f*``
+JUNG_PLANE = 1.0 / math.sqrt(3.0)
+#: label layouts of the random toys (five points, at least one class of >= 2)
+RANDOM_LAYOUTS: tuple[tuple[int, ...], ...] = ((0, 0, 0, 1, 1), (0, 0, 1, 1, 2), (0, 0, 1, 1, 1))
+OUTCOMES = ("collapsed", "separated", "neither", "diverged")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One training run of the toy.
+
+    Attributes
+    ----------
+    name : str
+        Short identifier (letters, digits, ``_``).
+    labels : tuple of int
+        Class of each input point.
+    margin : float
+        ``alpha >= 0`` of the batch-hard loss.
+    lr : float
+        Learning rate of plain gradient descent.
+    init_seed : int
+        Seed of the network's initial weights.
+    description : str
+        One line for the summary and the figures.
+    """
+
+    name: str
+    labels: tuple[int, ...]
+    margin: float
+    lr: float
+    init_seed: int
+    description: str = ""
+
+
+#: the three default scenarios: same inputs, labels and initial weights;
+#: chosen by the deterministic search of ``experiments/toy.py --search``
+#: (input seeds 0-9, initial seeds 0-9, learning rates 0.1, 0.2 and 0.5, margin 1,
+#: labels (0, 0, 0, 1, 1)): the cleanest collapse in which the points merge
+#: one after another, and the same network at a smaller learning rate, which
+#: separates the classes instead.
+DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("collapse", (0, 0, 0, 1, 1), 1.0, 0.2, 1,
+             "margin 1, learning rate 0.2: the points merge one after another"),
+    Scenario("separate", (0, 0, 0, 1, 1), 1.0, 0.1, 1,
+             "margin 1, learning rate 0.1: zero loss with a positive diameter"),
+    Scenario("margin0", (0, 0, 0, 1, 1), 0.0, 0.2, 1,
+             "margin 0, learning rate 0.2: the theory's margin"),
+)
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    """Configuration of :func:`run_toy` (all fields JSON-ready).
+
+    Attributes
+    ----------
+    scenarios : tuple of Scenario
+        The training runs.
+    input_seed : int
+        Seed of the five inputs ``x_k ~ N(0, I_2)``.
+    n_points : int
+        Number of inputs (5 in the paper).
+    hidden : tuple of int
+        Hidden widths of the MLP ``2 - hidden - 2``.
+    activation : {"tanh", "relu"}
+        Nonlinearity of the hidden layers.
+    steps : int
+        Gradient steps per scenario.
+    n_logged : int
+        Number of log-spaced steps evaluated (merge events are added).
+    n_history : int
+        Number of log-spaced steps of the stored distance history.
+    example_step : int or None
+        Step drawn in the Fig. 2/3-style figures (the nearest evaluated
+        one); ``None``: the evaluated step of the example scenario with the
+        largest ``d_iso(f_theta, F_TS)``.
+    merge_rtol : float
+        A pair is merged once its distance stays below ``merge_rtol`` times
+        the initial diameter to the end of training.
+    sep_rtol, floor_rtol, min_gap : float
+        A collapse is *sequential* when every stage of ``k = N - 1, ..., 2``
+        clusters occurs, in this order, with a gap of at least ``min_gap``
+        between the linkage heights (see :func:`cluster_phases`).
+    collapse_rtol : float
+        A run collapsed when its final diameter is at most ``collapse_rtol``
+        times the initial one.
+    n_random : int
+        Random toys (spread evenly over layouts and margins).
+    random_layouts : tuple of tuple of int
+        Label layouts of the random toys.
+    random_margins : tuple of float
+        Margins of the random toys.
+    seed : int
+        Root seed of the solvers' starts and of the random toys.
+    tol : float
+        Requested relative gap of :func:`isoapprox.nearest_ideal`.
+    n_starts : int
+        Local solves of :func:`isoapprox.nearest_ideal`.
+    time_limit : float
+        Seconds per :func:`isoapprox.nearest_ideal` call.
+    """
+
+    scenarios: tuple[Scenario, ...] = DEFAULT_SCENARIOS
+    input_seed: int = 2
+    n_points: int = 5
+    hidden: tuple[int, ...] = (16,)
+    activation: str = "tanh"
+    steps: int = 3000
+    n_logged: int = 28
+    n_history: int = 240
+    example_step: int | None = None
+    merge_rtol: float = 1e-2
+    sep_rtol: float = 0.05
+    floor_rtol: float = 1e-3
+    min_gap: float = 5.0
+    collapse_rtol: float = 1e-3
+    n_random: int = 300
+    random_layouts: tuple[tuple[int, ...], ...] = RANDOM_LAYOUTS
+    random_margins: tuple[float, ...] = (0.0, 1.0)
+    seed: int = 0
+    tol: float = 1e-6
+    n_starts: int = 8
+    time_limit: float = 20.0
+
+    def __post_init__(self) -> None:
+        check_int(self.n_points, "n_points", minimum=3)
+        check_int(self.steps, "steps", minimum=1)
+        check_int(self.n_logged, "n_logged", minimum=2)
+        check_int(self.n_history, "n_history", minimum=2)
+        if self.example_step is not None:
+            check_int(self.example_step, "example_step", minimum=0)
+        check_positive(self.sep_rtol, "sep_rtol")
+        check_positive(self.floor_rtol, "floor_rtol")
+        check_positive(self.min_gap, "min_gap")
+        check_int(self.n_random, "n_random", minimum=0)
+        check_int(self.seed, "seed", minimum=0)
+        check_int(self.input_seed, "input_seed", minimum=0)
+        check_int(self.n_starts, "n_starts", minimum=1)
+        check_positive(self.merge_rtol, "merge_rtol")
+        check_positive(self.collapse_rtol, "collapse_rtol")
+        check_positive(self.tol, "tol")
+        check_positive(self.time_limit, "time_limit")
+        check_option(self.activation, "activation", ("tanh", "relu"))
+        if not self.scenarios:
+            raise InvalidInputError("`scenarios` must hold at least one Scenario; got ()")
+        names = [s.name for s in self.scenarios]
+        if len(set(names)) != len(names):
+            raise InvalidInputError(f"`scenarios` must have distinct names; got {names}")
+        for s in self.scenarios:
+            if len(s.labels) != self.n_points:
+                raise InvalidInputError(
+                    f"scenario {s.name!r}: `labels` must hold n_points = {self.n_points} "
+                    f"labels; got {len(s.labels)}"
+                )
+            codes, _ = as_labels(np.asarray(s.labels), self.n_points, "labels")
+            require_triplets(codes, "labels")
+            check_margin(s.margin, "margin")
+            check_positive(s.lr, "lr")
+            check_int(s.init_seed, "init_seed", minimum=0)
+        if self.n_random and not (self.random_layouts and self.random_margins):
+            raise InvalidInputError(
+                "`random_layouts` and `random_margins` must not be empty when n_random > 0"
+            )
+        for lay in self.random_layouts:
+            if len(lay) != self.n_points:
+                raise InvalidInputError(
+                    f"`random_layouts` entries must hold {self.n_points} labels; got {lay!r}"
+                )
+            require_triplets(as_labels(np.asarray(lay), self.n_points, "random_layouts")[0],
+                             "random_layouts")
+        for m in self.random_margins:
+            check_margin(m, "random_margins")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary (JSON-ready)."""
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> ToyConfig:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def with_margin(self, margin: float) -> ToyConfig:
+        """A copy whose positive-margin scenarios use ``margin`` instead.
+
+        The margin-0 scenario keeps margin 0 (it is the theory's case).
+        """
+        margin = check_margin(margin)
+        scen = tuple(dataclasses.replace(s, margin=margin) if s.margin > 0 else s
+                     for s in self.scenarios)
+        return dataclasses.replace(self, scenarios=scen)
+
+
+#: a tiny configuration for tests (seconds once compiled)
+SMOKE = ToyConfig(steps=60, n_logged=5, n_history=20, n_random=6, n_starts=4)
+
+
+# ---------------------------------------------------------------------------
+# training
+# ---------------------------------------------------------------------------
+
+
+def toy_inputs(config: ToyConfig) -> np.ndarray:
+    """The inputs ``x_k ~ N(0, I_2)`` drawn from ``input_seed`` (shape (n_points, 2))."""
+    return np.random.default_rng(config.input_seed).normal(size=(config.n_points, 2))
+
+
+def logged_steps(steps: int, n: int) -> np.ndarray:
+    """About ``n`` log-spaced integer steps in ``[0, steps]``, always with 0 and ``steps``.
+
+    Examples
+    --------
+    >>> logged_steps(100, 6).tolist()
+    [0, 1, 3, 10, 32, 100]
+    """
+    steps = check_int(steps, "steps", minimum=1)
+    n = check_int(n, "n", minimum=2)
+    grid = np.geomspace(1.0, float(steps), max(n - 1, 1))
+    out = np.unique(np.concatenate([[0], np.rint(grid).astype(np.int64), [steps]]))
+    return out
+
+
+def _pairs(N: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(N, 1)
+
+
+def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
+    """Train the toy network of one scenario; keep every step's embedding.
+
+    Returns
+    -------
+    dict
+        ``embeddings`` (steps + 1, N, 2), ``loss_mean`` and ``n_active``
+        (steps + 1,), ``diverged`` (bool), ``inputs`` (N, 2), ``codes``.
+    """
+    from .train.losses import LOSSES
+    from .train.networks import MLP
+    from .train.optim import SGD
+
+    X = toy_inputs(config)
+    codes, _ = as_labels(np.asarray(scenario.labels), config.n_points, "labels")
+    net = MLP((2, *config.hidden, 2), activation=config.activation,
+              rng=np.random.default_rng(scenario.init_seed))
+    opt = SGD(net.params, lr=scenario.lr)
+    loss_fn = LOSSES["batch_hard"][0]  # on validated arrays (validated once above)
+    T = config.steps
+    embs = np.full((T + 1, config.n_points, 2), np.nan)
+    loss = np.full(T + 1, np.nan)
+    active = np.zeros(T + 1, dtype=np.int64)
+    diverged = False
+    for s in range(T + 1):
+        E, cache = net.forward(X)
+        if not np.all(np.isfinite(E)):
+            diverged = True
+            break
+        r = loss_fn(E, codes, margin=scenario.margin, reduction="mean")
+        embs[s], loss[s], active[s] = E, r.value, r.n_active
+        if s < T:
+            opt.step(net.backward(r.grad, cache))
+    return {"embeddings": embs, "loss_mean": loss, "n_active": active, "diverged": diverged,
+            "inputs": X, "codes": codes}
+
+
+def merge_events(distances: np.ndarray, steps: np.ndarray, threshold: float
+                 ) -> tuple[list[int | None], list[tuple[int, int]]]:
+    """When pairs merge for good, and how the number of clusters falls.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (T, M)
+        Pairwise distances (``M = N (N - 1) / 2`` pairs in ``triu`` order)
+        at the steps ``steps``.
+    steps : ndarray of shape (T,)
+        Increasing steps.
+    threshold : float
+        A pair is merged while its distance is at most ``threshold``.
+
+    Returns
+    -------
+    pair_steps : list of int or None
+        Per pair, the first step from which it stays merged to the end
+        (``None`` if it is not merged at the end).
+    events : list of (step, n_clusters)
+        The steps at which permanent merges lower the number of clusters
+        (connected components of the merged pairs), with the count after.
+
+    Examples
+    --------
+    >>> D = np.array([[3.0, 3.0, 3.0], [0.0, 3.0, 3.0], [0.0, 0.0, 0.0]])
+    >>> merge_events(D, np.array([0, 5, 9]), 0.1)
+    ([5, 9, 9], [(5, 2), (9, 1)])
+    """
+    T, M = distances.shape
+    N = int(round((1 + math.sqrt(1 + 8 * M)) / 2))
+    iu, ju = _pairs(N)
+    below = distances <= threshold
+    pair_steps: list[int | None] = []
+    for k in range(M):
+        b = below[:, k]
+        if not b[-1]:
+            pair_steps.append(None)
+            continue
+        above = np.flatnonzero(~b)
+        first = 0 if above.size == 0 else int(above[-1]) + 1
+        pair_steps.append(int(steps[first]))
+    parent = list(range(N))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    events: list[tuple[int, int]] = []
+    n_clusters = N
+    order = sorted((s, k) for k, s in enumerate(pair_steps) if s is not None)
+    for s, k in order:
+        a, b = find(int(iu[k])), find(int(ju[k]))
+        if a != b:
+            parent[a] = b
+            n_clusters -= 1
+            if events and events[-1][0] == s:
+                events[-1] = (s, n_clusters)
+            else:
+                events.append((s, n_clusters))
+    return pair_steps, events
+
+
+def classify_run(diameters: np.ndarray, loss_max_final: float, *, collapse_rtol: float,
+                 diverged: bool = False) -> str:
+    """``"collapsed"``, ``"separated"``, ``"neither"`` or ``"diverged"``.
+
+    ``"collapsed"``: final diameter at most ``collapse_rtol`` times the
+    initial one; ``"separated"``: the final embedding has zero loss (it is
+    triplet-separated) and did not collapse.
+
+    Examples
+    --------
+    >>> classify_run(np.array([2.0, 1.0, 1e-4]), 1.0, collapse_rtol=1e-3)
+    'collapsed'
+    >>> classify_run(np.array([2.0, 3.0]), 0.0, collapse_rtol=1e-3)
+    'separated'
+    """
+    if diverged or not np.all(np.isfinite(diameters)):
+        return "diverged"
+    if diameters[-1] <= collapse_rtol * diameters[0]:
+        return "collapsed"
+    if loss_max_final == 0.0:
+        return "separated"
+    return "neither"
+
+
+def linkage_heights(distances: np.ndarray) -> np.ndarray:
+    """Single-linkage merge heights (the sorted minimum-spanning-tree edges) per row.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (T, M)
+        Pairwise distances of ``N`` points (``M = N (N - 1) / 2``, ``triu``
+        order) at ``T`` steps.
+
+    Returns
+    -------
+    ndarray of shape (T, N - 1)
+        ``h_1 <= ... <= h_{N-1}``: the points form ``k`` clusters at any
+        scale in ``[h_{N-k}, h_{N-k+1})``.
+
+    Examples
+    --------
+    >>> linkage_heights(np.array([[1.0, 5.0, 4.5]])).tolist()   # 3 points
+    [[1.0, 4.5]]
+    """
+    D = np.atleast_2d(np.asarray(distances, dtype=float))
+    T, M = D.shape
+    N = int(round((1 + math.sqrt(1 + 8 * M)) / 2))
+    iu, ju = _pairs(N)
+    H = np.empty((T, N - 1))
+    order = np.argsort(D, axis=1, kind="stable")
+    for t in range(T):
+        parent = list(range(N))
+        k = 0
+        for e in order[t]:
+            a, b = int(iu[e]), int(ju[e])
+            while parent[a] != a:
+                a = parent[a]
+            while parent[b] != b:
+                b = parent[b]
+            if a != b:
+                parent[a] = b
+                H[t, k] = D[t, e]
+                k += 1
+                if k == N - 1:
+                    break
+    return H
+
+
+def cluster_phases(distances: np.ndarray, *, sep_rtol: float = 0.05,
+                   floor_rtol: float = 1e-3) -> list[dict[str, Any]]:
+    """The clearest moment of each ``k``-cluster stage of a collapse.
+
+    At step ``t`` the points form ``k`` clean clusters when the gap
+    ``h_{N-k+1} / h_{N-k}`` between successive single-linkage heights is
+    large while the clusters are still apart on the scale of the start
+    (``h_{N-k+1} >= sep_rtol * diam_0``).  For ``k = N - 1, ..., 2`` this
+    returns the step with the largest gap (``h_{N-k}`` floored at
+    ``floor_rtol * diam_0``, so that rounding-level distances of merged
+    points do not count).
+
+    Parameters
+    ----------
+    distances : ndarray of shape (T, M)
+        Pairwise distances at steps ``0 .. T - 1``.
+    sep_rtol, floor_rtol : float
+        Relative to the initial diameter ``diam_0``.
+
+    Returns
+    -------
+    list of dict
+        One per ``k`` (decreasing): ``k``, ``step``, ``gap`` (0 when the
+        stage never occurs).
+    """
+    D = np.atleast_2d(np.asarray(distances, dtype=float))
+    H = linkage_heights(D)
+    N = H.shape[1] + 1
+    d0 = float(D[0].max())
+    out = []
+    for k in range(N - 1, 1, -1):
+        lo, hi = H[:, N - 1 - k], H[:, N - k]
+        gap = np.where(hi >= sep_rtol * d0, hi / np.maximum(lo, floor_rtol * d0), 0.0)
+        t = int(np.argmax(gap))
+        out.append({"k": k, "step": t, "gap": float(gap[t])})
+    return out
+
+
+def is_sequential(phases: Sequence[dict[str, Any]], *, min_gap: float = 5.0) -> bool:
+    """Every stage ``k = N - 1, ..., 2`` occurs cleanly (gap >= ``min_gap``), in order.
+
+    Examples
+    --------
+    >>> is_sequential([{"k": 3, "step": 10, "gap": 20.0}, {"k": 2, "step": 30, "gap": 9.0}])
+    True
+    >>> is_sequential([{"k": 3, "step": 40, "gap": 20.0}, {"k": 2, "step": 30, "gap": 9.0}])
+    False
+    """
+    steps = [p["step"] for p in phases]
+    return bool(all(p["gap"] >= min_gap for p in phases)
+                and all(a < b for a, b in zip(steps[:-1], steps[1:], strict=True)))
+
+
+# ---------------------------------------------------------------------------
+# evaluation of one embedding
+# ---------------------------------------------------------------------------
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def evaluate_embedding(
+    E: Any,
+    y: Any,
+    *,
+    margin: float,
+    rng: Any = None,
+    tol: float = 1e-6,
+    n_starts: int = 24,
+    time_limit: float = 5.0,
+) -> dict[str, Any]:
+    """Every quantity of the theory for one embedding (a flat, JSON-ready record).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        The embedding.
+    y : array_like of shape (N,)
+        Labels (they must admit a triplet).
+    margin : float
+        ``alpha >= 0``.
+    rng : None, int or Generator
+        Seeds the solvers' starts.
+    tol, n_starts, time_limit
+        Passed to :func:`isoapprox.nearest_ideal`.
+
+    Returns
+    -------
+    dict
+        ``loss_max``, ``loss_mean``; ``diameter``, ``radius`` and ``center``
+        (minimum enclosing ball: ``d_haus(E, f_c) = radius``); ``d_iso`` with
+        ``d_iso_lower``/``d_iso_upper``/``iso_certified``/``iso_status``,
+        ``fstar`` (the iso minimiser), ``fstar_aligned`` (``f*`` moved by the
+        inverse of the best minimax isometry onto ``E``'s frame),
+        ``fstar_kind``, ``iso_pair`` (the pair attaining
+        ``d_iso(E, f*)``) with ``iso_pair_d`` and ``iso_pair_d_star``;
+        ``d_haus`` with its bracket, ``fhaus`` (the haus minimiser) and
+        ``fhaus_kind``; ``d_haus_fstar`` with its bracket; ``theta`` with its
+        bracket; ``c`` with its bracket and ``ratio_fstar``; the hardest
+        positive and negative of each anchor in ``E`` and in ``f*``
+        (``hard_pos``, ``hard_neg``, ``fstar_hard_pos``, ``fstar_hard_neg``);
+        ``loss_half_holds``/``loss_upper_holds`` (statement 3) and
+        ``separated``.  Undefined ratios (``E`` already separated) are
+        ``None``.
+    """
+    from .geometry import diameter, min_enclosing_ball
+    from .ideal import nearest_ideal
+    from .losses import batch_hard_loss, hardest_pairs
+    from .metrics import isometric_error_report
+    from .procrustes import minimax_procrustes
+    from .theory import check_loss_iso, empirical_constant
+
+    X = as_points(E, "E", min_points=3)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    require_triplets(codes)
+    margin = check_margin(margin)
+    t0 = time.perf_counter()
+    opts = dict(margin=margin, rng=rng, tol=tol, n_starts=n_starts, time_limit=time_limit)
+    iso = nearest_ideal(X, codes, objective="iso", **opts)
+    haus = nearest_ideal(X, codes, objective="haus", **opts)
+    rep = empirical_constant(X, codes, margin=margin, iso=iso, haus=haus)
+    proc = minimax_procrustes(X, iso.embedding)
+    # Q x + b ~ f*(x): move f* onto E's frame with the inverse isometry
+    aligned = (iso.embedding - proc.b) @ proc.Q
+    pair = isometric_error_report(X, iso.embedding)
+    lower_chk, upper_chk = check_loss_iso(X, codes, margin=margin, iso=iso)
+    ball = min_enclosing_ball(X)
+    hp = hardest_pairs(X, codes)
+    hp_star = hardest_pairs(iso.embedding, codes)
+    loss_max = batch_hard_loss(X, codes, margin=margin, reduction="max")
+    rec: dict[str, Any] = {
+        "loss_max": loss_max,
+        "loss_mean": batch_hard_loss(X, codes, margin=margin, reduction="mean"),
+        "separated": bool(iso.value == 0.0),
+        "diameter": diameter(X),
+        "radius": float(ball.radius),
+        "center": ball.center.tolist(),
+        "d_iso": iso.value,
+        "d_iso_lower": iso.lower,
+        "d_iso_upper": iso.upper,
+        "iso_certified": iso.certified,
+        "iso_status": iso.status,
+        "iso_solver": iso.solver,
+        "fstar_kind": iso.kind,
+        "fstar": iso.embedding.tolist(),
+        "fstar_aligned": aligned.tolist(),
+        "fstar_diameter": diameter(iso.embedding),
+        "iso_pair": [int(pair.pair[0]), int(pair.pair[1])],
+        "iso_pair_d": pair.d1,
+        "iso_pair_d_star": pair.d2,
+        "d_haus": haus.value,
+        "d_haus_lower": haus.lower,
+        "d_haus_upper": haus.upper,
+        "haus_certified": haus.certified,
+        "haus_status": haus.status,
+        "fhaus_kind": haus.kind,
+        "fhaus": haus.embedding.tolist(),
+        "d_haus_fstar": proc.value,
+        "d_haus_fstar_lower": proc.lower,
+        "d_haus_fstar_upper": proc.upper,
+        "theta": rep.theta,
+        "theta_lower": rep.theta_lower,
+        "theta_upper": rep.theta_upper,
+        "c": _finite_or_none(rep.c),
+        "c_lower": _finite_or_none(rep.c_lower),
+        "c_upper": _finite_or_none(rep.c_upper),
+        "ratio_fstar": _finite_or_none(rep.ratio_fstar),
+        "half_holds": None if rep.half_check is None else rep.half_check.holds,
+        "loss_half_holds": lower_chk.holds,
+        "loss_upper_holds": upper_chk.holds,
+        "hard_pos": [int(i) for i in hp.positive_index],
+        "hard_neg": [int(i) for i in hp.negative_index],
+        "fstar_hard_pos": [int(i) for i in hp_star.positive_index],
+        "fstar_hard_neg": [int(i) for i in hp_star.negative_index],
+        "seconds": time.perf_counter() - t0,
+    }
+    return rec
+
+
+# ---------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------
+
+
+def _task_seed(root: int, *key: int) -> np.random.Generator:
+    return np.random.default_rng([root, *key])
+
+
+def _eval_task(task: tuple) -> tuple[tuple, dict[str, Any]]:
+    """Worker: evaluate one embedding (top level, so process pools can pickle it)."""
+    key, E, labels, margin, seed_key, opts = task
+    rec = evaluate_embedding(np.asarray(E), np.asarray(labels), margin=margin,
+                             rng=np.random.default_rng(list(seed_key)), **opts)
+    return key, rec
+
+
+def _worker_init() -> None:
+    import signal
+
+    import numba
+
+    numba.set_num_threads(1)
+    # Ctrl-C reaches the whole process group: only the parent handles it (and
+    # cancels the queued work), so workers do not print tracebacks of their own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _quiet_threads():
+    """One numba thread and one BLAS thread: thread wake-ups dominate tiny problems."""
+    import numba
+
+    from ._blas import single_threaded_blas
+
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with single_threaded_blas():
+            yield
+    finally:
+        numba.set_num_threads(old)
+
+
+def _map(tasks: list[tuple], jobs: int, progress: Callable[[int], None] | None,
+         done: Callable[[tuple, dict[str, Any]], None] | None = None,
+         ) -> dict[tuple, dict[str, Any]]:
+    """Evaluate ``tasks`` (serially or in worker processes); ``done(key, rec)`` per result."""
+    out: dict[tuple, dict[str, Any]] = {}
+
+    def finish(k: tuple, rec: dict[str, Any]) -> None:
+        out[k] = rec
+        if done:
+            done(k, rec)
+        if progress:
+            progress(1)
+
+    if jobs <= 1 or len(tasks) <= 1:
+        with _quiet_threads():
+            for t in tasks:
+                finish(*_eval_task(t))
+        return out
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
+    try:
+        # single_threaded_blas is per process: each task applies nearest_ideal's own limits
+        for k, rec in ex.map(_eval_task, tasks, chunksize=1):
+            finish(k, rec)
+    except BaseException:
+        # interrupted or failed: drop the queued work instead of waiting for it (what
+        # is finished is in the journal)
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
+    return out
+
+
+def _config_key(config: ToyConfig) -> Any:
+    """The configuration as it reads back from JSON (tuples become lists)."""
+    import json
+
+    from .io import to_jsonable
+
+    return json.loads(json.dumps(to_jsonable(config.to_dict())))
+
+
+def _open_journal(path: Any, config: ToyConfig) -> tuple[Any, dict[tuple, dict[str, Any]]]:
+    """Open (or start) the journal of a run; return it with the evaluations it holds.
+
+    The first line records the configuration; a journal written for another
+    configuration is refused rather than mixed in.
+    """
+    from .io import Journal
+
+    journal = Journal(path)
+    want = _config_key(config)
+    if len(journal) == 0:
+        journal.append({"kind": "header", "experiment": "toy", "config": want})
+        return journal, {}
+    head = journal.records[0]
+    if head.get("kind") != "header" or head.get("experiment") != "toy":
+        raise InvalidInputError(f"`journal` {str(path)!r} is not a journal of a toy run")
+    if head.get("config") != want:
+        raise InvalidInputError(
+            f"`journal` {str(path)!r} was written for another configuration; delete it "
+            "(or pass --overwrite) to start afresh"
+        )
+    done = {tuple(r["key"]): r["record"] for r in journal.records[1:]
+            if r.get("kind") == "eval"}
+    return journal, done
+
+
+#: fields of :func:`evaluate_embedding` not stored for random toys (the
+#: embedding is: everything else can be recomputed from it)
+_RANDOM_DROP = frozenset({"fstar_aligned", "fhaus", "center", "hard_pos", "hard_neg",
+                          "fstar_hard_pos", "fstar_hard_neg"})
+
+
+def _layout_name(labels: Sequence[int]) -> str:
+    return "".join(str(int(v)) for v in labels)
+
+
+def _random_embedding(config: ToyConfig, i: int) -> tuple[np.ndarray, tuple[int, ...], float]:
+    n_lay = len(config.random_layouts)
+    lay = config.random_layouts[i % n_lay]
+    margin = float(config.random_margins[(i // n_lay) % len(config.random_margins)])
+    E = _task_seed(config.seed, 2, i).normal(size=(config.n_points, 2))
+    return E, tuple(int(v) for v in lay), margin
+
+
+def run_toy(
+    config: ToyConfig = ToyConfig(),
+    *,
+    jobs: int = 1,
+    progress: bool = False,
+    journal: Any = None,
+) -> dict[str, Any]:
+    """Run the toy: train the scenarios, evaluate them and the random toys.
+
+    Parameters
+    ----------
+    config : ToyConfig
+        What to run.
+    jobs : int, default 1
+        Worker processes for the evaluations (seeds are keyed per task, not
+        per worker; see the module notes on reproducibility).
+    progress : bool, default False
+        Show a progress bar (tqdm, on stderr).
+    journal : path-like, optional
+        JSON-lines journal (:class:`isoapprox.io.Journal`): every finished
+        evaluation is appended and fsynced, and a rerun with the same
+        journal and configuration skips what it holds (training is cheap and
+        deterministic, so it is always redone).  The result is the same as
+        without a journal.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``journal`` was written for another configuration.
+
+    Returns
+    -------
+    dict
+        ``"trajectory"``: one record per evaluated step and scenario (the
+        fields of :func:`evaluate_embedding` plus ``scenario``, ``step``,
+        ``loss_mean_train``, ``n_active``, ``embedding``, ``distances``);
+        ``"random"``: one record per random toy; ``"scenarios"``: one summary
+        per scenario (outcome, merge events, constants along the run, the
+        steps chosen for the figures, the distance history);
+        ``"random_summary"``: the distribution of ``c`` and ``ratio_fstar``
+        over the random toys; ``"figures"``: which scenario and step the
+        figures draw (the first sequential collapse with a positive margin,
+        else the first collapse, else the first scenario) and the collapsed
+        scenarios; ``"inputs"``; ``"seconds"``.
+
+    Examples
+    --------
+    >>> cfg = SMOKE.replace(scenarios=SMOKE.scenarios[:1], n_random=0, steps=4, n_logged=2)
+    >>> out = run_toy(cfg)
+    >>> sorted(out), len(out["trajectory"]) >= 2
+    (['figures', 'inputs', 'random', 'random_summary', 'scenarios', 'seconds', 'trajectory'], True)
+    """
+    from .geometry import pairwise_distances
+    from .losses import batch_hard_loss
+
+    if not isinstance(config, ToyConfig):
+        raise TypeError(f"`config` must be a ToyConfig; got {type(config).__name__}")
+    jobs = check_int(jobs, "jobs", minimum=1)
+    t_start = time.perf_counter()
+    iu, ju = _pairs(config.n_points)
+    n_scen = len(config.scenarios)
+    bar = _progress_bar(progress, n_scen * (1 + config.n_logged) + config.n_random, "toy")
+
+    # 1. training (cheap: every step is kept)
+    trained: list[dict[str, Any]] = []
+    tasks: list[tuple] = []
+    opts = {"tol": config.tol, "n_starts": config.n_starts, "time_limit": config.time_limit}
+    for si, sc in enumerate(config.scenarios):
+        bar.set_description(f"toy: training {sc.name}")
+        tr = train_scenario(config, sc)
+        embs = tr["embeddings"]
+        ok = np.all(np.isfinite(embs), axis=(1, 2))
+        last = int(np.flatnonzero(ok)[-1]) if ok.any() else -1
+        if last < 0:
+            raise InvalidInputError(f"scenario {sc.name!r}: the network output is not finite")
+        all_steps = np.arange(last + 1)
+        D = np.array([pairwise_distances(embs[s])[iu, ju] for s in all_steps])
+        diam = D.max(axis=1)
+        thr = config.merge_rtol * diam[0]
+        pair_steps, events = merge_events(D, all_steps, thr)
+        loss_max_final = batch_hard_loss(embs[last], tr["codes"], margin=sc.margin,
+                                         reduction="max")
+        outcome = classify_run(diam, loss_max_final, collapse_rtol=config.collapse_rtol,
+                               diverged=tr["diverged"])
+        logged = logged_steps(last, config.n_logged) if last > 0 else np.array([0])
+        phases = cluster_phases(D, sep_rtol=config.sep_rtol, floor_rtol=config.floor_rtol)
+        sequential = outcome == "collapsed" and is_sequential(phases, min_gap=config.min_gap)
+        snaps = _snapshots(D, phases, events, last, outcome, config)
+        snap_steps = [sn["step"] for sn in snaps]
+        eval_steps = np.unique(np.concatenate([logged, snap_steps])).astype(int)
+        hist = logged_steps(last, config.n_history) if last > 0 else np.array([0])
+        tr.update(D=D, diam=diam, last=last, pair_steps=pair_steps, events=events,
+                  outcome=outcome, eval_steps=eval_steps, snapshots=snaps, phases=phases,
+                  sequential=sequential, history_steps=hist, loss_max_final=loss_max_final)
+        trained.append(tr)
+        for s in eval_steps:
+            tasks.append(((0, si, int(s)), embs[s], sc.labels, sc.margin,
+                          (config.seed, 1, si, int(s)), opts))
+        bar.update(1)
+    # 2. random toys
+    for i in range(config.n_random):
+        E, lay, margin = _random_embedding(config, i)
+        tasks.append(((1, i, 0), E, lay, margin, (config.seed, 3, i), opts))
+
+    bar.set_total(n_scen + len(tasks))
+    bar.set_description("toy: distances to F_TS")
+    resumed: dict[tuple, dict[str, Any]] = {}
+    record = None
+    if journal is not None:
+        jr, held = _open_journal(journal, config)
+        keys = {t[0] for t in tasks}
+        resumed = {k: v for k, v in held.items() if k in keys}
+
+        def record(key: tuple, rec: dict[str, Any]) -> None:
+            jr.append({"kind": "eval", "key": list(key), "record": rec})
+
+        if resumed:
+            bar.note(f"toy: {len(resumed)} of {len(tasks)} evaluations resumed from {journal}")
+            bar.update(len(resumed))
+    todo = [t for t in tasks if t[0] not in resumed]
+    results = {**resumed, **_map(todo, jobs, bar.update, record)}
+    bar.close()
+
+    # 3. assemble
+    trajectory: list[dict[str, Any]] = []
+    scen_summaries: list[dict[str, Any]] = []
+    for si, (sc, tr) in enumerate(zip(config.scenarios, trained, strict=True)):
+        rows = []
+        for s in tr["eval_steps"]:
+            rec = results[(0, si, int(s))]
+            row = {
+                "part": "trajectory",
+                "scenario": sc.name,
+                "step": int(s),
+                "margin": sc.margin,
+                "labels": list(sc.labels),
+                "loss_mean_train": float(tr["loss_mean"][s]),
+                "n_active": int(tr["n_active"][s]),
+                "embedding": tr["embeddings"][s].tolist(),
+                "distances": tr["D"][s].tolist(),
+                **rec,
+            }
+            rows.append(row)
+        trajectory.extend(rows)
+        scen_summaries.append(_scenario_summary(config, sc, tr, rows))
+    random_rows: list[dict[str, Any]] = []
+    for i in range(config.n_random):
+        E, lay, margin = _random_embedding(config, i)
+        rec = results[(1, i, 0)]
+        slim = {k: v for k, v in rec.items() if k not in _RANDOM_DROP}
+        random_rows.append({"part": "random", "index": i, "labels": list(lay),
+                            "layout": _layout_name(lay), "margin": margin,
+                            "embedding": E.tolist(), **slim})
+    collapsed = [s["name"] for s in scen_summaries if s["outcome"] == "collapsed"]
+    seq = [s["name"] for s in scen_summaries
+           if s["outcome"] == "collapsed" and s["sequential"] and s["margin"] > 0]
+    example = (seq or collapsed or [scen_summaries[0]["name"]])[0]
+    figures = {
+        "example_scenario": example,
+        "example_step": next(s["example_step"] for s in scen_summaries if s["name"] == example),
+        "collapse_scenarios": collapsed,
+    }
+    return {
+        "inputs": toy_inputs(config).tolist(),
+        "figures": figures,
+        "trajectory": trajectory,
+        "random": random_rows,
+        "scenarios": scen_summaries,
+        "random_summary": summarize_random(random_rows),
+        "seconds": time.perf_counter() - t_start,
+    }
+
+
+def _snapshots(D: np.ndarray, phases: list[dict[str, Any]], events: list[tuple[int, int]],
+               last: int, outcome: str, config: ToyConfig
+               ) -> list[dict[str, Any]]:
+    """Steps drawn in the collapse figure, with their clusters.
+
+    A collapse is shown at step 0, at the clearest moment of each clean
+    ``k``-cluster stage (see :func:`cluster_phases`) and at the first step
+    at which every pair stays merged (or the end); any other run at step 0,
+    at its merge events (at most four) and at the end.
+    """
+    N = config.n_points
+    d0 = float(D[0].max())
+    thr = config.merge_rtol * d0
+    snaps = [{"step": 0, "clusters": [[i] for i in range(N)]}]
+    if outcome == "collapsed":
+        H = linkage_heights(D)
+        for ph in phases:
+            if ph["gap"] < config.min_gap:
+                continue
+            s = ph["step"]
+            cut = 0.5 * (H[s, N - 1 - ph["k"]] + H[s, N - ph["k"]])
+            snaps.append({"step": s, "clusters": _clusters(D[s], cut, N)})
+        end = events[-1][0] if events and events[-1][1] == 1 else last
+        snaps.append({"step": int(end), "clusters": _clusters(D[end], thr, N)})
+    else:
+        ev = [s for s, _ in events if 0 < s < last]
+        if len(ev) > 4:
+            idx = np.unique(np.rint(np.linspace(0, len(ev) - 1, 4)).astype(int))
+            ev = [ev[k] for k in idx]
+        for s in [*ev, last]:
+            snaps.append({"step": int(s), "clusters": _clusters(D[s], thr, N)})
+    seen: set[int] = set()
+    out = []
+    for sn in sorted(snaps, key=lambda x: x["step"]):
+        if sn["step"] not in seen:
+            seen.add(sn["step"])
+            out.append(sn)
+    return out
+
+
+def _clusters(distances: np.ndarray, threshold: float, N: int) -> list[list[int]]:
+    """Groups of points linked by distances at most ``threshold`` (single linkage)."""
+    iu, ju = _pairs(N)
+    parent = list(range(N))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    for k in np.flatnonzero(np.asarray(distances) <= threshold):
+        a, b = find(int(iu[k])), find(int(ju[k]))
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(N):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values())
+
+
+def _example_step(config: ToyConfig, rows: Sequence[dict[str, Any]]) -> int:
+    """``config.example_step``, else the evaluated step farthest from ``F_TS`` (largest d_iso)."""
+    if config.example_step is not None:
+        steps = [r["step"] for r in rows]
+        return int(min(steps, key=lambda s: abs(s - config.example_step)))
+    return int(max(rows, key=lambda r: (r["d_iso"], -r["step"]))["step"])
+
+
+def _stats(values: Iterable[float | None]) -> dict[str, Any]:
+    v = np.array([x for x in values if x is not None], dtype=float)
+    if v.size == 0:
+        return {"n": 0, "min": None, "q05": None, "q25": None, "median": None, "q75": None,
+                "q95": None, "max": None, "mean": None}
+    q = np.quantile(v, [0.05, 0.25, 0.5, 0.75, 0.95])
+    return {"n": int(v.size), "min": float(v.min()), "q05": float(q[0]), "q25": float(q[1]),
+            "median": float(q[2]), "q75": float(q[3]), "q95": float(q[4]),
+            "max": float(v.max()), "mean": float(v.mean())}
+
+
+def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
+                      rows: list[dict[str, Any]]) -> dict[str, Any]:
+    cs = [r["c"] for r in rows if r["c"] is not None]
+    rf = [r["ratio_fstar"] for r in rows if r["ratio_fstar"] is not None]
+    last = tr["last"]
+    hist = tr["history_steps"]
+    final = rows[-1]
+    k_cmax = int(np.argmax(cs)) if cs else None
+    defined = [r for r in rows if r["c"] is not None]
+    n_classes = len(set(sc.labels))
+    return {
+        "name": sc.name,
+        "description": sc.description,
+        "labels": list(sc.labels),
+        "margin": sc.margin,
+        "lr": sc.lr,
+        "init_seed": sc.init_seed,
+        "n_classes": n_classes,
+        "outcome": tr["outcome"],
+        "sequential": tr["sequential"],
+        "cluster_phases": tr["phases"],
+        "n_merge_events": len(tr["events"]),
+        "merge_events": [list(e) for e in tr["events"]],
+        "pair_merge_steps": tr["pair_steps"],
+        "merge_threshold": config.merge_rtol * float(tr["diam"][0]),
+        "steps_run": last,
+        "diverged": tr["diverged"],
+        "initial_diameter": float(tr["diam"][0]),
+        "final_diameter": float(tr["diam"][last]),
+        "final_loss_mean": float(tr["loss_mean"][last]),
+        "final_loss_max": float(tr["loss_max_final"]),
+        "final_d_iso": final["d_iso"],
+        "final_d_haus": final["d_haus"],
+        "final_fstar_kind": final["fstar_kind"],
+        "c_max": max(cs) if cs else None,
+        "c_max_step": int(defined[k_cmax]["step"]) if cs else None,
+        "c_min": min(cs) if cs else None,
+        "c_final": final["c"],
+        "c_median": float(np.median(cs)) if cs else None,
+        "ratio_fstar_max": max(rf) if rf else None,
+        "ratio_fstar_min": min(rf) if rf else None,
+        "ratio_fstar_final": final["ratio_fstar"],
+        "n_evaluated": len(rows),
+        "n_uncertified": sum(not (r["iso_certified"] and r["haus_certified"]) for r in rows),
+        "n_half_violated": sum(r["half_holds"] is False for r in rows),
+        "n_loss_upper_failed": sum(r["loss_upper_holds"] is False for r in rows),
+        "snapshot_steps": [int(sn["step"]) for sn in tr["snapshots"]],
+        "snapshot_clusters": [sn["clusters"] for sn in tr["snapshots"]],
+        "example_step": _example_step(config, rows),
+        "history": {
+            "step": [int(s) for s in hist],
+            "loss_mean": [float(tr["loss_mean"][s]) for s in hist],
+            "diameter": [float(tr["diam"][s]) for s in hist],
+            "distances": [tr["D"][s].tolist() for s in hist],
+            "linkage": linkage_heights(tr["D"][hist]).tolist(),
+            "pairs": [[int(i), int(j)] for i, j in zip(*_pairs(config.n_points), strict=True)],
+        },
+    }
+
+
+def summarize_random(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Distribution of ``c`` and ``ratio_fstar`` over random toys, overall and by group.
+
+    Returns
+    -------
+    dict
+        ``"all"`` and ``"by_margin"`` / ``"by_layout"`` groups, each with
+        ``n``, ``n_separated`` (``c`` undefined), ``n_uncertified``, the
+        statistics of ``c`` and ``ratio_fstar`` (``min``, quantiles,
+        ``median``, ``max``, ``mean``), the share of ``c <= 0.53`` and the
+        smallest certified lower end ``c_lower``.
+    """
+
+    def group(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        defined = [r for r in rs if r["c"] is not None]
+        lows = [r["c_lower"] for r in defined if r["c_lower"] is not None]
+        return {
+            "n": len(rs),
+            "n_separated": sum(r["c"] is None for r in rs),
+            "n_uncertified": sum(not (r["iso_certified"] and r["haus_certified"]) for r in rs),
+            "c": _stats(r["c"] for r in defined),
+            "ratio_fstar": _stats(r["ratio_fstar"] for r in defined),
+            "share_c_at_most_paper": (sum(r["c"] <= PAPER_C for r in defined) / len(defined)
+                                      if defined else None),
+            "min_c_lower": min(lows) if lows else None,
+            "n_half_violated": sum(r["half_holds"] is False for r in rs),
+        }
+
+    out: dict[str, Any] = {"all": group(rows), "by_margin": {}, "by_layout": {}}
+    for m in sorted({r["margin"] for r in rows}):
+        out["by_margin"][f"{m:g}"] = group([r for r in rows if r["margin"] == m])
+    for lay in sorted({r["layout"] for r in rows}):
+        out["by_layout"][lay] = group([r for r in rows if r["layout"] == lay])
+    out["paper_c"] = PAPER_C
+    out["floor"] = 0.5
+    out["jung_plane"] = JUNG_PLANE
+    return out
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        logger.info(text)
+
+    def set_description(self, text: str) -> None:
+        pass
+
+    def set_total(self, total: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(enabled: bool, total: int, desc: str):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return _NoBar()
+    import sys
+
+    class _Bar(tqdm):
+        def set_total(self, total: int) -> None:
+            self.total = total
+            self.refresh()
+
+        def note(self, text: str) -> None:
+            """A message above the bar (a log line would be drawn into it)."""
+            self.write(text, file=sys.stderr)
+
+    return _Bar(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
+
+
+def write_toy_results(path: Any, config: ToyConfig, result: dict[str, Any], *,
+                      jobs: int = 1) -> Any:
+    """Write :func:`run_toy`'s result as a results document (JSON + CSV).
+
+    The records are the trajectory rows followed by the random-toy rows
+    (field ``part`` tells them apart); the scenario summaries, the random
+    summary, the inputs and the figure choices are top-level fields.
+
+    Returns
+    -------
+    pathlib.Path
+        The JSON path.
+    """
+    from .io import write_results
+
+    return write_results(
+        path,
+        experiment="toy",
+        config=config.to_dict(),
+        records=result["trajectory"] + result["random"],
+        seed=config.seed,
+        extra={
+            "inputs": result["inputs"],
+            "figures": result["figures"],
+            "scenarios": result["scenarios"],
+            "random_summary": result["random_summary"],
+            "seconds": result["seconds"],
+            "jobs": jobs,
+        },
+    )
+
+
+# ---------------------------------------------------------------------------
+# text summary
+# ---------------------------------------------------------------------------
+
+
+def _fmt(x: float | None, spec: str = ".3g") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def format_summary(result: dict[str, Any]) -> str:
+    """A short plain-text summary of :func:`run_toy`'s result (or a results document).
+
+    Parameters
+    ----------
+    result : dict
+        With ``"scenarios"`` and ``"random_summary"`` (as returned by
+        :func:`run_toy` or stored in the results file).
+
+    Returns
+    -------
+    str
+    """
+    lines = []
+    head = ("scenario", "margin", "lr", "outcome", "merges (step: clusters left)",
+            "diam 0 -> end", "loss end", "c max / end", "d_haus(f,f*)/d_iso max")
+    rows = [head]
+    for s in result["scenarios"]:
+        merges = " ".join(f"{st}:{k}" for st, k in s["merge_events"]) or "none"
+        outcome = s["outcome"] + (" (sequential)" if s.get("sequential") else "")
+        rows.append((
+            s["name"], f"{s['margin']:g}", f"{s['lr']:g}", outcome, merges,
+            f"{s['initial_diameter']:.3g} -> {s['final_diameter']:.3g}",
+            f"{s['final_loss_mean']:.4g}",
+            f"{_fmt(s['c_max'])} / {_fmt(s['c_final'])}",
+            _fmt(s["ratio_fstar_max"]),
+        ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    for r in rows:
+        lines.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
+    rs = result.get("random_summary") or {}
+    a = rs.get("all")
+    lines.append("")
+    lines.append("empirical constant c = d_haus(f, F_TS) / d_iso(f, F_TS): floor 1/2, "
+                 f"the paper reports {PAPER_C}")
+    for s in result["scenarios"]:
+        if s["c_max"] is not None:
+            lines.append(f"  {s['name']:<9s} along the run: max {s['c_max']:.3f} (step "
+                         f"{s['c_max_step']}), median {s['c_median']:.3f}, "
+                         f"end {_fmt(s['c_final'], '.3f')}")
+    if a and a["c"]["n"]:
+        c = a["c"]
+        margins = ", ".join(rs.get("by_margin", {}))
+        lines.append(
+            f"  random toys ({a['n']}: {len(rs.get('by_layout', {}))} label layouts, margins "
+            f"{margins}; {a['n_separated']} already separated): min {c['min']:.3f}, median "
+            f"{c['median']:.3f}, max {c['max']:.3f}; {100 * a['share_c_at_most_paper']:.0f}% "
+            f"have c <= {PAPER_C}")
+        rf = a["ratio_fstar"]
+        lines.append(f"  d_haus(f, f*) / d_iso over the random toys: min {rf['min']:.3f}, median "
+                     f"{rf['median']:.3f}, max {rf['max']:.3f}")
+        if a["n_uncertified"]:
+            lines.append(f"  ({a['n_uncertified']} of {a['n']} brackets not closed to the "
+                         "tolerance; their c is reported with its bracket)")
+    return "\n".join(lines)

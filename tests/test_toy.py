@@ -1,0 +1,405 @@
+"""The toy system (:mod:`isoapprox.toy`): helpers against brute force, the
+certified constant, determinism, resuming, and what the default scenarios do."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from isoapprox import toy
+from isoapprox.exceptions import InvalidInputError
+from isoapprox.geometry import pairwise_distances
+from isoapprox.losses import is_triplet_separated
+from isoapprox.metrics import isometric_error
+
+from .conftest import BRACKET_RTOL
+
+#: a configuration small enough for the default test run (one scenario,
+#: a few evaluated steps, three random toys)
+TINY = toy.SMOKE.replace(scenarios=toy.SMOKE.scenarios[:1], steps=30, n_logged=4,
+                         n_history=10, n_random=3, n_starts=3)
+
+#: the fields a run stores per record that change from run to run (timings)
+TIMING = ("seconds",)
+
+
+#: two runs of the same configuration agree to rounding: the solvers inside
+#: :func:`isoapprox.nearest_ideal` may take another summation order on a
+#: process's first call (seen: 1e-13 relative on d_haus); anything larger is a bug
+RERUN_RTOL = 1e-9
+
+
+def _strip(records):
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in records]
+
+
+#: two certified values of one distance lie within the requested relative gap
+#: ``tol`` above the same minimum, so they differ by at most that gap (a ratio of
+#: two such values by at most twice it)
+CERT_RTOL = 1.01 * TINY.tol
+
+#: what must agree exactly (to rounding) between two runs of one configuration
+EXACT = ("step", "embedding", "labels", "margin", "loss_max", "loss_mean", "diameter",
+         "radius", "separated")
+
+
+def _assert_runs_agree(rows_a, rows_b):
+    """Two runs of one configuration measure the same thing.
+
+    A certified distance agrees to rounding.  An uncertified one may not: which
+    local optimum and which lower-bound methods a solve reaches depends on the
+    path it took (a process's first call may sum in another order, and f* is only
+    *a* minimiser), but both brackets enclose the same true value, so they overlap.
+    f* itself, d_haus(E, f*) and ratio_fstar may differ when the minimiser is not
+    unique (seen between serial and worker runs).
+    """
+    assert len(rows_a) == len(rows_b)
+    for a, b in zip(rows_a, rows_b, strict=True):
+        _assert_same({k: a[k] for k in EXACT if k in a}, {k: b[k] for k in EXACT if k in b})
+        for name, cert in (("d_iso", "iso_certified"), ("d_haus", "haus_certified")):
+            tol = BRACKET_RTOL * max(1.0, a["diameter"])
+            assert max(a[f"{name}_lower"], b[f"{name}_lower"]) \
+                <= min(a[f"{name}_upper"], b[f"{name}_upper"]) + tol, name
+            if a[cert] and b[cert]:
+                assert b[name] == pytest.approx(a[name], rel=CERT_RTOL, abs=tol), name
+        assert (a["c"] is None) == (b["c"] is None)
+        if a["c"] is not None:
+            assert max(a["c_lower"], b["c_lower"]) <= min(a["c_upper"], b["c_upper"]) \
+                * (1 + BRACKET_RTOL)
+            if a["iso_certified"] and b["iso_certified"] and a["haus_certified"] \
+                    and b["haus_certified"]:
+                assert b["c"] == pytest.approx(a["c"], rel=2 * CERT_RTOL)
+
+
+def _assert_same(a, b, path="records"):
+    """Equal structure, equal ints/strings/bools/None, floats to RERUN_RTOL."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), path
+        for k in a:
+            _assert_same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and not isinstance(b, bool):
+        assert b == pytest.approx(a, rel=RERUN_RTOL, abs=RERUN_RTOL), path
+    else:
+        assert type(a) is type(b) and a == b, path
+
+
+@pytest.fixture(scope="module")
+def tiny_run():
+    return toy.run_toy(TINY)
+
+
+# ---------------------------------------------------------------------------
+# helpers against brute force
+# ---------------------------------------------------------------------------
+
+
+def _brute_heights(D_row: np.ndarray, N: int) -> list[float]:
+    """Single-linkage heights by repeated search for the closest pair of clusters."""
+    iu, ju = np.triu_indices(N, 1)
+    full = np.zeros((N, N))
+    full[iu, ju] = D_row
+    full = full + full.T
+    clusters = [{i} for i in range(N)]
+    out = []
+    while len(clusters) > 1:
+        best = (math.inf, 0, 0)
+        for a in range(len(clusters)):
+            for b in range(a + 1, len(clusters)):
+                d = min(full[i, j] for i in clusters[a] for j in clusters[b])
+                best = min(best, (d, a, b))
+        d, a, b = best
+        out.append(d)
+        clusters[a] |= clusters[b]
+        del clusters[b]
+    return out
+
+
+def test_linkage_heights_match_brute_force_and_scipy(rng):
+    from scipy.cluster.hierarchy import linkage
+
+    for N in (2, 3, 5, 7):
+        D = np.array([pairwise_distances(rng.normal(size=(N, 2)))[np.triu_indices(N, 1)]
+                      for _ in range(6)])
+        H = toy.linkage_heights(D)
+        assert H.shape == (6, N - 1)
+        for t in range(6):
+            np.testing.assert_allclose(H[t], _brute_heights(D[t], N), rtol=0, atol=0)
+            np.testing.assert_allclose(H[t], np.sort(linkage(D[t], "single")[:, 2]),
+                                       rtol=0, atol=0)
+
+
+def _brute_merges(D: np.ndarray, steps: np.ndarray, thr: float):
+    T, M = D.shape
+    pair_steps = []
+    for k in range(M):
+        s = None
+        for t in range(T - 1, -1, -1):
+            if D[t, k] <= thr:
+                s = int(steps[t])
+            else:
+                break
+        pair_steps.append(s)
+    return pair_steps
+
+
+def test_merge_events_match_brute_force(rng):
+    N = 5
+    M = N * (N - 1) // 2
+    for _ in range(20):
+        # distances that fall below the threshold at random times, with relapses
+        D = rng.uniform(0.0, 2.0, size=(12, M))
+        D[rng.uniform(size=D.shape) < 0.4] = 0.0
+        steps = np.cumsum(rng.integers(1, 5, size=12))
+        pair_steps, events = toy.merge_events(D, steps, 0.1)
+        assert pair_steps == _brute_merges(D, steps, 0.1)
+        # cluster counts: connected components of the pairs merged by each event step
+        iu, ju = np.triu_indices(N, 1)
+        for s, k in events:
+            merged = [(iu[p], ju[p]) for p, ps in enumerate(pair_steps) if ps is not None
+                      and ps <= s]
+            from scipy.sparse import coo_matrix
+            from scipy.sparse.csgraph import connected_components
+
+            A = coo_matrix((np.ones(len(merged)), ([a for a, _ in merged],
+                                                   [b for _, b in merged])), shape=(N, N))
+            assert connected_components(A, directed=False)[0] == k
+        assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(events[:-1], events[1:],
+                                                                 strict=True))
+
+
+def test_logged_steps_and_classify():
+    s = toy.logged_steps(3000, 28)
+    assert s[0] == 0 and s[-1] == 3000 and np.all(np.diff(s) > 0)
+    assert toy.logged_steps(1, 5).tolist() == [0, 1]
+    assert toy.classify_run(np.array([1.0, np.nan]), 0.0, collapse_rtol=1e-3) == "diverged"
+    assert toy.classify_run(np.array([1.0, 0.5]), 0.2, collapse_rtol=1e-3) == "neither"
+    # a collapse is a collapse even with zero loss (margin 0)
+    assert toy.classify_run(np.array([1.0, 1e-4]), 0.0, collapse_rtol=1e-3) == "collapsed"
+
+
+def test_cluster_phases_on_a_planted_sequential_collapse():
+    # five points on a line; pairs merge one after another at steps 10, 20, 30, 40
+    N, T = 5, 50
+    X = np.zeros((T, N))
+    for t in range(T):
+        x = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+        for j, s in enumerate((10, 20, 30, 40)):
+            if t >= s:
+                x[j + 1:] -= x[j + 1] - x[j]   # point j+1 joins point j
+        X[t] = x
+    D = np.array([np.abs(X[t][:, None] - X[t][None, :])[np.triu_indices(N, 1)]
+                  for t in range(T)])
+    phases = toy.cluster_phases(D)
+    assert [p["k"] for p in phases] == [4, 3, 2]
+    assert [p["step"] for p in phases] == [10, 20, 30]
+    assert toy.is_sequential(phases)
+    # all at once: no clean intermediate stage
+    D2 = D.copy()
+    D2[10:] = 0.0
+    assert not toy.is_sequential(toy.cluster_phases(D2))
+
+
+# ---------------------------------------------------------------------------
+# one embedding: certified brackets and independent feasible points
+# ---------------------------------------------------------------------------
+
+
+def _class_collapsed_ideal(y: np.ndarray, margin: float) -> np.ndarray:
+    """A triplet-separated embedding: each class at one point of a line, spaced margin + 1."""
+    return np.stack([(1.0 + margin) * y.astype(float), np.zeros(y.size)], axis=1)
+
+
+@pytest.mark.parametrize("margin", [0.0, 1.0])
+def test_evaluate_embedding_brackets_hold(rng, margin):
+    y = np.array([0, 0, 0, 1, 1])
+    for _ in range(2):
+        E = rng.normal(size=(5, 2))
+        rec = toy.evaluate_embedding(E, y, margin=margin, rng=rng, n_starts=3)
+        tol = BRACKET_RTOL * max(1.0, rec["diameter"])
+        for name in ("d_iso", "d_haus", "d_haus_fstar", "theta"):
+            assert rec[f"{name}_lower"] - tol <= rec[name] <= rec[f"{name}_upper"] + tol, name
+        # c is a certified bracket that contains its value, never below the floor 1/2
+        assert rec["c_lower"] <= rec["c"] <= rec["c_upper"]
+        assert rec["c_upper"] >= 0.5 - BRACKET_RTOL
+        assert rec["c"] == pytest.approx(rec["d_haus"] / rec["d_iso"], rel=1e-12)
+        # f* is re-scored: it is triplet-separated and attains d_iso
+        fstar = np.array(rec["fstar"])
+        assert is_triplet_separated(fstar, y, margin=margin, atol=1e-7)
+        assert isometric_error(E, fstar) == pytest.approx(rec["d_iso"], rel=1e-9, abs=tol)
+        i, j = rec["iso_pair"]
+        assert abs(np.linalg.norm(E[i] - E[j]) - np.linalg.norm(fstar[i] - fstar[j])) \
+            == pytest.approx(rec["d_iso"], rel=1e-9, abs=tol)
+        # lower ends hold against an independent ideal embedding g
+        g = _class_collapsed_ideal(y, margin)
+        assert is_triplet_separated(g, y, margin=margin)
+        assert rec["d_iso_lower"] <= isometric_error(E, g) + tol
+        shift = (g - E).mean(axis=0)   # the translation-only isometry E -> g
+        assert rec["d_haus_lower"] <= np.linalg.norm(E + shift - g, axis=1).max() + tol
+        if margin == 0.0:   # the collapsed embedding is ideal: d_iso <= diam, d_haus <= R
+            assert rec["d_iso_lower"] <= rec["diameter"] + tol
+            assert rec["d_haus_lower"] <= rec["radius"] + tol
+        # statement 2's floor, checked on certified ends
+        assert 0.5 * rec["d_iso_lower"] <= rec["d_haus_upper"] + tol
+        assert rec["half_holds"] is not False
+
+
+def test_evaluate_embedding_separated_has_no_constant():
+    y = np.array([0, 0, 0, 1, 1])
+    E = _class_collapsed_ideal(y, 1.0) + np.array([[0.0, 0.01], [0.0, -0.01], [0.0, 0.0],
+                                                   [0.0, 0.01], [0.0, -0.01]])
+    rec = toy.evaluate_embedding(E, y, margin=1.0, rng=0, n_starts=2)
+    assert rec["separated"] and rec["d_iso"] == 0.0
+    assert rec["c"] is None and rec["c_lower"] is None and rec["ratio_fstar"] is None
+
+
+def test_evaluate_embedding_errors():
+    with pytest.raises(InvalidInputError, match="margin"):
+        toy.evaluate_embedding(np.zeros((5, 2)), [0, 0, 0, 1, 1], margin=-1.0)
+    with pytest.raises(InvalidInputError, match="triplet"):
+        toy.evaluate_embedding(np.zeros((5, 2)), [0, 1, 2, 3, 4], margin=0.0)
+
+
+# ---------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------
+
+
+def test_run_structure_and_constant(tiny_run):
+    out = tiny_run
+    assert set(out) == {"figures", "inputs", "random", "random_summary", "scenarios",
+                        "seconds", "trajectory"}
+    assert np.asarray(out["inputs"]).shape == (5, 2)
+    (summary,) = out["scenarios"]
+    assert summary["name"] == "collapse" and summary["steps_run"] == TINY.steps
+    steps = [r["step"] for r in out["trajectory"]]
+    assert steps == sorted(steps) and steps[0] == 0 and steps[-1] == TINY.steps
+    assert len(out["random"]) == TINY.n_random
+    for r in out["trajectory"] + out["random"]:
+        if r["c"] is not None:
+            assert r["c_lower"] <= r["c"] <= r["c_upper"]
+            assert r["c_upper"] >= 0.5 - BRACKET_RTOL
+    # the summaries are the statistics of the records (measured, never set)
+    cs = [r["c"] for r in out["trajectory"] if r["c"] is not None]
+    assert summary["c_max"] == max(cs) and summary["c_min"] == min(cs)
+    rc = [r["c"] for r in out["random"] if r["c"] is not None]
+    rs = out["random_summary"]["all"]
+    assert rs["c"]["min"] == min(rc) and rs["c"]["max"] == max(rc)
+    assert rs["c"]["median"] == pytest.approx(float(np.median(rc)), rel=1e-15)
+    assert rs["share_c_at_most_paper"] == sum(c <= toy.PAPER_C for c in rc) / len(rc)
+    # the embeddings stored are the trained ones
+    tr = toy.train_scenario(TINY, TINY.scenarios[0])
+    for r in out["trajectory"]:
+        np.testing.assert_array_equal(np.array(r["embedding"]), tr["embeddings"][r["step"]])
+
+
+def test_run_is_deterministic(tiny_run):
+    again = toy.run_toy(TINY)
+    _assert_runs_agree(again["trajectory"], tiny_run["trajectory"])
+    _assert_runs_agree(again["random"], tiny_run["random"])
+    # training and everything derived from it alone is exactly reproducible
+    derived = ("outcome", "sequential", "merge_events", "pair_merge_steps", "snapshot_steps",
+               "snapshot_clusters", "history", "initial_diameter", "final_diameter",
+               "final_loss_mean", "final_loss_max", "n_evaluated")
+    for s1, s2 in zip(again["scenarios"], tiny_run["scenarios"], strict=True):
+        assert {k: s1[k] for k in derived} == {k: s2[k] for k in derived}
+
+
+def test_journal_resumes_to_the_same_result(tiny_run, tmp_path):
+    path = tmp_path / "toy.journal.partial"
+    full = toy.run_toy(TINY, journal=path)
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["kind"] == "header"
+    n_eval = len(lines) - 1
+    assert n_eval == len(full["trajectory"]) + len(full["random"])
+    # interrupted after half of the evaluations, with a torn last line
+    path.write_text("\n".join(lines[: 1 + n_eval // 2]) + "\n" + lines[-1][:20])
+    resumed = toy.run_toy(TINY, journal=path)
+    _assert_runs_agree(resumed["trajectory"], tiny_run["trajectory"])
+    _assert_runs_agree(resumed["random"], tiny_run["random"])
+    # the records read back from the journal are exactly the ones it was given
+    assert _strip(resumed["random"]) == _strip(full["random"])
+    assert len(path.read_text().splitlines()) == 1 + n_eval
+
+
+def test_journal_of_another_configuration_is_refused(tmp_path):
+    path = tmp_path / "j.partial"
+    cfg = TINY.replace(n_random=0, steps=3, n_logged=2)
+    toy.run_toy(cfg, journal=path)
+    with pytest.raises(InvalidInputError, match="another configuration"):
+        toy.run_toy(cfg.replace(steps=4), journal=path)
+    path.write_text('{"kind": "eval", "key": [0, 0, 0], "record": {}}\n')
+    with pytest.raises(InvalidInputError, match="not a journal of a toy run"):
+        toy.run_toy(cfg, journal=path)
+
+
+def test_write_results_contents(tiny_run, tmp_path):
+    from isoapprox.io import read_results
+
+    path = toy.write_toy_results(tmp_path / "toy.json", TINY, tiny_run, jobs=1)
+    doc = read_results(path)
+    assert doc["experiment"] == "toy" and doc["seed"] == TINY.seed
+    assert doc["config"]["steps"] == TINY.steps
+    assert doc["config"]["scenarios"][0]["name"] == "collapse"
+    assert doc["provenance"]["numpy"] == np.__version__
+    assert {"isoapprox", "python"} <= set(doc["provenance"])
+    assert len(doc["records"]) == len(tiny_run["trajectory"]) + len(tiny_run["random"])
+    assert doc["random_summary"]["paper_c"] == toy.PAPER_C
+    assert (tmp_path / "toy.csv").stat().st_size > 0
+    text = toy.format_summary(doc)
+    assert f"{tiny_run['scenarios'][0]['c_max']:.3f}" in text
+
+
+def test_config_errors():
+    with pytest.raises(InvalidInputError, match="steps"):
+        toy.ToyConfig(steps=0)
+    with pytest.raises(InvalidInputError, match="distinct names"):
+        toy.ToyConfig(scenarios=toy.DEFAULT_SCENARIOS[:1] * 2)
+    with pytest.raises(InvalidInputError, match="n_points = 5"):
+        toy.ToyConfig(scenarios=(toy.Scenario("a", (0, 0, 1, 1), 1.0, 0.1, 0),))
+    with pytest.raises(InvalidInputError, match="activation"):
+        toy.ToyConfig(activation="gelu")
+    with pytest.raises(InvalidInputError, match="random_layouts"):
+        toy.ToyConfig(random_layouts=((0, 0, 1),))
+    with pytest.raises(InvalidInputError, match="at least one Scenario"):
+        toy.ToyConfig(scenarios=())
+    with pytest.raises(TypeError, match="ToyConfig"):
+        toy.run_toy({"steps": 3})
+    cfg = toy.ToyConfig().with_margin(0.5)
+    assert [s.margin for s in cfg.scenarios] == [0.5, 0.5, 0.0]
+
+
+def test_default_scenarios_do_what_they_say():
+    """Training only (cheap): the run called 'collapse' collapses one point after
+    another, 'separate' reaches zero loss with a positive diameter, 'margin0' collapses."""
+    from isoapprox.losses import batch_hard_loss
+
+    cfg = toy.ToyConfig()
+    outcomes = {}
+    for sc in cfg.scenarios:
+        tr = toy.train_scenario(cfg, sc)
+        assert not tr["diverged"]
+        E = tr["embeddings"]
+        D = np.array([pairwise_distances(e)[np.triu_indices(5, 1)] for e in E])
+        diam = D.max(axis=1)
+        loss = batch_hard_loss(E[-1], tr["codes"], margin=sc.margin, reduction="max")
+        outcomes[sc.name] = toy.classify_run(diam, loss, collapse_rtol=cfg.collapse_rtol)
+        if sc.name == "collapse":
+            phases = toy.cluster_phases(D, sep_rtol=cfg.sep_rtol, floor_rtol=cfg.floor_rtol)
+            assert toy.is_sequential(phases, min_gap=cfg.min_gap)
+    assert outcomes == {"collapse": "collapsed", "separate": "separated",
+                        "margin0": "collapsed"}
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_result(tiny_run):
+    """Two spawned workers (seconds of start-up, hence slow) against the serial run."""
+    par = toy.run_toy(TINY, jobs=2)
+    _assert_runs_agree(par["trajectory"], tiny_run["trajectory"])
+    _assert_runs_agree(par["random"], tiny_run["random"])
