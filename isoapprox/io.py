@@ -88,6 +88,10 @@ def _git_commit() -> str | None:
 def provenance() -> dict[str, Any]:
     """Versions, platform and git commit to store with every result."""
     info: dict[str, Any] = {name: _version(name) for name in _VERSIONED}
+    if info.get("isoapprox") is None:  # run from a source tree, not installed
+        from . import __version__
+
+        info["isoapprox"] = __version__
     info["python"] = platform.python_version()
     info["platform"] = platform.platform()
     info["git_commit"] = _git_commit()
@@ -120,6 +124,12 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temporary file, fsync, rename)."""
     path = Path(path)
@@ -130,6 +140,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates the file with mode 0600; give the result the mode an
+        # ordinary open() would (0666 less the umask)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -213,8 +213,9 @@ class ConstantReport:
         ``d_haus(E, F_TS)`` and its bracket.
     ratio_fstar : float
         ``d_haus_isometry(E, f*) / d_iso(E, F_TS)`` with ``f*`` the
-        iso-nearest ideal embedding (the quantity the paper's toy plots as
-        ``d_haus(f_theta, f*)``); ``>= c`` up to the brackets.
+        iso-nearest ideal embedding (our reading of the quantity the paper's
+        toy figure annotates as ``d_haus(f_theta, f*)``: a reconstruction);
+        ``>= c`` up to the brackets.
     d_haus_fstar : float
         ``d_haus_isometry(E, f*)``.
     theta, theta_lower, theta_upper : float
