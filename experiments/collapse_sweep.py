@@ -21,16 +21,23 @@ set against the lower-bound curve ``D*(N/K, n, margin)``.
 Usage::
 
     python experiments/collapse_sweep.py [--jobs 2] [--out PATH] [--overwrite]
+    python experiments/collapse_sweep.py --grid bounded --figures docs/figures/sweep
     python experiments/collapse_sweep.py --smoke --out /tmp/smoke.json
 
-Results: ``experiments/results/collapse_sweep.json`` (records, histories,
-triplet diagrams, cross-check, tables, configuration, seeds, versions) and a
-CSV of the records beside it, plus ``collapse_sweep_compact.json``: the same
-tables, slim per-cell records, the cross-check slacks and the triplet
-diagrams of the figure's cells, small enough to commit; figures build from
-either (``isoapprox figures``).  Finished cells are journalled next to the
-results, so an interrupted run resumes where it stopped; ``--overwrite``
-starts afresh.
+Grids (``--grid``): ``full`` (the default: 2 data sets x 8 batch sizes x 4
+dimensions x 3 set-ups x 3 seeds, 2,000 steps; hours), ``bounded`` (4 batch
+sizes x 3 dimensions x 2 seeds, 1,000 steps; about 15 minutes of CPU; its
+compact results are committed) and ``smoke`` (seconds, run by the tests).
+
+Results: ``experiments/results/collapse_sweep[_GRID].json`` (records,
+histories, triplet diagrams, cross-check, tables, configuration, seeds,
+versions) and a CSV of the records beside it, plus ``..._compact.json``: the
+same tables, slim per-cell records, the cross-check slacks and the triplet
+diagrams of the figure's cells, small enough to commit.  Figures build from
+either (:func:`isoapprox.plotting.registry.build_figures`; ``--figures DIR``
+builds them after the run, or alone when the results exist).  Finished cells
+are journalled next to the results, so an interrupted run resumes where it
+stopped; ``--overwrite`` starts afresh.
 """
 
 from __future__ import annotations
@@ -173,6 +180,24 @@ SMOKE = Config(
 )
 
 
+#: the bounded real sweep whose results are committed (about 15 minutes of CPU on
+#: one core): fewer batch sizes, dimensions, seeds and steps than the full grid
+BOUNDED = Config(
+    batch_sizes=(4, 16, 64, 256),
+    dims=(2, 8, 32),
+    seeds=(0, 1),
+    steps=1000,
+    log_every=200,
+    crosscheck_batches=1,
+    theory_max_points=12,
+    theory_n_starts=3,
+    diagram_cell=("digits", 256, 8),
+)
+
+#: grid name -> configuration (``--grid``)
+GRIDS: dict[str, Config] = {"full": Config(), "bounded": BOUNDED, "smoke": SMOKE}
+
+
 def variant_of(record: dict[str, Any]) -> str:
     for name, fields in VARIANTS.items():
         if all(record.get(k) == v for k, v in fields.items()):
@@ -214,11 +239,56 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 "recall_at_1": stat("final_eval_recall_at_1")[0],
                 "batch_hard_active": stat("final_batch_hard_active_fraction")[0],
                 "hard_fraction": stat("heldout_final_hard_fraction")[0],
+                "diameter_ratio": stat("diameter_ratio")[0],
+                "median_ratio": stat("median_ratio")[0],
                 "collapsed": int(sum(bool(x.get("collapsed")) for x in rs)),
+                "collapsed_fraction": sum(bool(x.get("collapsed")) for x in rs) / len(rs),
                 "diverged": int(sum(bool(x.get("diverged")) for x in rs)),
             }
         )
     return rows
+
+
+def collapse_trend(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The collapse trend: per data set, variant and ratio ``N / n`` (batch size over
+    embedding dimension), over every cell and seed with that ratio: the number of
+    runs, the fraction collapsed (final held-out diameter below ``collapse_rtol``
+    of the initial one), and the mean / least final-to-initial diameter and
+    median-distance ratios."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in records:
+        key = (r["dataset"], variant_of(r), r["batch_size"] / r["embedding_dim"])
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (ds, var, ratio), rs in sorted(groups.items()):
+        d = [x["diameter_ratio"] for x in rs if x.get("diameter_ratio") is not None]
+        m = [x["median_ratio"] for x in rs if x.get("median_ratio") is not None]
+        out.append({
+            "dataset": ds, "variant": var, "batch_over_dim": ratio, "runs": len(rs),
+            "collapsed": int(sum(bool(x.get("collapsed")) for x in rs)),
+            "collapsed_fraction": sum(bool(x.get("collapsed")) for x in rs) / len(rs),
+            "diameter_ratio_mean": float(np.mean(d)) if d else None,
+            "diameter_ratio_min": float(np.min(d)) if d else None,
+            "median_ratio_mean": float(np.mean(m)) if m else None,
+            "cells": sorted({(x["batch_size"], x["embedding_dim"]) for x in rs}),
+        })
+    return out
+
+
+def format_trend(rows: Sequence[dict[str, Any]]) -> str:
+    """The collapse trend as a text table."""
+    lines = ["collapse trend against N/n (runs pooled over cells with that ratio and seeds)",
+             f"{'data set':<10s}{'variant':<25s}{'N/n':>8s}{'runs':>6s}{'collapsed':>11s}"
+             f"{'diam ratio':>12s}{'(min)':>10s}{'median ratio':>14s}"]
+    for r in rows:
+        def f(v, w):
+            return f"{v:>{w}.3g}" if v is not None else f"{'-':>{w}s}"
+        lines.append(
+            f"{r['dataset']:<10s}{r['variant']:<25s}{r['batch_over_dim']:>8.3g}{r['runs']:>6d}"
+            f"{r['collapsed']:>6d}/{r['runs']:<4d}{f(r['diameter_ratio_mean'], 12)}"
+            f"{f(r['diameter_ratio_min'], 10)}{f(r['median_ratio_mean'], 14)}"
+        )
+    return "\n".join(lines)
 
 
 def format_table(rows: Sequence[dict[str, Any]], field: str = "diameter") -> str:
@@ -350,6 +420,7 @@ def tables(config: Config, result) -> dict[str, Any]:
     return {
         "lower_bound_curves": lower_bound_curves(config, curve),
         "summary": summarize(records),
+        "trend": collapse_trend(records),
         "crosscheck_summary": crosscheck_summary(rows),
         "crosscheck_by_setup": crosscheck_summary(rows, by=("dataset", "setup")),
         "crosscheck_slacks": slack_groups(rows),
@@ -441,7 +512,15 @@ def compact_path(out: Path) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny grid (seconds)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny grid (seconds); the same as --grid smoke")
+    parser.add_argument(
+        "--grid",
+        choices=sorted(GRIDS),
+        default="full",
+        help="full (default: hours), bounded (the committed results: about 15 min "
+        "of CPU) or smoke",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -458,17 +537,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the runtime estimate only"
     )
+    parser.add_argument(
+        "--figures",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="build the figures from the compact results into DIR (when the results "
+        "exist and --overwrite is not given, only the figures are built)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
         format="%(message)s",
         stream=sys.stderr,
     )
-    config = SMOKE if args.smoke else Config()
+    grid = "smoke" if args.smoke else args.grid
+    config = GRIDS[grid]
     out = args.out or RESULTS / (
-        EXPERIMENT + ("_smoke" if args.smoke else "") + ".json"
+        EXPERIMENT + ("" if grid == "full" else "_" + grid) + ".json"
     )
     journal = out.with_suffix(".journal.partial")
+    if args.figures is not None and out.exists() and not (args.overwrite or args.dry_run):
+        return _figures(compact_path(out), args.figures, quiet=args.quiet)
     if out.exists() and not (args.overwrite or args.dry_run):
         print(
             f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
@@ -523,10 +613,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = tabs["summary"]
         print(format_table(rows, "diameter"))
         print(format_table(rows, "median_distance"))
+        print(format_trend(tabs["trend"]))
+        print()
         print(format_crosscheck(tabs["crosscheck_summary"]))
         print()
         print(format_curve(tabs["curve_summary"]))
         print(f"results: {out} (compact: {compact_path(out)})")
+    if args.figures is not None:
+        return _figures(compact_path(out), args.figures, quiet=args.quiet)
+    return 0
+
+
+def _figures(source: Path, out_dir: Path, *, quiet: bool) -> int:
+    """Build the sweep's figures from a results file (nothing is recomputed)."""
+    from isoapprox.plotting.registry import build_figures
+
+    try:
+        files = build_figures([source], out_dir)
+    except (IsoapproxError, FileNotFoundError) as exc:
+        print(f"{EXPERIMENT}: error: {exc}", file=sys.stderr)
+        return 2
+    if not quiet:
+        print(f"figures: {len(files)} files in {out_dir}")
     return 0
 
 
