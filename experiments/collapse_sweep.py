@@ -113,6 +113,7 @@ class Config:
     crosscheck_batches: int = 3
     #: the cross-check's cost cap (see isoapprox.train.theory)
     theory_max_points: int = 16
+    theory_per_class: int = 4
     theory_n_starts: int = 4
     #: the triplet-diagram figure's cells: data set, batch size, dimension
     diagram_cell: tuple[str, int, int] = ("digits", 512, 8)
@@ -136,6 +137,7 @@ class Config:
             log_every=self.log_every,
             crosscheck_batches=self.crosscheck_batches,
             theory_max_points=self.theory_max_points,
+            theory_per_class=self.theory_per_class,
             theory_n_starts=self.theory_n_starts,
         )
 
@@ -190,6 +192,7 @@ BOUNDED = Config(
     log_every=200,
     crosscheck_batches=1,
     theory_max_points=12,
+    theory_per_class=2,
     theory_n_starts=3,
     diagram_cell=("digits", 256, 8),
 )

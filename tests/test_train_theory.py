@@ -104,6 +104,22 @@ def test_sub_batch_layout_and_determinism():
     assert np.all(np.diff(a) > 0)
 
 
+def test_sub_batch_per_class_two_gives_more_classes():
+    y = np.repeat(np.arange(10), 4)
+    idx = sub_batch(y, max_points=12, per_class=2, rng=0)
+    assert np.bincount(y[idx])[np.bincount(y[idx]) > 0].tolist() == [2] * 6
+
+
+def test_config_per_class_reaches_the_callbacks():
+    cfg = TrainConfig(**{**TINY, "batch_size": 16}, theory_every=20, theory_max_points=8,
+                      theory_per_class=2)
+    r = train(cfg, seed=1)
+    last = r.history[-1]
+    assert (last["theory_sub_P"], last["theory_sub_K"], last["theory_points"]) == (4, 2, 8)
+    with pytest.raises(InvalidInputError, match="theory_per_class"):
+        TrainConfig(**TINY, theory_per_class=1)
+
+
 def test_sub_batch_small_batch_is_whole():
     y = [0, 0, 1, 1, 2]
     np.testing.assert_array_equal(sub_batch(y, max_points=8, rng=0), np.arange(5))

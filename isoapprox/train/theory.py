@@ -34,8 +34,10 @@ number of points: measured on the shared 2-core machine with
 ``solver="scipy"`` and 4 starts, 0.02-4 s per objective on trained batches
 of 12-16 points.  A batch of more than ``max_points`` (default
 :data:`MAX_POINTS` = 16) points is therefore evaluated on a seeded
-sub-batch: ``K' = min(K, 4)`` members of each of ``P' = min(P, max_points //
-K')`` classes, all drawn at random from the batch (:func:`sub_batch`).  Its
+sub-batch: ``K' = min(K, per_class)`` members (default 4) of each of ``P' =
+min(P, max_points // K')`` classes, all drawn at random from the batch
+(:func:`sub_batch`); ``per_class = 2`` gives the most classes, the regime
+``P' > n + 1`` where statement 4 says the loss stops being faithful.  Its
 values are certified *lower* bounds of the whole batch's: restricting a
 triplet-separated embedding of the batch to the sub-batch gives a
 triplet-separated embedding of the sub-batch, and a maximum over fewer pairs
@@ -444,7 +446,7 @@ class TheoryCallback:
         last step (use a multiple of ``log_every``).
     seed : SeedSequence, int or None
         Stream of the sub-batch draws and the solvers' starts.
-    max_points, n_starts, isometry_max_dim
+    max_points, per_class, n_starts, isometry_max_dim
         See :func:`batch_theory`.
 
     Notes
@@ -454,9 +456,11 @@ class TheoryCallback:
     """
 
     def __init__(self, every: int, *, seed=None, max_points: int = MAX_POINTS,
-                 n_starts: int = N_STARTS, isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
+                 per_class: int = SUB_K, n_starts: int = N_STARTS,
+                 isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
         self.every = check_int(every, "every", minimum=1)
         self.max_points = check_int(max_points, "max_points", minimum=4)
+        self.per_class = check_int(per_class, "per_class", minimum=2)
         self.n_starts = check_int(n_starts, "n_starts", minimum=1)
         self.isometry_max_dim = isometry_max_dim
         self.rng = np.random.default_rng(seed)
@@ -466,7 +470,7 @@ class TheoryCallback:
             return None
         t = batch_theory(
             state.batch_E, state.batch_y, margin=state.config.margin, rng=self.rng,
-            max_points=self.max_points, n_starts=self.n_starts,
+            max_points=self.max_points, per_class=self.per_class, n_starts=self.n_starts,
             isometry_max_dim=self.isometry_max_dim, checks=False,
         )
         return t.record("theory_")
@@ -497,14 +501,16 @@ class CrossCheckCallback:
         Batches drawn.
     seed : SeedSequence, int or None
         Stream of the batch draws, the sub-batches and the solvers' starts.
-    max_points, n_starts, isometry_max_dim
+    max_points, per_class, n_starts, isometry_max_dim
         See :func:`batch_theory`.
     """
 
     def __init__(self, n_batches: int, *, seed=None, max_points: int = MAX_POINTS,
-                 n_starts: int = N_STARTS, isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
+                 per_class: int = SUB_K, n_starts: int = N_STARTS,
+                 isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
         self.n_batches = check_int(n_batches, "n_batches", minimum=1)
         self.max_points = check_int(max_points, "max_points", minimum=4)
+        self.per_class = check_int(per_class, "per_class", minimum=2)
         self.n_starts = check_int(n_starts, "n_starts", minimum=1)
         self.isometry_max_dim = isometry_max_dim
         self.rng = np.random.default_rng(seed)
@@ -526,7 +532,7 @@ class CrossCheckCallback:
             idx = sampler.sample()
             t = batch_theory(
                 E[idx], codes[idx], margin=state.config.margin, rng=self.rng,
-                max_points=self.max_points, n_starts=self.n_starts,
+                max_points=self.max_points, per_class=self.per_class, n_starts=self.n_starts,
                 isometry_max_dim=self.isometry_max_dim, checks=True,
             )
             rec = {"batch": b, **t.record(""), "checks": t.check_records()}

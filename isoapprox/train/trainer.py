@@ -179,6 +179,9 @@ class TrainConfig:
     theory_max_points : int
         Batches larger than this are evaluated on a seeded P' x K' sub-batch
         (see :mod:`isoapprox.train.theory`).
+    theory_per_class : int
+        ``K'`` of that sub-batch at most (>= 2; fewer samples per class give
+        more classes, so ``P' > n + 1`` is reached sooner).
     theory_n_starts : int
         Local solves of each nearest-ideal computation.
     crosscheck_batches : int
@@ -224,6 +227,7 @@ class TrainConfig:
     diagram_size: int = 64
     theory_every: int = 0
     theory_max_points: int = 16
+    theory_per_class: int = 4
     theory_n_starts: int = 4
     crosscheck_batches: int = 0
 
@@ -253,6 +257,7 @@ class TrainConfig:
             )
         check_int(self.crosscheck_batches, "crosscheck_batches", minimum=0)
         check_int(self.theory_max_points, "theory_max_points", minimum=4)
+        check_int(self.theory_per_class, "theory_per_class", minimum=2)
         check_int(self.batch_size, "batch_size", minimum=4)
         if (
             self.n_train_classes >= self.n_classes
@@ -493,7 +498,8 @@ def _theory_callbacks(config: TrainConfig, theory_ss, check_ss) -> tuple:
     if config.theory_every or config.crosscheck_batches:
         from .theory import CrossCheckCallback, TheoryCallback
 
-        kw = dict(max_points=config.theory_max_points, n_starts=config.theory_n_starts)
+        kw = dict(max_points=config.theory_max_points, per_class=config.theory_per_class,
+                  n_starts=config.theory_n_starts)
         if config.theory_every:
             out.append(TheoryCallback(config.theory_every, seed=theory_ss, **kw))
         if config.crosscheck_batches:
