@@ -23,6 +23,7 @@ from isoapprox.train.theory import (
     crosscheck_rows,
     crosscheck_summary,
     curve_rows,
+    packing_diameter_bound,
     sub_batch,
 )
 
@@ -169,6 +170,42 @@ def test_batch_theory_separated_batch_is_zero():
         assert t.checks[key].holds is True, key
     # 4_collapse compares two brackets of a computed equality: at most undetermined
     assert t.checks["4_collapse"].holds is not False
+
+
+def test_near_collapse_beyond_n_plus_one_classes_certifies_statement_4():
+    """Six classes collapsed to (almost) one point in R^2: the loss is about the
+    margin, but every ideal embedding has diameter D*(6, 2, alpha) = 2 sin 72 deg
+    alpha, so d_iso is about D* > L: the conditional d_iso <= L is certified false."""
+    alpha = 0.2
+    codes = np.repeat(np.arange(6), 2)
+    E = 1e-6 * np.random.default_rng(0).normal(size=(12, 2))
+    t = batch_theory(E, codes, margin=alpha, rng=0, n_starts=3)
+    d_star = 2 * np.sin(np.radians(72)) * alpha
+    assert t.loss_max == pytest.approx(alpha, abs=1e-5)
+    assert t.d_iso_lower_source == "packing-diameter"
+    assert t.d_iso_lower == pytest.approx(d_star - t.diameter, rel=1e-9)
+    assert t.d_iso_lower <= t.d_iso <= t.d_iso_upper
+    assert t.d_iso_upper - t.d_iso_lower < 1e-3 * d_star
+    assert t.d_haus_lower >= t.d_iso_lower / 2
+    assert t.checks["3_upper"].holds is False
+    assert t.checks["3_lower"].holds is True
+    rng = np.random.default_rng(1)
+    _check_brackets(t, E, codes, alpha, rng)
+
+
+def test_packing_diameter_bound_against_feasible_points():
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        P, n = int(rng.integers(2, 7)), int(rng.integers(1, 4))
+        codes = np.r_[np.repeat(np.arange(P), 2), P]  # one singleton class
+        E = rng.normal(size=(codes.size, n)) * rng.uniform(0.01, 1.0)
+        diam = float(np.max(np.linalg.norm(E[:, None] - E[None], axis=-1)))
+        bound, _ = packing_diameter_bound(codes, n, 0.5, diam)
+        for F in _feasible_points(E, codes, 0.5, rng, count=4):
+            assert bound <= isometric_error(E, F) + RESCORE_TOL, trial
+    # no bound without a margin, or with fewer than two classes
+    assert packing_diameter_bound(np.array([0, 0, 1, 1]), 2, 0.0, 0.0) == (0.0, "solver")
+    assert packing_diameter_bound(np.array([0, 0, 1, 1]), 2, 1.0, 5.0, 0.3) == (0.3, "solver")
 
 
 def test_batch_theory_sub_batch_is_a_lower_bound():

@@ -47,6 +47,19 @@ computed on the whole batch (``full_*`` fields).  The isometry-mode
 Hausdorff distance (a minimax Procrustes problem, seconds in ``n = 32``) is
 evaluated only for ``n <= isometry_max_dim`` (default 8).
 
+Lower bounds
+------------
+The solvers' lower bounds (half the loss, small sub-problems, relaxations;
+``solver="scipy"`` runs the cheap ones) are sharpened by two proven bounds:
+``d_iso >= D*_lower(P_eff, n, alpha) - diam(E)``
+(:func:`packing_diameter_bound`: a triplet-separated embedding has classes
+``alpha`` apart, so its diameter is at least ``D*``) and ``d_haus >= d_iso /
+2``.  The first certifies, on (nearly) collapsed batches with more than ``n
++ 1`` classes, that ``d_iso`` is about ``D* > L``: statement 4's
+prediction, and a certified failure of the conditional ``d_iso <= L``.
+Statement ``4_diameter`` is that same inequality read the other way, so it
+holds by construction wherever the packing bound is the active one.
+
 Reproducibility
 ---------------
 The solvers run with ``solver="scipy"`` and a fixed number of starts; their
@@ -91,6 +104,7 @@ __all__ = [
     "crosscheck_rows",
     "crosscheck_summary",
     "curve_rows",
+    "packing_diameter_bound",
     "sub_batch",
 ]
 
@@ -206,11 +220,18 @@ class BatchTheory:
     diameter, loss_max : float
         Diameter and ``L`` of the evaluated batch.
     d_iso, d_iso_lower, d_iso_upper : float
-        ``d_iso(E, F_TS)`` and its certified bracket.
+        ``d_iso(E, F_TS)`` and its certified bracket: the solver's, with the
+        lower end raised by :func:`packing_diameter_bound` where that is larger.
+    d_iso_solver_lower : float
+        The solver's own lower bound.
+    d_iso_lower_source : str
+        ``"solver"`` or ``"packing-diameter"``: which gave ``d_iso_lower``.
     d_iso_certified : bool
+        The relative gap is at most ``tol``.
     d_iso_status : str
-    d_haus, d_haus_lower, d_haus_upper, d_haus_certified, d_haus_status
-        The same for ``d_haus(E, F_TS)``.
+    d_haus, d_haus_lower, d_haus_upper, d_haus_solver_lower, d_haus_certified, d_haus_status
+        The same for ``d_haus(E, F_TS)``; the lower end is at least
+        ``d_iso_lower / 2`` (statement 1 at the haus-nearest ideal embedding).
     c, c_lower, c_upper : float
         The empirical constant and its bracket (NaN when ``E`` is separated).
     theta, theta_lower, theta_upper : float
@@ -247,11 +268,14 @@ class BatchTheory:
     d_iso: float
     d_iso_lower: float
     d_iso_upper: float
+    d_iso_solver_lower: float
+    d_iso_lower_source: str
     d_iso_certified: bool
     d_iso_status: str
     d_haus: float
     d_haus_lower: float
     d_haus_upper: float
+    d_haus_solver_lower: float
     d_haus_certified: bool
     d_haus_status: str
     c: float
@@ -308,6 +332,63 @@ def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
     return float(np.max(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
 
 
+def _rel_gap(lower: float, upper: float) -> float:
+    if upper <= 0.0:
+        return 0.0
+    return (upper - lower) / upper
+
+
+def packing_diameter_bound(
+    codes: IntArray, dim: int, margin: float, diam: float, lower: float = 0.0
+) -> tuple[float, str]:
+    """A proven lower bound of ``d_iso(E, F_TS)`` from the diameter: ``D*_lower(P_eff) - diam(E)``.
+
+    Any ``G`` in ``F_TS(alpha)`` holds ``P_eff`` points pairwise at least
+    ``alpha`` apart: one of each class with two or more members (each is an
+    anchor with a positive, so ``d_G(a, m) >= d_G(a, p) + alpha >= alpha``
+    for every point ``m`` of another class), plus one point of a singleton
+    class if there is one.  Hence ``diam(G) >= D*(P_eff, n, alpha)``, and
+    ``diam(G) <= diam(E) + d_iso(E, G)``.  Near collapse (``diam(E)`` small,
+    ``P_eff > n + 1``) this certifies what statement 4 predicts, where the
+    batch-hard loss only bounds ``d_iso`` from below by ``L / 2``.
+
+    Parameters
+    ----------
+    codes : ndarray of int
+        Label codes ``0 .. P-1`` of the batch.
+    dim : int
+        Embedding dimension ``n``.
+    margin : float
+        ``alpha``.
+    diam : float
+        ``diam(E)``.
+    lower : float, default 0.0
+        Another lower bound (e.g. the solver's).
+
+    Returns
+    -------
+    value : float
+        ``max(lower, D*_lower(P_eff, n, alpha) - diam)``.
+    source : str
+        ``"packing-diameter"`` when this bound is the larger, else ``"solver"``.
+
+    Examples
+    --------
+    >>> packing_diameter_bound(np.repeat(np.arange(6), 2), 2, 1.0, 0.0)[0] > 1.9
+    True
+    """
+    from ..packing import packing_lower_bound
+
+    counts = np.bincount(np.asarray(codes))
+    p_eff = int(np.sum(counts >= 2)) + int(np.any(counts == 1))
+    if p_eff < 2 or margin <= 0.0:
+        return float(lower), "solver"
+    bound = packing_lower_bound(p_eff, dim, margin=margin) - diam
+    if bound > lower:
+        return float(bound), "packing-diameter"
+    return float(lower), "solver"
+
+
 def batch_theory(
     E: ArrayLike,
     y: ArrayLike,
@@ -359,7 +440,7 @@ def batch_theory(
     """
     from ..ideal import nearest_ideal
     from ..packing import packing_lower_bound
-    from ..theory import _check, check_iso_haus, check_loss_iso, empirical_constant
+    from ..theory import _check, check_iso_haus, empirical_constant
 
     X = as_points(E, "E", min_points=3)
     codes, _ = as_labels(y, X.shape[0], "y")
@@ -388,6 +469,16 @@ def batch_theory(
     haus = nearest_ideal(Xs, cs, objective="haus", rng=seed_haus, **kw)
     const = empirical_constant(Xs, cs, margin=margin, iso=iso, haus=haus, fstar=False)
     ds = _d_star(sub_P, n, margin)
+    # sharpened lower bounds (proven; see the module notes, "Lower bounds")
+    iso_lo, iso_src = packing_diameter_bound(cs, n, margin, diam, iso.lower)
+    haus_lo = max(haus.lower, iso_lo / 2.0)
+    iso_d = (iso.value, iso_lo, iso.upper)
+    c_lo = const.c_lower
+    if math.isfinite(const.c) and iso.upper > 0:
+        c_lo = max(c_lo, haus_lo / iso.upper)
+    c_up = const.c_upper
+    if math.isfinite(const.c) and iso_lo > 0:
+        c_up = min(c_up, haus.upper / iso_lo)
     ratio_fstar = math.nan
     separated = iso.value == 0.0
     found: dict[str, Any] = {}
@@ -398,14 +489,18 @@ def batch_theory(
         if not separated:  # else f* = E and statements 1 and 2 are void
             found["1_pointwise"] = check_iso_haus(Xs, iso.embedding, mode="pointwise")
             found["1_pointwise_haus"] = check_iso_haus(Xs, haus.embedding, mode="pointwise")
-        if const.half_check is not None:
-            found["2_half"] = const.half_check
-        found["3_lower"], found["3_upper"] = check_loss_iso(Xs, cs, margin=margin, iso=iso)
+        if math.isfinite(const.c):
+            found["2_half"] = _check(STATEMENTS["2_half"][1], (0.5, 0.5, 0.5),
+                                     (const.c, c_lo, c_up))
+        # statement 3 as in isoapprox.theory.check_loss_iso, on the sharpened bracket
+        scale = max(diam, margin)
+        found["3_lower"] = _check(STATEMENTS["3_lower"][1], (L / 2, L / 2, L / 2), iso_d, scale)
+        found["3_upper"] = _check(STATEMENTS["3_upper"][1], iso_d, (L, L, L), scale)
         col = _collapse(tuple(int(c) for c in sc), n, margin)
         found["4_collapse"] = col.agreement
         found["4_diameter"] = _check(
             STATEMENTS["4_diameter"][1],
-            (ds.value - iso.value, ds.lower - iso.upper, ds.upper - iso.lower),
+            (ds.value - iso.value, ds.lower - iso.upper, ds.upper - iso_lo),
             (diam, diam, diam),
             max(diam, margin),
         )
@@ -423,11 +518,15 @@ def batch_theory(
         full_diameter=full_diam, full_loss_max=full_L, full_curve=full_curve,
         points=int(idx.size), sub_P=sub_P, sub_K=sub_K, subsampled=bool(idx.size < N),
         diameter=diam, loss_max=L,
-        d_iso=iso.value, d_iso_lower=iso.lower, d_iso_upper=iso.upper,
-        d_iso_certified=bool(iso.certified), d_iso_status=iso.status,
-        d_haus=haus.value, d_haus_lower=haus.lower, d_haus_upper=haus.upper,
-        d_haus_certified=bool(haus.certified), d_haus_status=haus.status,
-        c=const.c, c_lower=const.c_lower, c_upper=const.c_upper,
+        d_iso=iso.value, d_iso_lower=iso_lo, d_iso_upper=iso.upper,
+        d_iso_solver_lower=iso.lower, d_iso_lower_source=iso_src,
+        d_iso_certified=bool(iso.certified or _rel_gap(iso_lo, iso.upper) <= tol),
+        d_iso_status=iso.status,
+        d_haus=haus.value, d_haus_lower=haus_lo, d_haus_upper=haus.upper,
+        d_haus_solver_lower=haus.lower,
+        d_haus_certified=bool(haus.certified or _rel_gap(haus_lo, haus.upper) <= tol),
+        d_haus_status=haus.status,
+        c=const.c, c_lower=c_lo, c_upper=c_up,
         theta=const.theta, theta_lower=const.theta_lower, theta_upper=const.theta_upper,
         implied_cn=const.implied_cn, ratio_fstar=ratio_fstar,
         fstar_slack=float(iso.slack), fstar_kind=iso.kind,
