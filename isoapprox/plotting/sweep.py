@@ -195,7 +195,8 @@ def plot_lower_bound_curve(
             ax = axes[0][k]
             for c in curves:
                 n = c["embedding_dim"]
-                ax.plot(c["P"], c["lower"], "-", color=colors[n], lw=1.2,
+                pl = [(p, v) for p, v in zip(c["P"], c["lower"], strict=True) if v > 0]
+                ax.plot([p for p, _ in pl], [v for _, v in pl], "-", color=colors[n], lw=1.2,
                         label=f"D* lower bound, n = {n}")
                 if c.get("upper"):
                     pu = [(p, u) for p, u in zip(c["P"], c["upper"], strict=True)
@@ -314,7 +315,7 @@ def plot_triplet_diagram(panels: Sequence[Mapping[str, Any]]):
     """
     plt = pyplot()
     with style_context():
-        fig, axes = plt.subplots(len(panels), 2, figsize=(FULL_WIDTH * 0.62, 2.5 * len(panels)),
+        fig, axes = plt.subplots(len(panels), 2, figsize=(FULL_WIDTH * 0.75, 2.9 * len(panels)),
                                  squeeze=False, sharex=True, sharey=True)
         for i, p in enumerate(panels):
             for j, when in enumerate(("early", "late")):
@@ -328,12 +329,12 @@ def plot_triplet_diagram(panels: Sequence[Mapping[str, Any]]):
                 ax.set_xlim(-1.02, 1.02)
                 ax.set_ylim(-1.02, 1.02)
                 ax.set_aspect("equal")
-                ax.text(0.97, 0.04, "S_an > S_ap\n(hard)", transform=ax.transAxes,
-                        ha="right", va="bottom", color=COLORS["ideal"], fontsize=7)
+                ax.text(0.45, 0.04, "S_an > S_ap (hard)", transform=ax.transAxes,
+                        ha="center", va="bottom", color=COLORS["ideal"], fontsize=6.5)
                 ax.text(0.03, 0.97,
                         f"hard: {100 * d['hard_fraction']:.0f}% of {d['n_anchors']} anchors",
                         transform=ax.transAxes, ha="left", va="top", fontsize=7)
-                ax.set_title(f"{p['title']}\n{p.get(when + '_label', when)}")
+                ax.set_title(f"{p['title']}\n{p.get(when + '_label', when)}", fontsize=7)
                 if i == len(panels) - 1:
                     ax.set_xlabel("S_an (most similar negative)")
                 if j == 0:
@@ -377,7 +378,7 @@ def plot_crosscheck(
     by_key = {r["statement"]: r for r in summary}
     statements = statements or {}
     with style_context():
-        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 0.42 * len(keys) + 1.1))
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 0.5 * len(keys) + 1.6))
         rng = np.random.default_rng(0)  # jitter of the dots only (display)
         for row, key in enumerate(keys):
             for g in (g for g in slacks if g["statement"] == key):
@@ -393,13 +394,25 @@ def plot_crosscheck(
                 ax.text(1.01, row, f"{s['true']}/{s['false']}/{s['undetermined']}",
                         transform=ax.get_yaxis_transform(), va="center", fontsize=6.5)
         ax.set_xscale("symlog", linthresh=1e-3)
+        ticks = [-1.0, -1e-2, 0.0, 1e-2, 1e-1, 1.0]
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(["−1", "−0.01", "0", "0.01", "0.1", "1"])
+        ax.set_xlim(-1.5, 1.5)
         ax.axvline(0.0, color="0.3", lw=0.7)
         ax.set_yticks(range(len(keys)))
-        ax.set_yticklabels([f"{k}: {statements.get(k, {}).get('inequality', k)}" for k in keys],
-                           fontsize=6.5)
+        ax.set_yticklabels(keys, fontsize=6.5)
+        for row, k in enumerate(keys):
+            ineq = statements.get(k, {}).get("inequality")
+            if ineq:
+                ax.text(0.005, row - 0.36, ineq, transform=ax.get_yaxis_transform(),
+                        fontsize=5.5, color="0.35", va="center", ha="left")
         ax.set_ylim(len(keys) - 0.5, -0.5)
-        ax.set_xlabel("relative slack (rhs − lhs) / max(|lhs|, |rhs|)   "
-                      "(symmetric log; linear within ±10⁻³)")
+        xlabel = ("relative slack (rhs − lhs) / max(|lhs|, |rhs|)   "
+                  "(symmetric log; linear within ±10⁻³)")
+        if len(setups) > 1:
+            xlabel += ("\nwithin a row, set-ups from top to bottom: "
+                       + ", ".join(_setup_name(s) for s in setups))
+        ax.set_xlabel(xlabel)
         ax.text(1.01, -0.75, "true/false/undet.", transform=ax.get_yaxis_transform(),
                 fontsize=6.5, va="center")
         ax.grid(True, axis="x", alpha=0.25, lw=0.5)
@@ -407,14 +420,9 @@ def plot_crosscheck(
 
         handles = [Line2D([], [], ls="", marker="o", ms=4, color=c, label=_VERDICT_NAMES[v])
                    for v, c in VERDICT_COLORS.items()]
-        if len(setups) > 1:
-            ax.text(0.0, -0.16 - 0.01 * len(keys),
-                    "within a row, set-ups from top to bottom: "
-                    + ", ".join(_setup_name(s) for s in setups),
-                    transform=ax.transAxes, fontsize=6.5)
-        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=3,
-                  frameon=False)
-        fig.tight_layout()
+        fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=3,
+                   frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.94))
     return fig
 
 
@@ -429,13 +437,13 @@ def _diagram_panels(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         r = recs.get(cid, {})
         d = diagrams[cid]
-        title = (f"{_setup_name(var)}: {r.get('dataset', '')}, N = {r.get('batch_size')}, "
+        title = (f"{_setup_name(var)}\n{r.get('dataset', '')}, N = {r.get('batch_size')}, "
                  f"n = {r.get('embedding_dim')}")
         last = r.get("steps") if len(steps) == 1 else None
         out.append({
             "title": title, "early": d["heldout_initial"], "late": d["heldout_final"],
-            "early_label": "held-out batch, before training (step 0)",
-            "late_label": "held-out batch, after training"
+            "early_label": "held-out, before training",
+            "late_label": "held-out, after training"
             + (f" (step {last})" if last else ""),
         })
     return out
