@@ -26,7 +26,7 @@ Usage::
 
 Grids (``--grid``): ``full`` (the default: 2 data sets x 8 batch sizes x 4
 dimensions x 3 set-ups x 3 seeds, 2,000 steps; hours), ``bounded`` (4 batch
-sizes x 3 dimensions x 2 seeds, 1,000 steps; about 15 minutes of CPU; its
+sizes x 3 dimensions x 2 seeds, 1,000 steps; about 3 minutes of compute; its
 compact results are committed) and ``smoke`` (seconds, run by the tests).
 
 Results: ``experiments/results/collapse_sweep[_GRID].json`` (records,
@@ -182,7 +182,7 @@ SMOKE = Config(
 )
 
 
-#: the bounded real sweep whose results are committed (about 15 minutes of CPU on
+#: the bounded real sweep whose results are committed (about 3 minutes of compute on
 #: one core): fewer batch sizes, dimensions, seeds and steps than the full grid
 BOUNDED = Config(
     batch_sizes=(4, 16, 64, 256),
@@ -521,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--grid",
         choices=sorted(GRIDS),
         default="full",
-        help="full (default: hours), bounded (the committed results: about 15 min "
+        help="full (default: hours), bounded (the committed results: about 3 min "
         "of CPU) or smoke",
     )
     parser.add_argument(
