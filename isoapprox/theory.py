@@ -276,6 +276,7 @@ def empirical_constant(
     haus: Any = None,
     rng: RNGLike = None,
     tol: float = 1e-6,
+    fstar: bool = True,
     fstar_procrustes: Any = None,
 ) -> ConstantReport:
     """Statement 2: the empirical constant ``c(E)`` with its bracket and ``theta(E)``.
@@ -298,10 +299,13 @@ def empirical_constant(
         Seeds the solvers' starts.
     tol : float, default 1e-6
         Requested relative gap of the solvers.
+    fstar : bool, default True
+        Compute ``ratio_fstar`` (a minimax Procrustes problem: seconds in
+        ``n = 32``); ``False`` leaves it and ``d_haus_fstar`` NaN.
     fstar_procrustes : ProcrustesResult, optional
         A precomputed ``minimax_procrustes(E, iso.embedding)`` (it costs
         seconds for a few hundred points in tens of dimensions; pass it to
-        reuse it).
+        reuse it).  Ignored when ``fstar`` is False.
 
     Returns
     -------
@@ -324,9 +328,13 @@ def empirical_constant(
     c = _ratio(haus.value, iso.value)
     c_lo = _ratio(haus.lower, iso.upper) if iso.upper > 0 else math.nan
     c_up = _ratio(haus.upper, iso.lower) if iso.value > 0 else math.nan
-    proc = (fstar_procrustes if fstar_procrustes is not None
-            else minimax_procrustes(X, iso.embedding))
-    ratio_fstar = _ratio(proc.value, iso.value)
+    if fstar:
+        proc = (fstar_procrustes if fstar_procrustes is not None
+                else minimax_procrustes(X, iso.embedding))
+        d_haus_fstar = proc.value
+        ratio_fstar = _ratio(d_haus_fstar, iso.value)
+    else:
+        d_haus_fstar = ratio_fstar = math.nan
     if np.ptp(X, axis=0).max() > 0.0:
         th = thickness_report(X)
         theta, th_lo, th_up = th.value, th.lower, th.upper
@@ -346,7 +354,7 @@ def empirical_constant(
         c=c, c_lower=c_lo, c_upper=c_up,
         d_iso=iso.value, d_iso_lower=iso.lower, d_iso_upper=iso.upper,
         d_haus=haus.value, d_haus_lower=haus.lower, d_haus_upper=haus.upper,
-        ratio_fstar=ratio_fstar, d_haus_fstar=proc.value,
+        ratio_fstar=ratio_fstar, d_haus_fstar=d_haus_fstar,
         theta=theta, theta_lower=th_lo, theta_upper=th_up,
         implied_cn=implied, half_check=half, cn_check=cn_check,
         kind_iso=iso.kind, kind_haus=haus.kind,

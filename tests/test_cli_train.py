@@ -126,3 +126,30 @@ def test_existing_results_need_overwrite(tmp_path, capsys):
     assert main(["train", *TINY, "--out", str(out)]) == 2
     assert "exists; pass --overwrite" in capsys.readouterr().err
     assert main(["train", *TINY, "--out", str(out), "--overwrite"]) == 0
+
+
+def test_theory_and_crosscheck_flags(tmp_path):
+    out = tmp_path / "r.json"
+    args = ["train", *TINY, "--batch-size", "8", "--dim", "2", "--no-estimate",
+            "--theory-every", "5", "--crosscheck", "1", "--out", str(out)]
+    assert main(args) == 0
+    doc = read_results(out)
+    assert doc["config"]["base"]["theory_every"] == 5
+    assert doc["config"]["base"]["crosscheck_batches"] == 1
+    (rec,) = doc["records"]
+    hist = doc["histories"][rec["cell_id"]]
+    assert [h["step"] for h in hist if "theory_d_iso" in h] == [0, 5, 10]
+    for h in hist:
+        if "theory_d_iso" in h:
+            assert h["theory_d_iso_lower"] <= h["theory_d_iso"] <= h["theory_d_iso_upper"]
+            assert h["theory_loss_max"] / 2 <= h["theory_d_iso_upper"] + 1e-9
+    assert len(hist[-1]["crosscheck"]) == 1
+    assert rec["final_crosscheck_batches"] == 1
+
+
+def test_theory_every_not_a_multiple_of_log_every_is_a_user_error(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = _exit_code(["train", *TINY, "--no-estimate", "--theory-every", "3",
+                       "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "multiple of `log_every`" in err and len(err.splitlines()) == 1

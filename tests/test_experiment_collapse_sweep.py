@@ -77,3 +77,17 @@ def test_default_config_is_the_documented_grid():
         )
         tr = Trainer(c.config, seed=0)
         assert tr.P * tr.K == 512
+
+
+def test_bounded_grid_is_the_documented_one():
+    mod = _load()
+    cells = mod.GRIDS["bounded"].cells()
+    assert len(cells) == 2 * 4 * 3 * 3 * 2
+    assert {c.config.steps for c in cells} == {1000}
+    assert {c.config.crosscheck_batches for c in cells} == {1}
+    # every batch size's P x K layout is feasible on digits (10 classes)
+    from isoapprox.train import Trainer
+
+    c = next(c for c in cells if c.config.dataset == "digits" and c.config.batch_size == 256)
+    tr = Trainer(c.config, seed=0)
+    assert tr.P * tr.K == 256

@@ -347,3 +347,28 @@ def test_errors():
         TL.semi_hard_loss_grad(E, [0, 1, 2, 3])
     with pytest.raises(InvalidInputError, match="`E` must contain only finite"):
         TL.contrastive_loss_grad([[0.0], [np.nan]], [0, 1])
+
+
+@pytest.mark.parametrize("positive", ["easy", "hard"])
+def test_sphere_mining_equals_full_matrix_argmin_with_ties(rng, positive):
+    # duplicated rows force distance ties: the first index must win, as an
+    # argmin/argmax over the full direct-difference distance matrix gives
+    from isoapprox.train.losses import _mine_on_sphere
+    from isoapprox.train.networks import l2_normalize
+
+    base = rng.normal(size=(6, 3))
+    E = base[[0, 1, 1, 2, 3, 3, 4, 5, 5, 0]]
+    y = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 3])
+    U, _ = l2_normalize(E)
+    pi, ni = _mine_on_sphere(U, y, positive)
+    N = len(y)
+    D = np.array([[np.sqrt(np.sum((U[i] - U[j]) ** 2)) for j in range(N)] for i in range(N)])
+    for a in range(N):
+        pos = [b for b in range(N) if b != a and y[b] == y[a]]
+        neg = [b for b in range(N) if y[b] != y[a]]
+        if not pos:
+            assert pi[a] == -1
+        else:
+            key = D[a, pos] if positive == "easy" else -D[a, pos]
+            assert pi[a] == pos[int(np.argmin(key))]
+        assert ni[a] == neg[int(np.argmin(D[a, neg]))]

@@ -136,6 +136,23 @@ def register(
         help="K of the P x K batches, or 'auto' (default)",
     )
     p.add_argument(
+        "--theory-every",
+        type=int,
+        default=None,
+        metavar="T",
+        help="log d_iso and d_haus to the triplet-separated set (with brackets), c and "
+        "theta of the training batch every T updates (a multiple of --log-every; "
+        "batches above 16 points on a seeded sub-batch; default 0: off)",
+    )
+    p.add_argument(
+        "--crosscheck",
+        type=int,
+        default=None,
+        metavar="B",
+        help="after training, evaluate every bound of the theory on B held-out P x K "
+        "batches (default 0: off)",
+    )
+    p.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -226,6 +243,10 @@ def build_cells(args: argparse.Namespace):
         base_kw["steps"] = args.steps
     if args.log_every is not None:
         base_kw["log_every"] = args.log_every
+    if args.theory_every is not None:
+        base_kw["theory_every"] = args.theory_every
+    if args.crosscheck is not None:
+        base_kw["crosscheck_batches"] = args.crosscheck
     if args.hidden is not None:
         h = args.hidden.strip().lower()
         try:

@@ -63,9 +63,27 @@ from .sweep import (
     run_sweep,
     write_sweep_results,
 )
+from .theory import (
+    BatchTheory,
+    CrossCheckCallback,
+    TheoryCallback,
+    batch_theory,
+    crosscheck_rows,
+    crosscheck_summary,
+    curve_rows,
+    packing_diameter_bound,
+)
 from .trainer import LogState, TrainConfig, Trainer, TrainResult, build_split, train
 
 __all__ = [
+    "packing_diameter_bound",
+    "curve_rows",
+    "crosscheck_summary",
+    "crosscheck_rows",
+    "batch_theory",
+    "TheoryCallback",
+    "CrossCheckCallback",
+    "BatchTheory",
     "LOSSES",
     "MLP",
     "SGD",

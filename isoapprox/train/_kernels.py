@@ -20,7 +20,12 @@ from numba import njit, prange
 
 from .._kernels import _dist
 
-__all__ = ["pair_grad_kernel", "semihard_kernel", "triplet_pair_counts"]
+__all__ = [
+    "nearest_positive_kernel",
+    "pair_grad_kernel",
+    "semihard_kernel",
+    "triplet_pair_counts",
+]
 
 _JIT = dict(cache=True, fastmath=False, nogil=True)
 
@@ -177,3 +182,31 @@ def semihard_kernel(X, codes, offsets):
                 fallback[slot] = True
             slot += 1
     return a_idx, p_idx, m_idx, d_ap, d_am, fallback
+
+
+@njit(**_JIT)
+def nearest_positive_kernel(X, codes):
+    """Nearest same-class point of every anchor (the "easy" positive).
+
+    Distances by ``_dist`` (bitwise those of every other kernel here); ties
+    go to the smallest index.  Serial: with ``K`` samples per class only
+    ``K - 1`` distances per anchor are computed, the rest is a label scan.
+
+    Returns
+    -------
+    idx : int64 array (N,)
+        The nearest positive, ``-1`` for an anchor without one.
+    """
+    N = X.shape[0]
+    idx = np.full(N, -1, dtype=np.int64)
+    for a in range(N):
+        ca = codes[a]
+        best = np.inf
+        for b in range(N):
+            if b == a or codes[b] != ca:
+                continue
+            d = _dist(X, a, X, b)
+            if idx[a] < 0 or d < best:
+                best = d
+                idx[a] = b
+    return idx

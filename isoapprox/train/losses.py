@@ -274,23 +274,20 @@ def _semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
 def _mine_on_sphere(U: np.ndarray, codes: np.ndarray, positive: str):
     """Per anchor: the chosen positive and the hardest negative on the sphere.
 
-    One distance matrix (the package's ``pairwise_distances_kernel``) gives
-    both; on unit vectors ``S = 1 - d^2 / 2`` is decreasing in ``d``, so the
-    most similar negative is the nearest one.  The indices equal those of
-    :func:`isoapprox._kernels.batch_hard_terms` (same distances bit for bit,
-    first index on ties); ``easy`` picks the nearest positive instead of the
-    farthest.  ``-1`` marks anchors without a positive or a negative.
+    On unit vectors ``S = 1 - d^2 / 2`` is decreasing in ``d``, so the most
+    similar negative is the nearest one.  The hardest negative (and the
+    ``hard`` positive, the farthest) come from
+    :func:`isoapprox._kernels.batch_hard_terms`; the ``easy`` positive, the
+    nearest, from :func:`~isoapprox.train._kernels.nearest_positive_kernel`.
+    All distances are the package's direct differences, bit for bit, with
+    the first index on ties, so the selection equals an argmin/argmax over
+    the full distance matrix.  ``-1`` marks anchors without a positive or a
+    negative.
     """
-    D = K.pairwise_distances_kernel(U)
-    same = codes[:, None] == codes[None, :]
-    diff = ~same
-    np.fill_diagonal(same, False)
+    _, _, hp_idx, hn_idx = K.batch_hard_terms(U, codes, 0.0)
     if positive == "easy":
-        pi = np.argmin(np.where(same, D, np.inf), axis=1)
-    else:
-        pi = np.argmax(np.where(same, D, -np.inf), axis=1)
-    ni = np.argmin(np.where(diff, D, np.inf), axis=1)
-    return np.where(same.any(axis=1), pi, -1), np.where(diff.any(axis=1), ni, -1)
+        return TK.nearest_positive_kernel(U, codes), hn_idx
+    return hp_idx, hn_idx
 
 
 def _selectively_contrastive(

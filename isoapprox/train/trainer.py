@@ -166,6 +166,29 @@ class TrainConfig:
     diagram_size : int
         Anchors kept (evenly spaced) when a triplet diagram is stored in
         results; the mining always runs over the whole batch.
+
+    Theory
+    ------
+    theory_every : int
+        ``T > 0`` logs the theory quantities of the training batch
+        (``theory_*`` fields: ``d_iso`` and ``d_haus`` to the triplet-separated
+        set with brackets, ``c``, ``theta``, ...) at the steps that are
+        multiples of ``T`` (itself a multiple of ``log_every``) and at the last one
+        (:class:`~isoapprox.train.theory.TheoryCallback`); 0 (default) logs
+        none.  Costs up to seconds per evaluation.
+    theory_max_points : int
+        Batches larger than this are evaluated on a seeded P' x K' sub-batch
+        (see :mod:`isoapprox.train.theory`).
+    theory_per_class : int
+        ``K'`` of that sub-batch at most (>= 2; fewer samples per class give
+        more classes, so ``P' > n + 1`` is reached sooner).
+    theory_n_starts : int
+        Local solves of each nearest-ideal computation.
+    crosscheck_batches : int
+        ``B > 0`` evaluates every statement of the theory on ``B`` held-out
+        P x K batches of the final embedding
+        (:class:`~isoapprox.train.theory.CrossCheckCallback`); 0 (default)
+        none.
     """
 
     dataset: str = "digits"
@@ -202,6 +225,11 @@ class TrainConfig:
     recall_ks: tuple[int, ...] = (1, 2, 4, 8)
     collapse_rtol: float = 1e-2
     diagram_size: int = 64
+    theory_every: int = 0
+    theory_max_points: int = 16
+    theory_per_class: int = 4
+    theory_n_starts: int = 4
+    crosscheck_batches: int = 0
 
     def __post_init__(self) -> None:
         check_option(self.dataset, "dataset", DATASETS)
@@ -218,8 +246,18 @@ class TrainConfig:
             "steps",
             "log_every",
             "diagram_size",
+            "theory_n_starts",
         ):
             check_int(getattr(self, name), name, minimum=1)
+        check_int(self.theory_every, "theory_every", minimum=0)
+        if self.theory_every % self.log_every:
+            raise InvalidInputError(
+                "`theory_every` must be 0 or a multiple of `log_every` "
+                f"({self.log_every}); got {self.theory_every}"
+            )
+        check_int(self.crosscheck_batches, "crosscheck_batches", minimum=0)
+        check_int(self.theory_max_points, "theory_max_points", minimum=4)
+        check_int(self.theory_per_class, "theory_per_class", minimum=2)
         check_int(self.batch_size, "batch_size", minimum=4)
         if (
             self.n_train_classes >= self.n_classes
@@ -362,8 +400,8 @@ class TrainResult:
         for key in ("eval_diameter", "eval_median_distance", "eval_mean_norm"):
             out[f"initial_{key}"] = ini.get(key)
         for key, value in fin.items():
-            if key in ("step", "epoch"):
-                continue
+            if key in ("step", "epoch") or isinstance(value, (list, tuple, dict)):
+                continue  # nested fields (e.g. ``crosscheck``) stay in the history
             out[f"final_{key}"] = value
         d0, d1 = ini.get("eval_diameter"), fin.get("eval_diameter")
         m0, m1 = ini.get("eval_median_distance"), fin.get("eval_median_distance")
@@ -454,6 +492,21 @@ def limit_threads(n: int | None):
         numba.set_num_threads(old)
 
 
+def _theory_callbacks(config: TrainConfig, theory_ss, check_ss) -> tuple:
+    """The callbacks a configuration asks for (see the ``Theory`` fields)."""
+    out: list = []
+    if config.theory_every or config.crosscheck_batches:
+        from .theory import CrossCheckCallback, TheoryCallback
+
+        kw = dict(max_points=config.theory_max_points, per_class=config.theory_per_class,
+                  n_starts=config.theory_n_starts)
+        if config.theory_every:
+            out.append(TheoryCallback(config.theory_every, seed=theory_ss, **kw))
+        if config.crosscheck_batches:
+            out.append(CrossCheckCallback(config.crosscheck_batches, seed=check_ss, **kw))
+    return tuple(out)
+
+
 def _seed_sequence(seed) -> np.random.SeedSequence:
     if isinstance(seed, np.random.SeedSequence):
         return seed
@@ -495,9 +548,10 @@ class Trainer:
                 f"`config` must be a TrainConfig; got {type(config).__name__}"
             )
         self.config = config
-        self.callbacks = tuple(callbacks)
         ss = _seed_sequence(seed)
-        data_ss, init_ss, sample_ss, eval_ss = ss.spawn(4)
+        # spawn(6)[:4] equals spawn(4): the theory streams change no trained number
+        data_ss, init_ss, sample_ss, eval_ss, theory_ss, check_ss = ss.spawn(6)
+        self.callbacks = tuple(callbacks) + _theory_callbacks(config, theory_ss, check_ss)
         if data_seed is not None:
             data_ss = _seed_sequence(data_seed)
         self.split = build_split(config, rng=np.random.default_rng(data_ss))

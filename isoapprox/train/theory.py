@@ -1,0 +1,820 @@
+"""Theory quantities of training batches, and the bound cross-check of trained embeddings.
+
+Notation as in :mod:`isoapprox.theory`: a batch ``E`` (N, n) with labels in
+``P`` classes of ``K`` samples, margin ``alpha``, ``L(E)`` the batch-hard
+loss with the max reduction, ``F_TS`` the triplet-separated set,
+``d_iso`` / ``d_haus`` the distances to it (:func:`isoapprox.nearest_ideal`,
+certified brackets), ``f*`` the iso-nearest ideal embedding, ``theta`` the
+thickness, ``c = d_haus / d_iso`` and ``D*(P, n, alpha)`` the least diameter
+of ``P`` points with pairwise distances ``>= alpha``.
+
+During training
+---------------
+With ``TrainConfig.theory_every = T > 0`` the trainer adds a
+:class:`TheoryCallback`: at every logged step that is a multiple of ``T``
+(and at the last one) it evaluates :func:`batch_theory` on the batch about
+to be used for the update and logs flat ``theory_*`` fields (see
+:meth:`BatchTheory.record`).
+
+After training
+--------------
+With ``TrainConfig.crosscheck_batches = B > 0`` a :class:`CrossCheckCallback`
+runs at the last logged step: it draws ``B`` P x K batches of the final
+held-out embedding, laid out as training would draw them (``P`` and ``K`` of
+the run, capped by the held-out classes), and evaluates every statement of
+the theory on each (:data:`STATEMENTS`).  The per-batch results go into the
+last history record under ``crosscheck`` (a list; the flat summary gets
+``crosscheck_*`` counts).  :func:`crosscheck_rows`, :func:`crosscheck_summary`
+and :func:`curve_rows` turn sweep results into tables.
+
+Cost cap
+--------
+``nearest_ideal`` is exact on toys, but its cost grows quickly with the
+number of points: measured on the shared 2-core machine with
+``solver="scipy"`` and 4 starts, 0.02-4 s per objective on trained batches
+of 12-16 points.  A batch of more than ``max_points`` (default
+:data:`MAX_POINTS` = 16) points is therefore evaluated on a seeded
+sub-batch: ``K' = min(K, per_class)`` members (default 4) of each of ``P' =
+min(P, max_points // K')`` classes, all drawn at random from the batch
+(:func:`sub_batch`); ``per_class = 2`` gives the most classes, the regime
+``P' > n + 1`` where statement 4 says the loss stops being faithful.  Its
+values are certified *lower* bounds of the whole batch's: restricting a
+triplet-separated embedding of the batch to the sub-batch gives a
+triplet-separated embedding of the sub-batch, and a maximum over fewer pairs
+or points is smaller, so ``d_iso(sub, F_TS) <= d_iso(batch, F_TS)`` and the
+same for ``d_haus``.  The loss, diameter and lower-bound curve are also
+computed on the whole batch (``full_*`` fields).  The isometry-mode
+Hausdorff distance (a minimax Procrustes problem, seconds in ``n = 32``) is
+evaluated only for ``n <= isometry_max_dim`` (default 8).
+
+Lower bounds
+------------
+The solvers' lower bounds (half the loss, small sub-problems, relaxations;
+``solver="scipy"`` runs the cheap ones) are sharpened by two proven bounds:
+``d_iso >= D*_lower(P_eff, n, alpha) - diam(E)``
+(:func:`packing_diameter_bound`: a triplet-separated embedding has classes
+``alpha`` apart, so its diameter is at least ``D*``) and ``d_haus >= d_iso /
+2``.  The first certifies, on (nearly) collapsed batches with more than ``n
++ 1`` classes, that ``d_iso`` is about ``D* > L``: statement 4's
+prediction, and a certified failure of the conditional ``d_iso <= L``.
+Statement ``4_diameter`` is that same inequality read the other way, so it
+holds by construction wherever the packing bound is the active one.
+
+Reproducibility
+---------------
+The solvers run with ``solver="scipy"`` and a fixed number of starts; their
+work is bounded by the starts, not by the clock (the time limit
+:data:`SAFETY_TIME_LIMIT` is only a guard, and a result that hit it says so
+in its ``*_status`` field), so the logged numbers are a function of the run's
+seed.  The callbacks draw from their own streams of the run's seed, so they
+change no trained number.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels as K
+from .._typing import ArrayLike, IntArray, RNGLike
+from .._validation import (
+    as_labels,
+    as_points,
+    as_rng,
+    check_int,
+    check_margin,
+    require_triplets,
+)
+from ..exceptions import InvalidInputError
+
+__all__ = [
+    "MAX_POINTS",
+    "N_STARTS",
+    "SAFETY_TIME_LIMIT",
+    "STATEMENTS",
+    "BatchTheory",
+    "CrossCheckCallback",
+    "TheoryCallback",
+    "batch_theory",
+    "crosscheck_rows",
+    "crosscheck_summary",
+    "curve_rows",
+    "packing_diameter_bound",
+    "sub_batch",
+]
+
+#: batches larger than this are evaluated on a P' x K' sub-batch
+MAX_POINTS = 16
+#: samples per class of the sub-batch (at most)
+SUB_K = 4
+#: local solves of each nearest_ideal call
+N_STARTS = 4
+#: a guard only (see the module notes); never reached in the measured runs
+SAFETY_TIME_LIMIT = 120.0
+#: the minimax-Procrustes (isometry) mode runs up to this embedding dimension
+ISOMETRY_MAX_DIM = 8
+
+#: statement key -> (SPEC section 3 item, the inequality, kind)
+STATEMENTS: dict[str, tuple[str, str, str]] = {
+    "1_pointwise": ("1", "d_iso(E, f*) <= 2 d_haus_pointwise(E, f*)", "theorem"),
+    "1_pointwise_haus": (
+        "1",
+        "d_iso(E, f*_haus) <= 2 d_haus_pointwise(E, f*_haus)",
+        "theorem",
+    ),
+    "1_isometry": ("1", "d_iso(E, f*) <= 2 d_haus_isometry(E, f*)", "theorem"),
+    "2_half": ("2", "1/2 <= c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)", "theorem"),
+    "3_lower": ("3", "L(E)/2 <= d_iso(E, F_TS)", "theorem"),
+    "3_upper": ("3", "d_iso(E, F_TS) <= L(E)", "conditional"),
+    "4_collapse": ("4", "d_iso(collapsed, F_TS) == D*(P, n, alpha)", "theorem"),
+    "4_diameter": ("4", "D*(P, n, alpha) - d_iso(E, F_TS) <= diam(E)", "theorem"),
+    "4_curve": ("4", "D*_lower(P, n, alpha) <= diam(E) (whole batch)", "empirical"),
+}
+
+
+def sub_batch(
+    y: ArrayLike,
+    *,
+    max_points: int = MAX_POINTS,
+    per_class: int = SUB_K,
+    rng: RNGLike = None,
+) -> IntArray:
+    """Indices of a seeded P' x K' sub-batch (the whole batch when it is small enough).
+
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Labels of the batch.
+    max_points : int, default 16
+        Largest number of points evaluated (``>= 4``).
+    per_class : int, default 4
+        ``K'`` at most (``>= 2``).
+    rng : None, int or Generator
+
+    Returns
+    -------
+    ndarray of int
+        Sorted indices into the batch: all of them when ``N <= max_points``,
+        else ``K' = min(per_class, max_points // 2, smallest size of a class
+        with two or more members)`` members of each of ``P' = min(#such
+        classes, max_points // K')`` classes, drawn without replacement.
+
+    Raises
+    ------
+    InvalidInputError
+        If no class has two members and another class exists (no triplet).
+
+    Examples
+    --------
+    >>> idx = sub_batch(np.repeat(np.arange(8), 4), max_points=8, rng=0)
+    >>> idx.size, len(set(np.repeat(np.arange(8), 4)[idx].tolist()))
+    (8, 2)
+    """
+    y_arr = np.asarray(y)
+    codes, _ = as_labels(y_arr, y_arr.shape[0] if y_arr.ndim == 1 else -1, "y")
+    require_triplets(codes)
+    max_points = check_int(max_points, "max_points", minimum=4)
+    per_class = check_int(per_class, "per_class", minimum=2)
+    N = codes.shape[0]
+    if N <= max_points:
+        return np.arange(N)
+    gen = as_rng(rng)
+    counts = np.bincount(codes)
+    eligible = np.flatnonzero(counts >= 2)
+    k = int(min(per_class, max_points // 2, counts[eligible].min()))
+    p = int(min(eligible.size, max_points // k))
+    if p < 2:
+        # one class with members to spare: its pairs plus single points of others
+        raise InvalidInputError(
+            "`y` must hold two classes of two or more points to draw a sub-batch; "
+            f"got class sizes {sorted(counts.tolist(), reverse=True)}"
+        )
+    chosen = gen.choice(eligible, size=p, replace=False)
+    out = [gen.choice(np.flatnonzero(codes == c), size=k, replace=False) for c in chosen]
+    return np.sort(np.concatenate(out))
+
+
+@dataclass(frozen=True)
+class BatchTheory:
+    """Theory quantities of one batch (see :func:`batch_theory`).
+
+    Attributes
+    ----------
+    N, P, K, dim : int
+        The whole batch's size, classes, samples per class (the smallest
+        class) and embedding dimension.
+    full_diameter, full_loss_max : float
+        Diameter and ``L`` of the whole batch.
+    full_curve : float
+        The proven lower bound of ``D*(P, n, alpha)`` of the whole batch
+        (:func:`isoapprox.packing.packing_lower_bound`): a triplet-separated
+        batch has at least this diameter.
+    points, sub_P, sub_K : int
+        The evaluated (sub-)batch.
+    subsampled : bool
+    diameter, loss_max : float
+        Diameter and ``L`` of the evaluated batch.
+    d_iso, d_iso_lower, d_iso_upper : float
+        ``d_iso(E, F_TS)`` and its certified bracket: the solver's, with the
+        lower end raised by :func:`packing_diameter_bound` where that is larger.
+    d_iso_solver_lower : float
+        The solver's own lower bound.
+    d_iso_lower_source : str
+        ``"solver"`` or ``"packing-diameter"``: which gave ``d_iso_lower``.
+    d_iso_certified : bool
+        The relative gap is at most ``tol``.
+    d_iso_status : str
+    d_haus, d_haus_lower, d_haus_upper, d_haus_solver_lower, d_haus_certified, d_haus_status
+        The same for ``d_haus(E, F_TS)``; the lower end is at least
+        ``d_iso_lower / 2`` (statement 1 at the haus-nearest ideal embedding).
+    c, c_lower, c_upper : float
+        The empirical constant and its bracket (NaN when ``E`` is separated).
+    theta, theta_lower, theta_upper : float
+        Thickness of the evaluated batch (0 when it is flat, e.g. ``N <= n``).
+    implied_cn : float
+        ``c * theta``.
+    ratio_fstar : float
+        ``d_haus_isometry(E, f*) / d_iso(E, F_TS)`` (NaN above
+        ``isometry_max_dim``).
+    fstar_slack : float
+        Least triplet slack of ``f*`` (``>= 0``: it is triplet separated).
+    fstar_kind : str
+        ``collapsed``, ``class-collapsed`` or ``general``.
+    d_star, d_star_lower, d_star_upper : float
+        ``D*(P', n, alpha)`` of the evaluated batch and its bracket.
+    checks : dict of str to BoundCheck
+        By key of :data:`STATEMENTS` (only the ones that apply).
+    """
+
+    N: int
+    P: int
+    K: int
+    dim: int
+    margin: float
+    full_diameter: float
+    full_loss_max: float
+    full_curve: float
+    points: int
+    sub_P: int
+    sub_K: int
+    subsampled: bool
+    diameter: float
+    loss_max: float
+    d_iso: float
+    d_iso_lower: float
+    d_iso_upper: float
+    d_iso_solver_lower: float
+    d_iso_lower_source: str
+    d_iso_certified: bool
+    d_iso_status: str
+    d_haus: float
+    d_haus_lower: float
+    d_haus_upper: float
+    d_haus_solver_lower: float
+    d_haus_certified: bool
+    d_haus_status: str
+    c: float
+    c_lower: float
+    c_upper: float
+    theta: float
+    theta_lower: float
+    theta_upper: float
+    implied_cn: float
+    ratio_fstar: float
+    fstar_slack: float
+    fstar_kind: str
+    d_star: float
+    d_star_lower: float
+    d_star_upper: float
+    checks: dict = field(default_factory=dict, repr=False)
+
+    def record(self, prefix: str = "theory_") -> dict[str, Any]:
+        """Flat scalar fields, names prefixed (no checks)."""
+        return {
+            f"{prefix}{k}": getattr(self, k)
+            for k in self.__dataclass_fields__
+            if k != "checks"
+        }
+
+    def check_records(self) -> list[dict[str, Any]]:
+        """One JSON-ready dict per check: key, both sides, brackets, slack, verdict."""
+        out = []
+        for key, chk in self.checks.items():
+            d = chk.to_dict()
+            d.pop("statement")
+            out.append({"key": key, **d})
+        return out
+
+
+@functools.lru_cache(maxsize=256)
+def _collapse(counts: tuple[int, ...], dim: int, margin: float):
+    from ..theory import check_collapse
+
+    y = np.repeat(np.arange(len(counts)), counts)
+    return check_collapse(y, dim, margin=margin, rng=0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _d_star(P: int, dim: int, margin: float):
+    from ..packing import min_separated_diameter
+
+    return min_separated_diameter(P, dim, margin=margin)
+
+
+def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
+    hp, hn, pi, ni = K.batch_hard_terms(E, codes, margin)
+    valid = (pi >= 0) & (ni >= 0)
+    return float(np.max(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
+
+
+def _rel_gap(lower: float, upper: float) -> float:
+    if upper <= 0.0:
+        return 0.0
+    return (upper - lower) / upper
+
+
+def packing_diameter_bound(
+    codes: IntArray, dim: int, margin: float, diam: float, lower: float = 0.0
+) -> tuple[float, str]:
+    """A proven lower bound of ``d_iso(E, F_TS)`` from the diameter: ``D*_lower(P_eff) - diam(E)``.
+
+    Any ``G`` in ``F_TS(alpha)`` holds ``P_eff`` points pairwise at least
+    ``alpha`` apart: one of each class with two or more members (each is an
+    anchor with a positive, so ``d_G(a, m) >= d_G(a, p) + alpha >= alpha``
+    for every point ``m`` of another class), plus one point of a singleton
+    class if there is one.  Hence ``diam(G) >= D*(P_eff, n, alpha)``, and
+    ``diam(G) <= diam(E) + d_iso(E, G)``.  Near collapse (``diam(E)`` small,
+    ``P_eff > n + 1``) this certifies what statement 4 predicts, where the
+    batch-hard loss only bounds ``d_iso`` from below by ``L / 2``.
+
+    Parameters
+    ----------
+    codes : ndarray of int
+        Label codes ``0 .. P-1`` of the batch.
+    dim : int
+        Embedding dimension ``n``.
+    margin : float
+        ``alpha``.
+    diam : float
+        ``diam(E)``.
+    lower : float, default 0.0
+        Another lower bound (e.g. the solver's).
+
+    Returns
+    -------
+    value : float
+        ``max(lower, D*_lower(P_eff, n, alpha) - diam)``.
+    source : str
+        ``"packing-diameter"`` when this bound is the larger, else ``"solver"``.
+
+    Examples
+    --------
+    >>> packing_diameter_bound(np.repeat(np.arange(6), 2), 2, 1.0, 0.0)[0] > 1.9
+    True
+    """
+    from ..packing import packing_lower_bound
+
+    counts = np.bincount(np.asarray(codes))
+    p_eff = int(np.sum(counts >= 2)) + int(np.any(counts == 1))
+    if p_eff < 2 or margin <= 0.0:
+        return float(lower), "solver"
+    bound = packing_lower_bound(p_eff, dim, margin=margin) - diam
+    if bound > lower:
+        return float(bound), "packing-diameter"
+    return float(lower), "solver"
+
+
+def batch_theory(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float,
+    rng: RNGLike = None,
+    max_points: int = MAX_POINTS,
+    per_class: int = SUB_K,
+    n_starts: int = N_STARTS,
+    isometry_max_dim: int = ISOMETRY_MAX_DIM,
+    checks: bool = True,
+    tol: float = 1e-6,
+) -> BatchTheory:
+    """Distances to the ideal set, the constant, the thickness and the bound checks of a batch.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Batch embedding.
+    y : array_like of shape (N,)
+        Labels (they must admit a triplet).
+    margin : float
+        ``alpha >= 0``.
+    rng : None, int or Generator
+        Draws the sub-batch and seeds the solvers' starts.
+    max_points, per_class : int
+        The cost cap (see the module notes and :func:`sub_batch`).
+    n_starts : int, default 4
+        Local solves of each ``nearest_ideal`` call.
+    isometry_max_dim : int, default 8
+        Largest ``n`` for which the isometry-mode Hausdorff distance is
+        computed.
+    checks : bool, default True
+        Also evaluate the statements of :data:`STATEMENTS` (the collapse
+        check costs up to a few seconds per new label layout; it is cached).
+    tol : float, default 1e-6
+        Requested relative gap of the solvers.
+
+    Returns
+    -------
+    BatchTheory
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [0.1, 0.0], [1.0, 0.0], [1.0, 0.1]]
+    >>> t = batch_theory(E, [0, 0, 1, 1], margin=0.5, rng=0, checks=False)
+    >>> t.d_iso, t.subsampled
+    (0.0, False)
+    """
+    from ..ideal import nearest_ideal
+    from ..packing import packing_lower_bound
+    from ..theory import _check, check_iso_haus, empirical_constant
+
+    X = as_points(E, "E", min_points=3)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    require_triplets(codes)
+    margin = check_margin(margin)
+    n_starts = check_int(n_starts, "n_starts", minimum=1)
+    isometry_max_dim = check_int(isometry_max_dim, "isometry_max_dim", minimum=0)
+    gen = as_rng(rng)
+    N, n = X.shape
+    counts = np.bincount(codes)
+    P_full = int(np.sum(counts > 0))
+    full_diam = float(K.diameter_kernel(X)[0])
+    full_L = _batch_hard_max(X, codes, margin)
+    full_curve = packing_lower_bound(P_full, n, margin=margin)
+
+    idx = sub_batch(codes, max_points=max_points, per_class=per_class, rng=gen)
+    Xs, cs = X[idx], as_labels(codes[idx], idx.size, "y")[0]
+    sc = np.bincount(cs)
+    sub_P, sub_K = int(sc.size), int(sc.min())
+    diam = float(K.diameter_kernel(Xs)[0])
+    L = _batch_hard_max(Xs, cs, margin)
+    seed_iso, seed_haus = (int(s) for s in gen.integers(2**31, size=2))
+    kw = dict(margin=margin, solver="scipy", n_starts=n_starts, tol=tol,
+              time_limit=SAFETY_TIME_LIMIT)
+    iso = nearest_ideal(Xs, cs, objective="iso", rng=seed_iso, **kw)
+    haus = nearest_ideal(Xs, cs, objective="haus", rng=seed_haus, **kw)
+    const = empirical_constant(Xs, cs, margin=margin, iso=iso, haus=haus, fstar=False)
+    ds = _d_star(sub_P, n, margin)
+    # sharpened lower bounds (proven; see the module notes, "Lower bounds")
+    iso_lo, iso_src = packing_diameter_bound(cs, n, margin, diam, iso.lower)
+    haus_lo = max(haus.lower, iso_lo / 2.0)
+    iso_d = (iso.value, iso_lo, iso.upper)
+    c_lo = const.c_lower
+    if math.isfinite(const.c) and iso.upper > 0:
+        c_lo = max(c_lo, haus_lo / iso.upper)
+    c_up = const.c_upper
+    if math.isfinite(const.c) and iso_lo > 0:
+        c_up = min(c_up, haus.upper / iso_lo)
+    ratio_fstar = math.nan
+    separated = iso.value == 0.0
+    found: dict[str, Any] = {}
+    if n <= isometry_max_dim and not separated:
+        found["1_isometry"] = check_iso_haus(Xs, iso.embedding, mode="isometry")
+        ratio_fstar = (found["1_isometry"].rhs / 2.0) / iso.value
+    if checks:
+        if not separated:  # else f* = E and statements 1 and 2 are void
+            found["1_pointwise"] = check_iso_haus(Xs, iso.embedding, mode="pointwise")
+            found["1_pointwise_haus"] = check_iso_haus(Xs, haus.embedding, mode="pointwise")
+        if math.isfinite(const.c):
+            found["2_half"] = _check(STATEMENTS["2_half"][1], (0.5, 0.5, 0.5),
+                                     (const.c, c_lo, c_up))
+        # statement 3 as in isoapprox.theory.check_loss_iso, on the sharpened bracket
+        scale = max(diam, margin)
+        found["3_lower"] = _check(STATEMENTS["3_lower"][1], (L / 2, L / 2, L / 2), iso_d, scale)
+        found["3_upper"] = _check(STATEMENTS["3_upper"][1], iso_d, (L, L, L), scale)
+        col = _collapse(tuple(int(c) for c in sc), n, margin)
+        found["4_collapse"] = col.agreement
+        found["4_diameter"] = _check(
+            STATEMENTS["4_diameter"][1],
+            (ds.value - iso.value, ds.lower - iso.upper, ds.upper - iso_lo),
+            (diam, diam, diam),
+            max(diam, margin),
+        )
+        found["4_curve"] = _check(
+            STATEMENTS["4_curve"][1],
+            (full_curve, full_curve, full_curve),
+            (full_diam, full_diam, full_diam),
+            max(full_diam, margin),
+        )
+        found = {k: found[k] for k in STATEMENTS if k in found}
+    else:
+        found = {}
+    return BatchTheory(
+        N=N, P=P_full, K=int(counts[counts > 0].min()), dim=n, margin=margin,
+        full_diameter=full_diam, full_loss_max=full_L, full_curve=full_curve,
+        points=int(idx.size), sub_P=sub_P, sub_K=sub_K, subsampled=bool(idx.size < N),
+        diameter=diam, loss_max=L,
+        d_iso=iso.value, d_iso_lower=iso_lo, d_iso_upper=iso.upper,
+        d_iso_solver_lower=iso.lower, d_iso_lower_source=iso_src,
+        d_iso_certified=bool(iso.certified or _rel_gap(iso_lo, iso.upper) <= tol),
+        d_iso_status=iso.status,
+        d_haus=haus.value, d_haus_lower=haus_lo, d_haus_upper=haus.upper,
+        d_haus_solver_lower=haus.lower,
+        d_haus_certified=bool(haus.certified or _rel_gap(haus_lo, haus.upper) <= tol),
+        d_haus_status=haus.status,
+        c=const.c, c_lower=c_lo, c_upper=c_up,
+        theta=const.theta, theta_lower=const.theta_lower, theta_upper=const.theta_upper,
+        implied_cn=const.implied_cn, ratio_fstar=ratio_fstar,
+        fstar_slack=float(iso.slack), fstar_kind=iso.kind,
+        d_star=ds.value, d_star_lower=ds.lower, d_star_upper=ds.upper,
+        checks=found,
+    )
+
+
+class TheoryCallback:
+    """Logs :func:`batch_theory` of the training batch at logged steps.
+
+    Parameters
+    ----------
+    every : int
+        Evaluate at logged steps ``t`` with ``t % every == 0`` and at the
+        last step (use a multiple of ``log_every``).
+    seed : SeedSequence, int or None
+        Stream of the sub-batch draws and the solvers' starts.
+    max_points, per_class, n_starts, isometry_max_dim
+        See :func:`batch_theory`.
+
+    Notes
+    -----
+    Fields ``theory_*`` (:meth:`BatchTheory.record`); steps without an
+    evaluation carry none of them.  Instances are picklable.
+    """
+
+    def __init__(self, every: int, *, seed=None, max_points: int = MAX_POINTS,
+                 per_class: int = SUB_K, n_starts: int = N_STARTS,
+                 isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
+        self.every = check_int(every, "every", minimum=1)
+        self.max_points = check_int(max_points, "max_points", minimum=4)
+        self.per_class = check_int(per_class, "per_class", minimum=2)
+        self.n_starts = check_int(n_starts, "n_starts", minimum=1)
+        self.isometry_max_dim = isometry_max_dim
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, state) -> dict[str, Any] | None:
+        if state.step % self.every and state.step != state.config.steps:
+            return None
+        t = batch_theory(
+            state.batch_E, state.batch_y, margin=state.config.margin, rng=self.rng,
+            max_points=self.max_points, per_class=self.per_class, n_starts=self.n_starts,
+            isometry_max_dim=self.isometry_max_dim, checks=False,
+        )
+        return t.record("theory_")
+
+
+def _heldout_layout(codes: np.ndarray, P: int, K: int) -> tuple[int, int]:
+    """P x K of held-out batches: the training layout, capped by the held-out classes."""
+    counts = np.sort(np.bincount(codes))[::-1]
+    p = int(min(P, np.sum(counts >= 2)))
+    k = int(max(2, min(K, counts[p - 1])))
+    p = int(min(p, np.sum(counts >= k)))
+    return p, k
+
+
+class CrossCheckCallback:
+    """Evaluates every statement on held-out P x K batches of the final embedding.
+
+    Runs only at the last logged step (``step == config.steps``).  Returns
+    ``crosscheck`` (a list with one dict per batch: the layout, the
+    :meth:`BatchTheory.record` fields without prefix and ``checks``) and the
+    flat counts ``crosscheck_batches``, ``crosscheck_true``,
+    ``crosscheck_false``, ``crosscheck_undetermined`` (over every check of
+    every batch).
+
+    Parameters
+    ----------
+    n_batches : int
+        Batches drawn.
+    seed : SeedSequence, int or None
+        Stream of the batch draws, the sub-batches and the solvers' starts.
+    max_points, per_class, n_starts, isometry_max_dim
+        See :func:`batch_theory`.
+    """
+
+    def __init__(self, n_batches: int, *, seed=None, max_points: int = MAX_POINTS,
+                 per_class: int = SUB_K, n_starts: int = N_STARTS,
+                 isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
+        self.n_batches = check_int(n_batches, "n_batches", minimum=1)
+        self.max_points = check_int(max_points, "max_points", minimum=4)
+        self.per_class = check_int(per_class, "per_class", minimum=2)
+        self.n_starts = check_int(n_starts, "n_starts", minimum=1)
+        self.isometry_max_dim = isometry_max_dim
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, state) -> dict[str, Any] | None:
+        from .data import PKSampler
+
+        if state.step != state.config.steps:
+            return None
+        E, codes = np.asarray(state.eval_E), np.asarray(state.eval_y)
+        y = np.asarray(state.batch_y)
+        P_train = int(np.unique(y).size)
+        K_train = int(y.size // P_train)
+        p, k = _heldout_layout(codes, P_train, K_train)
+        sampler = PKSampler(codes, p, k, rng=self.rng)
+        batches = []
+        tally = {True: 0, False: 0, None: 0}
+        for b in range(self.n_batches):
+            idx = sampler.sample()
+            t = batch_theory(
+                E[idx], codes[idx], margin=state.config.margin, rng=self.rng,
+                max_points=self.max_points, per_class=self.per_class, n_starts=self.n_starts,
+                isometry_max_dim=self.isometry_max_dim, checks=True,
+            )
+            rec = {"batch": b, **t.record(""), "checks": t.check_records()}
+            for chk in t.checks.values():
+                tally[chk.holds] += 1
+            batches.append(rec)
+        return {
+            "crosscheck": batches,
+            "crosscheck_batches": len(batches),
+            "crosscheck_true": tally[True],
+            "crosscheck_false": tally[False],
+            "crosscheck_undetermined": tally[None],
+        }
+
+
+# ---------------------------------------------------------------------------
+# tables from sweep results
+# ---------------------------------------------------------------------------
+
+#: cell fields copied onto every cross-check row
+CELL_FIELDS = ("cell_id", "dataset", "loss", "normalize", "batch_size", "embedding_dim",
+               "margin", "replicate", "P", "K")
+
+
+def _entries(results: Any) -> list[tuple[dict, list[dict]]]:
+    """(summary record, history) pairs from a results document or sweep entries."""
+    if isinstance(results, Mapping) and "records" in results:
+        hist = results.get("histories") or {}
+        return [(r, hist.get(r.get("cell_id"), [])) for r in results["records"]]
+    out = []
+    for e in results:
+        out.append((e["summary"], e.get("history", [])))
+    return out
+
+
+def crosscheck_rows(results: Any, *, label=None) -> list[dict[str, Any]]:
+    """One row per (cell, held-out batch, statement) of a sweep's cross-check.
+
+    Parameters
+    ----------
+    results : mapping or sequence
+        A results document (``records`` and ``histories``, as written by
+        :func:`~isoapprox.train.write_sweep_results`) or the sweep's entries
+        (:attr:`~isoapprox.train.SweepResult.entries`).
+    label : callable, optional
+        ``label(record) -> str`` stored as ``setup`` (e.g. the experiment's
+        variant name); default ``loss`` plus ``+norm`` when normalised.
+
+    Returns
+    -------
+    list of dict
+        Cell fields, ``batch``, ``points``, ``statement`` (the key),
+        ``lhs``, ``rhs``, their brackets, ``slack = rhs - lhs``,
+        ``rel_slack = slack / max(|lhs|, |rhs|)`` and ``holds`` (True /
+        False / None).  Cells without a cross-check contribute nothing.
+    """
+    rows = []
+    for rec, hist in _entries(results):
+        if not hist or "crosscheck" not in hist[-1]:
+            continue
+        setup = label(rec) if label else rec.get("loss", "") + (
+            "+norm" if rec.get("normalize") else "")
+        base = {k: rec.get(k) for k in CELL_FIELDS}
+        base["setup"] = setup
+        for b in hist[-1]["crosscheck"] or []:
+            for chk in b.get("checks", []):
+                lhs, rhs = chk.get("lhs"), chk.get("rhs")
+                slack = chk.get("slack")
+                rel = None
+                if lhs is not None and rhs is not None and slack is not None:
+                    s = max(abs(lhs), abs(rhs))
+                    rel = slack / s if s > 0 else 0.0
+                rows.append({
+                    **base, "batch": b.get("batch"), "points": b.get("points"),
+                    "sub_P": b.get("sub_P"), "statement": chk["key"],
+                    "lhs": lhs, "rhs": rhs,
+                    "lhs_lower": chk.get("lhs_lower"), "lhs_upper": chk.get("lhs_upper"),
+                    "rhs_lower": chk.get("rhs_lower"), "rhs_upper": chk.get("rhs_upper"),
+                    "slack": slack, "rel_slack": rel, "holds": chk.get("holds"),
+                })
+    return rows
+
+
+def _quantiles(v: Sequence[float]) -> dict[str, float | None]:
+    a = np.asarray([x for x in v if x is not None], dtype=float)
+    names = ("min", "q10", "median", "q90", "max")
+    if a.size == 0:
+        return dict.fromkeys(names)
+    q = np.quantile(a, [0.0, 0.1, 0.5, 0.9, 1.0])
+    return {k: float(x) for k, x in zip(names, q, strict=True)}
+
+
+def crosscheck_summary(
+    rows: Iterable[Mapping[str, Any]], *, by: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """How often each statement holds, and its slack distribution.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        :func:`crosscheck_rows`.
+    by : sequence of str
+        Extra grouping fields (e.g. ``("dataset", "setup")``).
+
+    Returns
+    -------
+    list of dict
+        Per statement (and group): ``n``, ``true`` (certified to hold),
+        ``false`` (certified to fail), ``undetermined`` (brackets overlap
+        the bound), ``holds_fraction`` (``true / n``), the relative-slack
+        quantiles ``rel_slack_{min,q10,median,q90,max}`` and the median
+        absolute slack.  Statements in :data:`STATEMENTS` order.
+    """
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["statement"], *(r.get(k) for k in by)), []).append(r)
+    order = {k: i for i, k in enumerate(STATEMENTS)}
+    out = []
+    for key in sorted(groups, key=lambda t: (order.get(t[0], 99), *map(str, t[1:]))):
+        rs = groups[key]
+        holds = [r["holds"] for r in rs]
+        q = _quantiles([r["rel_slack"] for r in rs])
+        item = STATEMENTS.get(key[0], ("?", key[0], "?"))
+        out.append({
+            "statement": key[0],
+            **{k: v for k, v in zip(by, key[1:], strict=True)},
+            "spec_item": item[0],
+            "inequality": item[1],
+            "kind": item[2],
+            "n": len(rs),
+            "true": sum(h is True for h in holds),
+            "false": sum(h is False for h in holds),
+            "undetermined": sum(h is None for h in holds),
+            "holds_fraction": sum(h is True for h in holds) / len(rs),
+            **{f"rel_slack_{k}": v for k, v in q.items()},
+            "slack_median": _quantiles([r["slack"] for r in rs])["median"],
+        })
+    return out
+
+
+def curve_rows(
+    records: Iterable[Mapping[str, Any]], *, curve: str = "packing", label=None,
+) -> list[dict[str, Any]]:
+    """Final held-out diameter of each cell against the lower-bound curve ``D*(P, n, alpha)``.
+
+    Parameters
+    ----------
+    records : iterable of dict
+        Flat sweep records (``P``, ``K``, ``embedding_dim``, ``margin``,
+        ``final_eval_diameter``, ...).
+    curve : str or callable, default "packing"
+        Passed to :func:`isoapprox.packing.lower_bound_curve`.
+    label : callable, optional
+        As in :func:`crosscheck_rows`.
+
+    Returns
+    -------
+    list of dict
+        Per cell: its fields, ``curve`` (the lower bound at the training
+        layout's ``P = N / K``), ``d_star_estimate`` and ``d_star_method``
+        (the best configuration found by
+        :func:`~isoapprox.packing.min_separated_diameter`, an upper bound of
+        ``D*``; lattice pieces above 30 points are loose),
+        ``diameter_over_curve`` and ``below_curve`` (the final held-out
+        diameter is smaller than the proven lower bound: the held-out batches
+        cannot be triplet separated at this margin).
+    """
+    from ..packing import lower_bound_curve
+
+    out = []
+    for r in records:
+        P, n, m = int(r["P"]), int(r["embedding_dim"]), float(r["margin"])
+        lb = float(lower_bound_curve(P, n, margin=m, curve=curve))
+        ds = _d_star(P, n, m)
+        d = r.get("final_eval_diameter")
+        setup = label(r) if label else r.get("loss", "") + ("+norm" if r.get("normalize") else "")
+        out.append({
+            **{k: r.get(k) for k in CELL_FIELDS}, "setup": setup,
+            "final_eval_diameter": d,
+            "final_eval_median_distance": r.get("final_eval_median_distance"),
+            "curve": lb, "d_star_estimate": ds.upper, "d_star_method": ds.method,
+            "diameter_over_curve": (d / lb) if (d is not None and lb > 0) else None,
+            "below_curve": None if d is None else bool(d < lb),
+        })
+    return out
+
