@@ -35,7 +35,14 @@ def test_main_command_installs_and_runs_a_subcommand():
 
 
 def test_readme_api_tour_runs():
+    """The tour is a doctest: every shown output must be what the code prints."""
+    import doctest
+
     text = (ROOT / "README.md").read_text()
     block = re.search(r"## A short tour of the API\s*```python\n(.+?)\n```", text, re.S)
     assert block
-    exec(compile(block.group(1), "README-tour", "exec"), {})
+    test = doctest.DocTestParser().get_doctest(block.group(1), {}, "README-tour", "README.md", 0)
+    assert len(test.examples) >= 10
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    result = runner.run(test)
+    assert result.failed == 0, f"{result.failed} README tour example(s) differ (see above)"
