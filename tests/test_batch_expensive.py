@@ -164,7 +164,8 @@ def test_chunking_does_not_change_rows(tmp_path, baseline):
 
 def test_dask_local_cluster_matches_in_process(tmp_path, baseline):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+    # two threads in one process: the stage's solver lock keeps them apart
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   protocol="tcp://", host="127.0.0.1",
                                   dashboard_address=None) as cluster:
         with distributed.Client(cluster, set_as_default=False) as client:

@@ -48,7 +48,8 @@ per-configuration ``rng`` seeds the starts of both ``nearest_ideal`` calls;
 statement 4 (which depends only on the class sizes, ``n`` and ``alpha``) is
 computed from a canonical layout with the fixed seed of the settings and
 cached per ``(class sizes, n, alpha)`` in each process.  BLAS and numba run
-on one thread inside the stage.
+on one thread inside the stage, and the threads of one process (a Dask
+worker started with ``--nthreads`` above 1) take turns.
 
 Adversarial objectives (registered in
 :data:`isoapprox.batch.adversarial.OBJECTIVES`)
@@ -79,6 +80,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
@@ -231,20 +233,30 @@ IDEAL_COLUMNS: tuple[Column, ...] = (
 )
 
 
+#: one solve at a time per process: the compiled convex programs of
+#: :mod:`isoapprox.ideal` are shared module-level objects and the BLAS limit is
+#: process-wide, so the threads of one process (a Dask worker with several
+#: threads) must not interleave solves (measured without it: a configuration
+#: received the Shor bound of the configuration solved in the other thread)
+_SOLVER_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _single_threaded() -> Iterator[None]:
-    """numba and BLAS on one thread (results must not depend on thread counts)."""
+    """The process's solver lock; numba and BLAS on one thread (results must
+    not depend on thread counts or on other threads)."""
     import numba
 
     from .._blas import single_threaded_blas
 
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        with single_threaded_blas():
-            yield
-    finally:
-        numba.set_num_threads(old)
+    with _SOLVER_LOCK:
+        old = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            with single_threaded_blas():
+                yield
+        finally:
+            numba.set_num_threads(old)
 
 
 def _fresh_solver_caches() -> None:
