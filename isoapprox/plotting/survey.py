@@ -106,7 +106,7 @@ def loss_iso_scatter(records: Sequence[dict[str, Any]]):
     plt = pyplot()
     rs = [r for r in records if _finite(r.get("loss")) and _finite(r.get("d_iso"))]
     with style_context():
-        fig, ax = plt.subplots(figsize=(COLUMN_WIDTH, 2.8))
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.8))
         groups: dict[str, list[dict]] = {}
         for r in rs:
             groups.setdefault(_group(r), []).append(r)
@@ -125,7 +125,7 @@ def loss_iso_scatter(records: Sequence[dict[str, Any]]):
                 label=r"$L$ (statement 3, upper)")
         ax.set_xlabel(r"batch-hard loss $L(E)$ (max)")
         ax.set_ylabel(r"$d_{iso}(E, F_{TS})$")
-        ax.legend(frameon=False, fontsize=6)
+        ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
         fig.tight_layout()
     return fig
 
@@ -146,7 +146,7 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
     plt = pyplot()
     rs = [r for r in _with_c(records) if _finite(r.get("theta"))]
     with style_context():
-        fig, ax = plt.subplots(figsize=(COLUMN_WIDTH, 2.5))
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.6))
         groups: dict[str, list[dict]] = {}
         for r in rs:
             groups.setdefault(_group(r), []).append(r)
@@ -163,7 +163,7 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
         ax.set_xlabel(r"thickness $\theta(E)$")
         ax.set_ylabel(r"$c(E)$")
         if groups:
-            ax.legend(frameon=False, fontsize=6)
+            ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
         fig.tight_layout()
     return fig
 
