@@ -154,6 +154,49 @@ def test_collapse_quantities_depend_on_class_sizes_only():
     assert z["d_iso_collapsed_ts"] == 0.0 and z["p_separated"] == 0
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_row_does_not_depend_on_what_the_process_solved_before(n_classes):
+    """The cached convex programs of isoapprox.ideal keep solver state between solves."""
+    from isoapprox.ideal import _ccp, _relax
+
+    X, y = generate("gaussian", 5, 2, n_classes, "balanced", [0, 1, 2], seed=5, margin=0.5)
+
+    def row(b):
+        return ideal_quantities(X[b], y[b], 0.5, rng=b)
+
+    _relax._CACHE.clear()
+    _ccp._CACHE.clear()
+    first = row(0)  # compiled afresh
+    row(1)
+    after_1 = row(0)
+    row(2)
+    row(1)
+    after_2 = row(0)
+    assert after_1 == first and after_2 == first
+
+
+def test_fresh_solver_caches_keeps_programs_and_drops_unknown_objects():
+    from isoapprox.batch.expensive import _fresh_solver_caches
+    from isoapprox.ideal import _relax
+
+    X, y = generate("gaussian", 5, 2, 2, "balanced", [0], seed=5, margin=0.5)
+    _relax._CACHE.clear()
+    ideal_quantities(X[0], y[0], 0.5, rng=0)
+    kept = dict(_relax._CACHE)
+    assert kept
+    for obj in kept.values():  # solver state, as after a solve
+        obj.problem._solver_cache["CLARABEL"] = object()
+
+    class Opaque:  # a cached object without a cvxpy problem
+        pass
+
+    _relax._CACHE[("test-opaque",)] = Opaque()
+    _fresh_solver_caches()
+    assert ("test-opaque",) not in _relax._CACHE
+    for key, obj in kept.items():
+        assert _relax._CACHE[key] is obj and obj.problem._solver_cache == {}
+
+
 # --- engine: determinism, Dask, resume -------------------------------------
 
 

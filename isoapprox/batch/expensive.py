@@ -41,9 +41,9 @@ The solvers run without a wall-clock limit (:data:`NO_TIME_LIMIT`): their
 work is bounded by the number of starts and iterations, so a configuration's
 row depends only on the configuration and its random stream, never on the
 load of the machine, the number of workers or the executor.  The
-compiled convex programs that :mod:`isoapprox.ideal` caches are dropped
-before each configuration (a re-solved cached program remembers its earlier
-solves in the last digits).  The
+solver state of the convex programs that :mod:`isoapprox.ideal` caches is
+dropped before each configuration (a re-solved cached program otherwise
+remembers its earlier solves in the last digits).  The
 per-configuration ``rng`` seeds the starts of both ``nearest_ideal`` calls;
 statement 4 (which depends only on the class sizes, ``n`` and ``alpha``) is
 computed from a canonical layout with the fixed seed of the settings and
@@ -260,20 +260,33 @@ def _single_threaded() -> Iterator[None]:
 
 
 def _fresh_solver_caches() -> None:
-    """Forget the compiled convex programs that :mod:`isoapprox.ideal` keeps per shape.
+    """Make the convex programs that :mod:`isoapprox.ideal` caches per shape forget their past.
 
-    A cached cvxpy problem re-solved with new parameters returns values
-    that depend on what it solved before (measured: the Shor lower bound of
-    ``d_haus`` of one configuration moved in the 11th digit with the
-    configurations solved earlier in the process).  Starting every
-    configuration from empty caches makes its row a function of the
-    configuration and its seed alone, whatever the chunking, the executor or
-    the order of evaluation; it costs about a quarter more time at N = 5.
+    A cached cvxpy problem re-solved with new parameters hands the solver
+    object of its previous solve (cvxpy's ``Problem._solver_cache``) to the
+    next one, and the returned values depend on it (measured: the Shor lower
+    bound of ``d_haus`` of one configuration moved in the 11th digit with
+    the configurations solved earlier in the process).  Emptying that
+    solver cache before each configuration keeps the compiled problem (its
+    parameters are all reset by the next solve) and makes every row a
+    function of the configuration and its seed alone, whatever the
+    chunking, the executor or the order of evaluation.  A cached object
+    whose problem does not expose a dict ``_solver_cache`` (another cvxpy
+    version) is dropped instead, which also gives history-free values, at
+    the cost of compiling it again.  ``benchmarks/bench_ideal_stage.py``
+    measures the cost against keeping the solver state.
     """
     from ..ideal import _ccp, _relax
 
-    _relax._CACHE.clear()
-    _ccp._CACHE.clear()
+    for cache in (_relax._CACHE, _ccp._CACHE):
+        for key, obj in list(cache.items()):
+            holders = [v for v in vars(obj).values() if hasattr(v, "_solver_cache")]
+            states = [getattr(v, "_solver_cache") for v in holders]
+            if holders and all(isinstance(st, dict) for st in states):
+                for st in states:
+                    st.clear()
+            else:
+                del cache[key]
 
 
 def _kind_flags(kind: str) -> tuple[bool, bool]:
