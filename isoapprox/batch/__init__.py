@@ -33,8 +33,8 @@ from .adversarial import (
 )
 from .best import best_rows, save_best
 from .cheap import CHEAP_FIELDS, cheap_quantities
-from .expensive import IDEAL, IDEAL_COLUMNS, POINTS, IdealSettings, ideal_quantities, ideal_stage
 from .engine import BatchResult, ChunkTask, evaluate_chunk, plan, run_batch, run_chunk
+from .expensive import IDEAL, IDEAL_COLUMNS, POINTS, IdealSettings, ideal_quantities, ideal_stage
 from .generators import (
     DISTRIBUTIONS,
     LAYOUTS,

@@ -281,7 +281,7 @@ def _fresh_solver_caches() -> None:
     for cache in (_relax._CACHE, _ccp._CACHE):
         for key, obj in list(cache.items()):
             holders = [v for v in vars(obj).values() if hasattr(v, "_solver_cache")]
-            states = [getattr(v, "_solver_cache") for v in holders]
+            states = [v._solver_cache for v in holders]
             if holders and all(isinstance(st, dict) for st in states):
                 for st in states:
                     st.clear()
