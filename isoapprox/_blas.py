@@ -20,13 +20,28 @@ from collections.abc import Iterator
 __all__ = ["single_threaded_blas"]
 
 
+_CONTROLLER = None
+
+
+def _controller():
+    """A cached ``ThreadpoolController`` (building one scans the loaded
+    libraries: ~10 ms, more than many of the solves it wraps)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        import scipy.linalg  # noqa: F401  (load scipy's BLAS before the scan)
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Limit BLAS/LAPACK to one thread inside the ``with`` block (if possible)."""
     try:
-        from threadpoolctl import threadpool_limits
+        ctl = _controller()
     except ImportError:  # pragma: no cover - optional
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    with ctl.limit(limits=1, user_api="blas"):
         yield

@@ -10,10 +10,16 @@ The pieces, in the order data flows through them:
   configurations in one vectorised numba call;
 - :mod:`~isoapprox.batch.stages`: the registry of evaluation stages (vector
   stages over a chunk, per-configuration stages for solvers);
+- :mod:`~isoapprox.batch.expensive`: the per-configuration ``ideal`` stage
+  (nearest ideal embeddings, ``c``, ``theta``, statements 1-4 with
+  brackets), the ``points`` stage and the adversarial objectives ``c`` and
+  ``c_incumbent``;
 - :mod:`~isoapprox.batch.grid` and :mod:`~isoapprox.batch.engine`: the grid,
   chunks as tasks on a local process pool or a Dask cluster, resumable
   tidy result files;
-- :mod:`~isoapprox.batch.summary`: per-cell summaries.
+- :mod:`~isoapprox.batch.summary`: per-cell summaries;
+- :mod:`~isoapprox.batch.best`: the best configurations of a finished run
+  by a column (for instance the largest ``c`` an adversarial search found).
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ from .adversarial import (
     OBJECTIVES,
     SearchResult,
     adversarial_search,
+    get_objective,
     register_objective,
 )
+from .best import best_rows, save_best
 from .cheap import CHEAP_FIELDS, cheap_quantities
 from .engine import BatchResult, ChunkTask, evaluate_chunk, plan, run_batch, run_chunk
+from .expensive import IDEAL, IDEAL_COLUMNS, POINTS, IdealSettings, ideal_quantities, ideal_stage
 from .generators import (
     DISTRIBUTIONS,
     LAYOUTS,
@@ -41,6 +50,9 @@ from .summary import format_table, summarise
 
 __all__ = [
     "CHEAP_FIELDS",
+    "IDEAL",
+    "IDEAL_COLUMNS",
+    "POINTS",
     "DISTRIBUTIONS",
     "LAYOUTS",
     "OBJECTIVES",
@@ -53,9 +65,11 @@ __all__ = [
     "Column",
     "GeneratorOptions",
     "Grid",
+    "IdealSettings",
     "SearchResult",
     "Stage",
     "adversarial_search",
+    "best_rows",
     "cheap_quantities",
     "class_sizes",
     "config_generator",
@@ -64,11 +78,14 @@ __all__ = [
     "generate",
     "get_objective",
     "get_stage",
+    "ideal_quantities",
+    "ideal_stage",
     "layout_codes",
     "plan",
     "register_objective",
     "register_stage",
     "run_batch",
     "run_chunk",
+    "save_best",
     "summarise",
 ]

@@ -54,6 +54,7 @@ import hashlib
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +123,9 @@ class Stage:
     headline : tuple of str
         Columns shown in the printed summary table.
     description : str
+    params : tuple of (str, value) pairs
+        Settings of ``func`` that change its numbers (solver tolerances,
+        numbers of starts); part of the run fingerprint when not empty.
     """
 
     name: str
@@ -132,6 +136,7 @@ class Stage:
     version: int = 1
     headline: tuple[str, ...] = ()
     description: str = ""
+    params: tuple[tuple[str, Any], ...] = ()
     _word: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -177,13 +182,16 @@ class Stage:
         """What enters the run fingerprint."""
         module = getattr(self.func, "__module__", "?")
         qualname = getattr(self.func, "__qualname__", type(self.func).__name__)
-        return {
+        sig = {
             "name": self.name,
             "kind": self.kind,
             "version": self.version,
             "func": f"{module}:{qualname}",
             "columns": [[c.name, c.dtype] for c in self.columns],
         }
+        if self.params:
+            sig["params"] = [[k, v] for k, v in self.params]
+        return sig
 
 
 #: name -> Stage

@@ -27,7 +27,7 @@ Builder = Callable[[dict, Path, Path], list[Path]]
 _BUILDERS: dict[str, Builder] = {}
 
 #: modules imported on first use; each registers its builders
-BUILDER_MODULES: tuple[str, ...] = (".toy", ".sweep")
+BUILDER_MODULES: tuple[str, ...] = (".toy", ".sweep", ".survey")
 
 
 def register(experiment: str) -> Callable[[Builder], Builder]:

@@ -1,0 +1,655 @@
+"""Expensive per-configuration stages: the distances to ``F_TS`` and every bound of SPEC section 3.
+
+Stages (kind ``config``, registered on import):
+
+``ideal``
+    For each configuration ``E`` (labels ``y``, margin ``alpha``) the two
+    nearest ideal embeddings (:func:`isoapprox.nearest_ideal`, objectives
+    ``"iso"`` and ``"haus"``) with their certified brackets, the empirical
+    constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` with its bracket and
+    ``ratio_fstar`` (:func:`isoapprox.theory.empirical_constant` given the two
+    results), the thickness ``theta`` with its bracket (any dimension), the
+    slack and the verdict of statements 1, 2 (``c >= 1/2``) and 3 (lower and
+    upper), whether each nearest ideal embedding is collapsed or
+    class-collapsed, and statement 4 for the configuration's label layout:
+    ``d_iso(collapsed, F_TS)`` against the loss at collapse and against
+    ``D*(P, n, alpha)``.
+``points``
+    The configuration itself (coordinates and labels as JSON text), so that
+    the configurations an adversarial search found can be saved and
+    re-evaluated without rerunning the search.
+
+Column conventions (read by :mod:`isoapprox.batch.summary`):
+
+- ``slack_<bound> = rhs - lhs`` of the best estimates (``>= 0`` when the
+  estimates satisfy the bound);
+- ``holds_<bound>``: ``slack >= -BOUND_RTOL * scale`` with ``scale =
+  max(diam(E), alpha)`` (the estimates satisfy the bound up to rounding);
+- ``proven_<bound>``: the certified brackets prove the bound (``lhs_upper
+  <= rhs_lower`` up to rounding);
+- ``violated_<bound>``: the brackets prove a violation (only for the bound
+  that can fail, ``d_iso(E, F_TS) <= L(E)``).
+
+An estimate that satisfies a bound without a proof is possible (a wide
+bracket), and so is an estimate that violates it while the truth does not
+(an incumbent above the true distance): ``holds`` is about the numbers the
+solvers found, ``proven`` / ``violated`` about what is certain.
+
+Determinism
+-----------
+The solvers run without a wall-clock limit (:data:`NO_TIME_LIMIT`): their
+work is bounded by the number of starts and iterations, so a configuration's
+row depends only on the configuration and its random stream, never on the
+load of the machine, the number of workers or the executor.  The
+solver state of the convex programs that :mod:`isoapprox.ideal` caches is
+dropped before each configuration (a re-solved cached program otherwise
+remembers its earlier solves in the last digits).  The
+per-configuration ``rng`` seeds the starts of both ``nearest_ideal`` calls;
+statement 4 (which depends only on the class sizes, ``n`` and ``alpha``) is
+computed from a canonical layout with the fixed seed of the settings and
+cached per ``(class sizes, n, alpha)`` in each process.  BLAS and numba run
+on one thread inside the stage, and the threads of one process (a Dask
+worker started with ``--nthreads`` above 1) take turns.
+
+Adversarial objectives (registered in
+:data:`isoapprox.batch.adversarial.OBJECTIVES`)
+-----------------------------------------------------------------------
+``c``
+    The certified lower end ``c_lower = d_haus_lower / d_iso_upper`` of the
+    empirical constant.  Maximising a certified lower bound cannot be fooled
+    by a solver that misses the optimum (an incumbent ``d_haus`` that is too
+    large would inflate the plain ratio): a large value found is a proof that
+    ``c`` is at least that large for the configuration.  Where the lower
+    bound of ``d_haus`` is weak the search under-rates a configuration, so
+    the search is conservative.
+``c_incumbent``
+    The ratio of the two incumbents, ``c``: closer to the truth where the
+    brackets are tight, but it rewards solver failures; use it to probe, and
+    check the brackets of what it finds.
+
+Both evaluate :func:`solve_pair` with :data:`OBJECTIVE_SETTINGS` (8 starts
+instead of 24: the search evaluates hundreds of candidates) and the fixed
+seed :attr:`IdealSettings.seed` (an objective takes no ``rng``).  The
+``ideal`` stage re-evaluates a found configuration with 24 starts and the
+configuration's own stream, so its ``c_lower`` can differ from the search's
+value (usually upwards: a better ``d_iso`` incumbent raises ``c_lower``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int, check_option, check_positive
+from .adversarial import OBJECTIVES, register_objective
+from .cheap import BOUND_RTOL
+from .stages import Column, Stage, register_stage
+
+__all__ = [
+    "IDEAL",
+    "IDEAL_COLUMNS",
+    "NO_TIME_LIMIT",
+    "OBJECTIVE_SETTINGS",
+    "POINTS",
+    "IdealSettings",
+    "c_incumbent_objective",
+    "c_lower_objective",
+    "collapse_quantities",
+    "ideal_quantities",
+    "ideal_stage",
+    "solve_pair",
+]
+
+#: ``time_limit`` handed to the solvers: effectively none (the work is bounded
+#: by ``n_starts`` and ``max_iter``), so results never depend on timing
+NO_TIME_LIMIT = 1e9
+
+
+@dataclass(frozen=True)
+class IdealSettings:
+    """Solver settings of the ``ideal`` stage (they enter the run fingerprint).
+
+    Attributes
+    ----------
+    tol : float, default 1e-4
+        Requested relative gap of :func:`isoapprox.nearest_ideal`.  A looser
+        tolerance stops the search earlier on instances whose bracket closes;
+        it does not widen an open bracket.
+    n_starts : int, default 24
+        Local solves of ``nearest_ideal`` (its default).  Measured on 40
+        random and near-collapsed configurations (N = 8 to 12, n = 1 to 3,
+        3 to 6 classes, random layouts), with the cross-check of
+        :func:`solve_pair`: 8 starts left 8 incumbents more than 0.1 % above
+        the best found (up to 15 %), 12 starts 4 (up to 30 %), 24 starts 1
+        (4.5 %); 24 starts cost 2.8 times as much as 8.
+    max_iter : int, default 200
+        Iteration cap of each local solve.
+    solver : {"auto", "scipy", "cvxpy"}, default "auto"
+    seed : int, default 0
+        Seed of the computations that are shared between configurations
+        (statement 4, cached) and of the adversarial objectives.
+    """
+
+    tol: float = 1e-4
+    n_starts: int = 24
+    max_iter: int = 200
+    solver: str = "auto"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_positive(self.tol, "tol")
+        check_int(self.n_starts, "n_starts", minimum=1)
+        check_int(self.max_iter, "max_iter", minimum=1)
+        check_option(self.solver, "solver", ("auto", "scipy", "cvxpy"))
+        check_int(self.seed, "seed", minimum=0)
+
+    def solver_options(self) -> dict:
+        """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
+        return {"tol": self.tol, "n_starts": self.n_starts, "max_iter": self.max_iter,
+                "solver": self.solver, "time_limit": NO_TIME_LIMIT}
+
+
+_C = Column
+
+#: the columns of the ``ideal`` stage, in table order
+IDEAL_COLUMNS: tuple[Column, ...] = (
+    _C("loss", "float", "L(E): batch-hard loss, max reduction"),
+    # the two distances to F_TS
+    _C("d_iso", "float", "d_iso(E, F_TS): incumbent (= upper end)"),
+    _C("d_iso_lower", "float", "certified lower bound of d_iso(E, F_TS)"),
+    _C("d_iso_upper", "float", "certified upper bound of d_iso(E, F_TS)"),
+    _C("d_iso_rel_gap", "float", "relative gap of the d_iso bracket"),
+    _C("d_iso_certified", "bool", "d_iso bracket within the stage's tol"),
+    _C("d_iso_lower_source", "str", "which bound gives d_iso_lower"),
+    _C("d_iso_kind", "str", "kind of the iso-nearest ideal embedding"),
+    _C("d_iso_cross", "bool", "the upper end comes from the haus solution (see solve_pair)"),
+    _C("d_haus", "float", "d_haus(E, F_TS): incumbent (= upper end)"),
+    _C("d_haus_lower", "float", "certified lower bound of d_haus(E, F_TS)"),
+    _C("d_haus_upper", "float", "certified upper bound of d_haus(E, F_TS)"),
+    _C("d_haus_rel_gap", "float", "relative gap of the d_haus bracket"),
+    _C("d_haus_certified", "bool", "d_haus bracket within the stage's tol"),
+    _C("d_haus_lower_source", "str", "which bound gives d_haus_lower"),
+    _C("d_haus_kind", "str", "kind of the haus-nearest ideal embedding"),
+    _C("d_haus_cross", "bool", "the bracket was improved from the iso solution (see solve_pair)"),
+    _C("certified", "bool", "both brackets within the stage's tol"),
+    # the nearest ideal embeddings' structure
+    _C("collapsed_iso", "bool", "the iso-nearest ideal embedding is collapsed"),
+    _C("class_collapsed_iso", "bool",
+       "the iso-nearest ideal embedding is class-collapsed (every class a point, not all one)"),
+    _C("collapsed_haus", "bool", "the haus-nearest ideal embedding is collapsed"),
+    _C("class_collapsed_haus", "bool", "the haus-nearest ideal embedding is class-collapsed"),
+    # statement 2: the empirical constant and the thickness
+    _C("c", "float", "c(E) = d_haus / d_iso (incumbents); NaN when E is separated"),
+    _C("c_lower", "float", "certified lower end of c: d_haus_lower / d_iso_upper"),
+    _C("c_upper", "float", "certified upper end of c: d_haus_upper / d_iso_lower (inf if 0)"),
+    _C("ratio_fstar", "float", "d_haus_isometry(E, f*_iso) / d_iso(E, F_TS)"),
+    _C("theta", "float", "thickness theta(E)"),
+    _C("theta_lower", "float", "certified lower bound of theta(E)"),
+    _C("theta_upper", "float", "certified upper bound of theta(E)"),
+    _C("implied_cn", "float", "c * theta: the least c_n compatible with E in statement 2"),
+    _C("slack_s2_half", "float", "c - 1/2 (statement 2's floor, from statement 1)"),
+    _C("holds_s2_half", "bool", "c >= 1/2 up to rounding"),
+    _C("proven_s2_half", "bool", "c_lower >= 1/2 (the brackets prove it)"),
+    # statement 1 on the nearest ideal embeddings
+    _C("slack_s1_pointwise", "float",
+       "2 d_haus_pointwise(E, f*_haus) - d_iso(E, f*_haus) (exact quantities)"),
+    _C("holds_s1_pointwise", "bool", "slack_s1_pointwise >= 0 up to rounding"),
+    _C("slack_s1_isometry", "float",
+       "2 d_haus_isometry(E, f*_iso) - d_iso(E, f*_iso) (minimax Procrustes incumbent)"),
+    _C("holds_s1_isometry", "bool", "slack_s1_isometry >= 0 up to rounding"),
+    # statement 3
+    _C("slack_s3_lower", "float", "d_iso - L/2"),
+    _C("holds_s3_lower", "bool", "L/2 <= d_iso up to rounding"),
+    _C("proven_s3_lower", "bool", "L/2 <= d_iso_lower"),
+    _C("slack_s3_upper", "float", "L - d_iso"),
+    _C("holds_s3_upper", "bool", "d_iso <= L up to rounding"),
+    _C("proven_s3_upper", "bool", "d_iso_upper <= L (the brackets prove it)"),
+    _C("violated_s3_upper", "bool", "d_iso_lower > L (the brackets prove a violation)"),
+    # statement 4 for this label layout (does not depend on the points)
+    _C("loss_collapsed", "float", "L(collapsed) (= alpha)"),
+    _C("p_separated", "int",
+       "classes that must be pairwise alpha apart at collapse: those with >= 2 points, "
+       "plus one if some class is a singleton (0 at alpha = 0)"),
+    _C("d_iso_collapsed_ts", "float", "d_iso(collapsed, F_TS): incumbent"),
+    _C("d_iso_collapsed_ts_lower", "float", "certified lower bound of d_iso(collapsed, F_TS)"),
+    _C("d_iso_collapsed_ts_upper", "float", "certified upper bound of d_iso(collapsed, F_TS)"),
+    _C("d_star", "float", "D*(P, n, alpha): best diameter found"),
+    _C("d_star_lower", "float", "certified lower bound of D*"),
+    _C("d_star_upper", "float", "certified upper bound of D* (a witness)"),
+    _C("collapse_loss_ratio", "float",
+       "d_iso(collapsed, F_TS) / L(collapsed) (NaN at alpha = 0)"),
+    _C("slack_s4_equal", "float", "D* - d_iso(collapsed, F_TS) (0 when statement 4 holds)"),
+    _C("holds_s4_equal", "bool", "|D* - d_iso(collapsed, F_TS)| within rounding and the tol"),
+    _C("slack_s3_upper_collapsed", "float", "L(collapsed) - d_iso(collapsed, F_TS)"),
+    _C("holds_s3_upper_collapsed", "bool", "d_iso(collapsed, F_TS) <= L(collapsed) up to rounding"),
+)
+
+
+#: one solve at a time per process: the compiled convex programs of
+#: :mod:`isoapprox.ideal` are shared module-level objects and the BLAS limit is
+#: process-wide, so the threads of one process (a Dask worker with several
+#: threads) must not interleave solves (measured without it: a configuration
+#: received the Shor bound of the configuration solved in the other thread)
+_SOLVER_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _single_threaded() -> Iterator[None]:
+    """The process's solver lock; numba and BLAS on one thread (results must
+    not depend on thread counts or on other threads)."""
+    import numba
+
+    from .._blas import single_threaded_blas
+
+    with _SOLVER_LOCK:
+        old = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            with single_threaded_blas():
+                yield
+        finally:
+            numba.set_num_threads(old)
+
+
+def _fresh_solver_caches() -> None:
+    """Make the convex programs that :mod:`isoapprox.ideal` caches per shape forget their past.
+
+    A cached cvxpy problem re-solved with new parameters hands the solver
+    object of its previous solve (cvxpy's ``Problem._solver_cache``) to the
+    next one, and the returned values depend on it (measured: the Shor lower
+    bound of ``d_haus`` of one configuration moved in the 11th digit with
+    the configurations solved earlier in the process).  Emptying that
+    solver cache before each configuration keeps the compiled problem (its
+    parameters are all reset by the next solve) and makes every row a
+    function of the configuration and its seed alone, whatever the
+    chunking, the executor or the order of evaluation.  A cached object
+    whose problem does not expose a dict ``_solver_cache`` (another cvxpy
+    version) is dropped instead, which also gives history-free values, at
+    the cost of compiling it again.  ``benchmarks/bench_ideal_stage.py``
+    measures the cost against keeping the solver state.
+    """
+    from ..ideal import _ccp, _relax
+
+    for cache in (_relax._CACHE, _ccp._CACHE):
+        for key, obj in list(cache.items()):
+            holders = [v for v in vars(obj).values() if hasattr(v, "_solver_cache")]
+            states = [v._solver_cache for v in holders]
+            if holders and all(isinstance(st, dict) for st in states):
+                for st in states:
+                    st.clear()
+            else:
+                del cache[key]
+
+
+def _kind_flags(kind: str) -> tuple[bool, bool]:
+    return kind == "collapsed", kind == "class-collapsed"
+
+
+def _canonical_codes(codes: np.ndarray) -> tuple[int, ...]:
+    """Class sizes, largest first: statement 4 depends on nothing else."""
+    counts = np.bincount(codes)
+    counts = counts[counts > 0]
+    return tuple(int(c) for c in sorted(counts.tolist(), reverse=True))
+
+
+@lru_cache(maxsize=4096)
+def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
+                     settings: IdealSettings) -> tuple[tuple[str, float], ...]:
+    from ..ideal import nearest_ideal
+    from ..losses import batch_hard_loss
+    from ..packing import min_separated_diameter
+
+    codes = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    E0 = np.zeros((codes.shape[0], dim))
+    _fresh_solver_caches()
+    L = batch_hard_loss(E0, codes, margin=margin, reduction="max")
+    iso = nearest_ideal(E0, codes, margin=margin, objective="iso", rng=settings.seed,
+                        **settings.solver_options())
+    P = len(sizes)
+    ds = min_separated_diameter(P, dim, margin=margin, rng=settings.seed)
+    # Proven bracket of d_iso(0, F_TS) from D*: any G in F_TS keeps every point
+    # of another class at distance >= alpha from an anchor that has a positive,
+    # so one point of each class with >= 2 points, plus one singleton class if
+    # any, are pairwise >= alpha apart: d_iso(0, G) = diam(G) >= D*(P', n, alpha)
+    # with P' = p_separated.  Collapsing each class onto a point of a
+    # D*(P, n, alpha) witness is in F_TS (0 + alpha <= alpha exactly), so
+    # d_iso(0, F_TS) <= D*_upper(P, n, alpha).  (Putting every singleton class
+    # on one witness point shows d_iso(0, F_TS) = D*(P', n, alpha): below
+    # D*(P, n, alpha) when two or more classes are singletons.)
+    multi = sum(1 for s in sizes if s >= 2)
+    p_eff = multi + (1 if multi < P else 0)
+    lower = iso.lower
+    if p_eff >= 2 and margin > 0.0:
+        lower = max(lower, min_separated_diameter(p_eff, dim, margin=margin,
+                                                  rng=settings.seed).lower)
+    # the better of the solver's incumbent and the D* witness (both feasible)
+    value = upper = min(iso.upper, ds.upper)
+    lower = min(lower, upper)
+    return (("loss_collapsed", L), ("p_separated", p_eff if margin > 0.0 else 0),
+            ("d_iso_collapsed_ts", value),
+            ("d_iso_collapsed_ts_lower", lower), ("d_iso_collapsed_ts_upper", upper),
+            ("d_star", ds.value), ("d_star_lower", ds.lower), ("d_star_upper", ds.upper))
+
+
+def collapse_quantities(codes: np.ndarray, dim: int, margin: float,
+                        settings: IdealSettings | None = None) -> dict[str, float]:
+    """Statement 4 for a label layout in ``R^dim`` (cached per class sizes, ``dim``, ``margin``).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (N,)
+        Labels ``0 .. P-1``; only the class sizes matter (the collapsed
+        embedding and ``F_TS`` are invariant under permutations of the
+        points), so a canonical layout with the classes in blocks, largest
+        first, is solved.
+    dim : int
+        ``n``.
+    margin : float
+        ``alpha``.
+    settings : IdealSettings, optional
+
+    Returns
+    -------
+    dict
+        ``loss_collapsed`` (``L(0) = alpha``), ``p_separated``, ``d_iso_collapsed_ts`` with
+        its bracket (the bracket of ``nearest_ideal`` tightened by the
+        ``D*`` argument in the source), ``d_star`` with its bracket,
+        ``collapse_loss_ratio``, ``slack_s4_equal``, ``holds_s4_equal``,
+        ``slack_s3_upper_collapsed``, ``holds_s3_upper_collapsed``.
+    """
+    settings = settings or IdealSettings()
+    sizes = _canonical_codes(np.asarray(codes))
+    out = dict(_collapse_cached(sizes, int(dim), float(margin), settings))
+    d, d_lo, d_up = out["d_iso_collapsed_ts"], out["d_iso_collapsed_ts_lower"], \
+        out["d_iso_collapsed_ts_upper"]
+    L = out["loss_collapsed"]
+    scale = max(out["d_star_upper"], float(margin), 1e-300)
+    rounding = BOUND_RTOL * scale
+    out["collapse_loss_ratio"] = d / L if L > 0.0 else math.nan
+    out["slack_s4_equal"] = out["d_star"] - d
+    # equal when the two values agree to the requested tolerance (both are
+    # incumbents of minimisations), or when the brackets force it
+    agree = abs(out["d_star"] - d) <= rounding + settings.tol * scale
+    forced = (d_up <= out["d_star_lower"] + rounding) and (out["d_star_upper"] <= d_lo + rounding)
+    out["holds_s4_equal"] = bool(agree or forced)
+    out["slack_s3_upper_collapsed"] = L - d
+    out["holds_s3_upper_collapsed"] = bool(L - d >= -rounding)
+    return out
+
+
+def _ratio(num: float, den: float) -> float:
+    if den == 0.0:
+        return math.nan if num == 0.0 else math.inf
+    return num / den
+
+
+def solve_pair(E: np.ndarray, codes: np.ndarray, margin: float, *,
+               rng: np.random.Generator | int | None = None,
+               settings: IdealSettings | None = None) -> tuple[Any, Any, bool, bool]:
+    """Both nearest ideal embeddings, each improved by the other's solution.
+
+    The two solves see the same feasible set, so each solution is a
+    candidate for the other objective:
+
+    - ``d_iso(E, f*_haus)`` is an upper bound of ``d_iso(E, F_TS)``;
+    - ``f*_iso`` moved by the minimax-Procrustes isometry onto ``E`` is in
+      ``F_TS`` (checked in float64 with no tolerance) and its pointwise
+      distance is an upper bound of ``d_haus(E, F_TS)``;
+    - ``d_iso <= 2 d_haus`` (statement 1) makes ``d_iso_lower / 2`` a lower
+      bound of ``d_haus(E, F_TS)``.
+
+    A multi-start solver can miss its optimum where the other one does not
+    (measured: a near-collapsed configuration whose iso solve returned the
+    collapsed embedding at ``d_iso = diam(E)`` while the haus solution was
+    at a third of that); the cross-check repairs such incumbents.
+
+    Returns
+    -------
+    iso, haus : IdealResult
+        The (possibly improved) results; an improved result has ``solver``
+        ``"cross:haus"`` / ``"cross:iso"`` and its bracket, gap, relative
+        gap, verdict and ``kind`` recomputed.
+    iso_crossed, haus_crossed : bool
+        Whether each result was improved.
+    """
+    from ..geometry import diameter
+    from ..ideal import nearest_ideal
+    from ..ideal._result import FLOOR_RTOL, KIND_RTOL
+    from ..losses import is_triplet_separated
+    from ..metrics import hausdorff_like, isometric_error
+    from ..procrustes import minimax_procrustes
+
+    settings = settings or IdealSettings()
+    opts = settings.solver_options()
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    iso = nearest_ideal(E, codes, margin=margin, objective="iso", rng=gen, **opts)
+    haus = nearest_ideal(E, codes, margin=margin, objective="haus", rng=gen, **opts)
+    if iso.value == 0.0:  # E is separated: both vanish
+        return iso, haus, False, False
+    scale = max(diameter(E), float(margin))
+    floor = FLOOR_RTOL * scale
+
+    def kind_of(G: np.ndarray) -> str:
+        tol = KIND_RTOL * scale
+        diams = [diameter(G[codes == c]) if np.count_nonzero(codes == c) > 1 else 0.0
+                 for c in np.unique(codes)]
+        if diameter(G) <= tol:
+            return "collapsed"
+        return "class-collapsed" if max(diams) <= tol else "general"
+
+    def improved(res, G, value, lower, solver):
+        lower = max(res.lower, lower)
+        upper = min(res.upper, value)
+        if upper < res.upper:
+            res = replace(res, embedding=G, value=value, upper=value, solver=solver,
+                          kind=kind_of(G))
+        gap = max(upper - lower, 0.0)
+        rel = gap / max(upper, floor) if gap > 0.0 else 0.0
+        source = res.lower_source if lower == res.lower else "cross:iso_lower_half"
+        return replace(res, lower=lower, gap=gap, rel_gap=rel,
+                       certified=bool(rel <= res.tol),
+                       status="certified" if rel <= res.tol else res.status,
+                       lower_source=source)
+
+    # haus solution as an iso candidate
+    v_iso = isometric_error(E, haus.embedding)
+    iso_crossed = v_iso < iso.upper
+    iso2 = improved(iso, haus.embedding, v_iso, iso.lower, "cross:haus") if iso_crossed else iso
+    # aligned iso solution as a haus candidate, and the statement-1 lower bound
+    proc = minimax_procrustes(E, iso.embedding)
+    G = (iso.embedding - proc.b) @ proc.Q  # Q^T (G - b), row-wise
+    v_haus = math.inf
+    if is_triplet_separated(G, codes, margin=margin, atol=0.0):
+        v_haus = hausdorff_like(E, G, mode="pointwise")
+    half = iso2.lower / 2.0
+    haus_crossed = v_haus < haus.upper or half > haus.lower
+    if haus_crossed:
+        haus = improved(haus, G if v_haus < haus.upper else haus.embedding,
+                        min(v_haus, haus.upper), half, "cross:iso")
+    return iso2, haus, bool(iso_crossed), bool(haus_crossed)
+
+
+def ideal_quantities(E: np.ndarray, codes: np.ndarray, margin: float, *,
+                     rng: np.random.Generator | int | None = None,
+                     settings: IdealSettings | None = None) -> dict:
+    """Every column of the ``ideal`` stage for one configuration.
+
+    Parameters
+    ----------
+    E : ndarray of shape (N, n)
+    codes : ndarray of shape (N,)
+        Integer labels admitting a triplet.
+    margin : float
+        ``alpha >= 0``.
+    rng : Generator or int, optional
+        Seeds the starts of both ``nearest_ideal`` calls (iso first).
+    settings : IdealSettings, optional
+
+    Returns
+    -------
+    dict
+        One value per :data:`IDEAL_COLUMNS` name.
+    """
+    from ..geometry import diameter
+    from ..losses import batch_hard_loss
+    from ..metrics import isometric_error
+    from ..theory import empirical_constant
+
+    settings = settings or IdealSettings()
+    E = np.asarray(E, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    with _single_threaded():
+        _fresh_solver_caches()
+        iso, haus, iso_x, haus_x = solve_pair(E, codes, margin, rng=rng, settings=settings)
+        rep = empirical_constant(E, codes, margin=margin, iso=iso, haus=haus)
+        L = batch_hard_loss(E, codes, margin=margin, reduction="max")
+        diam = diameter(E)
+        d_iso_h = isometric_error(E, haus.embedding)
+        collapse = collapse_quantities(codes, E.shape[1], margin, settings)
+    scale = max(diam, float(margin))
+    rounding = BOUND_RTOL * scale
+    ci, cci = _kind_flags(iso.kind)
+    ch, cch = _kind_flags(haus.kind)
+    separated = iso.value == 0.0
+    slack_half = rep.c - 0.5 if math.isfinite(rep.c) else math.nan
+    s1_iso = 2.0 * rep.d_haus_fstar - iso.value
+    out = {
+        "loss": L,
+        "d_iso": iso.value, "d_iso_lower": iso.lower, "d_iso_upper": iso.upper,
+        "d_iso_rel_gap": iso.rel_gap, "d_iso_certified": iso.certified,
+        "d_iso_lower_source": iso.lower_source, "d_iso_kind": iso.kind,
+        "d_iso_cross": iso_x,
+        "d_haus": haus.value, "d_haus_lower": haus.lower, "d_haus_upper": haus.upper,
+        "d_haus_rel_gap": haus.rel_gap, "d_haus_certified": haus.certified,
+        "d_haus_lower_source": haus.lower_source, "d_haus_kind": haus.kind,
+        "d_haus_cross": haus_x,
+        "certified": iso.certified and haus.certified,
+        "collapsed_iso": ci, "class_collapsed_iso": cci,
+        "collapsed_haus": ch, "class_collapsed_haus": cch,
+        "c": rep.c, "c_lower": rep.c_lower, "c_upper": rep.c_upper,
+        "ratio_fstar": rep.ratio_fstar,
+        "theta": rep.theta, "theta_lower": rep.theta_lower, "theta_upper": rep.theta_upper,
+        "implied_cn": rep.implied_cn,
+        "slack_s2_half": slack_half,
+        # c >= 1/2 is a theorem (statement 1 at the haus-nearest point); with
+        # E separated both distances vanish and c is undefined
+        "holds_s2_half": None if separated else bool(slack_half >= -BOUND_RTOL),
+        "proven_s2_half": None if separated else bool(rep.c_lower >= 0.5 - BOUND_RTOL),
+        "slack_s1_pointwise": 2.0 * haus.value - d_iso_h,
+        "holds_s1_pointwise": bool(2.0 * haus.value - d_iso_h >= -rounding),
+        "slack_s1_isometry": s1_iso,
+        "holds_s1_isometry": bool(s1_iso >= -rounding),
+        "slack_s3_lower": iso.value - L / 2.0,
+        "holds_s3_lower": bool(iso.value - L / 2.0 >= -rounding),
+        "proven_s3_lower": bool(iso.lower >= L / 2.0 - rounding),
+        "slack_s3_upper": L - iso.value,
+        "holds_s3_upper": bool(L - iso.value >= -rounding),
+        "proven_s3_upper": bool(iso.upper <= L + rounding),
+        "violated_s3_upper": bool(iso.lower > L + rounding),
+    }
+    out.update(collapse)
+    return out
+
+
+@dataclass(frozen=True)
+class _IdealFunc:
+    """The ``ideal`` stage function with its settings (picklable by value)."""
+
+    settings: IdealSettings = field(default_factory=IdealSettings)
+
+    def __call__(self, E: np.ndarray, codes: np.ndarray, margin: float, prev: Mapping,
+                 rng: np.random.Generator) -> dict:
+        return ideal_quantities(E, codes, margin, rng=rng, settings=self.settings)
+
+
+def ideal_stage(name: str = "ideal", *, settings: IdealSettings | None = None,
+                version: int = 1) -> Stage:
+    """An ``ideal`` stage with other solver settings (not registered).
+
+    The settings enter the stage's signature and so the run fingerprint: a
+    resumed run refuses to mix rows computed with different settings.
+
+    Examples
+    --------
+    >>> st = ideal_stage("ideal_fine", settings=IdealSettings(tol=1e-6, n_starts=24))
+    >>> st.kind, dict(st.params)["n_starts"]
+    ('config', 24)
+    """
+    settings = settings or IdealSettings()
+    return Stage(
+        name, "config", _IdealFunc(settings), IDEAL_COLUMNS, version=version,
+        headline=("c", "theta", "d_iso"),
+        params=tuple(sorted(asdict(settings).items())),
+        description=("nearest ideal embeddings (iso, haus) with brackets, c, theta, "
+                     "statements 1-4 (slack, holds, proven)"),
+    )
+
+
+#: distances to F_TS, c, theta and statements 1-4 for every configuration
+IDEAL = register_stage(ideal_stage())
+
+
+def _points(E: np.ndarray, codes: np.ndarray, margin: float, prev: Mapping,
+            rng: np.random.Generator) -> dict:
+    # repr of a float64 round-trips exactly, and json.dumps uses it
+    return {"points": json.dumps(np.asarray(E, dtype=np.float64).tolist()),
+            "labels": json.dumps(np.asarray(codes).astype(int).tolist())}
+
+
+#: the configuration itself, as JSON text (for saving adversarial finds)
+POINTS = register_stage(Stage(
+    "points", "config", _points,
+    (Column("points", "str", "coordinates, JSON list of N lists of n floats (exact)"),
+     Column("labels", "str", "labels, JSON list of N ints")),
+    description="the configuration's coordinates and labels as JSON text",
+))
+
+
+# ---------------------------------------------------------------------------
+# adversarial objectives
+# ---------------------------------------------------------------------------
+
+
+def _c_pair(E: np.ndarray, codes: np.ndarray, margin: float,
+            settings: IdealSettings) -> tuple[float, float]:
+    with _single_threaded():
+        _fresh_solver_caches()
+        iso, haus, _, _ = solve_pair(E, codes, margin, rng=settings.seed, settings=settings)
+    if iso.value == 0.0:  # separated: c undefined
+        return math.nan, math.nan
+    return haus.lower / iso.upper, _ratio(haus.value, iso.value)
+
+
+#: settings of the adversarial objectives: fewer starts than the stage (the
+#: search evaluates hundreds of candidates); a missed optimum only makes
+#: ``c_lower`` smaller, so the search stays conservative
+OBJECTIVE_SETTINGS = IdealSettings(n_starts=8)
+
+
+def c_lower_objective(X: np.ndarray, codes: np.ndarray, margin: float) -> np.ndarray:
+    """Adversarial objective ``c``: the certified lower end of ``c`` per configuration.
+
+    ``X`` (B, N, n), ``codes`` (B, N); NaN (never chosen) for separated
+    configurations.
+    """
+    s = OBJECTIVE_SETTINGS
+    return np.array([_c_pair(X[b], codes[b], margin, s)[0] for b in range(X.shape[0])])
+
+
+def c_incumbent_objective(X: np.ndarray, codes: np.ndarray, margin: float) -> np.ndarray:
+    """Adversarial objective ``c_incumbent``: the ratio of the two incumbents."""
+    s = OBJECTIVE_SETTINGS
+    return np.array([_c_pair(X[b], codes[b], margin, s)[1] for b in range(X.shape[0])])
+
+
+for _name, _func in (("c", c_lower_objective), ("c_incumbent", c_incumbent_objective)):
+    if OBJECTIVES.get(_name) is not _func:
+        register_objective(_name, _func, replace=_name in OBJECTIVES)

@@ -1,0 +1,185 @@
+"""Figures of the bounds survey (``experiments/bounds_survey.py``).
+
+Each function takes the survey's per-configuration records (dicts with the
+columns of the batch ``ideal`` stage: ``c``, ``c_lower``, ``c_upper``,
+``loss``, ``d_iso`` with its bracket, ``theta``, ``n_points``, ``dim``,
+``part`` ...) and returns a matplotlib ``Figure``; nothing is computed but
+what is drawn.  The builder registered for the experiment
+``"bounds_survey"`` writes all of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ._style import COLORS, COLUMN_WIDTH, FULL_WIDTH, pyplot, save_figure, style_context
+from .registry import register
+
+__all__ = [
+    "c_bracket_histogram",
+    "c_theta_scatter",
+    "loss_iso_scatter",
+    "survey_figures",
+]
+
+#: marker colours of the configuration groups, in order of first appearance
+_GROUP_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+                 "#000000", "#999999", "#882255", "#F0E442")
+
+
+def _finite(v: Any) -> bool:
+    return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def _with_c(records: Sequence[dict]) -> list[dict]:
+    return [r for r in records if _finite(r.get("c")) and _finite(r.get("c_lower"))]
+
+
+def _group(r: dict) -> str:
+    if r.get("distribution") == "adversarial":
+        return f"adversarial N={r['n_points']}, n={r['dim']}"
+    return f"N={r['n_points']}, n={r['dim']}"
+
+
+def c_bracket_histogram(records: Sequence[dict[str, Any]], *, bins: int = 40):
+    """Histogram of ``c`` (incumbents) with the histograms of its bracket ends.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Survey records; those without a finite ``c`` (separated
+        configurations) are left out.
+    bins : int, default 40
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Filled: ``c = d_haus / d_iso``; steps: the certified ends
+        ``c_lower = d_haus_lower / d_iso_upper`` and ``c_upper`` (finite
+        ones); dashed: ``c = 1/2``, the floor that statement 1 implies.
+    """
+    plt = pyplot()
+    rs = _with_c(records)
+    c = [r["c"] for r in rs]
+    lo = [r["c_lower"] for r in rs]
+    hi = [r["c_upper"] for r in rs if _finite(r.get("c_upper"))]
+    with style_context():
+        fig, ax = plt.subplots(figsize=(COLUMN_WIDTH, 2.3))
+        if c:
+            top = max(c + lo + hi)
+            edges = [0.5 * (1 - 1e-9) + (top * 1.0001 - 0.5 * (1 - 1e-9)) * k / bins
+                     for k in range(bins + 1)]
+            if min(lo) < edges[0]:
+                edges = [min(lo)] + edges
+            ax.hist(c, bins=edges, color=COLORS["measured"], alpha=0.6, label="c (incumbents)")
+            ax.hist(lo, bins=edges, histtype="step", color=COLORS["d_iso"],
+                    label="c_lower (certified)")
+            ax.hist(hi, bins=edges, histtype="step", color=COLORS["d_haus"], linestyle=":",
+                    label="c_upper (certified)")
+        ax.axvline(0.5, color=COLORS["bound"], linestyle="--", linewidth=1,
+                   label="1/2 (statement 1)")
+        ax.set_xlabel(r"$c(E) = d_{haus}(E, F_{TS}) / d_{iso}(E, F_{TS})$")
+        ax.set_ylabel("configurations")
+        ax.set_title(f"{len(rs)} configurations")
+        ax.legend(frameon=False)
+        fig.tight_layout()
+    return fig
+
+
+def loss_iso_scatter(records: Sequence[dict[str, Any]]):
+    """``d_iso(E, F_TS)`` (with its bracket) against the loss ``L(E)``, with statement 3.
+
+    Parameters
+    ----------
+    records : sequence of dict
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One point per configuration, coloured by group (N, n), vertical bars
+        the certified bracket of ``d_iso``; lines ``d_iso = L / 2`` (the
+        lower bound of statement 3) and ``d_iso = L`` (its upper bound).
+    """
+    plt = pyplot()
+    rs = [r for r in records if _finite(r.get("loss")) and _finite(r.get("d_iso"))]
+    with style_context():
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.8))
+        groups: dict[str, list[dict]] = {}
+        for r in rs:
+            groups.setdefault(_group(r), []).append(r)
+        for k, (name, g) in enumerate(groups.items()):
+            x = [r["loss"] for r in g]
+            y = [r["d_iso"] for r in g]
+            lo = [max(r["d_iso"] - r["d_iso_lower"], 0.0) for r in g]
+            hi = [max(r["d_iso_upper"] - r["d_iso"], 0.0) for r in g]
+            col = _GROUP_COLORS[k % len(_GROUP_COLORS)]
+            ax.errorbar(x, y, yerr=[lo, hi], fmt="o", markersize=2, color=col, elinewidth=0.6,
+                        alpha=0.7, label=name)
+        top = max([r["loss"] for r in rs] + [1e-12])
+        ax.plot([0, top], [0, top / 2], color=COLORS["bound"], linestyle="--", linewidth=1,
+                label=r"$L/2$ (statement 3, lower)")
+        ax.plot([0, top], [0, top], color=COLORS["loss"], linestyle="-", linewidth=1,
+                label=r"$L$ (statement 3, upper)")
+        ax.set_xlabel(r"batch-hard loss $L(E)$ (max)")
+        ax.set_ylabel(r"$d_{iso}(E, F_{TS})$")
+        ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        fig.tight_layout()
+    return fig
+
+
+def c_theta_scatter(records: Sequence[dict[str, Any]]):
+    """``c`` (with its bracket) against the thickness ``theta(E)``.
+
+    Parameters
+    ----------
+    records : sequence of dict
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One point per configuration with a finite ``c``, coloured by group;
+        dashed: ``c = 1/2``.
+    """
+    plt = pyplot()
+    rs = [r for r in _with_c(records) if _finite(r.get("theta"))]
+    with style_context():
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.6))
+        groups: dict[str, list[dict]] = {}
+        for r in rs:
+            groups.setdefault(_group(r), []).append(r)
+        for k, (name, g) in enumerate(groups.items()):
+            x = [r["theta"] for r in g]
+            y = [r["c"] for r in g]
+            lo = [max(r["c"] - r["c_lower"], 0.0) for r in g]
+            hi = [max(r["c_upper"] - r["c"], 0.0) if _finite(r.get("c_upper")) else 0.0
+                  for r in g]
+            col = _GROUP_COLORS[k % len(_GROUP_COLORS)]
+            ax.errorbar(x, y, yerr=[lo, hi], fmt="o", markersize=2, color=col, elinewidth=0.6,
+                        alpha=0.7, label=name)
+        ax.axhline(0.5, color=COLORS["bound"], linestyle="--", linewidth=1)
+        ax.set_xlabel(r"thickness $\theta(E)$")
+        ax.set_ylabel(r"$c(E)$")
+        if groups:
+            ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        fig.tight_layout()
+    return fig
+
+
+@register("bounds_survey")
+def survey_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+    """Builder: ``survey_c_hist``, ``survey_loss_iso``, ``survey_c_theta``."""
+    records = doc.get("records", [])
+    out: list[Path] = []
+    for name, func, desc in (
+        ("survey_c_hist", c_bracket_histogram,
+         "Histogram of the empirical constant c with its certified bracket ends."),
+        ("survey_loss_iso", loss_iso_scatter,
+         "d_iso(E, F_TS) with bracket against L(E), with statement 3's bounds L/2 and L."),
+        ("survey_c_theta", c_theta_scatter, "c with bracket against the thickness theta."),
+    ):
+        fig = func(records)
+        out.extend(save_figure(fig, out_dir, name, sources=[source], description=desc))
+    return out
