@@ -21,7 +21,7 @@ set against the lower-bound curve ``D*(N/K, n, margin)``.
 Usage::
 
     python experiments/collapse_sweep.py [--jobs 2] [--out PATH] [--overwrite]
-    python experiments/collapse_sweep.py --grid bounded --figures docs/figures/sweep
+    python experiments/collapse_sweep.py --grid bounded --figures figures/sweep
     python experiments/collapse_sweep.py --smoke --out /tmp/smoke.json
 
 Grids (``--grid``): ``full`` (the default: 2 data sets x 8 batch sizes x 4
