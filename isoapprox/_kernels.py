@@ -36,8 +36,8 @@ from numba import njit, prange
 # The four large-batch kernels live with their blocked engines (numba's
 # cache is invalidated per file, so a cached caller in this file would go
 # stale when the engines change).
-from ._kernels_blocked import SERIAL_WORK
 from ._kernels_blocked import (
+    SERIAL_WORK,
     batch_hard_terms,
     diameter_kernel,
     isometric_error_kernel,

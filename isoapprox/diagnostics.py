@@ -382,7 +382,14 @@ class _PairSweeps:
                 per_chunk = counts[:, mask].sum(axis=1)
                 offsets = np.concatenate(([0], np.cumsum(per_chunk))).astype(np.int64)
                 vals = KS.pair_collect(
-                    self.Xs, self.XT, lo, hi, scale, self.n_bins, mask, offsets,
+                    self.Xs,
+                    self.XT,
+                    lo,
+                    hi,
+                    scale,
+                    self.n_bins,
+                    mask,
+                    offsets,
                     int(offsets[-1]),
                 )
                 vals.sort()
@@ -394,8 +401,9 @@ class _PairSweeps:
                     start += int(total[k])
             for k in sorted(set(pending) - set(chosen)):
                 first = int(cum[k] - total[k])
-                self._select(pending[k], float(mins[k]), float(maxs[k]), base + first, out,
-                             depth + 1)
+                self._select(
+                    pending[k], float(mins[k]), float(maxs[k]), base + first, out, depth + 1
+                )
         return total, sums
 
 
@@ -601,8 +609,9 @@ def distance_summary(
     Xs, XT, s = _scaled(X)
     sweeps = _PairSweeps(Xs, XT, n_bins=n_bins, max_candidates=max_candidates)
     lo, hi, total = sweeps.extremes()
-    return _distance_summary(Xs, XT, s, levels, lo, hi, total, n_bins=n_bins,
-                             max_candidates=max_candidates)
+    return _distance_summary(
+        Xs, XT, s, levels, lo, hi, total, n_bins=n_bins, max_candidates=max_candidates
+    )
 
 
 def distance_quantiles(
@@ -898,7 +907,7 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn)
     meb = np.empty(P)
     centroids = np.empty((P, X.shape[1]))
     for c in range(P):
-        pts = X[order[starts[c]:starts[c] + sizes[c]]]
+        pts = X[order[starts[c] : starts[c] + sizes[c]]]
         with _serial_numba(len(pts) <= _SERIAL_MEB_POINTS):
             meb[c] = min_enclosing_ball(pts).radius
         centroids[c] = pts.mean(axis=0)
@@ -1218,8 +1227,9 @@ def collapse_statistics(
     a = int(np.argmax(far == hi))
     diam_pair = (min(a, int(far_idx[a])), max(a, int(far_idx[a])))
     lo = float(np.min(near))
-    distances = _distance_summary(Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS,
-                                  max_candidates=max_candidates)
+    distances = _distance_summary(
+        Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates
+    )
     del Xs, XT  # the remaining sweeps work on the normalised rows
 
     valid = (pi >= 0) & (ni >= 0)
@@ -1409,9 +1419,16 @@ def detect_signatures(
             f"collapse threshold {th.full_collapse_ratio:g}: the points are spread out."
         )
     sig_full = Signature(
-        "all_distances_small", bool(full), text,
-        {"diameter": diam, "reference_scale": scale, "reference": scale_name,
-         "ratio": rel, "threshold": th.full_collapse_ratio},
+        "all_distances_small",
+        bool(full),
+        text,
+        {
+            "diameter": diam,
+            "reference_scale": scale,
+            "reference": scale_name,
+            "ratio": rel,
+            "threshold": th.full_collapse_ratio,
+        },
     )
 
     # stuck at the margin -----------------------------------------------------
@@ -1439,13 +1456,18 @@ def detect_signatures(
                 "positive of each anchor is about as far as its hardest negative."
             )
         else:
-            text = (
-                f"{who} {L:.4g} is not the margin {alpha:g} (off by {loss_rel:.1%})."
-            )
-        ev = {"loss": L, "loss_source": src, "loss_matches": bool(at_margin), "margin": alpha,
-              "loss_rel_error": loss_rel,
-              "diameter": diam, "diameter_over_margin": diam_rel,
-              "rtol": th.stuck_margin_rtol, "diameter_ratio": th.stuck_diameter_ratio}
+            text = f"{who} {L:.4g} is not the margin {alpha:g} (off by {loss_rel:.1%})."
+        ev = {
+            "loss": L,
+            "loss_source": src,
+            "loss_matches": bool(at_margin),
+            "margin": alpha,
+            "loss_rel_error": loss_rel,
+            "diameter": diam,
+            "diameter_over_margin": diam_rel,
+            "rtol": th.stuck_margin_rtol,
+            "diameter_ratio": th.stuck_diameter_ratio,
+        }
     else:
         holds = False
         text = "Not applicable: the margin is 0 (pass the training margin to check it)."
@@ -1475,10 +1497,19 @@ def detect_signatures(
     else:
         text = f"{who} {Ls:.4g} is not ln 2 = {LN2:.4f} (off by {off:.3g})."
     sig_ln2 = Signature(
-        "stuck_at_ln2", holds, text,
-        {"loss": Ls, "loss_source": src, "loss_matches": bool(at_ln2), "ln2": LN2,
-         "abs_error": off, "diameter": diam,
-         "atol": th.soft_margin_atol, "max_diameter": th.soft_margin_diameter},
+        "stuck_at_ln2",
+        holds,
+        text,
+        {
+            "loss": Ls,
+            "loss_source": src,
+            "loss_matches": bool(at_ln2),
+            "ln2": LN2,
+            "abs_error": off,
+            "diameter": diam,
+            "atol": th.soft_margin_atol,
+            "max_diameter": th.soft_margin_diameter,
+        },
     )
 
     # class collapse ----------------------------------------------------------
@@ -1501,9 +1532,15 @@ def detect_signatures(
             f"{ratio:.2g} x the smallest distance between two classes ({gap:.3g})."
         )
     sig_class = Signature(
-        "class_collapse", holds, text,
-        {"max_class_diameter": d_in, "min_class_gap": gap, "ratio": ratio,
-         "threshold": th.class_collapse_ratio},
+        "class_collapse",
+        holds,
+        text,
+        {
+            "max_class_diameter": d_in,
+            "min_class_gap": gap,
+            "ratio": ratio,
+            "threshold": th.class_collapse_ratio,
+        },
     )
 
     # dimensional collapse ----------------------------------------------------
@@ -1511,8 +1548,10 @@ def detect_signatures(
     er = stats.effective_rank
     holds = bool((not full) and er < th.dimensional_collapse_ratio * r_ref)
     if full:
-        text = ("Not evaluated: the embedding has collapsed to a point, so its spread has no "
-                "meaningful directions.")
+        text = (
+            "Not evaluated: the embedding has collapsed to a point, so its spread has no "
+            "meaningful directions."
+        )
     elif holds:
         text = (
             f"The centred embeddings have effective rank {er:.3g}: they spread over about "
@@ -1525,9 +1564,15 @@ def detect_signatures(
             f"min(n, N-1, P-1) = {r_ref}): no dimensional collapse."
         )
     sig_dim = Signature(
-        "dimensional_collapse", holds, text,
-        {"effective_rank": er, "reference_rank": r_ref, "dim": stats.dim,
-         "threshold": th.dimensional_collapse_ratio},
+        "dimensional_collapse",
+        holds,
+        text,
+        {
+            "effective_rank": er,
+            "reference_rank": r_ref,
+            "dim": stats.dim,
+            "threshold": th.dimensional_collapse_ratio,
+        },
     )
     return (sig_full, sig_margin, sig_ln2, sig_class, sig_dim)
 
@@ -1543,8 +1588,7 @@ _HEADLINES = {
     ),
     "stuck_at_ln2": (
         "collapsed",
-        "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding "
-        "collapsed.",
+        "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding collapsed.",
     ),
     "class_collapse": (
         "class-collapsed",
@@ -1607,18 +1651,23 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
         status, headline = _HEADLINES[held[0]]
         advice = _ADVICE[status]
     else:
-        reported = [n for n in ("stuck_at_margin", "stuck_at_ln2") if n in by_name
-                    and by_name[n].evidence.get("loss_source") == "reported"
-                    and by_name[n].evidence.get("loss_matches")]
+        reported = [
+            n
+            for n in ("stuck_at_margin", "stuck_at_ln2")
+            if n in by_name
+            and by_name[n].evidence.get("loss_source") == "reported"
+            and by_name[n].evidence.get("loss_matches")
+        ]
         if reported:
             status = "loss-at-collapse-value"
-            headline = ("LOSS AT A COLLAPSE VALUE, but the embedding has not collapsed: each "
-                        "anchor's hardest positive is about as far as its hardest negative.")
+            headline = (
+                "LOSS AT A COLLAPSE VALUE, but the embedding has not collapsed: each "
+                "anchor's hardest positive is about as far as its hardest negative."
+            )
             details = [by_name[n].summary for n in reported]
         else:
             status = "no-collapse-signature"
-            headline = ("NO COLLAPSE SIGNATURE: the embedding is spread out and uses its "
-                        "dimensions.")
+            headline = "NO COLLAPSE SIGNATURE: the embedding is spread out and uses its dimensions."
     return {
         "status": status,
         "headline": headline,
@@ -1707,20 +1756,30 @@ class Batch:
 
     def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
         """:func:`collapse_statistics` for these options (computed once)."""
-        key = (options.margin, options.quantiles, options.uniformity_t,
-               options.alignment_alpha, options.atol)
+        key = (
+            options.margin,
+            options.quantiles,
+            options.uniformity_t,
+            options.alignment_alpha,
+            options.atol,
+        )
         if key not in self._stats:
             self._stats[key] = collapse_statistics(
-                self.E, self.y, margin=options.margin, quantiles=options.quantiles,
-                uniformity_t=options.uniformity_t, alignment_alpha=options.alignment_alpha,
+                self.E,
+                self.y,
+                margin=options.margin,
+                quantiles=options.quantiles,
+                uniformity_t=options.uniformity_t,
+                alignment_alpha=options.alignment_alpha,
                 atol=options.atol,
             )
         return self._stats[key]
 
     def signatures(self, options: DiagnoseOptions) -> tuple[Signature, ...]:
         """:func:`detect_signatures` of the cached statistics."""
-        return detect_signatures(self.statistics(options), loss=options.loss,
-                                 thresholds=options.thresholds)
+        return detect_signatures(
+            self.statistics(options), loss=options.loss, thresholds=options.thresholds
+        )
 
 
 #: a report section: ``fn(batch, options) -> dict`` (JSON-ready; optional
@@ -1877,8 +1936,12 @@ def _check_sections(sections: Any) -> tuple[tuple[str, Section], ...]:
     out = tuple(sections)
     names = set()
     for item in out:
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                and callable(item[1])):
+        if not (
+            isinstance(item, tuple)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and callable(item[1])
+        ):
             raise TypeError(f"`sections` must hold (name, function) pairs; got {item!r}")
         if item[0] in names or item[0] == "verdict":
             raise InvalidInputError(
@@ -1950,8 +2013,9 @@ def _sample_batches(codes, batch_size, per_class, n_batches, rng):
     members = [np.flatnonzero(codes == c) for c in range(len(counts))]
     for _ in range(n_batches):
         chosen = rng.choice(eligible, size=P, replace=False)
-        yield np.concatenate([rng.choice(members[c], size=per_class, replace=False)
-                              for c in np.sort(chosen)])
+        yield np.concatenate(
+            [rng.choice(members[c], size=per_class, replace=False) for c in np.sort(chosen)]
+        )
 
 
 def diagnose_batches(
@@ -2028,12 +2092,11 @@ def diagnose_batches(
         for name, fn in sections:
             result = fn(batch, options)
             if not isinstance(result, dict):
-                raise TypeError(
-                    f"section {name!r} must return a dict; got {type(result).__name__}"
-                )
+                raise TypeError(f"section {name!r} must return a dict; got {type(result).__name__}")
             for key, value in result.items():
                 if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-                        value, (bool, np.bool_)):
+                    value, (bool, np.bool_)
+                ):
                     row[f"{name}.{key}"] = float(value)
         row["signatures"] = held
         rows.append(row)
@@ -2062,16 +2125,20 @@ def diagnose_batches(
         advice = _ADVICE[status]
     else:
         status = "no-collapse-signature"
-        headline = ("NO COLLAPSE SIGNATURE in most batches: the batches are spread out and use "
-                    "their dimensions.")
+        headline = (
+            "NO COLLAPSE SIGNATURE in most batches: the batches are spread out and use "
+            "their dimensions."
+        )
         advice = ""
     details = [
         f"{name}: in {held_counts[name]} of {n_batches} batches"
-        for name in SIGNATURE_NAMES if held_counts[name]
+        for name in SIGNATURE_NAMES
+        if held_counts[name]
     ]
     n_sep = sum(1 for r in rows if r["violated_fraction"] == 0.0)
-    details.append(f"triplet-separated at margin {options.margin:g} in {n_sep} of {n_batches} "
-                   "batches")
+    details.append(
+        f"triplet-separated at margin {options.margin:g} in {n_sep} of {n_batches} batches"
+    )
     bh = summary["batch_hard_mean"]
     details.append(
         f"batch-hard loss over batches: median {bh['median']:.4g} (min {bh['min']:.4g}, max "
@@ -2092,8 +2159,13 @@ def diagnose_batches(
         "statistics": summary,
         "signatures": signatures,
         "per_batch": rows,
-        "verdict": {"status": status, "headline": headline, "signatures": majority,
-                    "details": details, "advice": advice},
+        "verdict": {
+            "status": status,
+            "headline": headline,
+            "signatures": majority,
+            "details": details,
+            "advice": advice,
+        },
     }
 
 
@@ -2134,14 +2206,19 @@ def basic_report(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> dict[str
         for r in ("mean", "max", "sum")
     }
     losses.update(
-        {f"triplet_{r}": triplet_loss(X, codes, margin=margin, reduction=r) for r in ("mean", "sum")}
+        {
+            f"triplet_{r}": triplet_loss(X, codes, margin=margin, reduction=r)
+            for r in ("mean", "sum")
+        }
     )
     return {
         "data": {
             "n_points": int(X.shape[0]),
             "dim": int(X.shape[1]),
             "n_classes": int(len(classes)),
-            "class_sizes": {str(c): int(k) for c, k in zip(classes.tolist(), counts.tolist())},
+            "class_sizes": {
+                str(c): int(k) for c, k in zip(classes.tolist(), counts.tolist(), strict=True)
+            },
             "margin": margin,
         },
         "losses": losses,

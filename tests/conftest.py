@@ -28,15 +28,22 @@ BRACKET_RTOL = 1e-9
 # deadline=None: the first call of a numba kernel compiles (seconds), and
 # timing deadlines give false failures on a loaded 2-core CI machine.
 settings.register_profile(
-    "dev", max_examples=40, deadline=None,
+    "dev",
+    max_examples=40,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, derandomize=True,
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile(
-    "thorough", max_examples=400, deadline=None,
+    "thorough",
+    max_examples=400,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
@@ -61,7 +68,9 @@ def scale_of(*arrays) -> float:
     return m
 
 
-def random_orthogonal(rng: np.random.Generator, n: int, *, reflect: bool | None = None) -> np.ndarray:
+def random_orthogonal(
+    rng: np.random.Generator, n: int, *, reflect: bool | None = None
+) -> np.ndarray:
     """Haar-random orthogonal matrix (QR with sign fix); optionally force det sign."""
     A = rng.normal(size=(n, n))
     Q, R = np.linalg.qr(A)
@@ -73,8 +82,9 @@ def random_orthogonal(rng: np.random.Generator, n: int, *, reflect: bool | None 
     return Q
 
 
-def labelled_cloud(rng: np.random.Generator, n_points: int, dim: int, n_classes: int,
-                   *, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def labelled_cloud(
+    rng: np.random.Generator, n_points: int, dim: int, n_classes: int, *, scale: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Random points with labels admitting a triplet (class 0 has >= 2 points)."""
     y = rng.integers(0, n_classes, size=n_points)
     y[0] = 0

@@ -13,7 +13,7 @@ import numpy as np
 
 
 def dist(u, v) -> float:
-    return math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(u, v)))
+    return math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(u, v, strict=True)))
 
 
 def pairwise(E) -> np.ndarray:
@@ -94,7 +94,7 @@ def diameter(E) -> float:
 
 
 def hausdorff_pointwise(E1, E2) -> float:
-    return max(dist(a, b) for a, b in zip(E1, E2))
+    return max(dist(a, b) for a, b in zip(E1, E2, strict=True))
 
 
 def hausdorff_classwise_directed(E1, E2, y) -> float:
@@ -141,8 +141,16 @@ def meb_radius_bruteforce_2d(E) -> float:
                 d = 2 * (ax * (by - cy) + bx * (cy - ay) + cx * (ay - by))
                 if abs(d) < 1e-14:
                     continue
-                ux = ((ax**2 + ay**2) * (by - cy) + (bx**2 + by**2) * (cy - ay) + (cx**2 + cy**2) * (ay - by)) / d
-                uy = ((ax**2 + ay**2) * (cx - bx) + (bx**2 + by**2) * (ax - cx) + (cx**2 + cy**2) * (bx - ax)) / d
+                ux = (
+                    (ax**2 + ay**2) * (by - cy)
+                    + (bx**2 + by**2) * (cy - ay)
+                    + (cx**2 + cy**2) * (ay - by)
+                ) / d
+                uy = (
+                    (ax**2 + ay**2) * (cx - bx)
+                    + (bx**2 + by**2) * (ax - cx)
+                    + (cx**2 + cy**2) * (bx - ax)
+                ) / d
                 c = np.array([ux, uy])
                 r = dist(c, E[i])
                 if r < best and covers(c, r):

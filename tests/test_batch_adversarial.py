@@ -45,7 +45,9 @@ def test_search_beats_random_sampling_on_the_same_budget(objective, dim, budget,
 
 def test_search_is_deterministic_and_monotone():
     a = adversarial_search("loss_ratio", CODES, dim=2, budget=200, rng=3, keep=4)
-    b = adversarial_search("loss_ratio", CODES, dim=2, budget=200, rng=np.random.default_rng(3), keep=4)
+    b = adversarial_search(
+        "loss_ratio", CODES, dim=2, budget=200, rng=np.random.default_rng(3), keep=4
+    )
     np.testing.assert_array_equal(a.best, b.best)
     np.testing.assert_array_equal(a.values, b.values)
     assert a.best.shape == (4, 5, 2) and np.all(np.diff(a.values) <= 0)
@@ -71,7 +73,9 @@ def test_register_per_configuration_objective():
     try:
         assert isinstance(OBJECTIVES["test_centre_distance"], _Looped)
         res = adversarial_search("test_centre_distance", CODES, dim=2, budget=120, rng=1)
-        start = adversarial_search("test_centre_distance", CODES, dim=2, budget=1, restarts=1, rng=1)
+        start = adversarial_search(
+            "test_centre_distance", CODES, dim=2, budget=1, restarts=1, rng=1
+        )
         assert res.values[0] > start.values[0]
         with pytest.raises(InvalidInputError, match="already a registered objective"):
             register_objective("test_centre_distance", _centre_distance)
@@ -85,8 +89,9 @@ def farthest_from_origin(X, codes, margin):
 
 
 def test_objective_by_module_attribute_in_a_grid():
-    opts = GeneratorOptions(objective="tests.test_batch_adversarial:farthest_from_origin",
-                            search_budget=40)
+    opts = GeneratorOptions(
+        objective="tests.test_batch_adversarial:farthest_from_origin", search_budget=40
+    )
     X, _ = generate("adversarial", 5, 2, 2, "balanced", [0, 1], seed=2, options=opts)
     start, _ = generate("gaussian", 5, 2, 2, "balanced", [0, 1], seed=2)
     assert np.all(farthest_from_origin(X, None, 0.0) > farthest_from_origin(start, None, 0.0))

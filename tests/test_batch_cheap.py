@@ -78,9 +78,15 @@ def test_matches_single_configuration_functions(rng, n, margin):
     for b in range(len(X)):
         E, lab = X[b], y[b]
         s = scale_of(E)
-        assert _close(q["batch_hard_max"][b], ia.batch_hard_loss(E, lab, margin=margin, reduction="max"), s)
-        assert _close(q["batch_hard_mean"][b], ia.batch_hard_loss(E, lab, margin=margin, reduction="mean"), s)
-        assert _close(q["triplet_mean"][b], ia.triplet_loss(E, lab, margin=margin, reduction="mean"), s)
+        assert _close(
+            q["batch_hard_max"][b], ia.batch_hard_loss(E, lab, margin=margin, reduction="max"), s
+        )
+        assert _close(
+            q["batch_hard_mean"][b], ia.batch_hard_loss(E, lab, margin=margin, reduction="mean"), s
+        )
+        assert _close(
+            q["triplet_mean"][b], ia.triplet_loss(E, lab, margin=margin, reduction="mean"), s
+        )
         assert q["separated"][b] == ia.is_triplet_separated(E, lab, margin=margin)
         assert _close(q["diameter"][b], ia.diameter(E), s)
         assert q["d_iso_collapsed"][b] == q["diameter"][b]
@@ -126,9 +132,15 @@ def test_thickness_known_answers():
 
     X = np.stack([polygon(5)])
     q = cheap_quantities(X, [0, 0, 1, 1, 1])
-    assert math.isclose(q["thickness"][0], (1 + math.cos(math.pi / 5)) / (2 * math.sin(2 * math.pi / 5)), rel_tol=1e-14)
+    assert math.isclose(
+        q["thickness"][0],
+        (1 + math.cos(math.pi / 5)) / (2 * math.sin(2 * math.pi / 5)),
+        rel_tol=1e-14,
+    )
     sq = np.array([[[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]])
-    assert math.isclose(cheap_quantities(sq, [0, 0, 1, 1])["thickness"][0], 1 / math.sqrt(2), rel_tol=1e-15)
+    assert math.isclose(
+        cheap_quantities(sq, [0, 0, 1, 1])["thickness"][0], 1 / math.sqrt(2), rel_tol=1e-15
+    )
     tri = np.array([[[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2]]])
     qt = cheap_quantities(tri, [0, 0, 1])
     assert math.isclose(qt["thickness"][0], math.sqrt(3) / 2, rel_tol=1e-15)
@@ -192,8 +204,13 @@ def test_invariance_and_homogeneity(seed, n, N):
             continue
         np.testing.assert_allclose(qm[name], q[name], **tol, err_msg=name)
         homogeneous = name not in ("collapse_ratio", "thickness")
-        np.testing.assert_allclose(qs[name], q[name] * (s if homogeneous else 1.0),
-                                   rtol=MOTION_RTOL, atol=MOTION_ATOL * s * scale_of(X), err_msg=name)
+        np.testing.assert_allclose(
+            qs[name],
+            q[name] * (s if homogeneous else 1.0),
+            rtol=MOTION_RTOL,
+            atol=MOTION_ATOL * s * scale_of(X),
+            err_msg=name,
+        )
     for name in ("n_triplets", "n_classes_present", "many_classes"):
         np.testing.assert_array_equal(qm[name], q[name])
 
@@ -211,17 +228,24 @@ def test_bound_orderings_always_hold(seed, n):
     assert np.all(0.5 * d <= q["meb_radius"] * (1 + BOUND_RTOL))
     assert np.all(q["d_iso_ts_lower"] <= q["batch_hard_max"])
     assert np.all(q["batch_hard_mean"] <= q["batch_hard_max"])
-    assert np.all((q["thickness"][~np.isnan(q["thickness"])] >= 0) & (q["thickness"][~np.isnan(q["thickness"])] <= 1))
+    assert np.all(
+        (q["thickness"][~np.isnan(q["thickness"])] >= 0)
+        & (q["thickness"][~np.isnan(q["thickness"])] <= 1)
+    )
 
 
 def test_errors():
-    with pytest.raises(InvalidInputError, match=r"`X` must be a 3-D array of shape \(B, N, n\); got shape \(5, 2\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"`X` must be a 3-D array of shape \(B, N, n\); got shape \(5, 2\)"
+    ):
         cheap_quantities(np.zeros((5, 2)), [0, 0, 1, 1, 1])
     with pytest.raises(InvalidInputError, match="configuration 1 has NaN or inf"):
         X = np.zeros((2, 3, 2))
         X[1, 0, 0] = np.nan
         cheap_quantities(X, [0, 0, 1])
-    with pytest.raises(InvalidInputError, match=r"`codes` must have shape \(2, 3\) or \(3,\); got shape \(4,\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"`codes` must have shape \(2, 3\) or \(3,\); got shape \(4,\)"
+    ):
         cheap_quantities(np.zeros((2, 3, 2)), [0, 0, 1, 1])
     with pytest.raises(NoTripletError, match="configuration 1 has none"):
         cheap_quantities(np.zeros((2, 3, 2)), [[0, 0, 1], [0, 1, 2]])

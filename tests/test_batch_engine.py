@@ -41,7 +41,9 @@ FAIL_AT: set[tuple[int, int]] = set()  # (cell, rep) that make the stage fail
 
 
 def _flaky(X, codes, margin, prev):
-    here = set(zip(prev["cell"].astype(int).tolist(), prev["rep"].astype(int).tolist(), strict=True))
+    here = set(
+        zip(prev["cell"].astype(int).tolist(), prev["rep"].astype(int).tolist(), strict=True)
+    )
     if FAIL_AT & here:
         raise RuntimeError("injected failure")
     return {"flaky_ok": np.ones(len(X), dtype=bool)}
@@ -53,18 +55,30 @@ FLAKY = Stage("test_flaky", "vector", _flaky, (Column("flaky_ok", "bool", "alway
 def _solverish(E, codes, margin, prev, rng):
     if int(prev["rep"]) % 5 == 3:
         raise SolverError("did not converge,\n  status max_iter", solver="test", status="max_iter")
-    return {"noisy_ratio": prev["meb_radius"] / prev["diameter"] + 1e-3 * rng.random(),
-            "noisy_tag": "ok, \"quoted\""}
+    return {
+        "noisy_ratio": prev["meb_radius"] / prev["diameter"] + 1e-3 * rng.random(),
+        "noisy_tag": 'ok, "quoted"',
+    }
 
 
 SOLVERISH = Stage(
-    "test_solverish", "config", _solverish,
+    "test_solverish",
+    "config",
+    _solverish,
     (Column("noisy_ratio", "float", "R / diam + noise"), Column("noisy_tag", "str", "text")),
-    requires=("meb_radius", "diameter"), headline=("noisy_ratio",),
+    requires=("meb_radius", "diameter"),
+    headline=("noisy_ratio",),
 )
 
-GRID = Grid(n_points=(5, 7), dims=(2, 3), classes=(3,), layouts=("balanced", "random"),
-            margins=(0.0, 0.5), distributions=("gaussian", "clustered"), repetitions=23)
+GRID = Grid(
+    n_points=(5, 7),
+    dims=(2, 3),
+    classes=(3,),
+    layouts=("balanced", "random"),
+    margins=(0.0, 0.5),
+    distributions=("gaussian", "clustered"),
+    repetitions=23,
+)
 
 
 def _config(**kw):
@@ -118,15 +132,21 @@ def test_local_process_pool_matches_in_process(tmp_path, baseline):
 
 def test_dask_local_cluster_matches_local(tmp_path, baseline):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  protocol="tcp://", host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
         with distributed.Client(cluster, set_as_default=False) as client:
             res = run_batch(_config(chunk_size=100), tmp_path / "dask", client=client)
         assert _bytes(res) == _bytes(baseline)
         # by address: the engine opens and closes its own client
-        res2 = run_batch(_config(chunk_size=100), tmp_path / "dask2",
-                         scheduler=cluster.scheduler_address)
+        res2 = run_batch(
+            _config(chunk_size=100), tmp_path / "dask2", scheduler=cluster.scheduler_address
+        )
         assert _bytes(res2) == _bytes(baseline)
 
 
@@ -138,8 +158,9 @@ def test_rows_regenerate_alone(baseline):
         data = cells[c]
         cell = GRID.cells[c]
         rep = int(data["rep"][11])
-        X, y = generate(cell.distribution, cell.n_points, cell.dim, cell.n_classes, cell.layout,
-                        [rep], seed=7)
+        X, y = generate(
+            cell.distribution, cell.n_points, cell.dim, cell.n_classes, cell.layout, [rep], seed=7
+        )
         q = cheap_quantities(X, y, margin=cell.margin)
         for name in ("batch_hard_max", "triplet_mean", "diameter", "meb_radius"):
             assert data[name][11] == q[name][0]  # repr round-trips exactly
@@ -157,7 +178,9 @@ def test_resume_after_injected_failure(tmp_path):
             run_batch(cfg, tmp_path / "crash", workers=0)
     finally:
         FAIL_AT.clear()
-    journal = [json.loads(s) for s in (tmp_path / "crash" / "journal.jsonl").read_text().splitlines()]
+    journal = [
+        json.loads(s) for s in (tmp_path / "crash" / "journal.jsonl").read_text().splitlines()
+    ]
     assert [r["chunk"] for r in journal if r["kind"] == "chunk"] == [0]
     assert not (tmp_path / "crash" / "results.csv").exists()
     res = run_batch(cfg, tmp_path / "crash", workers=0)
@@ -193,12 +216,38 @@ def _journal_chunks(path: Path) -> int:
 
 
 def test_resume_after_killed_process(tmp_path):
-    args = [sys.executable, "-m", "isoapprox", "batch", "--out", str(tmp_path / "killed"),
-            "--n-points", "6", "--classes", "2", "3", "--repetitions", "400",
-            "--chunk-size", "20", "--stages", "cheap", "reference", "--workers", "0", "-q"]
+    args = [
+        sys.executable,
+        "-m",
+        "isoapprox",
+        "batch",
+        "--out",
+        str(tmp_path / "killed"),
+        "--n-points",
+        "6",
+        "--classes",
+        "2",
+        "3",
+        "--repetitions",
+        "400",
+        "--chunk-size",
+        "20",
+        "--stages",
+        "cheap",
+        "reference",
+        "--workers",
+        "0",
+        "-q",
+    ]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     journal = tmp_path / "killed" / "journal.jsonl"
     deadline = time.monotonic() + 120
     while _journal_chunks(journal) < 3 and proc.poll() is None and time.monotonic() < deadline:
@@ -208,8 +257,12 @@ def test_resume_after_killed_process(tmp_path):
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     done_before = _journal_chunks(journal)
     assert 3 <= done_before < 40
-    cfg = BatchConfig(Grid(n_points=(6,), classes=(2, 3), repetitions=400), seed=0,
-                      stages=("cheap", "reference"), chunk_size=20)
+    cfg = BatchConfig(
+        Grid(n_points=(6,), classes=(2, 3), repetitions=400),
+        seed=0,
+        stages=("cheap", "reference"),
+        chunk_size=20,
+    )
     resumed = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert f"reused {done_before}" in resumed.stdout
@@ -313,14 +366,28 @@ def test_jsonl_has_the_same_values(tmp_path, baseline):
 
 
 def test_reference_stage_agrees_with_cheap(tmp_path):
-    grid = Grid(n_points=(5, 9), dims=(1, 2, 4), classes=(2, 4), margins=(0.0, 1.0),
-                distributions=("gaussian", "collapsed"), repetitions=6)
+    grid = Grid(
+        n_points=(5, 9),
+        dims=(1, 2, 4),
+        classes=(2, 4),
+        margins=(0.0, 1.0),
+        distributions=("gaussian", "collapsed"),
+        repetitions=6,
+    )
     cfg = BatchConfig(grid, seed=3, stages=("cheap", "reference"), chunk_size=6)
     res = run_batch(cfg, tmp_path / "ref", workers=0)
     for _, d in iter_cells(res.results, cfg.columns(), "csv"):
         scale = np.maximum(1.0, d["diameter"])
-        for name in ("batch_hard_max", "batch_hard_mean", "triplet_mean", "diameter", "d_iso_collapsed"):
-            np.testing.assert_allclose(d[name], d["ref_" + name], rtol=1e-12, atol=1e-12 * scale.max())
+        for name in (
+            "batch_hard_max",
+            "batch_hard_mean",
+            "triplet_mean",
+            "diameter",
+            "d_iso_collapsed",
+        ):
+            np.testing.assert_allclose(
+                d[name], d["ref_" + name], rtol=1e-12, atol=1e-12 * scale.max()
+            )
         np.testing.assert_array_equal(d["separated"], d["ref_separated"])
         assert np.all(d["meb_radius_lower"] <= d["ref_meb_radius"] * (1 + 1e-12))
         assert np.all(d["ref_meb_radius_lower"] <= d["meb_radius"] * (1 + 1e-12))
@@ -328,8 +395,9 @@ def test_reference_stage_agrees_with_cheap(tmp_path):
 
 def test_adversarial_cells_run(tmp_path):
     grid = Grid(n_points=(5,), distributions=("adversarial", "gaussian"), repetitions=8)
-    cfg = BatchConfig(grid, stages=("cheap",), chunk_size=3,
-                      options=GeneratorOptions(search_budget=48))
+    cfg = BatchConfig(
+        grid, stages=("cheap",), chunk_size=3, options=GeneratorOptions(search_budget=48)
+    )
     res = run_batch(cfg, tmp_path / "adv", workers=0)
     adv, gau = res.summary
     assert adv["distribution"] == "adversarial"
@@ -343,11 +411,21 @@ def _bad_keys(X, codes, margin, prev):
 def test_stage_contract_errors(tmp_path):
     bad = Stage("test_bad_keys", "vector", _bad_keys, (Column("right", "float"),))
     cfg = BatchConfig(Grid(repetitions=3), stages=("cheap", bad))
-    with pytest.raises(IsoapproxError, match=r"must return exactly its columns \['right'\]; missing \['right'\], unexpected \['wrong'\]"):
+    with pytest.raises(
+        IsoapproxError,
+        match=(
+            r"must return exactly its columns \['right'\]; "
+            r"missing \['right'\], unexpected \['wrong'\]"
+        ),
+    ):
         evaluate_chunk(plan(cfg)[0])
-    with pytest.raises(InvalidInputError, match="unknown stage 'nope'; registered stages are 'cheap'"):
+    with pytest.raises(
+        InvalidInputError, match="unknown stage 'nope'; registered stages are 'cheap'"
+    ):
         BatchConfig(stages=("nope",))
-    with pytest.raises(InvalidInputError, match="requires column 'meb_radius', which no earlier stage"):
+    with pytest.raises(
+        InvalidInputError, match="requires column 'meb_radius', which no earlier stage"
+    ):
         BatchConfig(stages=(SOLVERISH, "cheap"))
     with pytest.raises(InvalidInputError, match="is listed twice"):
         resolve_stages(("cheap", "cheap"))
@@ -371,7 +449,10 @@ def test_stage_contract_errors(tmp_path):
 
 
 def test_grid_errors():
-    with pytest.raises(InvalidInputError, match=r"grid cell \(gaussian N=5 n=2 P=5 balanced alpha=0\): `n_classes` must be at most"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"grid cell \(gaussian N=5 n=2 P=5 balanced alpha=0\): `n_classes` must be at most",
+    ):
         Grid(n_points=(5,), classes=(5,))
     g = Grid(n_points=(5, 6), classes=(5,), skip_invalid=True)
     assert len(g.cells) == 1 and g.skipped == ("gaussian N=5 n=2 P=5 balanced alpha=0",)
@@ -410,6 +491,13 @@ def test_unreachable_scheduler(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(IsoapproxError, match=rf"could not connect to the Dask scheduler at 'tcp://127.0.0.1:{port}' within 1 s"):
-        run_batch(BatchConfig(Grid(repetitions=2)), tmp_path / "x",
-                  scheduler=f"tcp://127.0.0.1:{port}", connect_timeout=1.0)
+    with pytest.raises(
+        IsoapproxError,
+        match=rf"could not connect to the Dask scheduler at 'tcp://127.0.0.1:{port}' within 1 s",
+    ):
+        run_batch(
+            BatchConfig(Grid(repetitions=2)),
+            tmp_path / "x",
+            scheduler=f"tcp://127.0.0.1:{port}",
+            connect_timeout=1.0,
+        )

@@ -131,13 +131,38 @@ def test_adversarial_is_deterministic_and_better_than_its_start():
     [
         (("gaussian", 5, 2, 5, "balanced", [0]), {}, InvalidInputError, "at most n_points - 1 = 4"),
         (("gaussian", 5, 2, 1, "balanced", [0]), {}, InvalidInputError, "`n_classes` must be >= 2"),
-        (("uniform", 5, 2, 2, "balanced", [0]), {}, InvalidInputError, "`distribution` must be one of"),
+        (
+            ("uniform", 5, 2, 2, "balanced", [0]),
+            {},
+            InvalidInputError,
+            "`distribution` must be one of",
+        ),
         (("gaussian", 5, 2, 2, "sorted", [0]), {}, InvalidInputError, "`layout` must be one of"),
         (("gaussian", 5, 0, 2, "balanced", [0]), {}, InvalidInputError, "`dim` must be >= 1"),
-        (("gaussian", 5, 2, 2, "balanced", [-1]), {}, InvalidInputError, r"`reps` must lie in \[0, 2\*\*32\)"),
-        (("gaussian", 5, 2, 2, "balanced", [0.5]), {}, InvalidInputError, "`reps` must be a 1-D array"),
-        (("gaussian", 5, 2, 2, "balanced", [0]), {"seed": -3}, InvalidInputError, "`seed` must be >= 0"),
-        (("gaussian", 5, 2, 2, "balanced", [0]), {"margin": -1.0}, InvalidInputError, "`margin` must be >= 0"),
+        (
+            ("gaussian", 5, 2, 2, "balanced", [-1]),
+            {},
+            InvalidInputError,
+            r"`reps` must lie in \[0, 2\*\*32\)",
+        ),
+        (
+            ("gaussian", 5, 2, 2, "balanced", [0.5]),
+            {},
+            InvalidInputError,
+            "`reps` must be a 1-D array",
+        ),
+        (
+            ("gaussian", 5, 2, 2, "balanced", [0]),
+            {"seed": -3},
+            InvalidInputError,
+            "`seed` must be >= 0",
+        ),
+        (
+            ("gaussian", 5, 2, 2, "balanced", [0]),
+            {"margin": -1.0},
+            InvalidInputError,
+            "`margin` must be >= 0",
+        ),
     ],
 )
 def test_generate_errors(args, kwargs, exc, match):

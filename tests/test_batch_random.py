@@ -22,7 +22,9 @@ def _stream(k0, k1):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**32, 2**40 + 7, 2**130 + 99])
-@pytest.mark.parametrize("spawn", [(), (0,), (7, 3), (123456789, 4000000000, 5, 9), (1, 2, 3, 4, 5, 6)])
+@pytest.mark.parametrize(
+    "spawn", [(), (0,), (7, 3), (123456789, 4000000000, 5, 9), (1, 2, 3, 4, 5, 6)]
+)
 def test_seedseq_key_matches_numpy(seed, spawn):
     want = np.random.SeedSequence(seed, spawn_key=spawn).generate_state(2, np.uint64)
     got = _key(seed, spawn)

@@ -7,12 +7,13 @@ import re
 from pathlib import Path
 
 import numpy as np
-from . import planted
 import pytest
 
 from isoapprox.cli import main
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.io import load_embeddings
+
+from . import planted
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

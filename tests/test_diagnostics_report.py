@@ -7,12 +7,13 @@ import math
 from dataclasses import replace
 
 import numpy as np
-from . import planted
 import pytest
 
 from isoapprox import diagnostics as D
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.io import to_jsonable
+
+from . import planted
 
 #: nudge around a threshold: far above rounding of the compared ratios
 #: (a few ulps), far below any planted margin

@@ -7,9 +7,6 @@ import math
 import numba
 import numpy as np
 import pytest
-from . import reference as ref
-from . import reference_diagnostics as refd
-from .conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -19,6 +16,10 @@ from isoapprox import diagnostics as D
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.geometry import farthest_pair, min_enclosing_ball
 from isoapprox.losses import batch_hard_loss, separation_report
+
+from . import reference as ref
+from . import reference_diagnostics as refd
+from .conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal
 
 LEVELS = np.array([0.0, 0.01, 0.1, 0.25, 0.3, 0.5, 0.75, 0.9, 0.99, 1.0])
 #: singular values from LAPACK's SVD against the square roots of the

@@ -38,7 +38,9 @@ def test_diameter_of_coincident_points_is_zero():
 @pytest.mark.parametrize("scale", [1e-200, 1e200])
 def test_distances_at_extreme_scales(rng, scale):
     E = rng.normal(size=(5, 3))
-    np.testing.assert_allclose(ia.pairwise_distances(scale * E) / scale, ia.pairwise_distances(E), rtol=1e-13)
+    np.testing.assert_allclose(
+        ia.pairwise_distances(scale * E) / scale, ia.pairwise_distances(E), rtol=1e-13
+    )
     assert ia.diameter(scale * E) / scale == pytest.approx(ia.diameter(E), rel=1e-13)
 
 
@@ -107,7 +109,9 @@ def test_geometry_errors():
         ia.min_enclosing_ball(np.zeros((3, 0)))
     with pytest.raises(InvalidInputError, match=r"`rtol` must be > 0"):
         ia.min_enclosing_ball([[0.0]], rtol=0.0)
-    with pytest.raises(TypeError, match=r"`E` must be a numeric array of shape \(N, n\); got 'abc'"):
+    with pytest.raises(
+        TypeError, match=r"`E` must be a numeric array of shape \(N, n\); got 'abc'"
+    ):
         ia.diameter("abc")
     with pytest.raises(TypeError, match=r"`E` must be a real numeric array"):
         ia.diameter(np.array([[1 + 1j, 0]]))

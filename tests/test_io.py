@@ -12,8 +12,13 @@ from isoapprox.exceptions import InvalidInputError
 
 
 def test_write_and_read_results(tmp_path):
-    recs = [{"a": np.int64(1), "b": np.float64(0.5), "c": [1, 2]}, {"a": 2, "b": float("nan"), "d": "x"}]
-    path = io.write_results(tmp_path / "r.json", experiment="demo", config={"n": 3}, records=recs, seed=7)
+    recs = [
+        {"a": np.int64(1), "b": np.float64(0.5), "c": [1, 2]},
+        {"a": 2, "b": float("nan"), "d": "x"},
+    ]
+    path = io.write_results(
+        tmp_path / "r.json", experiment="demo", config={"n": 3}, records=recs, seed=7
+    )
     doc = io.read_results(path)
     assert doc["experiment"] == "demo" and doc["seed"] == 7 and doc["config"] == {"n": 3}
     assert doc["records"][0] == {"a": 1, "b": 0.5, "c": [1, 2]}
@@ -86,7 +91,7 @@ def test_load_embeddings_formats(tmp_path):
     np.save(tmp_path / "l.npy", y)
     E2, y2 = io.load_embeddings(tmp_path / "e.npy", labels=tmp_path / "l.npy")
     assert np.array_equal(E2, E) and np.array_equal(y2, y)
-    rows = ["f0,f1,label"] + [f"{a},{b},{c}" for (a, b), c in zip(E, y)]
+    rows = ["f0,f1,label"] + [f"{a},{b},{c}" for (a, b), c in zip(E, y, strict=True)]
     (tmp_path / "c.csv").write_text("\n".join(rows) + "\n")
     E3, y3 = io.load_embeddings(tmp_path / "c.csv")
     assert np.array_equal(E3, E) and np.array_equal(y3, y)
@@ -96,7 +101,10 @@ def test_load_embeddings_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="embedding file not found"):
         io.load_embeddings(tmp_path / "nope.npz")
     np.savez(tmp_path / "k.npz", vectors=np.zeros((3, 2)), labels=np.zeros(3))
-    with pytest.raises(InvalidInputError, match=r"must contain an array 'embeddings'.*got arrays \['vectors', 'labels'\]"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"must contain an array 'embeddings'.*got arrays \['vectors', 'labels'\]",
+    ):
         io.load_embeddings(tmp_path / "k.npz")
     np.savez(tmp_path / "m.npz", embeddings=np.zeros((3, 2)), labels=np.zeros(4))
     with pytest.raises(InvalidInputError, match="same length; got 3 embeddings and 4 labels"):
@@ -105,13 +113,17 @@ def test_load_embeddings_errors(tmp_path):
     with pytest.raises(InvalidInputError, match="pass the labels with --labels"):
         io.load_embeddings(tmp_path / "e.npy")
     (tmp_path / "x.txt2").write_text("1,2,0\n")
-    with pytest.raises(InvalidInputError, match=r"must end in .npz, .npy or .csv; got suffix '.txt2'"):
+    with pytest.raises(
+        InvalidInputError, match=r"must end in .npz, .npy or .csv; got suffix '.txt2'"
+    ):
         io.load_embeddings(tmp_path / "x.txt2")
     (tmp_path / "bad.npz").write_text("not a zip")
     with pytest.raises(InvalidInputError, match="is not a readable .npz file"):
         io.load_embeddings(tmp_path / "bad.npz")
     (tmp_path / "c.csv").write_text("a,b,label\n1,x,0\n")
-    with pytest.raises(InvalidInputError, match=r"line 2, column 'b': embedding value 'x' is not a number"):
+    with pytest.raises(
+        InvalidInputError, match=r"line 2, column 'b': embedding value 'x' is not a number"
+    ):
         io.load_embeddings(tmp_path / "c.csv")
     (tmp_path / "d.csv").write_text("a,b,label\n")
     with pytest.raises(InvalidInputError, match="at least one data row"):

@@ -26,8 +26,6 @@ from pathlib import Path
 import numba
 import numpy as np
 import pytest
-from . import reference as ref
-from .conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -41,6 +39,9 @@ from isoapprox.losses import (
     separation_report,
 )
 from isoapprox.metrics import isometric_error, isometric_error_report
+
+from . import reference as ref
+from .conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -32,11 +32,13 @@ def test_losses_match_bruteforce(rng, n_points, dim, n_classes, margin, reductio
     E, y = labelled_cloud(rng, n_points, dim, n_classes)
     assert_close(
         ia.batch_hard_loss(E, y, margin=margin, reduction=reduction),
-        ref.batch_hard_loss(E, y, margin, reduction), E,
+        ref.batch_hard_loss(E, y, margin, reduction),
+        E,
     )
     assert_close(
         ia.triplet_loss(E, y, margin=margin, reduction=reduction),
-        ref.triplet_loss(E, y, margin, reduction), E,
+        ref.triplet_loss(E, y, margin, reduction),
+        E,
     )
 
 
@@ -239,13 +241,15 @@ def test_contrastive_and_margin_losses_match_bruteforce(rng, reduction):
         terms = ref.pair_terms(E, y, pos_margin, margin)
         assert_close(
             ia.contrastive_loss(E, y, margin=margin, pos_margin=pos_margin, reduction=reduction),
-            ref.reduce(terms, reduction), E,
+            ref.reduce(terms, reduction),
+            E,
         )
     for margin, beta in [(0.0, 1.0), (0.2, 1.2), (0.5, 3.0)]:
         terms = ref.pair_terms(E, y, beta - margin, beta + margin)
         assert_close(
             ia.margin_loss(E, y, margin=margin, beta=beta, reduction=reduction),
-            ref.reduce(terms, reduction), E,
+            ref.reduce(terms, reduction),
+            E,
         )
 
 
@@ -278,21 +282,35 @@ def test_errors_name_the_argument():
         ia.triplet_loss(E, y, margin=float("nan"))
     with pytest.raises(TypeError, match=r"`margin` must be a real number; got 'a'"):
         ia.triplet_loss(E, y, margin="a")
-    with pytest.raises(InvalidInputError, match=r"`reduction` must be one of 'sum', 'mean', 'max'; got 'median'"):
+    with pytest.raises(
+        InvalidInputError, match=r"`reduction` must be one of 'sum', 'mean', 'max'; got 'median'"
+    ):
         ia.batch_hard_loss(E, y, reduction="median")
     with pytest.raises(TypeError, match=r"`reduction` must be one of"):
         ia.triplet_loss(E, y, reduction=None)
-    with pytest.raises(InvalidInputError, match=r"`E` must be a 2-D array of shape \(N, n\); got shape \(4,\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"`E` must be a 2-D array of shape \(N, n\); got shape \(4,\)"
+    ):
         ia.batch_hard_loss(np.zeros(4), y)
-    with pytest.raises(InvalidInputError, match=r"`y` must have one label per point, length 4; got length 3"):
+    with pytest.raises(
+        InvalidInputError, match=r"`y` must have one label per point, length 4; got length 3"
+    ):
         ia.batch_hard_loss(E, [0, 0, 1])
-    with pytest.raises(InvalidInputError, match=r"`E` must contain only finite values; got 1 non-finite value\(s\), the first at \[2, 1\] = inf"):
+    with pytest.raises(
+        InvalidInputError,
+        match=(
+            r"`E` must contain only finite values; "
+            r"got 1 non-finite value\(s\), the first at \[2, 1\] = inf"
+        ),
+    ):
         E2 = E.copy()
         E2[2, 1] = np.inf
         ia.batch_hard_loss(E2, y)
     with pytest.raises(InvalidInputError, match=r"`E` must hold at least 2 point\(s\)"):
         ia.batch_hard_loss(np.zeros((1, 2)), [0])
-    with pytest.raises(NoTripletError, match=r"at least two classes .* got one class only \(4 point\(s\)\)"):
+    with pytest.raises(
+        NoTripletError, match=r"at least two classes .* got one class only \(4 point\(s\)\)"
+    ):
         ia.batch_hard_loss(E, [3, 3, 3, 3])
     with pytest.raises(NoTripletError, match=r"a class with at least two points .* all singletons"):
         ia.triplet_loss(E, [0, 1, 2, 3])

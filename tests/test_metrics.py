@@ -11,7 +11,14 @@ import isoapprox as ia
 from isoapprox.exceptions import InvalidInputError
 
 from . import reference as ref
-from .conftest import KERNEL_ATOL, KERNEL_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
+from .conftest import (
+    KERNEL_ATOL,
+    KERNEL_RTOL,
+    MOTION_ATOL,
+    MOTION_RTOL,
+    random_orthogonal,
+    scale_of,
+)
 
 
 @pytest.mark.parametrize("n_points,dim", [(2, 1), (5, 2), (13, 3), (30, 7)])
@@ -20,7 +27,9 @@ def test_isometric_error_matches_bruteforce(rng, n_points, dim):
     E2 = rng.normal(size=(n_points, dim)) * 3
     rep = ia.isometric_error_report(E1, E2)
     expected = ref.isometric_error(E1, E2)
-    np.testing.assert_allclose(rep.value, expected, rtol=KERNEL_RTOL, atol=KERNEL_ATOL * scale_of(E1, E2))
+    np.testing.assert_allclose(
+        rep.value, expected, rtol=KERNEL_RTOL, atol=KERNEL_ATOL * scale_of(E1, E2)
+    )
     i, j = rep.pair
     assert i < j
     D1, D2 = ref.pairwise(E1), ref.pairwise(E2)
@@ -108,12 +117,16 @@ def test_isometric_error_properties(data):
     perm = rng.permutation(len(E1))
     assert ia.isometric_error(E1[perm], E2[perm]) == base
     # homogeneous under scaling
-    assert ia.isometric_error(2.5 * E1, 2.5 * E2) == pytest.approx(2.5 * base, rel=1e-12, abs=1e-12 * tol)
+    assert ia.isometric_error(2.5 * E1, 2.5 * E2) == pytest.approx(
+        2.5 * base, rel=1e-12, abs=1e-12 * tol
+    )
     # lemma: d_iso <= 2 d_haus (pointwise)
     assert base <= 2.0 * ia.hausdorff_like(E1, E2) * (1 + 1e-12) + 1e-12 * scale_of(E1, E2)
     # triangle inequality through a third embedding
     E3 = rng.normal(size=E1.shape)
-    assert base <= ia.isometric_error(E1, E3) + ia.isometric_error(E3, E2) + 1e-12 * scale_of(E1, E2, E3)
+    assert base <= ia.isometric_error(E1, E3) + ia.isometric_error(E3, E2) + 1e-12 * scale_of(
+        E1, E2, E3
+    )
 
 
 @pytest.mark.property
@@ -139,15 +152,23 @@ def test_metrics_at_extreme_scales(rng, scale):
 
 def test_metric_errors():
     A = np.zeros((3, 2))
-    with pytest.raises(InvalidInputError, match=r"`E1` and `E2` must have the same shape .* got \(3, 2\) and \(4, 2\)"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"`E1` and `E2` must have the same shape .* got \(3, 2\) and \(4, 2\)",
+    ):
         ia.isometric_error(A, np.zeros((4, 2)))
     with pytest.raises(InvalidInputError, match=r"`E1` must hold at least 2 point"):
         ia.isometric_error(np.zeros((1, 2)), np.zeros((1, 2)))
-    with pytest.raises(InvalidInputError, match=r"`mode` must be one of 'pointwise', 'isometry', 'classwise'; got 'chamfer'"):
+    with pytest.raises(
+        InvalidInputError,
+        match=r"`mode` must be one of 'pointwise', 'isometry', 'classwise'; got 'chamfer'",
+    ):
         ia.hausdorff_like(A, A, mode="chamfer")
     with pytest.raises(InvalidInputError, match=r"`labels` must be given for mode='classwise'"):
         ia.hausdorff_like(A, A, mode="classwise")
-    with pytest.raises(InvalidInputError, match=r"`labels` must have one label per point, length 3; got length 2"):
+    with pytest.raises(
+        InvalidInputError, match=r"`labels` must have one label per point, length 3; got length 2"
+    ):
         ia.hausdorff_like(A, A, mode="classwise", labels=[0, 1])
     with pytest.raises(TypeError, match=r"`directed` must be a bool"):
         ia.hausdorff_like(A, A, mode="classwise", labels=[0, 1, 1], directed="yes")

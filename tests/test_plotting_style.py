@@ -25,7 +25,7 @@ def test_save_figure_is_deterministic_and_records_sources(tmp_path):
     files1 = save_figure(_figure(), tmp_path / "a", "demo", sources=[src], description="d")
     files2 = save_figure(_figure(), tmp_path / "b", "demo", sources=[src], description="d")
     assert [p.name for p in files1] == ["demo.png", "demo.pdf", "demo.json"]
-    for p1, p2 in zip(files1, files2):
+    for p1, p2 in zip(files1, files2, strict=True):
         assert p1.read_bytes() == p2.read_bytes(), p1.name
     side = json.loads(files1[-1].read_text())
     assert side["sources"][0]["sha256"] == __import__("hashlib").sha256(b'{"a": 1}').hexdigest()
@@ -35,5 +35,7 @@ def test_save_figure_is_deterministic_and_records_sources(tmp_path):
 def test_save_figure_errors(tmp_path):
     with pytest.raises(InvalidInputError, match=r"`name` must use letters, digits"):
         save_figure(_figure(), tmp_path, "bad name")
-    with pytest.raises(InvalidInputError, match=r"`formats` must hold 'png', 'pdf' or 'svg'; got 'jpg'"):
+    with pytest.raises(
+        InvalidInputError, match=r"`formats` must hold 'png', 'pdf' or 'svg'; got 'jpg'"
+    ):
         save_figure(_figure(), tmp_path, "x", formats=("jpg",))

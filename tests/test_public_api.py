@@ -52,8 +52,8 @@ def test_scalars_are_python_floats(rng):
 
 
 def test_public_functions_leave_global_random_state_alone(rng):
-    state = np.random.get_state()[1].copy()
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 (checks the legacy global state is untouched)
     E = rng.normal(size=(8, 3))
     isoapprox.min_enclosing_ball(E)
     isoapprox.separation_report(E, [0, 0, 1, 1, 2, 2, 3, 3])
-    assert np.array_equal(np.random.get_state()[1], state)
+    assert np.array_equal(np.random.get_state()[1], state)  # noqa: NPY002 (checks the legacy global state is untouched)

@@ -107,7 +107,9 @@ def test_empirical_constant_flat_set_has_zero_thickness(rng):
     assert rep.theta == 0.0 and rep.cn_check is None
 
 
-@pytest.mark.parametrize("P,dim,d_star", [(2, 2, 1.0), (3, 2, 1.0), (4, 2, math.sqrt(2)), (4, 3, 1.0)])
+@pytest.mark.parametrize(
+    "P,dim,d_star", [(2, 2, 1.0), (3, 2, 1.0), (4, 2, math.sqrt(2)), (4, 3, 1.0)]
+)
 def test_statement4_collapse(P, dim, d_star):
     y = np.repeat(np.arange(P), 2)
     chk = T.check_collapse(y, dim, margin=1.0, rng=0)
@@ -129,7 +131,8 @@ def test_statement4_margin_scales(rng):
 
 def test_theory_errors():
     E = np.zeros((4, 2))
-    with pytest.raises(InvalidInputError, match=r"`mode` must be one of 'pointwise', 'isometry'; got 'classwise'"):
+    match = r"`mode` must be one of 'pointwise', 'isometry'; got 'classwise'"
+    with pytest.raises(InvalidInputError, match=match):
         T.check_iso_haus(E, E, mode="classwise")
     with pytest.raises(InvalidInputError, match=r"`c_n` must be > 0; got -1.0"):
         T.empirical_constant(np.eye(4, 2), [0, 0, 1, 1], c_n=-1.0)

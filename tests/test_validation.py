@@ -41,7 +41,9 @@ def test_as_points_errors(value, exc, pattern):
 
 
 def test_as_points_row_and_column_requirements():
-    with pytest.raises(InvalidInputError, match=r"`Z` must hold at least 3 point\(s\) \(rows\); got shape \(2, 1\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"`Z` must hold at least 3 point\(s\) \(rows\); got shape \(2, 1\)"
+    ):
         V.as_points(np.zeros((2, 1)), "Z", min_points=3)
     with pytest.raises(InvalidInputError, match=r"`Z` must have 4 column\(s\); got shape \(2, 1\)"):
         V.as_points(np.zeros((2, 1)), "Z", n_dims=4)
@@ -56,7 +58,9 @@ def test_as_labels():
         V.as_labels(None, 3)
     with pytest.raises(TypeError, match=r"integer or string class labels; got dtype complex128"):
         V.as_labels(np.array([1j, 2j]), 2)
-    with pytest.raises(InvalidInputError, match=r"`y` must be a 1-D array of shape \(N,\); got shape \(2, 2\)"):
+    with pytest.raises(
+        InvalidInputError, match=r"`y` must be a 1-D array of shape \(N,\); got shape \(2, 2\)"
+    ):
         V.as_labels(np.zeros((2, 2)), 4)
     with pytest.raises(InvalidInputError, match=r"finite labels; got NaN or inf"):
         V.as_labels([1.0, np.nan], 2)
@@ -103,7 +107,7 @@ def test_check_option():
 
 
 def test_as_rng_never_touches_global_state():
-    state = np.random.get_state()[1].copy()
+    state = np.random.get_state()[1].copy()  # noqa: NPY002 (checks the legacy global state is untouched)
     g = V.as_rng(5)
     assert isinstance(g, np.random.Generator)
     assert V.as_rng(5).random() == np.random.default_rng(5).random()
@@ -111,7 +115,7 @@ def test_as_rng_never_touches_global_state():
     assert isinstance(V.as_rng(same), np.random.Generator)
     V.as_rng(None).random()
     V.as_rng(np.random.SeedSequence(3)).random()
-    assert np.array_equal(np.random.get_state()[1], state)
+    assert np.array_equal(np.random.get_state()[1], state)  # noqa: NPY002 (checks the legacy global state is untouched)
     with pytest.raises(TypeError, match=r"`rng` must be None, an int seed"):
         V.as_rng(1.5)
     with pytest.raises(InvalidInputError, match=r"`rng` must be a non-negative seed; got -1"):
