@@ -37,6 +37,15 @@ from .diagnostics import (
     std_of_l2_normalized,
     uniformity,
 )
+from .diagnostics_theory import (
+    LayoutSuggestion,
+    TheoryDiagnosis,
+    TheoryOptions,
+    TheorySection,
+    diagnose_theory,
+    packing_bound,
+    suggest_layout,
+)
 from .exceptions import (
     ConvergenceWarning,
     InvalidInputError,
@@ -105,6 +114,7 @@ __all__ = [
     "InvalidInputError",
     "IsoapproxError",
     "IsometricError",
+    "LayoutSuggestion",
     "NoTripletError",
     "PackingResult",
     "PairLossReport",
@@ -113,6 +123,9 @@ __all__ = [
     "Signature",
     "SignatureThresholds",
     "SolverError",
+    "TheoryDiagnosis",
+    "TheoryOptions",
+    "TheorySection",
     "ThicknessResult",
     "__version__",
     "active_triplet_fraction",
@@ -125,6 +138,7 @@ __all__ = [
     "detect_signatures",
     "diagnose",
     "diagnose_batches",
+    "diagnose_theory",
     "diameter",
     "distance_quantiles",
     "distance_summary",
@@ -143,6 +157,7 @@ __all__ = [
     "minimax_procrustes",
     "nearest_ideal",
     "nearest_zero_loss",
+    "packing_bound",
     "packing_lower_bound",
     "pairwise_distances",
     "rankme",
@@ -150,6 +165,7 @@ __all__ = [
     "thickness",
     "thickness_report",
     "std_of_l2_normalized",
+    "suggest_layout",
     "triplet_loss",
     "uniformity",
 ]

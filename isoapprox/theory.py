@@ -372,6 +372,7 @@ def empirical_constant(
     haus: Any = None,
     rng: RNGLike = None,
     tol: float = 1e-6,
+    fstar_procrustes: Any = None,
 ) -> ConstantReport:
     """Statement 2: the empirical constant ``c(E)`` with its bracket and ``theta(E)``.
 
@@ -393,6 +394,10 @@ def empirical_constant(
         Seeds the solvers' starts.
     tol : float, default 1e-6
         Requested relative gap of the solvers.
+    fstar_procrustes : ProcrustesResult, optional
+        A precomputed ``minimax_procrustes(E, iso.embedding)`` (it costs
+        seconds for a few hundred points in tens of dimensions; pass it to
+        reuse it).
 
     Returns
     -------
@@ -415,7 +420,8 @@ def empirical_constant(
     c = _ratio(haus.value, iso.value)
     c_lo = _ratio(haus.lower, iso.upper) if iso.upper > 0 else math.nan
     c_up = _ratio(haus.upper, iso.lower) if iso.value > 0 else math.nan
-    proc = minimax_procrustes(X, iso.embedding)
+    proc = (fstar_procrustes if fstar_procrustes is not None
+            else minimax_procrustes(X, iso.embedding))
     ratio_fstar = _ratio(proc.value, iso.value)
     if np.ptp(X, axis=0).max() > 0.0:
         th = thickness_report(X)

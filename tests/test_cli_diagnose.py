@@ -18,7 +18,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _run(capsys, *argv):
-    code = main(["diagnose", *map(str, argv)])
+    # the theory section (seconds per file) is tested in test_cli_diagnose_theory.py
+    code = main(["diagnose", *map(str, argv), "--no-theory"])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -51,9 +51,9 @@ def check_result(res: IdealResult, E, y, margin, objective):
     # feasible in float64, by the package's own kernels
     assert res.slack >= 0.0
     assert is_triplet_separated(G, y, margin=margin, atol=0.0)
-    hp = [max(ref.pairwise(G)[a, p] for p in range(len(y)) if p != a and y[p] == y[a])
-          for a in range(len(y)) if any(y[p] == y[a] for p in range(len(y)) if p != a)]
-    assert hp  # at least one anchor
+    if len(y) <= 12:  # the loop reference is O(N^3)
+        assert res.slack == pytest.approx(ref.worst_slack(G, y, margin), rel=1e-9,
+                                          abs=1e-12 * _scale(E, margin))
     # the value is the re-scored objective, never a solver's number
     if objective == "iso":
         assert res.value == isometric_error(E, G)

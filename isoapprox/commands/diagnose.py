@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, NoReturn
 
+import numpy as np
+
 from ..exceptions import InvalidInputError, IsoapproxError
 from ..io import atomic_write_text, load_embeddings, to_jsonable
 
@@ -35,12 +37,29 @@ signatures (thresholds: --threshold NAME=VALUE, names below):
   dimensional_collapse  effective rank < dimensional_collapse_ratio x min(n, N-1, P-1)
   The loss is the value given with --loss, else the one computed from the file.
 
+theory (skip with --no-theory):
+  d_iso(E, F_TS), d_haus(E, F_TS)   distances to the triplet-separated (ideal) set, with
+                                    certified brackets; the nearest ideal embedding, its kind
+                                    (collapsed, class-collapsed, general), theta and c
+  L/2 <= d_iso <= L                 statement 3, L the batch-hard loss (max): the loss is a
+                                    faithful proxy of d_iso unless d_iso > L
+  D*(P, n, margin)                  least diameter of P classes alpha apart in R^n: a
+                                    collapsed batch has loss = margin but d_iso = D*, larger
+                                    than the margin once P > n + 1
+  suggested layout                  largest classes per batch and least dimension with
+                                    D* <= 2 x margin on the packing lower-bound curve (our
+                                    criterion), and P <= n + 1 for D* = margin
+  Files above --theory-max-points points use a seeded stratified subsample; with
+  --batch-size the first --theory-batches batches are evaluated. Solver time per distance:
+  --theory-time-limit (brackets obtained under a limit depend on the machine's speed).
+
 exit status: 0 on success; 2 on a bad file or option (one line on stderr).
 
 examples:
   isoapprox diagnose examples/collapsed.npz --margin 0.2
   isoapprox diagnose emb.npy --labels labels.npy --loss 0.693 --json report.json
   isoapprox diagnose emb.csv --batch-size 128 --samples-per-class 4 --n-batches 50
+  isoapprox diagnose examples/stuck_at_margin.npz --margin 0.2 --out ideal.npz --plot figs
 """
 
 
@@ -64,8 +83,10 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
             "L2-normalised embeddings, alignment and uniformity, per-class spread against "
             "class separation; then the known collapse signatures (loss stuck at the margin "
             "or at ln 2, all distances tiny, class collapse, dimensional collapse) and a "
-            "verdict in words. With --batch-size the same over random P x K batches drawn "
-            "from the file, as training sees them."
+            "verdict in words; and the theory: the loss against the distance to the ideal "
+            "(triplet-separated) set, the nearest ideal embedding, D*(P, n, margin) and the "
+            "batch layout it suggests. With --batch-size the same over random P x K batches "
+            "drawn from the file, as training sees them."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -98,6 +119,22 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--seed", type=int, default=0, help="seed of the batch draws (default 0)")
     p.add_argument("--json", dest="json_out", type=Path, default=None, metavar="OUT",
                    help="also write the full report as JSON to OUT")
+    p.add_argument("--no-theory", action="store_true",
+                   help="skip the theory section (nearest ideal embedding, D*, layout)")
+    p.add_argument("--theory-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="solver time per distance to the ideal set (default 5)")
+    p.add_argument("--theory-max-points", type=int, default=None, metavar="N",
+                   help="evaluate the theory on a seeded subsample of at most N points "
+                        "(default 200)")
+    p.add_argument("--theory-batches", type=int, default=3, metavar="M",
+                   help="with --batch-size: evaluate the theory on the first M batches "
+                        "(default 3)")
+    p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
+                   help="save the nearest ideal embedding (arrays 'embedding', 'labels', the "
+                        "brackets, ...) to FILE.npz")
+    p.add_argument("--plot", type=Path, default=None, metavar="DIR",
+                   help="draw a 2-D view of the embeddings with their nearest ideal embedding "
+                        "and the pair-distance histogram into DIR (PNG and PDF)")
     p.set_defaults(func=run)
     return p
 
@@ -205,7 +242,85 @@ def _format_verdict(v: dict) -> list[str]:
 
 
 _KNOWN = {"data", "losses", "separation", "collapse", "statistics", "classes", "signatures",
-          "verdict", "file", "per_batch"}
+          "verdict", "file", "per_batch", "theory", "view"}
+
+
+def _bracket(v: Any, lo: Any, up: Any, digits: int = 4) -> str:
+    if v is None:
+        return "n/a"
+    if lo is None or up is None or up - lo <= 1e-6 * max(abs(up), 1e-300):
+        return _num(v, digits)
+    return f"{_num(v, digits)} in [{_num(lo, digits)}, {_num(up, digits)}]"
+
+
+_HOLDS = {True: "holds", False: "fails", None: "undecided"}
+
+
+def _nan(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _c_text(cst: dict) -> str:
+    if _nan(cst["c"]):
+        return "n/a"
+    return _bracket(cst["c"], cst["c_lower"], cst["c_upper"], 3)
+
+
+def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
+    if "skipped" in t:
+        return [("theory", "skipped", t["skipped"])]
+    P, n, alpha = t["n_separated_classes"], t["dim"], t["margin"]
+    iso, haus, cst, sug = t["iso"], t["haus"], t["constant"], t["suggestion"]
+    beyond = (f"P > n + 1 = {n + 1}: loss < distance at collapse" if t["beyond_simplex"]
+              else f"P <= n + 1 = {n + 1}: loss = distance at collapse")
+    if iso["certified"]:
+        iso_note = f"certified; lower bound: {iso['lower_source']}"
+    else:
+        iso_note = (f"gap {100 * iso['rel_gap']:.0f}% ({iso['status']}); lower bound: "
+                    f"{iso['lower_source']}")
+    up = t["loss_upper_check"]["holds"]
+    up_note = {False: "d_iso > L (certified): the loss understates the distance",
+               True: "certified: the loss pins the distance within a factor 2",
+               None: "the bracket straddles L"}[up]
+    rows = [
+        ("classes P / dimension n", f"{P} / {n}", beyond),
+        ("batch-hard loss L (max / mean)", f"{_num(t['loss_max'])} / {_num(t['loss_mean'])}",
+         f"margin alpha = {alpha:g}"),
+        ("d_iso(E, F_TS)", _bracket(iso["value"], iso["lower"], iso["upper"]), iso_note),
+        ("L/2 <= d_iso(E, F_TS)", _HOLDS[t["loss_lower_check"]["holds"]], "statement 3 (proven)"),
+        ("d_iso(E, F_TS) <= L", _HOLDS[up], up_note),
+        ("D*(P, n, margin)", _bracket(t["d_star"], t["d_star_lower"], t["d_star_upper"]),
+         ("exact" if t["d_star_exact"] else "upper: best layout found")
+         + (f"; {_num(t['collapse_ratio_lower'], 3)}"
+            + ("" if t["d_star_exact"] else f"-{_num(t['collapse_ratio_upper'], 3)}")
+            + " x margin" if alpha > 0 else "")),
+        ("d_haus(E, F_TS)", _bracket(haus["value"], haus["lower"], haus["upper"]),
+         f"upper: {haus['solver']}; lower: {haus['lower_source']}"),
+        ("nearest ideal embedding", f"{iso['kind']}", f"diameter {_num(t['ideal_diameter'])}; "
+         f"from {iso['solver']}"),
+        ("c = d_haus / d_iso", _c_text(cst),
+         "undefined: d_iso = 0, E is ideal" if _nan(cst["c"]) else ">= 1/2 by statement 1"),
+        ("thickness theta(E)", _bracket(cst["theta"], cst["theta_lower"], cst["theta_upper"], 3),
+         "0 for flat sets"),
+    ]
+    if sug["applicable"] and (t["beyond_simplex"] or not sug["within_ratio"]):
+        if sug["max_classes_capped"]:
+            value, note = f">= {sug['max_classes']}", "not a constraint in this dimension"
+        else:
+            value = str(sug["max_classes"])
+            note = "more are proven beyond it"
+            if sug["batch_size"] is not None:
+                note += f"; batch size {sug['batch_size']} at K = {sug['samples_per_class']}"
+        rows.append((f"most classes per batch, D* <= {sug['ratio']:g} x margin", value,
+                     f"{note}; {sug['max_classes_exact']} for D* = margin"))
+        rows.append((f"least dimension for {P} classes", str(sug["min_dim"]),
+                     f"{sug['min_dim_exact']} for D* = margin; curve: {sug['curve']}"))
+    ev = t["evaluated"]
+    if ev["mode"] != "all":
+        rows.append(("evaluated on", f"{ev['n_points']} of {ev['n_input_points']} points",
+                     "seeded stratified subsample"))
+    rows.append(("theory time", f"{t['seconds']:.2f} s", ""))
+    return rows
 
 
 def _format_generic(name: str, section: dict) -> list[str]:
@@ -230,6 +345,9 @@ def format_report(report: dict) -> str:
         "statistics",
     ]
     lines += _table(_statistics_rows(report), ("statistic", "value", "note"))
+    if isinstance(report.get("theory"), dict):
+        lines += ["", "theory: the loss against the distance to the ideal (triplet-separated) set"]
+        lines += _table(_theory_rows(report["theory"]), ("quantity", "value", "note"))
     for name, section in report.items():
         if name not in _KNOWN and isinstance(section, dict):
             lines += ["", *_format_generic(name, section)]
@@ -237,6 +355,12 @@ def format_report(report: dict) -> str:
     lines += _format_signatures(report["signatures"])
     lines += ["", *_format_verdict(report["verdict"])]
     return "\n".join(lines)
+
+
+#: theory numbers shown in the batch table (all are in the JSON)
+_BATCH_THEORY_KEYS = ("theory.loss_max", "theory.d_iso", "theory.d_iso_lower",
+                      "theory.d_iso_upper", "theory.d_haus", "theory.d_star", "theory.c",
+                      "theory.theta", "theory.seconds")
 
 
 def format_batch_report(report: dict) -> str:
@@ -250,10 +374,12 @@ def format_batch_report(report: dict) -> str:
         "",
         "statistics over batches",
     ]
-    w = max(len(k) for k in report["statistics"])
+    shown = {k: v for k, v in report["statistics"].items()
+             if not k.startswith("theory.") or k in _BATCH_THEORY_KEYS}
+    w = max(len(k) for k in shown)
     lines.append(f"  {'statistic':<{w}}  {'mean':>10}  {'min':>10}  {'median':>10}  {'max':>10}")
     lines.append(f"  {'-' * w}  {'-' * 10}  {'-' * 10}  {'-' * 10}  {'-' * 10}")
-    for k, s in report["statistics"].items():
+    for k, s in shown.items():
         if s is None:
             lines.append(f"  {k:<{w}}  {'n/a':>10}")
             continue
@@ -317,9 +443,87 @@ def _validated(path: Path, E, y):
     return X
 
 
+def _theory_options(args: argparse.Namespace):
+    from ..diagnostics_theory import TheoryOptions
+
+    kw: dict[str, Any] = {"seed": args.seed}
+    if args.theory_time_limit is not None:
+        kw["time_limit"] = args.theory_time_limit
+    if args.theory_max_points is not None:
+        kw["max_points"] = args.theory_max_points
+    try:
+        return TheoryOptions(**kw)
+    except (IsoapproxError, TypeError) as exc:
+        name = str(exc).split("`")[1] if "`" in str(exc) else ""
+        flag = {"time_limit": "--theory-time-limit", "max_points": "--theory-max-points",
+                "seed": "--seed"}.get(name, "theory option")
+        raise InvalidInputError(f"`{flag}`: {exc}") from None
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    if args.out is not None:
+        if args.out.suffix != ".npz":
+            raise InvalidInputError(f"`--out` must name a .npz file; got {str(args.out)!r}")
+        if args.no_theory:
+            raise InvalidInputError(
+                "`--out` saves the nearest ideal embedding, which the theory section computes; "
+                "drop --no-theory"
+            )
+    if args.batch_size is not None and (args.out is not None or args.plot is not None):
+        raise InvalidInputError(
+            "`--out` and `--plot` describe one embedding and cannot be combined with "
+            "--batch-size; save a batch to a file and diagnose that file"
+        )
+    if args.plot is not None and args.plot.exists() and not args.plot.is_dir():
+        raise InvalidInputError(f"`--plot` must name a folder; {str(args.plot)!r} is a file")
+    if args.theory_batches < 0:
+        raise InvalidInputError(f"`--theory-batches` must be >= 0; got {args.theory_batches}")
+
+
+def save_ideal(path: Path, res, *, margin: float) -> Path:
+    """Write the nearest ideal embedding of a theory result to ``path`` (.npz)."""
+    import io as _io
+
+    from ..io import atomic_write_bytes
+
+    labels = np.asarray(res.labels)
+    if labels.dtype == object:
+        labels = labels.astype(str)
+    cst = res.constant
+    arrays = {
+        "embedding": np.asarray(res.iso.embedding),
+        "embedding_aligned": np.asarray(res.aligned),
+        "embedding_haus": np.asarray(res.haus.embedding),
+        "labels": labels,
+        "indices": np.asarray(res.indices, dtype=np.int64),
+        "margin": np.float64(margin),
+        "d_iso": np.float64(res.iso.value),
+        "d_iso_lower": np.float64(res.iso.lower),
+        "d_iso_upper": np.float64(res.iso.upper),
+        "d_haus": np.float64(res.haus.value),
+        "d_haus_lower": np.float64(res.haus.lower),
+        "d_haus_upper": np.float64(res.haus.upper),
+        "kind": np.array(res.iso.kind),
+        "kind_haus": np.array(res.haus.kind),
+        "c": np.float64(cst.c),
+        "c_lower": np.float64(cst.c_lower),
+        "c_upper": np.float64(cst.c_upper),
+        "theta": np.float64(cst.theta),
+        "theta_lower": np.float64(cst.theta_lower),
+        "theta_upper": np.float64(cst.theta_upper),
+        "d_star": np.float64(res.d_star),
+        "d_star_lower": np.float64(res.d_star_lower),
+        "d_star_upper": np.float64(res.d_star_upper),
+        "loss_max": np.float64(res.loss_max),
+    }
+    buf = _io.BytesIO()
+    np.savez(buf, **arrays)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox diagnose``."""
-    from ..diagnostics import DiagnoseOptions, diagnose, diagnose_batches
+    from ..diagnostics import DEFAULT_SECTIONS, DiagnoseOptions, diagnose, diagnose_batches
 
     label_column = args.label_column
     if label_column is not None and label_column.lstrip("-").isdigit():
@@ -330,6 +534,15 @@ def run(args: argparse.Namespace) -> int:
         quantiles=_parse_quantiles(args.quantiles),
         thresholds=_parse_thresholds(args.threshold),
     )
+    _check_outputs(args)
+    section = None
+    if not args.no_theory:
+        from ..diagnostics_theory import TheorySection
+
+        section = TheorySection(
+            _theory_options(args),
+            max_batches=args.theory_batches if args.batch_size is not None else None,
+        )
     E, y = load_embeddings(
         args.file,
         labels=args.labels,
@@ -338,17 +551,44 @@ def run(args: argparse.Namespace) -> int:
         label_column=label_column,
     )
     X = _validated(args.file, E, y)
+    extra = () if section is None else (("theory", section),)
     if args.batch_size is not None:
         report = diagnose_batches(
             X, y, batch_size=args.batch_size, samples_per_class=args.samples_per_class,
-            n_batches=args.n_batches, rng=args.seed, options=options,
+            n_batches=args.n_batches, rng=args.seed, options=options, sections=extra,
         )
         report = {"file": str(args.file), **report}
+        if section is not None:
+            from ..diagnostics_theory import theory_batch_summary
+
+            summary = theory_batch_summary(report)
+            report["theory"] = summary
+            report["verdict"]["details"].extend(summary["findings"])
         text = format_batch_report(report)
     else:
-        report = {"file": str(args.file), **diagnose(X, y, options=options)}
+        report = {"file": str(args.file),
+                  **diagnose(X, y, options=options, sections=DEFAULT_SECTIONS + extra)}
         text = format_report(report)
     print(text)
+    written: list[str] = []
+    res = section.results[-1] if (section is not None and section.results) else None
+    if args.out is not None and res is not None:
+        written.append(str(save_ideal(args.out, res, margin=options.margin)))
+    if args.plot is not None:
+        from ..diagnostics_theory import embedding_view
+
+        if res is not None:
+            report["view"] = embedding_view(X[res.indices], res.labels, ideal=res.aligned,
+                                            rng=args.seed)
+        else:
+            report["view"] = embedding_view(X, y, rng=args.seed)
     if args.json_out is not None:
         atomic_write_text(args.json_out, json.dumps(to_jsonable(report), indent=1) + "\n")
+    if args.plot is not None:
+        from ..plotting.diagnose import diagnose_figures
+
+        sources = [args.json_out] if args.json_out is not None else []
+        written += [str(p) for p in diagnose_figures(report, args.plot, sources=sources)]
+    if written:
+        print("\nwritten: " + ", ".join(written))
     return 0

@@ -60,7 +60,7 @@ import math
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -122,6 +122,8 @@ DETECT_RTOL = 1e-4
 SDP_MAX_POINTS = 12
 #: below this many points the numba-parallel metric kernels run on one thread
 SERIAL_BELOW = 512
+#: above this many points BLAS is limited to one thread during the solve
+BLAS_LIMIT_ABOVE = 6
 #: a more collapsed candidate replaces the incumbent when its value is
 #: larger by at most ``PREFER_STRUCTURE * tol * max(value, floor)`` (and a
 #: less collapsed one must be better by that much): among points equal to a
@@ -596,7 +598,10 @@ def nearest_ideal(
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
     require_triplets(codes)
     gen = as_rng(rng)
-    with _serial_numba(X.shape[0]), single_threaded_blas():
+    # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
+    # about a millisecond, more than the whole solve for the smallest toys
+    blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
+    with _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
                      t_start + time_limit)
     res = _finish(res, t_start)

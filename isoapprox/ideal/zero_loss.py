@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from ..exceptions import ConvergenceWarning, InvalidInputError
 from ._pairs import LOSSES, PairSpec
 from ._problem import PairBounds
 from ._result import IdealResult
-from .nearest import OBJECTIVES, SOLVERS, _finish, _serial_numba, _solve
+from .nearest import BLAS_LIMIT_ABOVE, OBJECTIVES, SOLVERS, _finish, _serial_numba, _solve
 
 __all__ = ["LOSSES", "nearest_zero_loss", "pair_bounds"]
 
@@ -183,7 +184,9 @@ def nearest_zero_loss(
     spec = PairSpec(loss=loss, margin=alpha, pos_margin=float(pos_margin), beta=float(beta),
                     bounds=PairBounds(float(u), float(l)))
     gen = as_rng(rng)
-    with _serial_numba(X.shape[0]), single_threaded_blas():
+    # as in nearest_ideal: one BLAS thread, but only where it pays for itself
+    blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
+    with _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
                      t_start + time_limit, spec)
     res = _finish(res, t_start)

@@ -1,0 +1,1333 @@
+"""The theory section of the collapse diagnosis: the loss against the distance to the ideal set.
+
+Notation
+--------
+A batch ``E`` (N, n) with labels ``y`` of ``P`` classes, margin
+``alpha >= 0``, ``L = batch_hard_loss(E, y, margin=alpha, reduction="max")``
+(the paper's loss, the worst single triplet), ``F_TS = F_TS(alpha)`` the
+triplet-separated ("ideal") embeddings of ``R^n``, ``d_iso(E, F_TS)`` and
+``d_haus(E, F_TS)`` the distances to that set (SPEC section 2), and
+``D*(P, n, alpha)`` the least diameter of ``P`` points of ``R^n`` whose
+pairwise distances are ``>= alpha`` (:func:`isoapprox.min_separated_diameter`).
+
+The classes that an ideal embedding keeps apart
+    In ``G in F_TS`` every point of a class with at least two points (an
+    anchor with a positive ``p``) is at distance ``d(a, m) >= d(a, p) +
+    alpha >= alpha`` from every point of every other class.  Two singleton
+    classes constrain nothing between them.  So one representative of each
+    class with two or more points, plus one singleton class if there is one,
+    gives ``P' = #{classes with >= 2 points} + [a singleton class exists]``
+    points that are pairwise ``>= alpha`` apart (:func:`separated_class_count`;
+    ``P' = P`` for the ``P x K`` batches of training).
+
+What the section reports
+------------------------
+``d_iso(E, F_TS)`` with a certified bracket
+    The upper end and the nearest ideal embedding ``f*`` come from
+    :func:`isoapprox.nearest_ideal` (``objective="iso"``).  The lower end is
+    the larger of its proven bound and the *packing bound*
+    (:func:`packing_bound`): the ``P'`` representatives of any ``G in F_TS``
+    have diameter ``>= D*(P', n, alpha)``, so some pair ``(i, j)`` of them
+    has ``d_G(i, j) >= D*`` while ``d_E(i, j) <= diam(E)``, and
+
+        d_iso(E, F_TS) >= D*_lower(P', n, alpha) - diam(E).
+
+    It is the only bound here that sees the dimension ``n``; at collapse
+    (``diam(E) ~ 0``) it gives ``d_iso ~ D*`` (SPEC section 3, statement 4)
+    where the solver's own bounds stay near ``alpha``.
+``d_haus(E, F_TS)`` with a certified bracket
+    Upper end: the better of :func:`isoapprox.nearest_ideal`
+    (``objective="haus"``, run only for ``N <= haus_max_points``, default
+    12: its exact single-triplet bound costs ~30 s at ``N = 64``) and ``f*`` moved onto
+    ``E`` by the best isometry (:func:`isoapprox.minimax_procrustes`; ``F_TS``
+    is closed under isometries, so the moved copy is ideal too; it is
+    re-checked triplet-separated in float64).  Lower end: the larger of the
+    solver's bound and half the lower end of ``d_iso`` (statement 1:
+    ``|d_E(i,j) - d_G(i,j)| <= ||E_i - G_i|| + ||E_j - G_j||``).
+Statement 3
+    ``L/2 <= d_iso(E, F_TS)`` (proven; checked) and ``d_iso(E, F_TS) <= L``,
+    which holds while the perturbed distance table is realisable in
+    ``R^n`` and can fail near collapse with more than ``n + 1`` classes.
+    Its outcome, decided from the bracket, is ``loss_faithful``: ``True``
+    when ``d_iso <= L`` is certified (the loss then pins the distance to
+    the ideal set within a factor 2), ``False`` when ``d_iso > L`` is
+    certified (the loss understates the distance), ``None`` when the
+    bracket straddles ``L``.
+Statement 4 and ``D*``
+    ``D*(P', n, alpha)`` with a bracket: the lower end is
+    :func:`isoapprox.packing_lower_bound` (exact for ``P' <= n + 1``,
+    ``n = 1`` and the planar theorems ``P' <= 8``); otherwise the upper end
+    is the diameter of the ``P'`` class representatives of ``f*`` (pairwise
+    ``>= alpha`` apart, so a feasible layout).  ``collapse_ratio = D* /
+    alpha`` is the factor by which a collapsed batch's loss (``alpha``)
+    understates its distance to the ideal set (``D*``); it is 1 exactly when
+    ``P' <= n + 1``.
+The nearest ideal embedding, ``theta`` and ``c``
+    Its kind (collapsed, class-collapsed or general), its diameter, the
+    thickness ``theta(E)`` and the empirical constant ``c = d_haus /
+    d_iso`` with its bracket (:func:`isoapprox.empirical_constant`, given
+    the two brackets above).
+Suggested batch layout (:func:`suggest_layout`)
+    **Our criterion, not the paper's eq. 17** (whose form is unknown): the
+    loss of a collapsed batch is ``alpha`` and its distance to the ideal set
+    is ``D*``, so the loss stays a proxy of the distance within a factor
+    ``rho`` at collapse iff ``D*(P, n, alpha) <= rho alpha``.  With ``rho =
+    1`` this is exactly ``P <= n + 1`` ("exact proxy": at most ``n + 1``
+    classes per batch, or ``n >= P - 1``); with the default ``rho = 2`` (the
+    factor of statement 3) the section reports the largest ``P`` and the
+    smallest ``n`` with ``curve(P, n, alpha) <= rho alpha`` for the
+    lower-bound curve :func:`isoapprox.lower_bound_curve` (default
+    ``"packing"``, a proven lower bound of ``D*``: a batch with more classes
+    than suggested is *proven* beyond the factor; one within it is not
+    proven within).  The suggested batch size is that ``P`` times the
+    batch's (median) class size.
+
+Cost control
+------------
+Every solver call has a time limit (``TheoryOptions.time_limit``, checked
+between local solves), so brackets obtained under a limit depend on the
+machine's speed.  Batches of more than ``max_points`` points are evaluated
+on a seeded, stratified subsample (:func:`theory_subsample`): at most
+``max_points // 4`` classes, drawn at random among those with two or more
+points, and ``max_points // (classes drawn)`` points of each (all of a
+smaller class).  ``nearest_ideal`` is exact to tolerance at toy sizes
+(``N <= 12``) and gives a possibly wide bracket up to ``N = 200``.  Measured
+on the shared 2-core machine: about 2 s for ``N = 64`` in ``R^2``; about
+25 s for ``N = 200`` in ``R^32`` (of which ~13 s for the minimax Procrustes
+problem and ~4 s for the thickness).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._typing import ArrayLike, FloatArray, IntArray
+from ._validation import (
+    as_labels,
+    as_points,
+    as_rng,
+    check_int,
+    check_margin,
+    check_option,
+    check_positive,
+    class_counts,
+    require_triplets,
+)
+from .diagnostics import DEFAULT_SECTIONS, Batch, DiagnoseOptions
+from .exceptions import InvalidInputError, SolverError
+from .geometry import diameter
+from .losses import batch_hard_loss, separation_report
+from .metrics import hausdorff_like
+from .packing import LOWER_BOUND_CURVES, lower_bound_curve, packing_lower_bound
+
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "FAITHFUL_RATIO",
+    "HAUS_MAX_POINTS",
+    "SUGGEST_MAX_CLASSES",
+    "THEORY_MAX_POINTS",
+    "THEORY_SECTIONS",
+    "VIEW_MAX_POINTS",
+    "DistanceBracket",
+    "LayoutSuggestion",
+    "TheoryDiagnosis",
+    "TheoryOptions",
+    "TheorySection",
+    "bracket_text",
+    "diagnose_theory",
+    "embedding_view",
+    "packing_bound",
+    "separated_class_count",
+    "suggest_layout",
+    "theory_batch_summary",
+    "theory_section",
+    "theory_subsample",
+]
+
+logger = logging.getLogger(__name__)
+
+#: seconds allowed to each nearest_ideal solve (checked between local solves)
+DEFAULT_TIME_LIMIT = 5.0
+#: batches larger than this are evaluated on a seeded stratified subsample
+THEORY_MAX_POINTS = 200
+#: nearest_ideal(objective="haus") runs only up to this many points, the toy
+#: sizes where it can certify (its exact single-triplet bound alone took 1.6 s
+#: at N = 16 and 28 s at N = 64 on the shared 2-core machine, whatever the
+#: time limit); above it the haus bracket comes from the iso solution
+HAUS_MAX_POINTS = 12
+#: ``rho``: the loss of a collapsed batch (alpha) should be within this factor
+#: of its distance to the ideal set (D*); 2 is the factor of statement 3
+FAITHFUL_RATIO = 2.0
+#: the search for the largest faithful number of classes stops here
+SUGGEST_MAX_CLASSES = 10**6
+#: the 2-D view shows at most this many points (a seeded subsample)
+VIEW_MAX_POINTS = 2000
+#: points per class preferred by the subsample (as in P x K batches)
+_SUBSAMPLE_PER_CLASS = 4
+#: a class counts as collapsed when its diameter is at most this times the
+#: instance scale (the rule of :class:`isoapprox.IdealResult`)
+_KIND_RTOL = 1e-9
+#: a computed bound exceeding a feasible value by more than this (relative)
+#: is a contradiction, not rounding
+_CONTRADICTION_RTOL = 1e-9
+
+
+# --- small helpers ------------------------------------------------------------
+
+
+def separated_class_count(y: ArrayLike) -> int:
+    """``P'``: classes that every triplet-separated embedding keeps ``alpha`` apart.
+
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Class labels.
+
+    Returns
+    -------
+    int
+        The number of classes with at least two points, plus one if some
+        class is a singleton (see the module notes).
+
+    Examples
+    --------
+    >>> separated_class_count([0, 0, 1, 1, 2])
+    3
+    >>> separated_class_count([0, 0, 1, 2, 3])
+    2
+    """
+    arr = np.asarray(y)
+    codes, _ = as_labels(arr, arr.shape[0] if arr.ndim == 1 else -1, "y")
+    counts = class_counts(codes)
+    return int(np.sum(counts >= 2) + (1 if np.any(counts == 1) else 0))
+
+
+def _representatives(codes: np.ndarray) -> np.ndarray:
+    """One row per class with >= 2 points (its first), plus the first singleton."""
+    counts = class_counts(codes)
+    first = np.full(len(counts), -1, dtype=np.int64)
+    for i in range(codes.shape[0] - 1, -1, -1):
+        first[codes[i]] = i
+    multi = np.flatnonzero(counts >= 2)
+    single = np.flatnonzero(counts == 1)
+    keep = list(multi) + ([single[0]] if single.size else [])
+    return np.sort(first[keep])
+
+
+def packing_bound(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> float:
+    """Proven lower bound ``D*_lower(P', n, margin) - diam(E)`` of ``d_iso(E, F_TS)``.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+
+    Returns
+    -------
+    float
+        ``max(0, packing_lower_bound(P', n, margin) - diam(E))`` lowered by a
+        few rounding units (see the module notes for the proof).
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0]] * 8                     # 4 classes collapsed in R^2
+    >>> round(packing_bound(E, [0, 0, 1, 1, 2, 2, 3, 3], margin=1.0), 9)  # sqrt 2
+    1.414213562
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    require_triplets(codes)
+    margin = check_margin(margin)
+    return _packing_bound(X, codes, margin, diameter(X))
+
+
+def _packing_bound(X: np.ndarray, codes: np.ndarray, margin: float, diam: float) -> float:
+    P = separated_class_count(codes)
+    ds = packing_lower_bound(P, X.shape[1], margin=margin)
+    v = ds - diam
+    return max(0.0, v - 1e-12 * max(ds, diam))
+
+
+def _kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
+    tol = _KIND_RTOL * scale
+    if diameter(G) <= tol:
+        return "collapsed"
+    for c in range(int(codes.max()) + 1):
+        rows = G[codes == c]
+        if rows.shape[0] > 1 and diameter(rows) > tol:
+            return "general"
+    return "class-collapsed"
+
+
+def _ratio(num: float, den: float) -> float:
+    if den == 0.0:
+        return math.nan if num == 0.0 else math.inf
+    return num / den
+
+
+# --- layout suggestion ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LayoutSuggestion:
+    """Classes per batch and embedding dimension suggested by the lower-bound curve.
+
+    The criterion (ours, see the module notes): a batch of ``P`` classes in
+    ``R^n`` keeps the loss a proxy of the distance to the ideal set within a
+    factor ``ratio`` at collapse iff ``D*(P, n, alpha) <= ratio * alpha``,
+    evaluated with the lower-bound curve ``curve``.
+
+    Attributes
+    ----------
+    n_classes, dim : int
+        The batch's ``P'`` and ``n``.
+    margin : float
+        ``alpha``.
+    samples_per_class : int or None
+        ``K`` used to turn classes into a batch size.
+    ratio : float
+        ``rho >= 1``.
+    curve : str
+        Name of the curve (``"packing"``, ``"simplex"`` or the callable's name).
+    applicable : bool
+        False when ``alpha = 0`` (then ``D* = 0`` and every layout qualifies).
+    curve_value : float
+        ``curve(P, n, alpha)``: the lower-bound curve at this batch.
+    collapse_ratio_lower : float
+        ``curve_value / alpha``.
+    within_ratio : bool
+        ``curve_value <= ratio * alpha``.
+    exact : bool
+        ``P <= n + 1`` (then ``D* = alpha``: an exact proxy at collapse).
+    max_classes_exact, min_dim_exact : int
+        ``n + 1`` and ``max(1, P - 1)``.
+    max_classes : int
+        Largest ``P`` with ``curve(P, n, alpha) <= ratio * alpha``
+        (``SUGGEST_MAX_CLASSES`` when the search reached its cap).
+    max_classes_capped : bool
+        The search stopped at ``SUGGEST_MAX_CLASSES``.
+    min_dim : int
+        Smallest ``n`` with ``curve(P, n, alpha) <= ratio * alpha``.
+    batch_size, batch_size_exact : int or None
+        ``max_classes * K`` and ``max_classes_exact * K`` (None without ``K``
+        or when capped).
+    """
+
+    n_classes: int
+    dim: int
+    margin: float
+    samples_per_class: int | None
+    ratio: float
+    curve: str
+    applicable: bool
+    curve_value: float
+    collapse_ratio_lower: float
+    within_ratio: bool
+    exact: bool
+    max_classes_exact: int
+    min_dim_exact: int
+    max_classes: int
+    max_classes_capped: bool
+    min_dim: int
+    batch_size: int | None
+    batch_size_exact: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary (JSON-ready)."""
+        return asdict(self)
+
+
+def suggest_layout(
+    n_classes: int,
+    dim: int,
+    *,
+    margin: float,
+    samples_per_class: int | None = None,
+    ratio: float = FAITHFUL_RATIO,
+    curve: str | Callable[[int, int, float], float] = "packing",
+) -> LayoutSuggestion:
+    """Largest classes per batch and least dimension keeping ``D* <= ratio * margin``.
+
+    Parameters
+    ----------
+    n_classes : int
+        ``P`` (classes in the batch; use :func:`separated_class_count`).
+    dim : int
+        Embedding dimension ``n``.
+    margin : float
+        ``alpha >= 0``.
+    samples_per_class : int, optional
+        ``K``: turns a number of classes into a batch size ``P K``.
+    ratio : float, default ``FAITHFUL_RATIO`` (2)
+        ``rho >= 1``.
+    curve : {"packing", "simplex"} or callable, default "packing"
+        As :func:`isoapprox.lower_bound_curve`; it must be nondecreasing in
+        ``P`` (true for both named curves): the largest ``P`` is found by
+        doubling and bisection.  The least ``n`` is found by scanning
+        ``n = 1, 2, ...`` (``n = P - 1`` always qualifies).
+
+    Returns
+    -------
+    LayoutSuggestion
+
+    Raises
+    ------
+    InvalidInputError
+        If ``n_classes < 1``, ``dim < 1``, ``margin < 0``, ``ratio < 1`` or
+        ``samples_per_class < 1``, or the curve is unknown.
+
+    Examples
+    --------
+    >>> s = suggest_layout(16, 2, margin=0.2, samples_per_class=4)
+    >>> s.max_classes, s.batch_size, s.max_classes_exact, s.min_dim, s.min_dim_exact
+    (7, 28, 3, 3, 15)
+    """
+    P = check_int(n_classes, "n_classes", minimum=1)
+    n = check_int(dim, "dim", minimum=1)
+    alpha = check_margin(margin)
+    rho = check_positive(ratio, "ratio")
+    if rho < 1.0:
+        raise InvalidInputError(f"`ratio` must be >= 1 (D* >= margin always); got {rho!r}")
+    K = None if samples_per_class is None else check_int(samples_per_class,
+                                                         "samples_per_class", minimum=1)
+    if callable(curve):
+        name = getattr(curve, "__name__", "custom")
+    else:
+        name = check_option(curve, "curve", LOWER_BOUND_CURVES)
+
+    def f(p: int, d: int) -> float:
+        return float(lower_bound_curve(p, d, margin=alpha, curve=curve))
+
+    if alpha == 0.0:
+        return LayoutSuggestion(
+            P, n, alpha, K, rho, name, False, 0.0, math.nan, True, P <= n + 1, n + 1,
+            max(1, P - 1), SUGGEST_MAX_CLASSES, True, 1, None,
+            None if K is None else (n + 1) * K,
+        )
+    bound = rho * alpha
+    value = f(P, n)
+    # largest P: f(n + 1) = alpha <= bound; double, then bisect
+    lo, hi = n + 1, 2 * (n + 1)
+    capped = False
+    while f(hi, n) <= bound:
+        lo = hi
+        if hi >= SUGGEST_MAX_CLASSES:
+            capped = True
+            break
+        hi = min(2 * hi, SUGGEST_MAX_CLASSES)
+    if not capped:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if f(mid, n) <= bound:
+                lo = mid
+            else:
+                hi = mid
+    max_classes = SUGGEST_MAX_CLASSES if capped else lo
+    min_dim = max(1, P - 1)
+    for d in range(1, max(1, P - 1)):
+        if f(P, d) <= bound:
+            min_dim = d
+            break
+    return LayoutSuggestion(
+        n_classes=P, dim=n, margin=alpha, samples_per_class=K, ratio=rho, curve=name,
+        applicable=True, curve_value=value, collapse_ratio_lower=value / alpha,
+        within_ratio=value <= bound, exact=P <= n + 1, max_classes_exact=n + 1,
+        min_dim_exact=max(1, P - 1), max_classes=max_classes, max_classes_capped=capped,
+        min_dim=min_dim,
+        batch_size=None if (K is None or capped) else max_classes * K,
+        batch_size_exact=None if K is None else (n + 1) * K,
+    )
+
+
+# --- results ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DistanceBracket:
+    """A distance to ``F_TS`` with its certified bracket and a minimiser.
+
+    Has the attributes :func:`isoapprox.empirical_constant` and
+    :func:`isoapprox.check_loss_iso` read from a ``nearest_ideal`` result.
+
+    Attributes
+    ----------
+    objective : {"iso", "haus"}
+    value : float
+        The objective at ``embedding`` (re-scored in float64); ``= upper``.
+    lower, upper : float
+        ``lower <= d(E, F_TS) <= upper``.
+    gap, rel_gap : float
+        ``upper - lower`` and ``gap / max(value, 1e-3 * max(diam E, alpha))``
+        (the convention of :class:`isoapprox.IdealResult`).
+    certified : bool
+        ``rel_gap <= tol``.
+    lower_source : str
+        Which bound gives ``lower`` (``"packing"``, ``"iso_half"`` or the
+        name of a :func:`~isoapprox.nearest_ideal` bound).
+    solver : str
+        Where ``embedding`` comes from (``nearest_ideal``'s solver name, or
+        ``"procrustes"`` for the iso solution moved onto ``E``).
+    status : str
+        The solver status (``"certified"``, ``"time_limit"``,
+        ``"exhausted"``), or ``"bracket"`` when no solver of this objective
+        ran.
+    kind : {"collapsed", "class-collapsed", "general"}
+        Of ``embedding``.
+    seconds : float
+        Solver wall time.
+    embedding : ndarray of shape (N, n)
+        Triplet-separated in float64.
+    """
+
+    objective: str
+    value: float
+    lower: float
+    upper: float
+    gap: float
+    rel_gap: float
+    certified: bool
+    lower_source: str
+    solver: str
+    status: str
+    kind: str
+    seconds: float
+    embedding: FloatArray = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary without the embedding (JSON-ready)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "embedding"}
+
+
+@dataclass(frozen=True)
+class TheoryOptions:
+    """Options of the theory section (see the module notes for each).
+
+    Attributes
+    ----------
+    time_limit : float
+        Seconds per ``nearest_ideal`` solve (``DEFAULT_TIME_LIMIT``).
+    tol : float
+        Requested relative gap of the solvers.
+    seed : int
+        Seeds the solvers' starts and the subsample.
+    max_points : int
+        Larger batches are evaluated on a subsample (``THEORY_MAX_POINTS``).
+    haus_max_points : int
+        ``nearest_ideal(objective="haus")`` runs up to this many points.
+    faithful_ratio : float
+        ``rho`` of the layout criterion (``FAITHFUL_RATIO``).
+    curve : str or callable
+        Lower-bound curve of the suggestion (``"packing"``).
+    c_n : float or None
+        If given, statement 2 is checked with this constant.
+    """
+
+    time_limit: float = DEFAULT_TIME_LIMIT
+    tol: float = 1e-6
+    seed: int = 0
+    max_points: int = THEORY_MAX_POINTS
+    haus_max_points: int = HAUS_MAX_POINTS
+    faithful_ratio: float = FAITHFUL_RATIO
+    curve: str | Callable[[int, int, float], float] = "packing"
+    c_n: float | None = None
+
+    def __post_init__(self) -> None:
+        check_positive(self.time_limit, "time_limit")
+        check_positive(self.tol, "tol")
+        check_int(self.seed, "seed", minimum=0)
+        check_int(self.max_points, "max_points", minimum=3)
+        check_int(self.haus_max_points, "haus_max_points", minimum=0)
+        rho = check_positive(self.faithful_ratio, "faithful_ratio")
+        if rho < 1.0:
+            raise InvalidInputError(f"`faithful_ratio` must be >= 1; got {rho!r}")
+        if not callable(self.curve):
+            check_option(self.curve, "curve", LOWER_BOUND_CURVES)
+        if self.c_n is not None:
+            check_positive(self.c_n, "c_n")
+
+
+@dataclass(frozen=True)
+class TheoryDiagnosis:
+    """The theory section's numbers for one batch (see the module notes).
+
+    Attributes
+    ----------
+    n_points, dim, n_classes, n_separated_classes : int
+        ``N``, ``n``, ``P`` and ``P'`` of the evaluated points.
+    samples_per_class : int
+        Median class size (``K`` of a ``P x K`` batch).
+    margin : float
+        ``alpha``.
+    evaluated : str
+        ``"all"`` or ``"subsample"``.
+    n_input_points : int
+        Points of the batch before subsampling.
+    indices : ndarray of int
+        Rows of the batch that were evaluated (increasing).
+    labels : ndarray
+        Their original labels.
+    loss_max, loss_mean : float
+        Batch-hard loss ``L`` (max) and its mean reduction, at ``alpha``.
+    diameter : float
+        ``diam(E)`` of the evaluated points.
+    iso, haus : DistanceBracket
+        ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)``.
+    packing_lower : float
+        The packing bound on ``d_iso`` (see :func:`packing_bound`).
+    ideal_solver : dict
+        ``nearest_ideal``'s own result for ``"iso"`` (and ``"haus"`` when it
+        ran): value, bracket, bounds, status, seconds.
+    loss_lower_check, loss_upper_check : BoundCheck
+        Statement 3: ``L/2 <= d_iso`` and ``d_iso <= L``.
+    loss_faithful : bool or None
+        ``loss_upper_check.holds``.
+    proxy_ratio, proxy_ratio_lower, proxy_ratio_upper : float
+        ``d_iso / L`` and its bracket (``nan`` when ``L = 0``).
+    d_star, d_star_lower, d_star_upper : float
+        ``D*(P', n, alpha)`` (best layout found) and its bracket.
+    d_star_exact : bool
+        Known in closed form or by a theorem.
+    d_star_source : str
+        Where ``d_star_lower`` comes from.
+    collapse_ratio, collapse_ratio_lower, collapse_ratio_upper : float
+        ``D* / alpha`` with its bracket (``nan`` when ``alpha = 0``).
+    beyond_simplex : bool
+        ``P' > n + 1``.
+    ideal_diameter : float
+        Diameter of the iso-nearest ideal embedding ``f*``.
+    constant : ConstantReport
+        From :func:`isoapprox.empirical_constant`: ``c`` with its bracket,
+        ``theta`` with its bracket, ``ratio_fstar``.
+    suggestion : LayoutSuggestion
+    aligned : ndarray of shape (N, n)
+        ``f*`` moved onto ``E`` by the best isometry (for viewing; it is
+        ``f*`` itself when ``d_iso = 0``).
+    findings : tuple of str
+        Plain-language sentences quoted by the verdict.
+    seconds : float
+        Wall time of the section.
+    """
+
+    n_points: int
+    dim: int
+    n_classes: int
+    n_separated_classes: int
+    samples_per_class: int
+    margin: float
+    evaluated: str
+    n_input_points: int
+    indices: IntArray = field(repr=False)
+    labels: np.ndarray = field(repr=False)
+    loss_max: float = 0.0
+    loss_mean: float = 0.0
+    diameter: float = 0.0
+    iso: DistanceBracket | None = None
+    haus: DistanceBracket | None = None
+    packing_lower: float = 0.0
+    ideal_solver: dict = field(default_factory=dict)
+    loss_lower_check: Any = None
+    loss_upper_check: Any = None
+    loss_faithful: bool | None = None
+    proxy_ratio: float = math.nan
+    proxy_ratio_lower: float = math.nan
+    proxy_ratio_upper: float = math.nan
+    d_star: float = 0.0
+    d_star_lower: float = 0.0
+    d_star_upper: float = 0.0
+    d_star_exact: bool = True
+    d_star_source: str = ""
+    collapse_ratio: float = math.nan
+    collapse_ratio_lower: float = math.nan
+    collapse_ratio_upper: float = math.nan
+    beyond_simplex: bool = False
+    ideal_diameter: float = 0.0
+    constant: Any = None
+    suggestion: LayoutSuggestion | None = None
+    aligned: FloatArray | None = field(default=None, repr=False)
+    findings: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary: flat numbers first (summarised over batches), then details.
+
+        Leaves out the embeddings; ``indices`` only when subsampled.
+        """
+        iso, haus, cst = self.iso, self.haus, self.constant
+        out: dict[str, Any] = {
+            "findings": list(self.findings),
+            "n_points": self.n_points,
+            "dim": self.dim,
+            "n_classes": self.n_classes,
+            "n_separated_classes": self.n_separated_classes,
+            "samples_per_class": self.samples_per_class,
+            "margin": self.margin,
+            "loss_max": self.loss_max,
+            "loss_mean": self.loss_mean,
+            "diameter": self.diameter,
+            "d_iso": iso.value,
+            "d_iso_lower": iso.lower,
+            "d_iso_upper": iso.upper,
+            "d_haus": haus.value,
+            "d_haus_lower": haus.lower,
+            "d_haus_upper": haus.upper,
+            "packing_lower": self.packing_lower,
+            "proxy_ratio": self.proxy_ratio,
+            "proxy_ratio_lower": self.proxy_ratio_lower,
+            "proxy_ratio_upper": self.proxy_ratio_upper,
+            "d_star": self.d_star,
+            "d_star_lower": self.d_star_lower,
+            "d_star_upper": self.d_star_upper,
+            "collapse_ratio": self.collapse_ratio,
+            "collapse_ratio_lower": self.collapse_ratio_lower,
+            "collapse_ratio_upper": self.collapse_ratio_upper,
+            "ideal_diameter": self.ideal_diameter,
+            "c": cst.c,
+            "c_lower": cst.c_lower,
+            "c_upper": cst.c_upper,
+            "theta": cst.theta,
+            "theta_lower": cst.theta_lower,
+            "theta_upper": cst.theta_upper,
+            "max_classes": self.suggestion.max_classes,
+            "min_dim": self.suggestion.min_dim,
+            "seconds": self.seconds,
+            # flags and words
+            "beyond_simplex": self.beyond_simplex,
+            "loss_faithful": self.loss_faithful,
+            "kind": iso.kind,
+            "kind_haus": haus.kind,
+            "d_star_exact": self.d_star_exact,
+            "d_star_source": self.d_star_source,
+            "evaluated": {
+                "mode": self.evaluated,
+                "n_points": self.n_points,
+                "n_input_points": self.n_input_points,
+                "indices": self.indices.tolist() if self.evaluated != "all" else None,
+            },
+            "iso": iso.to_dict(),
+            "haus": haus.to_dict(),
+            "ideal_solver": self.ideal_solver,
+            "loss_lower_check": self.loss_lower_check.to_dict(),
+            "loss_upper_check": self.loss_upper_check.to_dict(),
+            "constant": cst.to_dict(),
+            "suggestion": self.suggestion.to_dict(),
+        }
+        return out
+
+
+# --- subsample ----------------------------------------------------------------------
+
+
+def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray:
+    """Rows of a seeded, stratified subsample of at most ``max_points`` points.
+
+    At most ``max(2, max_points // 4)`` classes are drawn at random, those
+    with two or more points first; each gives ``max_points // (classes
+    drawn)`` random points (all of a smaller class).  Returns all rows when
+    ``N <= max_points``.
+
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Class labels.
+    max_points : int
+        ``>= 3``.
+    rng : None, int or Generator, default 0
+        Randomness of the draw.
+
+    Returns
+    -------
+    ndarray of int
+        Increasing row indices.
+
+    Examples
+    --------
+    >>> theory_subsample([0, 0, 1, 1], 10).tolist()
+    [0, 1, 2, 3]
+    >>> len(theory_subsample(list(range(50)) * 8, 40))
+    40
+    """
+    arr = np.asarray(y)
+    codes, _ = as_labels(arr, arr.shape[0] if arr.ndim == 1 else -1, "y")
+    max_points = check_int(max_points, "max_points", minimum=3)
+    N = codes.shape[0]
+    if N <= max_points:
+        return np.arange(N)
+    gen = as_rng(rng)
+    counts = class_counts(codes)
+    multi = gen.permutation(np.flatnonzero(counts >= 2))
+    single = gen.permutation(np.flatnonzero(counts == 1))
+    order = np.concatenate([multi, single]).astype(np.int64)
+    n_cls = max(2, min(len(order), max_points // _SUBSAMPLE_PER_CLASS))
+    chosen = order[:n_cls]
+    per = max_points // n_cls
+    rows = []
+    for c in np.sort(chosen):
+        members = np.flatnonzero(codes == c)
+        take = min(per, members.size)
+        rows.append(gen.choice(members, size=take, replace=False))
+    return np.sort(np.concatenate(rows))
+
+
+# --- the section --------------------------------------------------------------------
+
+
+def _bracket_from(res, *, lower: float, lower_source: str, scale: float,
+                  tol: float) -> DistanceBracket:
+    """Wrap a nearest_ideal result with a (possibly raised) lower end."""
+    value = float(res.value)
+    if lower > value * (1.0 + _CONTRADICTION_RTOL) + 1e-300:
+        raise SolverError(
+            f"internal inconsistency: the lower bound {lower!r} ({lower_source}) exceeds the "
+            f"value {value!r} of a feasible embedding", solver=res.solver, status=res.status,
+        )
+    lower = min(lower, value)
+    gap = value - lower
+    rel = gap / max(value, 1e-3 * scale) if scale > 0 else 0.0
+    return DistanceBracket(
+        objective=res.objective, value=value, lower=lower, upper=value, gap=gap,
+        rel_gap=rel, certified=rel <= tol, lower_source=lower_source, solver=res.solver,
+        status=res.status, kind=res.kind, seconds=float(res.seconds),
+        embedding=np.asarray(res.embedding),
+    )
+
+
+def _solver_dict(res) -> dict[str, Any]:
+    return {
+        "objective": res.objective, "value": res.value, "lower": res.lower,
+        "upper": res.upper, "rel_gap": res.rel_gap, "certified": res.certified,
+        "solver": res.solver, "status": res.status, "kind": res.kind,
+        "n_starts": res.n_starts, "n_iter": res.n_iter, "seconds": res.seconds,
+        "bounds": dict(res.bounds), "lower_source": res.lower_source,
+    }
+
+
+def _aligned_ideal(X: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float, seed: int):
+    """Minimax Procrustes of ``X`` onto ``G``; ``G`` moved onto ``X``; its feasibility."""
+    from .procrustes import minimax_procrustes
+
+    proc = minimax_procrustes(X, G, rng=seed)
+    # the best isometry maps X_k to Q X_k + b ~ G_k; its inverse moves G onto X
+    A = (G - proc.b) @ proc.Q
+    ok = separation_report(A, codes, margin=margin, atol=0.0).worst_slack >= 0.0
+    return proc, A, bool(ok)
+
+
+def _identity_procrustes(n: int):
+    from .procrustes import ProcrustesResult
+
+    return ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
+                            gap=0.0, certified=True, reflection=False, n_iter=0,
+                            method="trivial")
+
+
+def _d_star(P: int, n: int, margin: float, G: np.ndarray, codes: np.ndarray):
+    """``(value, lower, upper, exact, source)`` of ``D*(P', n, margin)``."""
+    from .packing import _lower_unit
+
+    lower_unit, source = _lower_unit(P, n)
+    lower = margin * lower_unit
+    exact = margin == 0.0 or P <= n + 1 or n == 1 or (n == 2 and P <= 8)
+    if exact:
+        return lower, lower, lower, True, source
+    reps = G[_representatives(codes)]
+    iu, ju = np.triu_indices(reps.shape[0], 1)
+    d = np.sqrt(np.sum((reps[iu] - reps[ju]) ** 2, axis=1))
+    upper = float(d.max()) * max(1.0, margin / float(d.min()))
+    upper = max(upper, lower)
+    return upper, lower, upper, False, source
+
+
+def _fmt(v: float, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    if math.isinf(v):
+        return "inf"
+    return f"{v:.{digits}g}"
+
+
+def bracket_text(value: float, lower: float, upper: float, digits: int = 4) -> str:
+    """``"0.5"`` when the bracket is tight, else ``"in [lo, up]"`` (for reports)."""
+    if upper - lower <= 1e-6 * max(abs(upper), 1e-300):
+        return f"= {_fmt(value, digits)}"
+    return f"in [{_fmt(lower, digits)}, {_fmt(upper, digits)}]"
+
+
+_KIND_WORDS = {
+    "collapsed": "collapsed (all points at one location)",
+    "class-collapsed": "class-collapsed (each class at one point)",
+    "general": "general (not every class at one point)",
+}
+
+
+def _findings(t: dict[str, Any]) -> list[str]:
+    """Plain-language sentences from the computed numbers ``t``."""
+    out: list[str] = []
+    P, n, alpha = t["P"], t["n"], t["alpha"]
+    iso, haus, L, sug = t["iso"], t["haus"], t["L"], t["suggestion"]
+    where = f"{P} classes in R^{n}"
+    if t["evaluated"] != "all":
+        out.append(
+            f"Theory numbers on a seeded subsample of {t['n_points']} of {t['n_input']} points "
+            f"({t['n_classes']} classes; batches above {t['max_points']} points are subsampled "
+            "to keep the nearest-ideal solver affordable)."
+        )
+    if alpha == 0.0:
+        out.append(
+            "At margin 0 every collapsed and class-collapsed embedding is itself "
+            "triplet-separated: the loss and the distance to the ideal set both read 0 at "
+            "collapse, so neither can reveal it. Pass the training margin (--margin) to "
+            "compare them."
+        )
+    elif t["beyond_simplex"]:
+        ds = (f"= {_fmt(t['d_star'])}" if t["d_star_exact"] else
+              f"in [{_fmt(t['d_star_lower'])}, {_fmt(t['d_star_upper'])}]")
+        ratio = (f"{t['cr_lower']:.2g}" if t["d_star_exact"] else
+                 f"{t['cr_lower']:.2g}-{t['cr_upper']:.2g}")
+        out.append(
+            f"This batch holds {where}, more than n + 1 = {n + 1}: a collapsed batch has loss "
+            f"L = margin = {alpha:g}, yet its distance to the nearest triplet-separated (ideal) "
+            f"embedding is D*({P}, {n}, {alpha:g}) {ds}, {ratio} x the margin (statement 4). "
+            "Near collapse the loss understates how far the embedding is from the ideal set."
+        )
+    else:
+        out.append(
+            f"This batch holds {where}, at most n + 1 = {n + 1}: even a collapsed batch is at "
+            f"distance D* = margin = {alpha:g} from the ideal set, equal to its loss, so the "
+            "loss stays a faithful proxy of that distance (statement 4)."
+        )
+    # measured
+    if iso.upper == 0.0:
+        out.append(
+            f"d_iso(E, F_TS) = 0: the embedding is triplet-separated at margin {alpha:g}, its "
+            f"own nearest ideal embedding ({iso.kind})."
+        )
+    else:
+        br = bracket_text(iso.value, iso.lower, iso.upper)
+        faithful = t["faithful"]
+        if faithful is False:
+            out.append(
+                f"Measured: d_iso(E, F_TS) {br} > L = {_fmt(L)} (batch-hard loss, max): the "
+                "loss is no longer a faithful proxy of the distance to the ideal set "
+                f"(statement 3's d_iso <= L fails, certified by the {iso.lower_source} bound)."
+            )
+        elif faithful is True:
+            out.append(
+                f"Measured: L/2 = {_fmt(L / 2)} <= d_iso(E, F_TS) {br} <= L = {_fmt(L)}: the "
+                "loss is a faithful proxy of the distance to the ideal set here (statement 3)."
+            )
+        else:
+            out.append(
+                f"Measured: d_iso(E, F_TS) {br} against L = {_fmt(L)}: the bracket straddles L, "
+                "so whether the loss still bounds the distance is undecided (a longer "
+                "--theory-time-limit narrows it)."
+            )
+        cst = t["constant"]
+        c_txt = (f"c = d_haus / d_iso = {_fmt(cst.c, 3)} "
+                 f"(bracket [{_fmt(cst.c_lower, 3)}, {_fmt(cst.c_upper, 3)}])")
+        out.append(
+            f"The nearest ideal embedding is {_KIND_WORDS[iso.kind]}, diameter "
+            f"{_fmt(t['ideal_diameter'], 3)}; reaching one moves every point by at most "
+            f"d_haus(E, F_TS) {bracket_text(haus.value, haus.lower, haus.upper, 3)}; {c_txt}, "
+            f"thickness theta(E) = {_fmt(cst.theta, 3)}."
+        )
+    if sug.applicable and (t["beyond_simplex"] or not sug.within_ratio):
+        rho = f"{sug.ratio:g}"
+        if sug.max_classes_capped:
+            cls = (f"any number of classes up to {SUGGEST_MAX_CLASSES} per batch in R^{n} "
+                   f"keeps D* <= {rho} x margin by the {sug.curve} curve")
+        else:
+            bs = (f" (batch size {sug.batch_size} at {sug.samples_per_class} per class)"
+                  if sug.batch_size is not None else "")
+            cls = (f"at most {sug.max_classes} classes per batch in R^{n}{bs} to keep "
+                   f"D* <= {rho} x margin")
+        out.append(
+            f"The lower-bound curve ({sug.curve}) suggests {cls}, and at most "
+            f"{sug.max_classes_exact} classes for D* = margin; or, for {P} classes, an "
+            f"embedding dimension of at least {sug.min_dim} ({sug.min_dim_exact} for D* = "
+            "margin)."
+        )
+    return out
+
+
+def diagnose_theory(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    options: TheoryOptions | None = None,
+) -> TheoryDiagnosis:
+    """The loss against the distance to the ideal set, for one batch.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 3``).
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+    margin : float, default 0.0
+        The training margin ``alpha >= 0``.
+    options : TheoryOptions, optional
+        Time limit, tolerance, seed, subsample size, layout criterion.
+
+    Returns
+    -------
+    TheoryDiagnosis
+
+    Raises
+    ------
+    InvalidInputError
+        Bad ``E``, ``y`` or ``margin``.
+    NoTripletError
+        If the labels (of the evaluated points) admit no triplet.
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [0.0, 0.1], [3.0, 0.0], [3.0, 0.1]]
+    >>> t = diagnose_theory(E, [0, 0, 1, 1], margin=1.0)
+    >>> t.iso.value, t.loss_faithful, t.beyond_simplex
+    (0.0, True, False)
+    """
+    from .ideal import nearest_ideal
+    from .theory import check_loss_iso, empirical_constant
+
+    t0 = time.perf_counter()
+    opts = options if options is not None else TheoryOptions()
+    if not isinstance(opts, TheoryOptions):
+        raise TypeError(f"`options` must be a TheoryOptions; got {type(opts).__name__}")
+    X_all = as_points(E, "E", min_points=3)
+    codes_all, classes = as_labels(y, X_all.shape[0], "y")
+    alpha = check_margin(margin)
+    require_triplets(codes_all)
+    idx = theory_subsample(codes_all, opts.max_points, rng=opts.seed)
+    evaluated = "all" if idx.size == X_all.shape[0] else "subsample"
+    X = X_all[idx]
+    codes, sub_classes = as_labels(codes_all[idx], idx.size, "y")
+    require_triplets(codes)
+    labels = classes[sub_classes[codes]]
+    N, n = X.shape
+    P = int(sub_classes.size)
+    P_sep = separated_class_count(codes)
+    K = int(np.median(class_counts(codes)))
+    diam = diameter(X)
+    scale = max(diam, alpha)
+    L = batch_hard_loss(X, codes, margin=alpha, reduction="max")
+    L_mean = batch_hard_loss(X, codes, margin=alpha, reduction="mean")
+
+    # d_iso with the packing bound -------------------------------------------------
+    raw = nearest_ideal(X, codes, margin=alpha, objective="iso", rng=opts.seed, tol=opts.tol,
+                        time_limit=opts.time_limit)
+    solver_info = {"iso": _solver_dict(raw)}
+    pack = _packing_bound(X, codes, alpha, diam)
+    if pack > raw.lower:
+        iso = _bracket_from(raw, lower=pack, lower_source="packing", scale=scale, tol=opts.tol)
+    else:
+        iso = _bracket_from(raw, lower=raw.lower, lower_source=raw.lower_source, scale=scale,
+                            tol=opts.tol)
+
+    # d_haus: solver (small N) and the iso solution moved onto E -------------------
+    if iso.value == 0.0:
+        proc = _identity_procrustes(n)
+        aligned = iso.embedding
+        haus = DistanceBracket("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
+                               iso.solver, iso.status, iso.kind, 0.0, iso.embedding)
+    else:
+        proc, aligned, aligned_ok = _aligned_ideal(X, iso.embedding, codes, alpha, opts.seed)
+        cands = []
+        if aligned_ok:
+            cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned, "procrustes",
+                          "bracket", iso.kind, 0.0))
+        h_lower, h_source = iso.lower / 2.0, "iso_half"
+        if N <= opts.haus_max_points:
+            raw_h = nearest_ideal(X, codes, margin=alpha, objective="haus", rng=opts.seed,
+                                  tol=opts.tol, time_limit=opts.time_limit)
+            solver_info["haus"] = _solver_dict(raw_h)
+            cands.append((raw_h.value, np.asarray(raw_h.embedding), raw_h.solver, raw_h.status,
+                          raw_h.kind, raw_h.seconds))
+            if raw_h.lower > h_lower:
+                h_lower, h_source = raw_h.lower, raw_h.lower_source
+        if not cands:  # rounding broke the moved copy and no solver ran
+            logger.warning("the ideal embedding moved onto E is not triplet-separated in "
+                           "float64 (rounding); the d_haus upper end uses f* unmoved")
+            G = iso.embedding
+            cands.append((hausdorff_like(X, G, mode="pointwise"), G, iso.solver, "bracket",
+                          iso.kind, 0.0))
+        value, G, solver, status, kind, secs = min(cands, key=lambda c: c[0])
+        if h_lower > value * (1.0 + _CONTRADICTION_RTOL):
+            raise SolverError(
+                f"internal inconsistency: d_haus lower bound {h_lower!r} ({h_source}) exceeds "
+                f"a feasible value {value!r}", solver=solver, status=status)
+        h_lower = min(h_lower, value)
+        gap = value - h_lower
+        rel = gap / max(value, 1e-3 * scale)
+        haus = DistanceBracket("haus", float(value), float(h_lower), float(value), gap, rel,
+                               rel <= opts.tol, h_source, solver, status, kind, float(secs),
+                               np.asarray(G))
+
+    constant = empirical_constant(X, codes, margin=alpha, iso=iso, haus=haus, rng=opts.seed,
+                                  tol=opts.tol, c_n=opts.c_n, fstar_procrustes=proc)
+    lower_check, upper_check = check_loss_iso(X, codes, margin=alpha, iso=iso)
+    ds, ds_lo, ds_up, ds_exact, ds_src = _d_star(P_sep, n, alpha, iso.embedding, codes)
+    suggestion = suggest_layout(P_sep, n, margin=alpha, samples_per_class=K,
+                                ratio=opts.faithful_ratio, curve=opts.curve)
+    beyond = P_sep > n + 1
+    ideal_diam = diameter(iso.embedding)
+    t = {
+        "P": P_sep, "n": n, "alpha": alpha, "iso": iso, "haus": haus, "L": L,
+        "suggestion": suggestion, "evaluated": evaluated, "n_points": N,
+        "n_input": X_all.shape[0], "n_classes": P, "max_points": opts.max_points,
+        "beyond_simplex": beyond, "d_star": ds, "d_star_lower": ds_lo, "d_star_upper": ds_up,
+        "d_star_exact": ds_exact,
+        "cr_lower": _ratio(ds_lo, alpha), "cr_upper": _ratio(ds_up, alpha),
+        "faithful": upper_check.holds, "constant": constant, "ideal_diameter": ideal_diam,
+    }
+    return TheoryDiagnosis(
+        n_points=N, dim=n, n_classes=P, n_separated_classes=P_sep, samples_per_class=K,
+        margin=alpha, evaluated=evaluated, n_input_points=int(X_all.shape[0]), indices=idx,
+        labels=labels, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,
+        packing_lower=pack, ideal_solver=solver_info, loss_lower_check=lower_check,
+        loss_upper_check=upper_check, loss_faithful=upper_check.holds,
+        proxy_ratio=_ratio(iso.value, L) if L > 0 else math.nan,
+        proxy_ratio_lower=_ratio(iso.lower, L) if L > 0 else math.nan,
+        proxy_ratio_upper=_ratio(iso.upper, L) if L > 0 else math.nan,
+        d_star=ds, d_star_lower=ds_lo, d_star_upper=ds_up, d_star_exact=ds_exact,
+        d_star_source=ds_src,
+        collapse_ratio=_ratio(ds, alpha) if alpha > 0 else math.nan,
+        collapse_ratio_lower=_ratio(ds_lo, alpha) if alpha > 0 else math.nan,
+        collapse_ratio_upper=_ratio(ds_up, alpha) if alpha > 0 else math.nan,
+        beyond_simplex=beyond, ideal_diameter=ideal_diam, constant=constant,
+        suggestion=suggestion, aligned=np.asarray(aligned), findings=tuple(_findings(t)),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+class TheorySection:
+    """The theory section for :func:`isoapprox.diagnose` / :func:`~isoapprox.diagnose_batches`.
+
+    ``TheorySection(options)(batch, diagnose_options)`` runs
+    :func:`diagnose_theory` at the diagnosis margin and returns its
+    :meth:`TheoryDiagnosis.to_dict`; the full results (with the nearest
+    ideal embeddings) are kept in ``results``.
+
+    Parameters
+    ----------
+    options : TheoryOptions, optional
+    max_batches : int, optional
+        Evaluate at most this many batches; later calls return only a
+        ``"skipped"`` note (the section costs seconds per batch, and
+        :func:`~isoapprox.diagnose_batches` summarises over the batches
+        that have numbers).
+
+    Examples
+    --------
+    >>> from isoapprox import diagnose
+    >>> section = TheorySection(TheoryOptions(time_limit=1.0))
+    >>> E = [[0.0, 0.0], [0.0, 0.1], [3.0, 0.0], [3.0, 0.1]]
+    >>> rep = diagnose(E, [0, 0, 1, 1], sections=THEORY_SECTIONS[:-1] + (("theory", section),))
+    >>> rep["theory"]["d_iso"], len(section.results)
+    (0.0, 1)
+    """
+
+    def __init__(self, options: TheoryOptions | None = None, *,
+                 max_batches: int | None = None) -> None:
+        self.options = options if options is not None else TheoryOptions()
+        if not isinstance(self.options, TheoryOptions):
+            raise TypeError(f"`options` must be a TheoryOptions; got "
+                            f"{type(self.options).__name__}")
+        self.max_batches = (None if max_batches is None
+                            else check_int(max_batches, "max_batches", minimum=0))
+        self.results: list[TheoryDiagnosis] = []
+        self.n_calls = 0
+
+    def __call__(self, batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+        self.n_calls += 1
+        if self.max_batches is not None and len(self.results) >= self.max_batches:
+            return {"skipped": f"theory evaluated on the first {self.max_batches} batches only"}
+        res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=self.options)
+        # labels in the batch's own terms
+        res = _with_labels(res, batch.classes[res.labels])
+        self.results.append(res)
+        return res.to_dict()
+
+
+def _with_labels(res: TheoryDiagnosis, labels: np.ndarray) -> TheoryDiagnosis:
+    from dataclasses import replace
+
+    return replace(res, labels=np.asarray(labels))
+
+
+def theory_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """The theory section with default :class:`TheoryOptions` (a plain section function)."""
+    return TheorySection()(batch, options)
+
+
+#: the default report's sections followed by the theory section
+THEORY_SECTIONS = DEFAULT_SECTIONS + (("theory", theory_section),)
+
+
+# --- over batches -------------------------------------------------------------------
+
+
+def theory_batch_summary(report: Mapping[str, Any]) -> dict[str, Any]:
+    """Summarise the theory section over the batches of a ``diagnose_batches`` report.
+
+    Parameters
+    ----------
+    report : mapping
+        A :func:`~isoapprox.diagnose_batches` report run with a section
+        named ``"theory"``.
+
+    Returns
+    -------
+    dict
+        ``n_evaluated`` (batches with theory numbers), ``beyond_simplex``,
+        ``unfaithful``, ``faithful`` and ``undecided`` (numbers of those
+        batches where ``P' > n + 1``; where ``d_iso > L`` is certified; where
+        ``d_iso <= L`` is certified; neither), the medians of ``d_iso``,
+        ``L``, ``D*`` and the suggestion, and ``findings``.
+    """
+    rows = [r for r in report.get("per_batch", ()) if r.get("theory.d_iso") is not None]
+    out: dict[str, Any] = {"n_evaluated": len(rows), "n_batches": len(report.get("per_batch", ()))}
+    if not rows:
+        out["findings"] = []
+        return out
+
+    def col(k):
+        return np.array([r[f"theory.{k}"] for r in rows], dtype=float)
+
+    P, n = col("n_separated_classes"), col("dim")
+    lo, up, L = col("d_iso_lower"), col("d_iso_upper"), col("loss_max")
+    tol = 1e-9 * np.maximum(np.maximum(up, L), 1e-300)
+    beyond = int(np.sum(P > n + 1))
+    unfaithful = int(np.sum(lo > L + tol))
+    faithful = int(np.sum(up <= L + tol))
+    out.update(
+        beyond_simplex=beyond, unfaithful=unfaithful, faithful=faithful,
+        undecided=len(rows) - unfaithful - faithful,
+        median_d_iso=float(np.median(col("d_iso"))),
+        median_d_iso_lower=float(np.median(lo)),
+        median_loss_max=float(np.median(L)),
+        median_d_star=float(np.median(col("d_star"))),
+        classes_per_batch=int(np.median(P)), dim=int(np.median(n)),
+        max_classes=int(np.median(col("max_classes"))),
+        min_dim=int(np.median(col("min_dim"))),
+    )
+    m = len(rows)
+    alpha = float(rows[0]["theory.margin"])
+    text = [
+        f"Theory on {m} of {out['n_batches']} batches: {beyond} of {m} hold more than n + 1 "
+        f"classes; d_iso(E, F_TS) > L (loss no longer a faithful proxy, certified) in "
+        f"{unfaithful} of {m}, d_iso <= L (faithful) in {faithful}, undecided in "
+        f"{out['undecided']}; median d_iso {_fmt(out['median_d_iso'])} against median L "
+        f"{_fmt(out['median_loss_max'])}."
+    ]
+    if alpha > 0 and beyond:
+        text.append(
+            f"With {out['classes_per_batch']} classes per batch in R^{out['dim']} a collapsed "
+            f"batch is D* ~ {_fmt(out['median_d_star'])} from the ideal set while its loss is "
+            f"{alpha:g}; the lower-bound curve suggests at most {out['max_classes']} classes per "
+            f"batch (D* <= 2 x margin) or dimension >= {out['min_dim']}."
+        )
+    out["findings"] = text
+    return out
+
+
+# --- the 2-D view ------------------------------------------------------------------
+
+
+def embedding_view(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    ideal: ArrayLike | None = None,
+    max_points: int = VIEW_MAX_POINTS,
+    rng: Any = 0,
+) -> dict[str, Any]:
+    """2-D principal-component view of ``E`` and, overlaid, an ideal embedding.
+
+    The principal axes are those of ``E`` and ``ideal`` stacked together
+    (centred on their common mean), so that a collapsed ``E`` and its
+    spread-out ideal embedding are both visible; pass ``ideal`` already
+    moved onto ``E`` (as :attr:`TheoryDiagnosis.aligned`).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Labels.
+    ideal : array_like of shape (N, n), optional
+        The ideal embedding to overlay.
+    max_points : int, default ``VIEW_MAX_POINTS``
+        Show a seeded random subset of at most this many rows.
+    rng : None, int or Generator, default 0
+        Randomness of that subset.
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``embedding`` and ``ideal`` (lists of ``[x, y]``, or
+        ``None``), ``labels`` (class codes), ``classes`` (their labels as
+        strings), ``axes_variance`` (share of the variance on each axis),
+        ``rows`` (the rows shown, or ``None`` for all), ``n_points``,
+        ``n_shown`` and ``projection`` (words).
+
+    Examples
+    --------
+    >>> v = embedding_view([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 1.0, 0.0]], [0, 0, 1])
+    >>> v["axes_variance"][1] > 0, v["n_shown"]
+    (True, 3)
+    """
+    X = as_points(E, "E", min_points=1)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    max_points = check_int(max_points, "max_points", minimum=1)
+    G = None
+    if ideal is not None:
+        G = as_points(ideal, "ideal", min_points=1)
+        if G.shape != X.shape:
+            raise InvalidInputError(
+                f"`ideal` must have the shape of `E` {X.shape}; got {G.shape}"
+            )
+    stack = X if G is None else np.vstack([X, G])
+    center = stack.mean(axis=0)
+    C = stack - center
+    s = np.max(np.abs(C)) if C.size else 0.0
+    if s > 0.0:
+        _, sv, Vt = np.linalg.svd(C / s, full_matrices=False)
+    else:
+        sv, Vt = np.zeros(min(C.shape)), np.eye(X.shape[1])
+    V = np.zeros((2, X.shape[1]))
+    k = min(2, Vt.shape[0])
+    V[:k] = Vt[:k]
+    var = sv**2
+    total = float(np.sum(var))
+    shares = [float(var[i] / total) if (i < var.size and total > 0) else 0.0 for i in range(2)]
+    rows = None
+    if X.shape[0] > max_points:
+        rows = np.sort(as_rng(rng).choice(X.shape[0], size=max_points, replace=False))
+    sel = slice(None) if rows is None else rows
+    P2 = (X[sel] - center) @ V.T
+    out = {
+        "projection": ("principal axes of the embeddings and the ideal embedding together"
+                       if G is not None else "principal axes of the embeddings"),
+        "axes_variance": shares,
+        "n_points": int(X.shape[0]),
+        "n_shown": int(P2.shape[0]),
+        "rows": None if rows is None else rows.tolist(),
+        "labels": codes[sel].tolist(),
+        "classes": [str(c) for c in classes.tolist()],
+        "embedding": P2.tolist(),
+        "ideal": None if G is None else ((G[sel] - center) @ V.T).tolist(),
+    }
+    return out
+

@@ -1,0 +1,208 @@
+"""``isoapprox diagnose`` with the theory section: the trained stuck-at-margin case, --out,
+--plot, --no-theory, batches, subsample, and the error paths."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isoapprox import diameter, hausdorff_like, isometric_error, separation_report
+from isoapprox.cli import main
+
+from . import planted
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+STUCK = EXAMPLES / "stuck_at_margin.npz"
+#: a short solver budget: the findings tested below are decided by closed forms
+#: and proven bounds
+FAST = ("--theory-time-limit", "0.5")
+
+
+def _run(capsys, *argv):
+    code = main(["diagnose", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _save(tmp_path, name, E, y):
+    path = tmp_path / f"{name}.npz"
+    np.savez(path, embeddings=E, labels=y)
+    return path
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("make_stuck_at_margin",
+                                                  EXAMPLES / "make_stuck_at_margin.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _assert_stuck_detected(out: str, doc: dict) -> None:
+    assert "COLLAPSED" in out and "[x] stuck_at_margin" in out
+    assert "P > n + 1 = 3" in out
+    assert re.search(r"d_iso\(E, F_TS\) <= L +fails +d_iso > L \(certified\)", out)
+    assert "no longer a faithful proxy" in out
+    v, t = doc["verdict"], doc["theory"]
+    assert v["status"] == "collapsed" and "stuck_at_margin" in v["signatures"]
+    assert t["beyond_simplex"] and t["n_separated_classes"] == 16 and t["dim"] == 2
+    assert t["loss_faithful"] is False
+    assert t["d_iso_lower"] > t["loss_max"] and t["d_iso"] > t["loss_max"]
+    assert t["iso"]["lower_source"] == "packing"
+
+
+def test_trained_stuck_at_margin_is_detected(tmp_path, capsys):
+    out_json = tmp_path / "r.json"
+    code, out, err = _run(capsys, STUCK, "--margin", "0.2", "--loss", "0.2002", "--json",
+                          out_json, *FAST)
+    assert code == 0 and err == ""
+    doc = json.loads(out_json.read_text())
+    _assert_stuck_detected(out, doc)
+    assert re.search(r"most classes per batch, D\* <= 2 x margin +7 +more are proven", out)
+    assert doc["theory"]["suggestion"]["batch_size"] == 28
+
+
+def test_training_reproduces_the_stuck_case(tmp_path, capsys):
+    """The script that made the example still trains into the same collapse."""
+    mod = _load_script()
+    path = mod.main(["--out", str(tmp_path / "stuck.npz")])
+    capsys.readouterr()
+    new, shipped = np.load(path), np.load(STUCK)
+    assert np.array_equal(new["labels"], shipped["labels"])
+    assert float(new["margin"]) == 0.2
+    assert abs(float(new["loss"]) - 0.2) < 1e-3 and abs(float(shipped["loss"]) - 0.2) < 1e-3
+    assert diameter(new["embeddings"]) < 0.01 * 0.2
+    out_json = tmp_path / "r.json"
+    code, out, _ = _run(capsys, path, "--margin", "0.2", "--json", out_json, *FAST)
+    assert code == 0
+    _assert_stuck_detected(out, json.loads(out_json.read_text()))
+
+
+def test_out_saves_the_nearest_ideal_embedding(tmp_path, capsys):
+    E, y = planted.collapsed(np.random.default_rng(5), P=6, K=3, n=2)
+    y = np.array([f"c{k}" for k in y])
+    path = _save(tmp_path, "c", E, y)
+    out_npz = tmp_path / "ideal.npz"
+    code, out, _ = _run(capsys, path, "--margin", "0.2", "--out", out_npz, *FAST)
+    assert code == 0 and f"written: {out_npz}" in out
+    z = np.load(out_npz)
+    assert set(z.files) >= {"embedding", "embedding_aligned", "embedding_haus", "labels",
+                            "indices", "d_iso", "d_iso_lower", "d_iso_upper", "d_haus",
+                            "d_haus_lower", "d_haus_upper", "kind", "c", "theta", "d_star"}
+    assert z["labels"].tolist() == y.tolist() and z["indices"].tolist() == list(range(18))
+    G = z["embedding"]
+    assert separation_report(G, y, margin=0.2, atol=0.0).worst_slack >= 0.0
+    assert isometric_error(E, G) == float(z["d_iso"]) == float(z["d_iso_upper"])
+    assert float(z["d_iso_lower"]) <= float(z["d_iso"])
+    assert hausdorff_like(E, z["embedding_haus"]) == float(z["d_haus"])
+    assert str(z["kind"]) in ("collapsed", "class-collapsed", "general")
+
+
+def test_plot_writes_png_and_pdf_from_the_report(tmp_path, capsys):
+    out_json, figs = tmp_path / "r.json", tmp_path / "figs"
+    code, out, _ = _run(capsys, STUCK, "--margin", "0.2", "--plot", figs, "--json", out_json,
+                        *FAST)
+    assert code == 0
+    for stem in ("diagnose_view", "diagnose_distances"):
+        for ext in ("png", "pdf", "json"):
+            assert (figs / f"{stem}.{ext}").stat().st_size > 0
+        side = json.loads((figs / f"{stem}.json").read_text())
+        assert side["sources"][0]["path"] == str(out_json)
+    assert (figs / "diagnose_view.png").read_bytes()[:4] == b"\x89PNG"
+    view = json.loads(out_json.read_text())["view"]
+    assert view["n_shown"] == 64 and len(view["ideal"]) == 64
+
+
+def test_no_theory(tmp_path, capsys):
+    out_json, figs = tmp_path / "r.json", tmp_path / "figs"
+    code, out, _ = _run(capsys, EXAMPLES / "collapsed.npz", "--margin", "0.2", "--no-theory",
+                        "--json", out_json, "--plot", figs)
+    assert code == 0 and "theory:" not in out and "d_iso(E, F_TS)" not in out
+    doc = json.loads(out_json.read_text())
+    assert "theory" not in doc and doc["view"]["ideal"] is None
+    assert (figs / "diagnose_view.png").exists() and (figs / "diagnose_distances.png").exists()
+
+
+def test_healthy_and_collapsed_examples(capsys):
+    code, out, _ = _run(capsys, EXAMPLES / "healthy.npz", "--margin", "0.2", *FAST)
+    assert code == 0 and "NO COLLAPSE SIGNATURE" in out
+    assert re.search(r"d_iso\(E, F_TS\) +0 ", out)
+    assert "the embedding is triplet-separated at margin 0.2" in out
+    code, out, _ = _run(capsys, EXAMPLES / "collapsed.npz", "--margin", "0.2", *FAST)
+    assert code == 0 and "COLLAPSED" in out and "P <= n + 1 = 9" in out
+    assert "D*(P, n, margin)  " in out
+
+
+def test_batch_mode_runs_theory_on_the_first_batches(tmp_path, capsys):
+    E, y = planted.collapsed(np.random.default_rng(3), P=10, K=6, n=2)
+    path = _save(tmp_path, "c", E, y)
+    out_json = tmp_path / "b.json"
+    code, out, _ = _run(capsys, path, "--batch-size", "12", "--samples-per-class", "3",
+                        "--n-batches", "3", "--theory-batches", "2", "--margin", "0.1",
+                        "--json", out_json, *FAST)
+    assert code == 0
+    assert "Theory on 2 of 3 batches: 2 of 2 hold more than n + 1 classes" in out
+    assert "theory.d_iso" in out and "theory.n_points" not in out
+    doc = json.loads(out_json.read_text())
+    assert doc["theory"]["unfaithful"] == 2
+    assert doc["statistics"]["theory.n_points"]["max"] == 12
+
+
+def test_large_file_uses_a_subsample(tmp_path, capsys):
+    E, y = planted.collapsed(np.random.default_rng(4), P=10, K=4, n=2)
+    path = _save(tmp_path, "c", E, y)
+    out_npz = tmp_path / "i.npz"
+    code, out, _ = _run(capsys, path, "--margin", "0.2", "--theory-max-points", "12",
+                        "--out", out_npz, *FAST)
+    assert code == 0 and "12 of 40 points" in out and "seeded subsample" in out
+    z = np.load(out_npz)
+    assert z["indices"].size == 12 and z["embedding"].shape == (12, 2)
+    assert z["labels"].tolist() == y[z["indices"]].tolist()
+
+
+def _errors(tmp_path):
+    E, y = planted.healthy(np.random.default_rng(0), P=3, K=3, n=2)
+    ok = _save(tmp_path, "ok", E, y)
+    (tmp_path / "afile").write_text("x")
+    return {
+        "out suffix": ([ok, "--out", tmp_path / "x.txt"], r"`--out` must name a .npz file"),
+        "out without theory": ([ok, "--out", tmp_path / "x.npz", "--no-theory"],
+                               r"`--out` saves the nearest ideal embedding.*drop --no-theory"),
+        "plot with batches": ([ok, "--plot", tmp_path / "f", "--batch-size", "4",
+                               "--samples-per-class", "2"],
+                              r"cannot be combined with --batch-size"),
+        "out with batches": ([ok, "--out", tmp_path / "x.npz", "--batch-size", "4",
+                              "--samples-per-class", "2"],
+                             r"cannot be combined with --batch-size"),
+        "plot is a file": ([ok, "--plot", tmp_path / "afile"], r"`--plot` must name a folder"),
+        "time limit": ([ok, "--theory-time-limit", "0"],
+                       r"`--theory-time-limit`: `time_limit` must be > 0; got 0.0"),
+        "max points": ([ok, "--theory-max-points", "2"],
+                       r"`--theory-max-points`: `max_points` must be >= 3; got 2"),
+        "theory batches": ([ok, "--theory-batches", "-1"], r"`--theory-batches` must be >= 0"),
+    }
+
+
+def test_errors_are_one_line_exit_2(tmp_path, capsys):
+    for name, (argv, pattern) in _errors(tmp_path).items():
+        code, out, err = _run(capsys, *argv)
+        assert code == 2, name
+        assert out == "", name
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("isoapprox diagnose: error: "), (name, err)
+        assert re.search(pattern, lines[0]), (name, lines[0])
+    assert not (tmp_path / "x.npz").exists() and not (tmp_path / "f").exists()
+
+
+def test_help_lists_the_theory_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["diagnose", "--help"])
+    out = capsys.readouterr().out
+    for word in ("--no-theory", "--theory-time-limit", "--theory-max-points",
+                 "--theory-batches", "--out", "--plot", "D*(P, n, margin)"):
+        assert word in out, word

@@ -1,0 +1,375 @@
+"""The theory section of the diagnosis: planted cases, bounds, suggestion, subsample, view."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from isoapprox import (
+    diagnose,
+    diagnose_batches,
+    hausdorff_like,
+    isometric_error,
+    min_separated_diameter,
+    nearest_ideal,
+    separation_report,
+)
+from isoapprox.diagnostics import DEFAULT_SECTIONS, DiagnoseOptions
+from isoapprox.diagnostics_theory import (
+    SUGGEST_MAX_CLASSES,
+    THEORY_SECTIONS,
+    TheoryOptions,
+    TheorySection,
+    diagnose_theory,
+    embedding_view,
+    packing_bound,
+    separated_class_count,
+    suggest_layout,
+    theory_batch_summary,
+    theory_subsample,
+)
+from isoapprox.exceptions import InvalidInputError, NoTripletError
+from isoapprox.io import to_jsonable
+from isoapprox.packing import lower_bound_curve, packing_lower_bound
+
+from . import planted
+from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
+
+#: short solver budget: the planted cases below are decided by closed forms
+#: and proven bounds, not by a long search
+FAST = TheoryOptions(time_limit=0.5)
+
+
+def _holds_bracket(b, scale):
+    tol = BRACKET_RTOL * scale
+    assert b.lower <= b.value + tol and b.value <= b.upper + tol
+    assert b.lower >= 0.0
+
+
+def _check_consistent(t, E, y):
+    """Every bracket holds and every returned embedding is feasible and re-scores."""
+    E = np.asarray(E, dtype=float)[t.indices]
+    y = np.asarray(y)[t.indices]
+    scale = max(t.diameter, t.margin, 1e-300)
+    for b in (t.iso, t.haus):
+        _holds_bracket(b, scale)
+        assert separation_report(b.embedding, y, margin=t.margin, atol=0.0).worst_slack >= 0.0
+    assert isometric_error(E, t.iso.embedding) == t.iso.value
+    assert hausdorff_like(E, t.haus.embedding) == t.haus.value
+    # statement 1: d_haus >= d_iso / 2 for every candidate
+    assert t.haus.upper >= t.iso.lower / 2 - BRACKET_RTOL * scale
+    # the moved copy is an isometric image of f*: same isometric error
+    assert isometric_error(E, t.aligned) == pytest.approx(t.iso.value, rel=1e-9,
+                                                          abs=1e-9 * scale)
+    assert t.loss_lower_check.holds is True  # L/2 <= d_iso is proven
+
+
+# --- planted cases --------------------------------------------------------------
+
+
+def test_healthy_is_its_own_ideal_embedding():
+    E, y = planted.healthy(np.random.default_rng(5), P=5, K=4, n=6)
+    t = diagnose_theory(E, y, margin=0.2, options=FAST)
+    assert t.iso.value == t.iso.upper == 0.0 and t.haus.value == 0.0
+    assert t.iso.solver == "identity" and t.loss_max == 0.0
+    assert t.loss_faithful is True and not t.beyond_simplex
+    assert math.isnan(t.constant.c)
+    assert np.array_equal(t.iso.embedding, E)
+    assert any("d_iso(E, F_TS) = 0: the embedding is triplet-separated" in f for f in t.findings)
+    assert any("at most n + 1 = 7" in f for f in t.findings)
+    _check_consistent(t, E, y)
+
+
+def test_collapsed_beyond_the_simplex_is_an_unfaithful_proxy():
+    E, y = planted.collapsed(np.random.default_rng(5), P=6, K=3, n=2)
+    t = diagnose_theory(E, y, margin=0.2, options=FAST)
+    d_star = 0.2 * 2 * math.sin(math.radians(72))  # planar D*(6) (Bateman-Erdos)
+    assert t.beyond_simplex and t.n_separated_classes == 6
+    assert t.d_star_exact and t.d_star == pytest.approx(d_star, rel=1e-12)
+    assert t.collapse_ratio == pytest.approx(d_star / 0.2, rel=1e-12)
+    # the packing bound certifies d_iso > L even though L = margin
+    assert t.iso.lower_source == "packing"
+    assert t.iso.lower == pytest.approx(d_star - t.diameter, rel=1e-9)
+    assert t.loss_max == pytest.approx(0.2, abs=1e-5)
+    assert t.iso.lower > t.loss_max and t.loss_faithful is False
+    assert t.loss_upper_check.holds is False and t.proxy_ratio_lower > 1.8
+    text = " ".join(t.findings)
+    assert "more than n + 1 = 3" in text
+    assert "no longer a faithful proxy" in text and "certified by the packing bound" in text
+    assert "at most 7 classes per batch in R^2" in text  # D*(7, 2) = 2 alpha, D*(8, 2) > 2 alpha
+    _check_consistent(t, E, y)
+
+
+def test_collapsed_within_the_simplex_stays_faithful():
+    E, y = planted.collapsed(np.random.default_rng(5), P=3, K=2, n=2)
+    t = diagnose_theory(E, y, margin=0.2, options=FAST)
+    assert not t.beyond_simplex and t.d_star == 0.2 and t.d_star_exact
+    assert t.iso.certified and t.iso.value == pytest.approx(0.2, abs=1e-5)
+    assert t.loss_faithful is True
+    assert any("faithful proxy of the distance to the ideal set here" in f for f in t.findings)
+    assert not any("suggests" in f for f in t.findings)
+    _check_consistent(t, E, y)
+
+
+def test_class_collapsed_and_separated():
+    E, y = planted.class_collapsed(np.random.default_rng(5), P=4, K=3, n=3, spread=0.0)
+    t = diagnose_theory(E, y, margin=0.2, options=FAST)
+    assert t.iso.value == 0.0 and t.iso.kind == "class-collapsed" and t.loss_faithful
+    _check_consistent(t, E, y)
+
+
+def test_class_collapsed_too_close_has_a_class_collapsed_ideal():
+    # three classes, each at one point, 0.1 apart: the margin 0.2 pushes them
+    # onto an equilateral triangle of side 0.2
+    pts = np.array([[0.0, 0.0], [0.1, 0.0], [0.05, 0.1 * math.sqrt(3) / 2]])
+    y = np.repeat(np.arange(3), 3)
+    E = pts[y]
+    t = diagnose_theory(E, y, margin=0.2, options=FAST)
+    assert t.iso.kind == "class-collapsed" and t.iso.certified
+    assert t.iso.value == pytest.approx(0.1, rel=1e-6)
+    assert t.ideal_diameter == pytest.approx(0.2, rel=1e-6)
+    assert t.loss_max == pytest.approx(0.1, rel=1e-9) and t.loss_faithful is True
+    assert any("class-collapsed (each class at one point)" in f for f in t.findings)
+    _check_consistent(t, E, y)
+
+
+def test_margin_zero_says_the_loss_cannot_see_collapse():
+    E, y = planted.collapsed(np.random.default_rng(3), P=3, K=2, n=2)
+    t = diagnose_theory(E, y, margin=0.0, options=FAST)
+    assert t.d_star == 0.0 and math.isnan(t.collapse_ratio)
+    assert not t.suggestion.applicable
+    assert any(f.startswith("At margin 0 every collapsed") for f in t.findings)
+    _check_consistent(t, E, y)
+
+
+def test_report_is_json_ready_and_flat_numbers_first():
+    E, y = planted.collapsed(np.random.default_rng(5), P=4, K=2, n=2)
+    d = diagnose_theory(E, y, margin=0.2, options=FAST).to_dict()
+    json.dumps(to_jsonable(d), allow_nan=False)
+    for k in ("d_iso", "d_iso_lower", "d_iso_upper", "d_haus", "d_star", "c", "theta",
+              "loss_max", "max_classes", "min_dim"):
+        assert isinstance(d[k], (int, float)), k
+    assert d["evaluated"]["mode"] == "all" and d["evaluated"]["indices"] is None
+    assert set(d["suggestion"]) >= {"max_classes", "min_dim", "batch_size", "curve"}
+
+
+def test_options_and_input_errors():
+    with pytest.raises(InvalidInputError, match="`time_limit` must be > 0"):
+        TheoryOptions(time_limit=0)
+    with pytest.raises(InvalidInputError, match="`faithful_ratio` must be >= 1; got 0.5"):
+        TheoryOptions(faithful_ratio=0.5)
+    with pytest.raises(InvalidInputError, match="`curve` must be one of"):
+        TheoryOptions(curve="nope")
+    with pytest.raises(InvalidInputError, match="`max_points` must be >= 3"):
+        TheoryOptions(max_points=2)
+    with pytest.raises(TypeError, match="`options` must be a TheoryOptions; got dict"):
+        diagnose_theory([[0.0], [1.0], [2.0]], [0, 0, 1], options={})
+    with pytest.raises(NoTripletError):
+        diagnose_theory([[0.0], [1.0], [2.0]], [0, 1, 2])
+    with pytest.raises(InvalidInputError, match="`margin` must be >= 0"):
+        diagnose_theory([[0.0], [1.0], [2.0]], [0, 0, 1], margin=-1.0)
+
+
+# --- the packing bound ---------------------------------------------------------------
+
+
+def test_packing_bound_never_exceeds_a_feasible_value(rng):
+    for P, n, K in [(5, 2, 2), (6, 2, 1), (5, 3, 2), (3, 1, 3)]:
+        for spread in (0.0, 0.05):
+            y = np.repeat(np.arange(P), K)
+            if K == 1:
+                y = np.r_[y, 0]
+            E = spread * rng.normal(size=(y.size, n))
+            b = packing_bound(E, y, margin=0.3)
+            # feasible points: the solver's f*, and classes collapsed onto a D* layout
+            res = nearest_ideal(E, y, margin=0.3, rng=0, time_limit=0.5)
+            assert b <= res.upper * (1 + BRACKET_RTOL)
+            Pp = separated_class_count(y)
+            centres = min_separated_diameter(Pp, n, margin=0.3).points
+            codes = np.minimum(y, Pp - 1)  # singletons beyond the first share a point
+            G = centres[codes]
+            assert separation_report(G, y, margin=0.3, atol=0.0).worst_slack >= 0.0
+            assert b <= isometric_error(E, G) * (1 + BRACKET_RTOL)
+
+
+def test_packing_bound_at_exact_collapse_is_d_star():
+    y = np.repeat(np.arange(5), 2)
+    E = np.zeros((10, 2))
+    golden = (1 + math.sqrt(5)) / 2
+    # the bound is lowered by 1e-12 (relative) against rounding
+    assert packing_bound(E, y, margin=1.0) == pytest.approx(golden, rel=2e-12)
+    res = nearest_ideal(E, y, margin=1.0, rng=0, time_limit=2.0)
+    assert packing_bound(E, y, margin=1.0) <= res.upper * (1 + BRACKET_RTOL)
+    assert packing_bound(E, y, margin=0.0) == 0.0
+    assert packing_bound(np.ones((10, 2)) * 7.0, y, margin=2.0) == pytest.approx(2 * golden,
+                                                                                rel=2e-12)
+
+
+@settings(max_examples=25)
+@given(st.integers(0, 2**31 - 1), st.floats(1e-3, 1e3))
+def test_packing_bound_invariance_and_homogeneity(seed, s):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(6), 2)
+    E = 0.2 * rng.normal(size=(12, 3))
+    b = packing_bound(E, y, margin=1.0)
+    Q = random_orthogonal(rng, 3)
+    perm = rng.permutation(12)
+    moved = E[perm] @ Q.T + rng.normal(size=3)
+    tol = MOTION_RTOL * b + MOTION_ATOL * scale_of(E)
+    assert abs(packing_bound(moved, y[perm], margin=1.0) - b) <= tol
+    assert packing_bound(s * E, y, margin=s) == pytest.approx(s * b, rel=1e-9, abs=1e-12 * s)
+
+
+def test_separated_class_count():
+    assert separated_class_count([0, 0, 1, 1, 2, 2]) == 3
+    assert separated_class_count([0, 0, 1, 2, 3]) == 2  # one singleton counts
+    assert separated_class_count(["a", "a", "b"]) == 2
+    with pytest.raises(InvalidInputError, match="`y` must be"):
+        separated_class_count(np.zeros((2, 2)))
+
+
+# --- the layout suggestion -------------------------------------------------------
+
+
+def test_suggestion_planar_values():
+    s = suggest_layout(16, 2, margin=0.2, samples_per_class=4)
+    assert (s.max_classes, s.batch_size, s.max_classes_exact, s.batch_size_exact) == (7, 28, 3, 12)
+    assert (s.min_dim, s.min_dim_exact) == (3, 15)
+    assert not s.within_ratio and not s.exact
+    assert s.curve_value == pytest.approx(packing_lower_bound(16, 2, margin=0.2))
+    s = suggest_layout(16, 2, margin=0.2, ratio=1.0)
+    assert (s.max_classes, s.min_dim) == (3, 15)  # ratio 1: exactly P <= n + 1
+    s = suggest_layout(3, 2, margin=0.2)
+    assert s.exact and s.within_ratio and s.collapse_ratio_lower == 1.0
+
+
+def test_suggestion_matches_a_linear_scan():
+    for n, rho in itertools.product((1, 2, 3, 4), (1.0, 1.5, 2.0, 3.0)):
+        s = suggest_layout(20, n, margin=0.5, ratio=rho)
+        Ps = np.arange(1, 1000)
+        ok = Ps[lower_bound_curve(Ps, n, margin=0.5) <= rho * 0.5]
+        assert ok.max() < Ps.max() and s.max_classes == ok.max(), (n, rho)
+        dims = [d for d in range(1, 20) if lower_bound_curve(20, d, margin=0.5) <= rho * 0.5]
+        assert s.min_dim == min(dims), (n, rho)
+
+
+def test_suggestion_cap_custom_curve_and_errors():
+    s = suggest_layout(100, 64, margin=1.0)
+    assert s.max_classes_capped and s.max_classes == SUGGEST_MAX_CLASSES
+    assert s.batch_size is None
+
+    def linear(P, n, m):
+        return m * max(1.0, (P - 1) / n)
+
+    s = suggest_layout(10, 3, margin=1.0, curve=linear)
+    assert (s.max_classes, s.min_dim, s.curve) == (7, 5, "linear")
+    s = suggest_layout(10, 3, margin=0.0, samples_per_class=4)
+    assert not s.applicable and s.batch_size is None and s.batch_size_exact == 16
+    with pytest.raises(InvalidInputError, match="`ratio` must be >= 1"):
+        suggest_layout(5, 2, margin=1.0, ratio=0.9)
+    with pytest.raises(InvalidInputError, match="`n_classes` must be >= 1"):
+        suggest_layout(0, 2, margin=1.0)
+    with pytest.raises(InvalidInputError, match="`curve` must be one of"):
+        suggest_layout(5, 2, margin=1.0, curve="bogus")
+
+
+# --- subsample ------------------------------------------------------------------
+
+
+def test_subsample_is_seeded_stratified_and_bounded():
+    y = np.repeat(np.arange(100), 6)
+    a = theory_subsample(y, 60, rng=3)
+    assert np.array_equal(a, theory_subsample(y, 60, rng=3))
+    assert a.size == 60 and np.all(np.diff(a) > 0)
+    counts = np.bincount(y[a])
+    assert np.count_nonzero(counts) == 15 and set(counts[counts > 0]) == {4}
+    # few classes: more points per class, all of a small class
+    y2 = np.r_[np.zeros(300, int), np.ones(3, int)]
+    b = theory_subsample(y2, 50, rng=0)
+    assert np.bincount(y2[b]).tolist() == [25, 3]
+    # singletons come after classes with two points
+    y3 = np.r_[np.arange(40), [0, 1]]
+    c = theory_subsample(y3, 12, rng=0)
+    assert {0, 1} <= set(y3[c].tolist())
+    assert theory_subsample([0, 0, 1], 3).tolist() == [0, 1, 2]
+
+
+def test_large_batch_is_evaluated_on_a_subsample(rng):
+    E, y = planted.collapsed(rng, P=10, K=4, n=2)
+    opts = TheoryOptions(time_limit=0.3, max_points=12)
+    t = diagnose_theory(E, y, margin=0.2, options=opts)
+    assert t.evaluated == "subsample" and t.n_points == 12 and t.n_input_points == 40
+    assert t.n_classes == 3 and np.array_equal(t.labels, y[t.indices])
+    assert "seeded subsample of 12 of 40 points" in t.findings[0]
+    assert t.to_dict()["evaluated"]["indices"] == t.indices.tolist()
+    _check_consistent(t, E, y)
+
+
+# --- the section in diagnose / diagnose_batches --------------------------------------
+
+
+def test_section_in_diagnose_feeds_the_verdict():
+    E, y = planted.collapsed(np.random.default_rng(5), P=6, K=3, n=2)
+    section = TheorySection(FAST)
+    rep = diagnose(E, y, options=DiagnoseOptions(margin=0.2),
+                   sections=DEFAULT_SECTIONS + (("theory", section),))
+    assert rep["verdict"]["status"] == "collapsed"
+    assert "stuck_at_margin" in rep["verdict"]["signatures"]
+    assert any("no longer a faithful proxy" in d for d in rep["verdict"]["details"])
+    assert rep["theory"]["loss_faithful"] is False
+    assert len(section.results) == 1 and section.results[0].labels.tolist() == y.tolist()
+    assert [name for name, _ in THEORY_SECTIONS][-1] == "theory"
+
+
+def test_section_over_batches_with_a_budget():
+    E, y = planted.collapsed(np.random.default_rng(3), P=10, K=6, n=2)
+    section = TheorySection(FAST, max_batches=2)
+    rep = diagnose_batches(E, y, batch_size=12, samples_per_class=3, n_batches=3, rng=9,
+                           options=DiagnoseOptions(margin=0.1),
+                           sections=(("theory", section),))
+    rows = rep["per_batch"]
+    assert [r.get("theory.d_iso") is not None for r in rows] == [True, True, False]
+    assert section.n_calls == 3 and len(section.results) == 2
+    summary = theory_batch_summary(rep)
+    assert summary["n_evaluated"] == 2 and summary["beyond_simplex"] == 2
+    assert summary["unfaithful"] == 2 and summary["faithful"] == 0
+    assert summary["max_classes"] == 7 and summary["classes_per_batch"] == 4
+    assert summary["findings"][0].startswith("Theory on 2 of 3 batches")
+    assert theory_batch_summary({"per_batch": []})["n_evaluated"] == 0
+    with pytest.raises(InvalidInputError, match="`max_batches` must be >= 0"):
+        TheorySection(max_batches=-1)
+    with pytest.raises(TypeError, match="`options` must be a TheoryOptions"):
+        TheorySection(options=DiagnoseOptions())
+
+
+# --- the view --------------------------------------------------------------------
+
+
+def test_view_projects_both_sets_with_one_map(rng):
+    E = rng.normal(size=(20, 5))
+    G = 3.0 * rng.normal(size=(20, 5))
+    y = np.repeat(np.arange(4), 5)
+    v = embedding_view(E, y, ideal=G)
+    P, Q = np.array(v["embedding"]), np.array(v["ideal"])
+    # an orthogonal projection contracts distances, and is the same map for both
+    from scipy.spatial.distance import cdist, pdist
+
+    assert np.all(pdist(P) <= pdist(E) * (1 + 1e-12) + 1e-12)
+    assert np.all(cdist(P, Q) <= cdist(E, G) * (1 + 1e-12) + 1e-12)
+    assert sum(v["axes_variance"]) <= 1 + 1e-12 and v["axes_variance"][0] >= v["axes_variance"][1]
+    assert v["labels"] == y.tolist() and v["n_shown"] == 20 and v["rows"] is None
+    # a 1-D embedding is padded; a large one is subsampled (seeded)
+    v1 = embedding_view([[0.0], [1.0], [3.0]], [0, 0, 1])
+    assert np.array(v1["embedding"])[:, 1].tolist() == [0.0, 0.0, 0.0]
+    v2 = embedding_view(E, y, ideal=G, max_points=7, rng=1)
+    assert v2["n_shown"] == 7 and v2["rows"] == embedding_view(E, y, max_points=7, rng=1)["rows"]
+    vz = embedding_view(np.zeros((4, 3)), [0, 0, 1, 1])
+    assert vz["axes_variance"] == [0.0, 0.0]
+    with pytest.raises(InvalidInputError, match=r"`ideal` must have the shape of `E` \(20, 5\)"):
+        embedding_view(E, y, ideal=G[:3])
