@@ -5,7 +5,8 @@ involved, the quantities of the theory of hard negative mining via the
 isometric approximation theorem (Xu et al., ICLR 2024): triplet and
 batch-hard losses, triplet separation, isometric error, Hausdorff-like
 distances, diameter, thickness, and the distances of an embedding to the
-set of triplet-separated ("ideal") embeddings.
+set of triplet-separated ("ideal") embeddings and to the zero-loss sets of
+the pairwise contrastive and margin losses.
 
 ``import isoapprox`` imports neither matplotlib nor cvxpy; they load on
 first use of the plotting and optimisation functions.
@@ -53,7 +54,7 @@ from .exceptions import (
     SolverError,
 )
 from .geometry import BallResult, diameter, farthest_pair, min_enclosing_ball, pairwise_distances
-from .ideal import IdealResult, nearest_ideal
+from .ideal import IdealResult, nearest_ideal, nearest_zero_loss
 from .losses import (
     HardestPairs,
     PairLossReport,
@@ -83,6 +84,7 @@ from .theory import (
     check_collapse,
     check_iso_haus,
     check_loss_iso,
+    check_pair_loss,
     empirical_constant,
 )
 from .thickness import ThicknessResult, thickness, thickness_report
@@ -99,6 +101,7 @@ __all__ = [
     "check_collapse",
     "check_iso_haus",
     "check_loss_iso",
+    "check_pair_loss",
     "empirical_constant",
     "BallResult",
     "ClassSpread",
@@ -153,6 +156,7 @@ __all__ = [
     "min_separated_diameter",
     "minimax_procrustes",
     "nearest_ideal",
+    "nearest_zero_loss",
     "packing_bound",
     "packing_lower_bound",
     "pairwise_distances",

@@ -22,6 +22,16 @@ statements are not public, see the README):
    collapse with more than ``n + 1`` classes).
 4. Collapse: ``L(collapsed) = alpha`` while
    ``d_iso(collapsed, F_TS) = D*(P, n, alpha)``.
+5. The same template for the pairwise contrastive and margin losses, whose
+   zero-loss sets are ``F = {d_pos <= u, d_neg >= l}``
+   (:func:`isoapprox.nearest_zero_loss`).  With ``L`` the max-reduced pair
+   loss: ``L(E) <= d_iso(E, F)`` (factor 1, not 2: each pair constraint
+   involves one distance, where a triplet's violation is shared by two),
+   hence ``L(E) / 2 <= d_haus(E, F)`` by (1); and ``d_iso(E, F) <= L(E)``
+   (so equality) when the clipped table (``min(D, u)`` on positives,
+   ``max(D, l)`` on negatives) is realisable in ``R^n``.  The metric
+   relaxation never exceeds ``L``; only the dimension does (collapse with
+   more than ``n + 1`` classes).
 
 Every check returns numbers: both sides with their brackets, the slack, and
 a verdict that is ``True`` or ``False`` only when the brackets decide it
@@ -46,6 +56,7 @@ from ._validation import (
     check_positive,
     require_triplets,
 )
+from .exceptions import InvalidInputError
 from .geometry import diameter
 from .losses import batch_hard_loss
 from .metrics import hausdorff_like, isometric_error
@@ -57,6 +68,7 @@ __all__ = [
     "check_collapse",
     "check_iso_haus",
     "check_loss_iso",
+    "check_pair_loss",
     "empirical_constant",
 ]
 
@@ -193,6 +205,91 @@ def check_loss_iso(
     d = (iso.value, iso.lower, iso.upper)
     lower = _check("L(E)/2 <= d_iso(E, F_TS)", (L / 2, L / 2, L / 2), d, scale)
     upper = _check("d_iso(E, F_TS) <= L(E)", d, (L, L, L), scale)
+    return lower, upper
+
+
+def check_pair_loss(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    loss: str = "contrastive",
+    margin: float = 0.0,
+    pos_margin: float = 0.0,
+    beta: float = 1.0,
+    iso: Any = None,
+    rng: RNGLike = None,
+    tol: float = 1e-6,
+) -> tuple[BoundCheck, BoundCheck]:
+    """Statement 5: ``L(E) <= d_iso(E, F)`` and ``d_iso(E, F) <= L(E)`` for a pair loss.
+
+    ``L`` is the max-reduced pair loss and ``F`` its zero-loss set
+    (see :func:`isoapprox.nearest_zero_loss`).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Labels.
+    loss : {"contrastive", "margin"}, default "contrastive"
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    pos_margin : float, default 0.0
+        ``tau >= 0`` (contrastive loss).
+    beta : float, default 1.0
+        ``beta >= 0`` (margin loss).
+    iso : IdealResult, optional
+        A precomputed ``nearest_zero_loss(E, y, ..., objective="iso")`` for
+        the same loss and parameters.
+    rng : None, int or Generator
+        Seeds the solver's starts when ``iso`` is not given.
+    tol : float, default 1e-6
+        Requested relative gap of the solver.
+
+    Returns
+    -------
+    lower_check, upper_check : BoundCheck
+        The proven lower bound ``L(E) <= d_iso(E, F)`` (factor 1; it always
+        holds) and the upper bound ``d_iso(E, F) <= L(E)``, which holds
+        (with equality) when the clipped distance table is realisable in
+        ``R^n`` and can fail near collapse with more than ``n + 1`` classes.
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`isoapprox.nearest_zero_loss` (unknown loss, negative
+        parameters, an empty margin-loss zero set), or when ``iso`` was
+        computed for another loss or other parameters.
+
+    Examples
+    --------
+    >>> lo, up = check_pair_loss([[0.0], [3.0], [1.0]], [0, 0, 1], margin=2.0, pos_margin=1.0)
+    >>> lo.lhs, lo.holds, up.holds
+    (2.0, True, True)
+    """
+    from .ideal import nearest_zero_loss
+    from .ideal.zero_loss import pair_bounds
+    from .losses import contrastive_loss, margin_loss
+
+    u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
+    if iso is None:
+        iso = nearest_zero_loss(E, y, loss=loss, margin=margin, pos_margin=pos_margin,
+                                beta=beta, objective="iso", rng=rng, tol=tol)
+    elif (iso.loss != loss or iso.objective != "iso"
+          or iso.thresholds.get("upper") != u or iso.thresholds.get("lower") != l):
+        raise InvalidInputError(
+            f"`iso` must be nearest_zero_loss(..., loss={loss!r}, objective='iso') with "
+            f"upper={u!r}, lower={l!r}; got loss={iso.loss!r}, objective={iso.objective!r}, "
+            f"thresholds={iso.thresholds!r}"
+        )
+    if loss == "contrastive":
+        L = contrastive_loss(E, y, margin=margin, pos_margin=pos_margin, reduction="max")
+    else:
+        L = margin_loss(E, y, margin=margin, beta=beta, reduction="max")
+    scale = max(diameter(E), l)
+    d = (iso.value, iso.lower, iso.upper)
+    lower = _check("L(E) <= d_iso(E, F)", (L, L, L), d, scale)
+    upper = _check("d_iso(E, F) <= L(E)", d, (L, L, L), scale)
     return lower, upper
 
 

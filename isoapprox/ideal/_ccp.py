@@ -2,7 +2,8 @@
 
 Every nonconvex row of the epigraph program says that a distance is *at
 least* something (``d_ij >= D_ij - t`` on the lower side of the iso box,
-``d_am >= r_a + alpha`` for a negative).  At the current point ``G`` each
+``d_am >= r_a + alpha`` for a negative, ``d_ij >= l`` for a negative pair
+of a pair-loss zero set).  At the current point ``G`` each
 such ``||x||`` is replaced by ``u . x`` with ``u`` the current unit
 direction; since ``||x|| >= u . x`` for every unit ``u``, the convex program
 is an inner approximation: its solutions are feasible for the original
@@ -58,7 +59,7 @@ class _CCPProblem:
         n = prob.n
         M = prog.M
         kind, ri, rj, rk = prog.kind, prog.ri, prog.rj, prog.rk
-        self.sel = {k: np.flatnonzero(kind == k) for k in range(5)}
+        self.sel = {k: np.flatnonzero(kind == k) for k in range(7)}
         G = cp.Variable((M, n))
         t = cp.Variable()
         r = cp.Variable(max(prog.n_r, 1))
@@ -98,6 +99,18 @@ class _CCPProblem:
             B4 = _selector(ri[s4], rj[s4], M)
             cons.append(cp.sum(cp.multiply(U4, B4 @ G), axis=1)
                         >= self.coef * (R4 @ r) + self.alpha)
+        s5 = self.sel[5]
+        if s5.size:
+            U5 = cp.Parameter(s5.size, nonneg=True)
+            self.params[5] = U5
+            cons.append(cp.norm(_selector(ri[s5], rj[s5], M) @ G, 2, axis=1) <= U5)
+        s6 = self.sel[6]
+        if s6.size:
+            L6 = cp.Parameter(s6.size, nonneg=True)
+            U6 = cp.Parameter((s6.size, n))
+            self.params[6] = (L6, U6)
+            cons.append(cp.sum(cp.multiply(U6, _selector(ri[s6], rj[s6], M) @ G), axis=1)
+                        >= L6)
         self.problem = cp.Problem(cp.Minimize(t), cons)
 
     def set_data(self, prog: Program) -> None:
@@ -109,13 +122,17 @@ class _CCPProblem:
             self.params[1][0].value = (1.0 + CCP_MARGIN) * rv[self.sel[1]]
         if 2 in self.params:
             self.params[2].value = prob.E[rj[self.sel[2]]]
+        if 5 in self.params:
+            self.params[5].value = (1.0 - CCP_MARGIN) * rv[self.sel[5]]
+        if 6 in self.params:
+            self.params[6][0].value = (1.0 + CCP_MARGIN) * rv[self.sel[6]]
         self.tmin.value = prog.t_min
         self.alpha.value = prob.alpha * (1.0 + CCP_MARGIN)
         self.coef.value = 1.0 + CCP_MARGIN
 
     def set_directions(self, prog: Program, Gr: np.ndarray) -> None:
         ri, rj = prog.ri, prog.rj
-        for k in (1, 4):
+        for k in (1, 4, 6):
             if k not in self.params:
                 continue
             s = self.sel[k]
@@ -126,7 +143,7 @@ class _CCPProblem:
             U[ok] = diff[ok] / norm[ok, None]
             # coincident points: any unit vector keeps the inner approximation valid
             U[~ok, 0] = 1.0
-            par = self.params[1][1] if k == 1 else self.params[4]
+            par = self.params[k][1] if k in (1, 6) else self.params[4]
             par.value = U
 
 

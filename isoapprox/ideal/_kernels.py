@@ -22,12 +22,17 @@ kind   function
 3      ``r_k^2 - q_ij``                     (positive pair of anchor ``i``)
 4      ``q_ij - (r_k + alpha)^2``  if ``alpha > 0``, else
        ``q_ij - (1 + kappa) r_k^2``          (negative pair of anchor ``i``)
+5      ``value^2 - q_ij``                   (pair upper bound ``d_ij <= value``)
+6      ``q_ij - value^2``                   (pair lower bound ``d_ij >= value``)
 =====  ==========================================================
 
 ``|d - D| <= t`` is equivalent to rows 0 and 1 for ``t >= 0`` (the lower
 side ``d >= D - t`` is void when ``D < t``); rows 3 and 4 state
 ``max_p d_ap <= r_a`` and ``min_m d_am >= r_a + alpha``, the per-anchor form
-of the triplet constraints.  All rows are continuously differentiable.
+of the triplet constraints.  Rows 5 and 6 are the fixed per-pair bounds of
+the pair-loss zero sets (``d_pos <= u``, ``d_neg >= l``); a triplet program
+has none and a pair program has no rows 3 and 4.  All rows are continuously
+differentiable.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ __all__ = [
     "haus_triplet_level",
     "haus_value",
     "iso_value",
+    "pair_slack",
     "three_point_bounds",
 ]
 
@@ -107,7 +113,7 @@ def epigraph_rows(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, want_jac, c, J
                     J[row, i * n + d] = -2.0 * u
                     J[row, j * n + d] = 2.0 * u
                 J[row, t_idx + 1 + rk[row]] = 2.0 * r
-        else:
+        elif kd == 4:
             r = x[t_idx + 1 + rk[row]]
             if alpha > 0.0:
                 c[row] = q - (r + alpha) * (r + alpha)
@@ -121,6 +127,15 @@ def epigraph_rows(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, want_jac, c, J
                     J[row, i * n + d] = 2.0 * u
                     J[row, j * n + d] = -2.0 * u
                 J[row, t_idx + 1 + rk[row]] = dr
+        else:
+            bnd = rv[row]
+            sg = -1.0 if kd == 5 else 1.0
+            c[row] = sg * (q - bnd * bnd)
+            if want_jac:
+                for d in range(n):
+                    u = x[i * n + d] - x[j * n + d]
+                    J[row, i * n + d] = 2.0 * sg * u
+                    J[row, j * n + d] = -2.0 * sg * u
     return c
 
 
@@ -196,6 +211,30 @@ def anchor_slack(X, codes, alpha):
         if hp >= 0.0 and hn < np.inf:
             out[a] = hn - (hp + alpha)
     return out
+
+
+@njit(**_JIT)
+def pair_slack(X, codes, upper, lower):
+    """Worst slacks of the pair bounds: ``(min_pos upper - d, min_neg d - lower)``.
+
+    Positive pairs are ``i < j`` of one class, negative pairs of two classes;
+    ``+inf`` when there is no such pair.  Direct differences, serial.
+    """
+    N = X.shape[0]
+    sp = np.inf
+    sn = np.inf
+    for i in range(N):
+        for j in range(i + 1, N):
+            d = _dist(X, i, j)
+            if codes[i] == codes[j]:
+                v = upper - d
+                if v < sp:
+                    sp = v
+            else:
+                v = d - lower
+                if v < sn:
+                    sn = v
+    return sp, sn
 
 
 @njit(**_JIT)
@@ -293,12 +332,16 @@ def al_value_grad(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, lam, rho, grad
             elif kd == 3:
                 r = x[t_idx + 1 + rk[row]]
                 cv = r * r - q
-            else:
+            elif kd == 4:
                 r = x[t_idx + 1 + rk[row]]
                 if alpha > 0.0:
                     cv = q - (r + alpha) * (r + alpha)
                 else:
                     cv = q - (1.0 + kappa) * r * r
+            elif kd == 5:
+                cv = rv[row] * rv[row] - q
+            else:
+                cv = q - rv[row] * rv[row]
         c[row] = cv
         if cv * rho <= l:
             total += -l * cv + 0.5 * rho * cv * cv
@@ -322,6 +365,10 @@ def al_value_grad(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, lam, rho, grad
         elif kd == 3:
             sign = -1.0
             grad[t_idx + 1 + rk[row]] += g * 2.0 * x[t_idx + 1 + rk[row]]
+        elif kd == 5:
+            sign = -1.0
+        elif kd == 6:
+            sign = 1.0
         else:
             r = x[t_idx + 1 + rk[row]]
             if alpha > 0.0:

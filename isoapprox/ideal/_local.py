@@ -5,7 +5,9 @@
 ``r >= 0``.  The margin is tightened (``alpha (1 + TIGHTEN_ALPHA)`` for
 ``alpha > 0``; a factor ``1 + TIGHTEN_KAPPA`` on the squared radius for
 ``alpha = 0``, which keeps collapsed and class-collapsed points feasible) so
-that rounding leaves the returned point feasible in float64; the caller
+that rounding leaves the returned point feasible in float64; the fixed pair
+bounds of rows 5 and 6 are tightened by the same relative amount
+(``u (1 - TIGHTEN_ALPHA)``, ``l (1 + TIGHTEN_ALPHA)``).  The caller
 re-checks every point and repairs or discards it.
 """
 
@@ -26,6 +28,19 @@ __all__ = ["SLSQP_MAX_ROWS", "TIGHTEN_ALPHA", "TIGHTEN_KAPPA", "al_epigraph",
 TIGHTEN_ALPHA = 1e-9
 #: relative tightening ``q_am >= (1 + kappa) r_a^2`` for margin 0
 TIGHTEN_KAPPA = 1e-9
+
+
+def _effective_rv(prog: Program) -> np.ndarray:
+    """Row values with the pair bounds (rows 5, 6) tightened; the others as they are."""
+    rv = prog.rv
+    k5 = prog.kind == 5
+    k6 = prog.kind == 6
+    if not (k5.any() or k6.any()):
+        return rv
+    rv = rv.copy()
+    rv[k5] *= 1.0 - TIGHTEN_ALPHA
+    rv[k6] *= 1.0 + TIGHTEN_ALPHA
+    return rv
 
 
 def _initial_state(prog: Program, Gr: np.ndarray) -> tuple[float, np.ndarray]:
@@ -63,7 +78,7 @@ def slsqp_epigraph(
 
     prob = prog.prob
     M, n = prog.M, prob.n
-    kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, prog.rv
+    kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, _effective_rv(prog)
     m = kind.size
     nv = M * n + 1 + prog.n_r
     alpha_eff = prob.alpha * (1.0 + TIGHTEN_ALPHA) if prob.alpha > 0 else 0.0
@@ -139,7 +154,7 @@ def al_epigraph(
     prob = prog.prob
     M, n = prog.M, prob.n
     nv = M * n + 1 + prog.n_r
-    kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, prog.rv
+    kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, _effective_rv(prog)
     m = kind.size
     alpha_eff = prob.alpha * (1.0 + TIGHTEN_ALPHA) if prob.alpha > 0 else 0.0
     kappa = TIGHTEN_KAPPA

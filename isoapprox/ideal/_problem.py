@@ -7,6 +7,21 @@ Notation
 (a point of another class).  ``F_TS(alpha)`` is the set of ``G`` with
 ``max_p d_G(a, p) + alpha <= min_m d_G(a, m)`` for every valid anchor.
 
+Constraint families
+-------------------
+A :class:`Problem` describes one of two families of target sets:
+
+- *triplet* (``pairs is None``): ``F_TS(alpha)`` above;
+- *pair* (``pairs = PairBounds(upper, lower)``): the zero-loss sets of the
+  pairwise contrastive and margin losses,
+  ``F(u, l) = {G : d_G(i, j) <= u for same-class pairs,
+  d_G(i, j) >= l for different-class pairs}`` (``alpha`` is then 0 and
+  unused).  With ``u = 0`` every class must collapse to one point, so every
+  class with two or more points is merged in every program (``forced``).
+
+Everything else (the objective rows, the local solvers, the bookkeeping) is
+shared.
+
 The solvers never see the caller's coordinates: ``E`` is translated to its
 centroid and divided by a power of two ``scale`` close to
 ``max(diam(E), alpha)``, so distances are of order one; both objectives and
@@ -24,7 +39,7 @@ import numpy as np
 
 from . import _kernels as K
 
-__all__ = ["Problem", "Program"]
+__all__ = ["PairBounds", "Problem", "Program"]
 
 
 def _pow2_near(x: float) -> float:
@@ -32,6 +47,27 @@ def _pow2_near(x: float) -> float:
         return 1.0
     _, e = math.frexp(x)
     return math.ldexp(1.0, e)
+
+
+@dataclass(frozen=True)
+class PairBounds:
+    """Fixed per-pair bounds of a pair-loss zero set.
+
+    Attributes
+    ----------
+    upper : float
+        ``u >= 0``: same-class (positive) pairs need ``d <= u``.
+    lower : float
+        ``l >= 0``: different-class (negative) pairs need ``d >= l``
+        (void when ``l = 0``).
+    """
+
+    upper: float
+    lower: float
+
+    def scaled(self, factor: float) -> PairBounds:
+        """Both bounds divided by ``factor``."""
+        return PairBounds(self.upper / factor, self.lower / factor)
 
 
 @dataclass
@@ -51,6 +87,9 @@ class Problem:
         A power of two, about ``max(diam, alpha)`` of the caller's data.
     shift : ndarray (n,)
         The caller's centroid.
+    pairs : PairBounds or None
+        ``None`` for the triplet family; the pair bounds (divided by
+        ``scale``) for the pair family.
     """
 
     E: np.ndarray
@@ -59,6 +98,7 @@ class Problem:
     objective: str
     scale: float
     shift: np.ndarray
+    pairs: PairBounds | None = None
     anchors: np.ndarray = field(init=False)
     anchor_of: np.ndarray = field(init=False)
     I: np.ndarray = field(init=False)
@@ -69,16 +109,22 @@ class Problem:
 
     @classmethod
     def build(cls, E: np.ndarray, codes: np.ndarray, alpha: float, objective: str,
-              diam: float) -> Problem:
+              diam: float, pairs: PairBounds | None = None) -> Problem:
         shift = E.mean(axis=0)
-        scale = _pow2_near(max(diam, alpha))
-        return cls((E - shift) / scale, codes, alpha / scale, objective, scale, shift)
+        if pairs is None:
+            scale = _pow2_near(max(diam, alpha))
+            return cls((E - shift) / scale, codes, alpha / scale, objective, scale, shift)
+        scale = _pow2_near(max(diam, pairs.lower))
+        return cls((E - shift) / scale, codes, 0.0, objective, scale, shift,
+                   pairs.scaled(scale))
 
     def __post_init__(self) -> None:
         N = self.E.shape[0]
         codes = self.codes
         counts = np.bincount(codes)
         valid = (counts[codes] >= 2) & (counts.size >= 2)
+        if self.pairs is not None:  # no anchors: the rows are per pair
+            valid[:] = False
         self.anchors = np.flatnonzero(valid).astype(np.int64)
         self.anchor_of = np.full(N, -1, dtype=np.int64)
         self.anchor_of[self.anchors] = np.arange(self.anchors.size)
@@ -111,6 +157,19 @@ class Problem:
     def n_anchors(self) -> int:
         return int(self.anchors.size)
 
+    @property
+    def sep(self) -> float:
+        """Least distance between class centres that makes a class-collapsed layout feasible."""
+        return self.alpha if self.pairs is None else self.pairs.lower
+
+    @property
+    def forced(self) -> tuple[int, ...]:
+        """Classes merged in every program (pair family with ``u = 0``)."""
+        if self.pairs is None or self.pairs.upper > 0.0:
+            return ()
+        counts = np.bincount(self.codes)
+        return tuple(int(c) for c in np.flatnonzero(counts >= 2))
+
     def to_caller(self, G: np.ndarray) -> np.ndarray:
         return G * self.scale + self.shift
 
@@ -125,13 +184,21 @@ class Problem:
         return float(K.haus_value(self.E, G))
 
     def slack(self, G: np.ndarray, alpha: float | None = None) -> float:
-        """Worst anchor slack ``min_a (min_m d_am - max_p d_ap - alpha)``."""
+        """Worst constraint slack at ``G`` (normalised units).
+
+        Triplet family: ``min_a (min_m d_am - max_p d_ap - alpha)``; pair
+        family: ``min(u - d_pos, d_neg - l)`` (negatives only when ``l > 0``).
+        """
+        if self.pairs is not None:
+            sp, sn = K.pair_slack(G, self.codes, self.pairs.upper, self.pairs.lower)
+            return float(sp if self.pairs.lower <= 0.0 else min(sp, sn))
         a = self.alpha if alpha is None else alpha
         return float(np.min(K.anchor_slack(G, self.codes, a)))
 
     def program(self, collapsed: tuple[int, ...] = ()) -> Program:
         """The epigraph program with the classes in ``collapsed`` merged to one point."""
-        return Program.build(self, tuple(sorted(set(int(c) for c in collapsed))))
+        merged = set(int(c) for c in collapsed) | set(self.forced)
+        return Program.build(self, tuple(sorted(merged)))
 
 
 @dataclass
@@ -208,6 +275,9 @@ class Program:
             rjs.append(np.arange(N, dtype=np.int64))
             rks.append(np.zeros(N, np.int64))
             rvs.append(np.zeros(N))
+        if prob.pairs is not None:
+            return cls._with_pair_rows(prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs,
+                                       t_min)
         # anchors: one radius per anchor of a free class, one per collapsed class
         rvar = {}
         n_r = 0
@@ -239,6 +309,34 @@ class Program:
         return cls(prob, collapsed, pmap, M, cat(kinds).astype(np.int64),
                    cat(ris).astype(np.int64), cat(rjs).astype(np.int64),
                    cat(rks).astype(np.int64), cat(rvs).astype(np.float64), n_r, t_min)
+
+    @classmethod
+    def _with_pair_rows(cls, prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs, t_min):
+        """Rows 5 (``d <= u`` per positive pair) and 6 (``d >= l`` per negative pair).
+
+        Pairs inside a merged class have distance 0 (``<= u`` holds); pairs
+        that share both ``G``-rows are kept once.  Negative rows are void
+        and omitted when ``l = 0``.
+        """
+        pi, pj = pmap[prob.I], pmap[prob.J]
+        same_class = prob.codes[prob.I] == prob.codes[prob.J]
+        distinct = pi != pj
+        a = np.minimum(pi, pj)
+        b = np.maximum(pi, pj)
+        for kd, sel, bound in ((5, same_class & distinct, prob.pairs.upper),
+                               (6, ~same_class, prob.pairs.lower)):
+            if kd == 6 and bound <= 0.0:
+                continue
+            key = np.unique(a[sel] * M + b[sel])
+            kinds.append(np.full(key.size, kd, np.int64))
+            ris.append(key // M)
+            rjs.append(key % M)
+            rks.append(np.zeros(key.size, np.int64))
+            rvs.append(np.full(key.size, bound))
+        cat = np.concatenate
+        return cls(prob, collapsed, pmap, M, cat(kinds).astype(np.int64),
+                   cat(ris).astype(np.int64), cat(rjs).astype(np.int64),
+                   cat(rks).astype(np.int64), cat(rvs).astype(np.float64), 0, t_min)
 
     def reduce(self, G: np.ndarray) -> np.ndarray:
         """Rows of ``G`` averaged over the points that share a row."""

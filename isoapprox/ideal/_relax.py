@@ -31,6 +31,12 @@ valid for every ``G`` within ``U`` of ``E``) and the cuts
 ``q_am >= q_ap + 2 alpha u . (G_a - G_p) + alpha^2`` for fixed unit ``u``
 (``d_ap >= u . (G_a - G_p)``).  ``sqrt(min tau)`` is a lower bound.
 
+Pair-loss zero sets
+-------------------
+For the pair family (``d_pos <= u``, ``d_neg >= l``) both relaxations use
+the linear constraints ``q_pos <= u^2`` and ``q_neg >= l^2`` in place of the
+triplet rows (exact in the Gram matrix: no chord or cut is needed).
+
 Safety
 ------
 Clarabel is run with gap and feasibility tolerances ``1e-10``; its optimum
@@ -101,6 +107,27 @@ def _q_expr(Kmat, N: int):
     return S @ cp.vec(Kmat, order="F")
 
 
+def _pair_rows(prob: Problem, q, cons: list) -> tuple:
+    """``q_pos <= u^2`` and ``q_neg >= l^2`` with the bounds as parameters."""
+    import cvxpy as cp
+
+    I, J = np.triu_indices(prob.N, 1)
+    same = prob.codes[I] == prob.codes[J]
+    u2 = cp.Parameter(nonneg=True)
+    l2 = cp.Parameter(nonneg=True)
+    pos, neg = np.flatnonzero(same), np.flatnonzero(~same)
+    if pos.size:
+        cons.append(q[pos] <= u2)
+    if neg.size:
+        cons.append(q[neg] >= l2)
+    return u2, l2
+
+
+def _set_pairs(prob: Problem, params: tuple) -> None:
+    params[0].value = prob.pairs.upper ** 2
+    params[1].value = prob.pairs.lower ** 2
+
+
 def _chords(prob: Problem, trip: np.ndarray, pid: np.ndarray, width: float):
     """Chord coefficients ``c(u) = c0 + c1 u`` of sqrt on ``[l^2, h^2]`` per triplet."""
     Dap = prob.D[pid[trip[:, 0], trip[:, 1]]]
@@ -129,10 +156,13 @@ class _GramSDP:
         self.s_hi = cp.Parameter()
         cons = [cp.sum(K, axis=0) == 0, s >= self.s_lo, s <= self.s_hi,
                 cp.square(cp.pos(self.D - s)) <= q, q <= self.A + cp.multiply(self.B, s)]
+        self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
         ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
         am = self.pid[self.trip[:, 0], self.trip[:, 2]]
         self.margin = prob.alpha > 0.0
-        if self.margin:
+        if self.pair_params is not None:
+            pass
+        elif self.margin:
             self.c0 = cp.Parameter(len(self.trip))
             self.c1 = cp.Parameter(len(self.trip), nonneg=True)
             self.alpha = cp.Parameter(nonneg=True)
@@ -152,7 +182,9 @@ class _GramSDP:
         self.B.value = np.maximum(slope, 0.0)
         self.s_lo.value = s_lo
         self.s_hi.value = s_hi
-        if self.margin:
+        if self.pair_params is not None:
+            _set_pairs(prob, self.pair_params)
+        elif self.margin:
             c0, c1 = _chords(prob, self.trip, self.pid, s_hi)
             self.c0.value = c0
             self.c1.value = c1
@@ -177,10 +209,13 @@ class _ShorSDP:
         self.E2 = cp.Parameter(N)
         cons = [cp.bmat([[np.eye(n), G.T], [G, K]]) >> 0,
                 cp.diag(K) - 2 * cp.sum(cp.multiply(self.E, G), axis=1) + self.E2 <= tau]
+        self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
         ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
         am = self.pid[self.trip[:, 0], self.trip[:, 2]]
         self.margin = prob.alpha > 0.0
-        if self.margin:
+        if self.pair_params is not None:
+            pass
+        elif self.margin:
             T = len(self.trip)
             self.c0 = cp.Parameter(T)
             self.c1 = cp.Parameter(T, nonneg=True)
@@ -203,7 +238,9 @@ class _ShorSDP:
         E = prob.E
         self.E.value = E
         self.E2.value = np.sum(E * E, axis=1)
-        if self.margin:
+        if self.pair_params is not None:
+            _set_pairs(prob, self.pair_params)
+        elif self.margin:
             c0, c1 = _chords(prob, self.trip, self.pid, 2.0 * upper)
             self.c0.value = c0
             self.c1.value = c1
@@ -242,7 +279,8 @@ def _solve(problem, var) -> float | None:
 
 
 def _key(prob: Problem, kind: str) -> tuple:
-    return (kind, prob.N, prob.n, prob.alpha > 0.0, prob.codes.tobytes())
+    return (kind, prob.N, prob.n, prob.alpha > 0.0, prob.codes.tobytes(),
+            prob.pairs is not None)
 
 
 def _get(prob: Problem, kind: str):

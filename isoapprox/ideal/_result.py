@@ -1,8 +1,8 @@
-"""The result of :func:`isoapprox.nearest_ideal`."""
+"""The result of :func:`isoapprox.nearest_ideal` and :func:`isoapprox.nearest_zero_loss`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,14 @@ KIND_RTOL = 1e-9
 
 @dataclass(frozen=True)
 class IdealResult:
-    """Nearest triplet-separated embedding with a certified bracket.
+    """Nearest embedding of a target set, with a certified bracket.
+
+    The target set is ``F_TS(margin)`` for :func:`isoapprox.nearest_ideal`
+    (``loss == "triplet"``) and the zero-loss set of a pair loss for
+    :func:`isoapprox.nearest_zero_loss` (``loss`` is ``"contrastive"`` or
+    ``"margin"``; its bounds are in ``thresholds``).  Wherever the
+    attributes below say "triplet-separated" or "triplet", read "in the
+    zero-loss set" and "pair constraint" for a pair loss.
 
     Attributes
     ----------
@@ -52,6 +59,7 @@ class IdealResult:
         The requested relative gap.
     objective : {"iso", "haus"}
     margin : float
+        The loss's margin ``alpha``.
     solver : str
         Which family produced the embedding: ``"identity"`` (``E`` is already
         separated), ``"construction"`` (collapsed or class-collapsed closed
@@ -68,7 +76,9 @@ class IdealResult:
         Wall time.
     slack : float
         ``min over triplets of d(a, m) - d(a, p) - margin`` at ``embedding``
-        in float64; ``>= 0``.  ``inf`` when no triplet constrains it.
+        in float64; ``>= 0``.  ``inf`` when no triplet constrains it.  For a
+        pair loss: ``min(u - d_pos, d_neg - l)`` over the constrained pairs
+        (negatives only when ``l > 0``).
     kind : {"collapsed", "class-collapsed", "general"}
         ``"collapsed"`` when ``diam(embedding) <= KIND_RTOL * scale``,
         ``"class-collapsed"`` when every class has diameter at most that,
@@ -77,9 +87,20 @@ class IdealResult:
         Every lower bound computed, by name (caller's units): ``"separated"``
         (0 when ``E`` is already separated), ``"half_loss"``,
         ``"three_point"``, ``"metric_lp"``, ``"sdp"`` for ``"iso"``;
-        ``"iso_half"`` and ``"shor_sdp"`` for ``"haus"``.
+        ``"iso_half"`` and ``"shor_sdp"`` for ``"haus"``.  For a pair loss:
+        ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
+        (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``
+        (``L_max / 2``) and ``"shor_sdp"`` for ``"haus"``, ``"packing"`` for
+        both (see :mod:`isoapprox.ideal._pairs`).
     lower_source : str
         Name of the bound that gives ``lower``.
+    loss : {"triplet", "contrastive", "margin"}
+        Which target set: ``F_TS`` or a pair loss's zero-loss set.
+    thresholds : dict[str, float]
+        The set's parameters: ``{"margin": alpha}`` for ``F_TS``; for a pair
+        loss also ``pos_margin`` (contrastive) or ``beta`` (margin loss) and
+        the derived bounds ``upper`` (``d_pos <= upper``) and ``lower``
+        (``d_neg >= lower``).
     """
 
     embedding: FloatArray
@@ -101,17 +122,21 @@ class IdealResult:
     kind: str
     bounds: dict[str, float]
     lower_source: str
+    loss: str = "triplet"
+    thresholds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the embedding as nested lists)."""
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["embedding"] = np.asarray(self.embedding).tolist()
         out["bounds"] = dict(self.bounds)
+        out["thresholds"] = dict(self.thresholds)
         return out
 
     def __repr__(self) -> str:
+        loss = "" if self.loss == "triplet" else f"loss={self.loss!r}, "
         return (
-            f"IdealResult(objective={self.objective!r}, margin={self.margin!r}, "
+            f"IdealResult({loss}objective={self.objective!r}, margin={self.margin!r}, "
             f"value={self.value:.6g}, lower={self.lower:.6g}, rel_gap={self.rel_gap:.2e}, "
             f"certified={self.certified}, kind={self.kind!r}, solver={self.solver!r}, "
             f"status={self.status!r}, embedding=<array {np.shape(self.embedding)}>)"

@@ -43,6 +43,11 @@ bound) and :mod:`._relax` (the SDP over the Gram matrix for ``"iso"``, the
 Shor relaxation for ``"haus"``).  Their values are listed in
 ``IdealResult.bounds``.
 
+The same search serves the zero-loss sets of the pair losses
+(:func:`isoapprox.nearest_zero_loss`): the problem then carries
+:class:`~._problem.PairBounds` and the family-specific pieces (constraint
+rows, slack, repair, constructions, bounds) come from :mod:`._pairs`.
+
 ``solver="auto"`` runs the closed forms and cheap bounds first, then the
 scipy multi-start, and escalates (metric LP, SDP bound, CCP polish) only
 while the gap is open and the time budget lasts.
@@ -81,7 +86,16 @@ from ._bounds import (
     three_point_bound,
 )
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
-from ._problem import Problem, Program
+from ._pairs import (
+    PairSpec,
+    class_ball_bound,
+    clipped_layouts,
+    packing_bound,
+    pair_slack,
+    pair_target_start,
+    repair_pairs,
+)
+from ._problem import PairBounds, Problem, Program
 from ._result import FLOOR_RTOL, KIND_RTOL, IdealResult
 from ._starts import (
     class_means,
@@ -139,8 +153,15 @@ def _serial_numba(n_points: int) -> Iterator[None]:
 
 
 def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
-           objective: str) -> tuple[float, float]:
+           objective: str, pairs: PairBounds | None = None) -> tuple[float, float]:
     """Objective and worst slack of ``G`` in the caller's units (float64)."""
+    if pairs is not None:
+        s = pow2_scale(E, G)
+        if s != 1.0:
+            value = K.iso_value(E * s, G * s) if objective == "iso" else K.haus_value(E * s, G * s)
+        else:
+            value = K.iso_value(E, G) if objective == "iso" else K.haus_value(E, G)
+        return float(value) / s, pair_slack(G, codes, pairs)
     s = pow2_scale(E, G, np.array([margin]))
     if s != 1.0:
         Es, Gs, a = E * s, G * s, margin * s
@@ -168,8 +189,11 @@ _KIND_RANK = {"collapsed": 2, "class-collapsed": 1, "general": 0}
 class _Search:
     """Incumbent, bounds and budget of one call."""
 
-    def __init__(self, E, codes, margin, objective, tol, deadline, rng, max_iter):
+    def __init__(self, E, codes, margin, objective, tol, deadline, rng, max_iter,
+                 spec: PairSpec | None = None):
         self.E = E
+        self.spec = spec
+        self.pairs = None if spec is None else spec.bounds
         self.codes = codes
         self.margin = margin
         self.objective = objective
@@ -180,8 +204,8 @@ class _Search:
         s = pow2_scale(E)
         diam = float(K.class_diameters(E * s, codes, int(codes.max()) + 1)[-1] / s)
         self.diam = diam
-        self.scale = max(diam, margin)
-        self.prob = Problem.build(E, codes, margin, objective, diam)
+        self.scale = max(diam, margin if spec is None else spec.bounds.lower)
+        self.prob = Problem.build(E, codes, margin, objective, diam, self.pairs)
         self.best: np.ndarray | None = None
         self.best_value = math.inf
         self.best_solver = ""
@@ -216,6 +240,8 @@ class _Search:
     # -- candidates ----------------------------------------------------
     def _repair(self, G: np.ndarray) -> np.ndarray | None:
         codes, margin = self.codes, self.margin
+        if self.pairs is not None:
+            return repair_pairs(G, codes, self.pairs, self.n_classes, self._snap)
         for _ in range(3):
             if margin > 0.0:
                 s = pow2_scale(G, np.array([margin]))
@@ -251,12 +277,13 @@ class _Search:
         if not np.all(np.isfinite(G)):
             return False
         Gc = self.prob.to_caller(G) if normalised else np.array(G, dtype=float)
-        value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective)
+        value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective, self.pairs)
         if slack < 0.0:
             Gc = self._repair(Gc)
             if Gc is None:
                 return False
-            value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective)
+            value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective,
+                                  self.pairs)
             if solver == "identity":  # E scaled about its centroid
                 solver = "construction"
         kind = _kind(Gc, self.codes, self.scale)
@@ -288,6 +315,9 @@ def _closed_forms(S: _Search) -> None:
     prob = S.prob
     from ..geometry import min_enclosing_ball
 
+    if S.pairs is not None:
+        _closed_forms_pairs(S)
+        return
     if S.margin == 0.0:
         if S.objective == "iso":
             S.offer(np.zeros_like(prob.E), "construction")
@@ -301,8 +331,54 @@ def _closed_forms(S: _Search) -> None:
     S.offer(spread_centres(C, prob.alpha, S.rng)[prob.codes], "construction")
 
 
+def _closed_forms_pairs(S: _Search) -> None:
+    """Collapsed (``l = 0``), class-collapsed and clipped layouts of a pair zero set."""
+    prob = S.prob
+    from ..geometry import min_enclosing_ball
+
+    l_zero = prob.pairs.lower <= 0.0
+    if l_zero:
+        if S.objective == "iso":
+            S.offer(np.zeros_like(prob.E), "construction")
+        else:
+            ball = min_enclosing_ball(prob.E)
+            S.offer(np.broadcast_to(ball.center, prob.E.shape).copy(), "construction")
+    C = class_means(prob)
+    if S.objective == "haus" and l_zero:
+        for c in range(C.shape[0]):
+            C[c] = min_enclosing_ball(prob.E[prob.codes == c]).center
+    S.offer(spread_centres(C, prob.sep, S.rng)[prob.codes], "construction")
+    for G in clipped_layouts(prob, S.rng):
+        S.offer(G, "construction")
+
+
+def _lower_cheap_pairs(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
+    """``L_max`` (iso) or ``L_max / 2`` (haus), and the packing bound."""
+    L = S.spec.loss_max(E_caller, y_codes)
+    if S.objective == "iso":
+        S.add_bound("loss", _safe(L, S.scale))
+    else:
+        S.add_bound("half_loss", _safe(L / 2.0, S.scale))
+    v = packing_bound(S.prob)
+    if v > 0.0:
+        S.add_bound("packing", _safe(v * S.prob.scale, S.scale))
+
+
+def _class_balls_pairs(S: _Search) -> None:
+    """The class-ball haus bound, capped by the incumbent (after the closed forms)."""
+    if S.pairs is None or S.objective != "haus" or S.best is None:
+        return
+    v = class_ball_bound(S.prob, S.best_value / S.prob.scale)
+    if v > 0.0:
+        S.add_bound("class_balls", _safe(v * S.prob.scale, S.scale))
+
+
 def _lower_cheap(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
     from ..losses import batch_hard_loss
+
+    if S.pairs is not None:
+        _lower_cheap_pairs(S, E_caller, y_codes)
+        return
 
     half = batch_hard_loss(E_caller, y_codes, margin=S.margin, reduction="max") / 2.0
     tp, _ = three_point_bound(S.prob)
@@ -361,7 +437,7 @@ def _run_local(S: _Search, prog: Program, G0: np.ndarray, family: str) -> None:
 def _shrink_scan(S: _Search) -> None:
     """Classes shrunk about their means by ``lam``, centres spread (cheap, any size)."""
     prob = S.prob
-    Cs = spread_centres(class_means(prob), prob.alpha, S.rng)
+    Cs = spread_centres(class_means(prob), prob.sep, S.rng)
     for lam in (0.1, 0.25, 0.5, 0.75, 0.9):
         S.offer(shrink_family(prob, Cs, lam), "construction")
 
@@ -371,9 +447,11 @@ def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]
     counts = np.bincount(prob.codes)
     multi = tuple(int(c) for c in np.flatnonzero(counts >= 2))
     C = class_means(prob)
-    Cs = spread_centres(C, prob.alpha, S.rng)
+    Cs = spread_centres(C, prob.sep, S.rng)
     yield "E", (), prob.E
-    if S.objective == "iso":
+    if prob.pairs is not None:
+        yield "target", (), pair_target_start(prob)
+    elif S.objective == "iso":
         lo, _ = S.lower()
         yield "target", (), target_start(prob, lo / prob.scale)
     yield "class-collapsed", multi, Cs[prob.codes]
@@ -398,7 +476,10 @@ def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]
 
 def _escalate_bounds(S: _Search, allow_cvxpy: bool) -> None:
     prob = S.prob
-    if S.objective == "iso" and "metric_lp" not in S.bounds and prob.N <= METRIC_LP_MAX_POINTS:
+    # the metric LP is triplet-only: for the pair family its value is L_max
+    # (see ._pairs), which is already a bound
+    if (S.objective == "iso" and prob.pairs is None and "metric_lp" not in S.bounds
+            and prob.N <= METRIC_LP_MAX_POINTS):
         v = metric_lp_bound(prob, S.best_value / prob.scale)
         S.add_bound("metric_lp", _safe(v * prob.scale, S.scale))
     if S.certified() or not allow_cvxpy or prob.N > SDP_MAX_POINTS or S.time_left() <= 0:
@@ -533,15 +614,17 @@ def nearest_ideal(
     return res
 
 
-def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline):
-    S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter)
+def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
+           spec: PairSpec | None = None):
+    S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
     # E itself
     if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
-        S.add_bound("separated", 0.0)
+        S.add_bound("separated" if spec is None else "zero_loss", 0.0)
         return S, "certified"
     _lower_cheap(S, X, codes)
     _closed_forms(S)
     _shrink_scan(S)
+    _class_balls_pairs(S)
     if S.certified():
         return S, "certified"
     family = "cvxpy" if solver == "cvxpy" else "scipy"
@@ -599,9 +682,10 @@ def _finish(state, t_start: float) -> IdealResult:
             value = isometric_error(S.E, G)
         else:
             value = hausdorff_like(S.E, G, mode="pointwise")
-        slack = _score(S.E, G, S.codes, S.margin, S.objective)[1]
+        slack = _score(S.E, G, S.codes, S.margin, S.objective, S.pairs)[1]
     if not slack >= 0.0:  # pragma: no cover - every offer is checked
-        raise SolverError("internal error: the incumbent is not triplet-separated",
+        what = "triplet-separated" if S.pairs is None else "in the zero-loss set"
+        raise SolverError(f"internal error: the incumbent is not {what}",
                           solver=S.best_solver, status="infeasible")
     S.best_value = value
     lower, source = S.lower()
@@ -634,4 +718,6 @@ def _finish(state, t_start: float) -> IdealResult:
         kind=_kind(G, S.codes, S.scale),
         bounds=dict(S.bounds),
         lower_source=source,
+        loss="triplet" if S.spec is None else S.spec.loss,
+        thresholds={"margin": float(S.margin)} if S.spec is None else S.spec.thresholds(),
     )

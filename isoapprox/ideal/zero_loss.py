@@ -1,0 +1,199 @@
+"""Nearest embedding with zero pair loss (contrastive or margin), with a certified bracket.
+
+Notation
+--------
+``E`` (N, n), labels ``y``; positive pairs share a label, negative pairs do
+not.  The zero-loss sets of the two pair losses of :mod:`isoapprox.losses`
+are both of the form
+
+    F(u, l) = { G (N, n) : d_G(i, j) <= u (positive), d_G(i, j) >= l (negative) }
+
+- contrastive loss (``margin = alpha``, ``pos_margin = tau``):
+  ``F_C = F(tau, alpha)``; never empty;
+- margin loss (``margin = alpha``, ``beta``): ``F_M = F(beta - alpha,
+  beta + alpha)``; empty when ``beta < alpha`` and some class has two
+  points (then :class:`~isoapprox.InvalidInputError` is raised).
+
+Both sets are closed under isometries, so the pointwise ``d_haus`` equals
+the minimax-Procrustes mode.  The search, the local solvers and the
+bookkeeping are those of :func:`isoapprox.nearest_ideal`; see
+:mod:`isoapprox.ideal._pairs` for the bounds of this family (with their
+proofs) and the constructions.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from contextlib import nullcontext
+
+import numpy as np
+
+from .._blas import single_threaded_blas
+from .._typing import ArrayLike, RNGLike
+from .._validation import (
+    as_labels,
+    as_points,
+    as_rng,
+    check_int,
+    check_margin,
+    check_nonnegative,
+    check_option,
+    check_positive,
+)
+from ..exceptions import ConvergenceWarning, InvalidInputError
+from ._pairs import LOSSES, PairSpec
+from ._problem import PairBounds
+from ._result import IdealResult
+from .nearest import BLAS_LIMIT_ABOVE, OBJECTIVES, SOLVERS, _finish, _serial_numba, _solve
+
+__all__ = ["LOSSES", "nearest_zero_loss", "pair_bounds"]
+
+
+def pair_bounds(loss: str, *, margin: float = 0.0, pos_margin: float = 0.0,
+                beta: float = 1.0) -> tuple[float, float]:
+    """The bounds ``(u, l)`` of a pair loss's zero set: ``d_pos <= u``, ``d_neg >= l``.
+
+    Parameters
+    ----------
+    loss : {"contrastive", "margin"}
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    pos_margin : float, default 0.0
+        ``tau >= 0`` (contrastive loss only).
+    beta : float, default 1.0
+        ``beta >= 0`` (margin loss only).
+
+    Returns
+    -------
+    (float, float)
+        ``(tau, alpha)`` for the contrastive loss, ``(beta - alpha, beta +
+        alpha)`` for the margin loss (``u < 0`` means: no positive pair can
+        be satisfied).
+
+    Examples
+    --------
+    >>> pair_bounds("margin", margin=0.2, beta=1.0)
+    (0.8, 1.2)
+    """
+    loss = check_option(loss, "loss", LOSSES)
+    margin = check_margin(margin)
+    pos_margin = check_nonnegative(pos_margin, "pos_margin")
+    beta = check_nonnegative(beta, "beta")
+    if loss == "contrastive":
+        return pos_margin, margin
+    return beta - margin, beta + margin
+
+
+def nearest_zero_loss(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    loss: str = "contrastive",
+    margin: float = 0.0,
+    pos_margin: float = 0.0,
+    beta: float = 1.0,
+    objective: str = "iso",
+    rng: RNGLike = None,
+    tol: float = 1e-6,
+    solver: str = "auto",
+    n_starts: int = 24,
+    max_iter: int = 200,
+    time_limit: float = 10.0,
+    warn_uncertified: bool = False,
+) -> IdealResult:
+    """Nearest embedding in a pair loss's zero-loss set, under ``d_iso`` or ``d_haus``.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 2``).
+    y : array_like of shape (N,)
+        Class labels (any layout).
+    loss : {"contrastive", "margin"}, default "contrastive"
+        ``"contrastive"``: ``F_C = {d_pos <= pos_margin, d_neg >= margin}``;
+        ``"margin"``: ``F_M = {d_pos <= beta - margin, d_neg >= beta +
+        margin}``.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    pos_margin : float, default 0.0
+        ``tau >= 0``; contrastive loss only.
+    beta : float, default 1.0
+        ``beta >= 0``; margin loss only.
+    objective : {"iso", "haus"}, default "iso"
+        ``"iso"``: ``max_{i<j} |D^E_ij - D^G_ij|``; ``"haus"``:
+        ``max_k ||E_k - G_k||``.
+    rng, tol, solver, n_starts, max_iter, time_limit, warn_uncertified
+        As in :func:`isoapprox.nearest_ideal`.
+
+    Returns
+    -------
+    IdealResult
+        ``loss`` names the loss and ``thresholds`` holds its parameters and
+        the bounds ``upper`` and ``lower``; ``slack`` is
+        ``min(upper - d_pos, d_neg - lower)`` at the returned embedding
+        (``>= 0`` in float64).  ``bounds`` holds ``"loss"`` (``L_max``, the
+        max-reduced loss: ``d_iso >= L_max``) or ``"half_loss"``
+        (``d_haus >= L_max / 2``), ``"packing"``, and the SDP bounds when
+        they ran.
+
+    Raises
+    ------
+    InvalidInputError
+        NaN/inf or mis-shaped ``E``, bad labels, a negative ``margin``,
+        ``pos_margin`` or ``beta``, an unknown ``loss``, ``objective`` or
+        ``solver``, non-positive ``tol`` or ``time_limit``; and for the
+        margin loss an empty zero-loss set (``beta < margin`` while a class
+        has two or more points).
+
+    Notes
+    -----
+    ``L_max <= d_iso(E, F) `` always, with equality whenever the clipped
+    distance table (positives ``min(D, u)``, negatives ``max(D, l)``) is
+    realisable in ``R^n``; it is not near collapse with more than ``n + 1``
+    classes, where the packing bound takes over.
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [3.0, 0.0], [1.0, 0.0]]
+    >>> res = nearest_zero_loss(E, [0, 0, 1], margin=2.0, pos_margin=1.0)
+    >>> res.certified, round(res.value, 6), round(res.lower, 6)
+    (True, 2.0, 2.0)
+    """
+    t_start = time.perf_counter()
+    X = as_points(E, "E", min_points=2)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    loss = check_option(loss, "loss", LOSSES)
+    u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
+    alpha = float(margin)
+    objective = check_option(objective, "objective", OBJECTIVES)
+    solver = check_option(solver, "solver", SOLVERS)
+    tol = check_positive(tol, "tol")
+    n_starts = check_int(n_starts, "n_starts", minimum=1)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    time_limit = check_positive(time_limit, "time_limit")
+    if not isinstance(warn_uncertified, (bool, np.bool_)):
+        raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
+    counts = np.bincount(codes)
+    if u < 0.0 and np.any(counts >= 2):
+        raise InvalidInputError(
+            f"the margin loss's zero-loss set is empty: `beta` ({float(beta)!r}) < `margin` "
+            f"({alpha!r}) forces d_pos <= beta - margin < 0, and `y` has a positive pair "
+            f"(a class with {int(counts.max())} points); need beta >= margin"
+        )
+    spec = PairSpec(loss=loss, margin=alpha, pos_margin=float(pos_margin), beta=float(beta),
+                    bounds=PairBounds(float(u), float(l)))
+    gen = as_rng(rng)
+    # as in nearest_ideal: one BLAS thread, but only where it pays for itself
+    blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
+    with _serial_numba(X.shape[0]), blas:
+        res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
+                     t_start + time_limit, spec)
+    res = _finish(res, t_start)
+    if warn_uncertified and not res.certified:
+        warnings.warn(
+            f"nearest_zero_loss: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative "
+            f"gap {res.rel_gap:.2e} > tol = {tol:g} (status {res.status!r})",
+            ConvergenceWarning, stacklevel=2,
+        )
+    return res
