@@ -10,10 +10,12 @@ Gaussian) through the stages ``cheap`` and ``ideal`` in this process, numba on
 one thread (as in a worker), timed as the median of ``--repeats`` runs, in two
 variants timed alternately in the same run:
 
-- the stage as shipped: the compiled convex programs of ``isoapprox.ideal``
-  are dropped before each configuration, so a row does not depend on the
-  configurations solved before it in the process;
-- the baseline: those programs kept between configurations (faster, but the
+- the stage as shipped: every ``nearest_ideal`` call empties the solver
+  state of the convex programs that ``isoapprox.ideal`` caches
+  (``isoapprox.ideal._session.forget_solver_state``), so a row does not
+  depend on the configurations solved before it in the process;
+- the baseline: that solver state kept between solves (the function patched
+  out for the run; faster, but the
   Shor bound of a configuration then moves in its last digits with the
   history of the process).
 
@@ -33,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from isoapprox.batch import BatchConfig, Grid, evaluate_chunk, expensive, plan  # noqa: E402
+from isoapprox.batch import BatchConfig, Grid, evaluate_chunk, plan  # noqa: E402
+from isoapprox.ideal import _session  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -49,19 +52,19 @@ def main(argv=None) -> int:
     warm = Grid(n_points=(5,), dims=(2,), classes=(2,), margins=(0.5,), repetitions=2)
     evaluate_chunk(plan(BatchConfig(warm, stages=("cheap", "ideal"), chunk_size=2))[0])
     print(f"load average {os.getloadavg()}")
-    fresh = expensive._fresh_solver_caches
+    fresh = _session.forget_solver_state
     times: dict[str, list[float]] = {"fresh": [], "kept": []}
     certified = None
     for _ in range(args.repeats):
         for variant in ("fresh", "kept"):
             if variant == "kept":
-                expensive._fresh_solver_caches = lambda: None
+                _session.forget_solver_state = lambda: None
             try:
                 t = time.perf_counter()
                 cols = evaluate_chunk(task)
                 times[variant].append(time.perf_counter() - t)
             finally:
-                expensive._fresh_solver_caches = fresh
+                _session.forget_solver_state = fresh
             if variant == "fresh":
                 certified = float(cols["certified"].mean())
     med = {k: statistics.median(v) for k, v in times.items()}

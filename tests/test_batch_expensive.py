@@ -175,9 +175,9 @@ def test_a_row_does_not_depend_on_what_the_process_solved_before(n_classes):
     assert after_1 == first and after_2 == first
 
 
-def test_fresh_solver_caches_keeps_programs_and_drops_unknown_objects():
-    from isoapprox.batch.expensive import _fresh_solver_caches
+def test_forget_solver_state_keeps_programs_and_drops_unknown_objects():
     from isoapprox.ideal import _relax
+    from isoapprox.ideal._session import forget_solver_state
 
     X, y = generate("gaussian", 5, 2, 2, "balanced", [0], seed=5, margin=0.5)
     _relax._CACHE.clear()
@@ -191,7 +191,7 @@ def test_fresh_solver_caches_keeps_programs_and_drops_unknown_objects():
         pass
 
     _relax._CACHE[("test-opaque",)] = Opaque()
-    _fresh_solver_caches()
+    forget_solver_state()
     assert ("test-opaque",) not in _relax._CACHE
     for key, obj in kept.items():
         assert _relax._CACHE[key] is obj and obj.problem._solver_cache == {}

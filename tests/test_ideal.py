@@ -412,3 +412,25 @@ def test_errors(kwargs, exc, match):
     E, y = args.pop("E"), args.pop("y")
     with pytest.raises(exc, match=match):
         nearest_ideal(E, y, **args)
+
+
+def test_answers_do_not_depend_on_earlier_solves_or_on_threads():
+    # the cached SDP relaxations keep cvxpy solver state between solves, and
+    # two threads would share their parameters: every call must start fresh
+    # and hold the solver lock (without it: history-dependent last digits,
+    # and a crash or another configuration's bound under threads)
+    from concurrent.futures import ThreadPoolExecutor
+
+    gen = np.random.default_rng(3)
+    cases = [(gen.normal(size=(5, 2)), np.array([0, 0, 1, 1, 2])) for _ in range(4)]
+
+    def solve(i):
+        E, y = cases[i]
+        r = nearest_ideal(E, y, margin=0.5, objective="haus", rng=i, time_limit=1e9)
+        return r.value, r.lower, r.upper, r.lower_source, sorted(r.bounds.items())
+
+    first = [solve(i) for i in range(4)]
+    assert any(f[3] == "shor_sdp" for f in first)  # the cached programs are exercised
+    assert [solve(i) for i in reversed(range(4))][::-1] == first
+    with ThreadPoolExecutor(2) as ex:
+        assert list(ex.map(solve, range(4))) == first

@@ -40,10 +40,11 @@ Determinism
 The solvers run without a wall-clock limit (:data:`NO_TIME_LIMIT`): their
 work is bounded by the number of starts and iterations, so a configuration's
 row depends only on the configuration and its random stream, never on the
-load of the machine, the number of workers or the executor.  The
-solver state of the convex programs that :mod:`isoapprox.ideal` caches is
-dropped before each configuration (a re-solved cached program otherwise
-remembers its earlier solves in the last digits).  The
+load of the machine, the number of workers or the executor.  Every
+``nearest_ideal`` call drops the solver state of the convex programs that
+:mod:`isoapprox.ideal` caches (a re-solved cached program otherwise
+remembers its earlier solves in the last digits; see
+:mod:`isoapprox.ideal._session`).  The
 per-configuration ``rng`` seeds the starts of both ``nearest_ideal`` calls;
 statement 4 (which depends only on the class sizes, ``n`` and ``alpha``) is
 computed from a canonical layout with the fixed seed of the settings and
@@ -80,7 +81,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
@@ -89,6 +89,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_option, check_positive
+from ..ideal._session import SOLVER_LOCK
 from .adversarial import OBJECTIVES, register_objective
 from .cheap import BOUND_RTOL
 from .stages import Column, Stage, register_stage
@@ -233,12 +234,10 @@ IDEAL_COLUMNS: tuple[Column, ...] = (
 )
 
 
-#: one solve at a time per process: the compiled convex programs of
-#: :mod:`isoapprox.ideal` are shared module-level objects and the BLAS limit is
-#: process-wide, so the threads of one process (a Dask worker with several
-#: threads) must not interleave solves (measured without it: a configuration
-#: received the Shor bound of the configuration solved in the other thread)
-_SOLVER_LOCK = threading.RLock()
+#: one solve at a time per process (the lock of :mod:`isoapprox.ideal`, which
+#: every nearest_ideal call holds and which also keeps the numba and BLAS
+#: thread limits set here from being changed by another thread mid-solve)
+_SOLVER_LOCK = SOLVER_LOCK
 
 
 @contextlib.contextmanager
@@ -257,36 +256,6 @@ def _single_threaded() -> Iterator[None]:
                 yield
         finally:
             numba.set_num_threads(old)
-
-
-def _fresh_solver_caches() -> None:
-    """Make the convex programs that :mod:`isoapprox.ideal` caches per shape forget their past.
-
-    A cached cvxpy problem re-solved with new parameters hands the solver
-    object of its previous solve (cvxpy's ``Problem._solver_cache``) to the
-    next one, and the returned values depend on it (measured: the Shor lower
-    bound of ``d_haus`` of one configuration moved in the 11th digit with
-    the configurations solved earlier in the process).  Emptying that
-    solver cache before each configuration keeps the compiled problem (its
-    parameters are all reset by the next solve) and makes every row a
-    function of the configuration and its seed alone, whatever the
-    chunking, the executor or the order of evaluation.  A cached object
-    whose problem does not expose a dict ``_solver_cache`` (another cvxpy
-    version) is dropped instead, which also gives history-free values, at
-    the cost of compiling it again.  ``benchmarks/bench_ideal_stage.py``
-    measures the cost against keeping the solver state.
-    """
-    from ..ideal import _ccp, _relax
-
-    for cache in (_relax._CACHE, _ccp._CACHE):
-        for key, obj in list(cache.items()):
-            holders = [v for v in vars(obj).values() if hasattr(v, "_solver_cache")]
-            states = [v._solver_cache for v in holders]
-            if holders and all(isinstance(st, dict) for st in states):
-                for st in states:
-                    st.clear()
-            else:
-                del cache[key]
 
 
 def _kind_flags(kind: str) -> tuple[bool, bool]:
@@ -309,7 +278,6 @@ def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
 
     codes = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     E0 = np.zeros((codes.shape[0], dim))
-    _fresh_solver_caches()
     L = batch_hard_loss(E0, codes, margin=margin, reduction="max")
     iso = nearest_ideal(E0, codes, margin=margin, objective="iso", rng=settings.seed,
                         **settings.solver_options())
@@ -507,7 +475,6 @@ def ideal_quantities(E: np.ndarray, codes: np.ndarray, margin: float, *,
     E = np.asarray(E, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.int64)
     with _single_threaded():
-        _fresh_solver_caches()
         iso, haus, iso_x, haus_x = solve_pair(E, codes, margin, rng=rng, settings=settings)
         rep = empirical_constant(E, codes, margin=margin, iso=iso, haus=haus)
         L = batch_hard_loss(E, codes, margin=margin, reduction="max")
@@ -621,7 +588,6 @@ POINTS = register_stage(Stage(
 def _c_pair(E: np.ndarray, codes: np.ndarray, margin: float,
             settings: IdealSettings) -> tuple[float, float]:
     with _single_threaded():
-        _fresh_solver_caches()
         iso, haus, _, _ = solve_pair(E, codes, margin, rng=settings.seed, settings=settings)
     if iso.value == 0.0:  # separated: c undefined
         return math.nan, math.nan

@@ -97,6 +97,7 @@ from ._pairs import (
 )
 from ._problem import PairBounds, Problem, Program
 from ._result import FLOOR_RTOL, KIND_RTOL, IdealResult
+from ._session import solver_session
 from ._starts import (
     class_means,
     noise_scales,
@@ -568,6 +569,12 @@ def nearest_ideal(
 
     Notes
     -----
+    Thread-safe by serialisation: one call at a time per process holds a
+    solver lock (the compiled convex programs and the thread limits are
+    process-wide), and every call starts from fresh solver state, so the
+    answer depends on its arguments alone (:mod:`isoapprox.ideal._session`).
+    Use processes, not threads, to solve in parallel.
+
     Exact to ``tol`` on most toy instances (``N <= 12``, ``n <= 3``); from a
     few tens of points on, only the cheap bounds and constructions are
     affordable and the bracket can be wide.  For ``n >= 2`` the 3-point
@@ -601,10 +608,10 @@ def nearest_ideal(
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
     # about a millisecond, more than the whole solve for the smallest toys
     blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
-    with _serial_numba(X.shape[0]), blas:
+    with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
                      t_start + time_limit)
-    res = _finish(res, t_start)
+        res = _finish(res, t_start)
     if warn_uncertified and not res.certified:
         warnings.warn(
             f"nearest_ideal: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative gap "

@@ -45,6 +45,7 @@ from ..exceptions import ConvergenceWarning, InvalidInputError
 from ._pairs import LOSSES, PairSpec
 from ._problem import PairBounds
 from ._result import IdealResult
+from ._session import solver_session
 from .nearest import BLAS_LIMIT_ABOVE, OBJECTIVES, SOLVERS, _finish, _serial_numba, _solve
 
 __all__ = ["LOSSES", "nearest_zero_loss", "pair_bounds"]
@@ -148,6 +149,12 @@ def nearest_zero_loss(
 
     Notes
     -----
+    Thread-safe by serialisation: one call at a time per process holds a
+    solver lock (the compiled convex programs and the thread limits are
+    process-wide), and every call starts from fresh solver state, so the
+    answer depends on its arguments alone (:mod:`isoapprox.ideal._session`).
+    Use processes, not threads, to solve in parallel.
+
     ``L_max <= d_iso(E, F) `` always, with equality whenever the clipped
     distance table (positives ``min(D, u)``, negatives ``max(D, l)``) is
     realisable in ``R^n``; it is not near collapse with more than ``n + 1``
@@ -186,10 +193,10 @@ def nearest_zero_loss(
     gen = as_rng(rng)
     # as in nearest_ideal: one BLAS thread, but only where it pays for itself
     blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
-    with _serial_numba(X.shape[0]), blas:
+    with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
                      t_start + time_limit, spec)
-    res = _finish(res, t_start)
+        res = _finish(res, t_start)
     if warn_uncertified and not res.certified:
         warnings.warn(
             f"nearest_zero_loss: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative "
