@@ -131,6 +131,7 @@ import numba
 import numpy as np
 
 from . import _kernels_stats as KS
+from ._blas import numba_threads, single_threaded_blas
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, IntArray, RNGLike
 from ._validation import (
@@ -252,15 +253,8 @@ _SERIAL_MEB_POINTS = 4096
 @contextlib.contextmanager
 def _serial_numba(active: bool = True):
     """Run numba's parallel kernels on one thread inside the block (results unchanged)."""
-    if not active:
+    with numba_threads(1 if active else None):
         yield
-        return
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def _n_chunks(units: int) -> int:
@@ -443,25 +437,14 @@ def _entropy_rank(s: np.ndarray, eps: float = 0.0) -> float:
     return float(math.exp(-math.fsum((nz * np.log(nz)).tolist())))
 
 
-def _one_blas_thread():
-    """Limit BLAS to one thread if threadpoolctl is installed (optional).
-
-    A threaded BLAS next to numba's thread pool oversubscribes small machines;
-    a tall ``(N, n)`` SVD is fast on one thread.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _singular_values(X: np.ndarray, center: bool) -> np.ndarray:
     s = pow2_scale(X)
     Y = X * s if s != 1.0 else X
     if center:
         Y = Y - Y.mean(axis=0)
-    with _one_blas_thread():
+    # a threaded BLAS next to numba's thread pool oversubscribes small
+    # machines; a tall (N, n) SVD is fast on one thread
+    with single_threaded_blas():
         return np.linalg.svd(Y, compute_uv=False)
 
 

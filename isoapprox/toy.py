@@ -714,17 +714,10 @@ def _worker_init() -> None:
 @contextmanager
 def _quiet_threads():
     """One numba thread and one BLAS thread: thread wake-ups dominate tiny problems."""
-    import numba
+    from ._blas import quiet_threads
 
-    from ._blas import single_threaded_blas
-
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        with single_threaded_blas():
-            yield
-    finally:
-        numba.set_num_threads(old)
+    with quiet_threads():
+        yield
 
 
 def _map(tasks: list[tuple], jobs: int, progress: Callable[[int], None] | None,

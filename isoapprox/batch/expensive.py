@@ -244,18 +244,10 @@ _SOLVER_LOCK = SOLVER_LOCK
 def _single_threaded() -> Iterator[None]:
     """The process's solver lock; numba and BLAS on one thread (results must
     not depend on thread counts or on other threads)."""
-    import numba
+    from .._blas import quiet_threads
 
-    from .._blas import single_threaded_blas
-
-    with _SOLVER_LOCK:
-        old = numba.get_num_threads()
-        numba.set_num_threads(1)
-        try:
-            with single_threaded_blas():
-                yield
-        finally:
-            numba.set_num_threads(old)
+    with _SOLVER_LOCK, quiet_threads():
+        yield
 
 
 def _kind_flags(kind: str) -> tuple[bool, bool]:

@@ -64,7 +64,7 @@ from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
-from .._blas import single_threaded_blas
+from .._blas import numba_threads, single_threaded_blas
 from .._scaling import pow2_scale
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
@@ -140,17 +140,8 @@ def _serial_numba(n_points: int) -> Iterator[None]:
     Thread start-up and barriers cost far more than the work for a few
     points (tens of milliseconds per call on a loaded machine).
     """
-    if n_points >= SERIAL_BELOW:
+    with numba_threads(1 if n_points < SERIAL_BELOW else None):
         yield
-        return
-    import numba
-
-    old = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,

@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from .. import _kernels as K
-from .._blas import single_threaded_blas
+from .._blas import numba_threads, single_threaded_blas
 from .._typing import FloatArray, IntArray
 from .._validation import (
     as_labels,
@@ -480,16 +480,9 @@ def limit_threads(n: int | None):
     if n is None:
         yield
         return
-    import numba
-
     n = max(1, int(n))
-    old = numba.get_num_threads()
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    try:
-        with single_threaded_blas() if n == 1 else contextlib.nullcontext():
-            yield
-    finally:
-        numba.set_num_threads(old)
+    with numba_threads(n), single_threaded_blas() if n == 1 else contextlib.nullcontext():
+        yield
 
 
 def _theory_callbacks(config: TrainConfig, theory_ss, check_ss) -> tuple:
