@@ -142,3 +142,31 @@ def test_theory_errors():
         T.check_collapse([0, 0, 0], 2)
     with pytest.raises(InvalidInputError, match=r"`margin` must be >= 0"):
         T.check_loss_iso(E, [0, 0, 1, 1], margin=-1.0)
+
+
+def test_constant_takes_the_better_feasible_haus_point():
+    # a haus incumbent worse than f* moved by its best isometry is replaced by
+    # that (re-checked, re-scored) point; the bracket and c follow it
+    import dataclasses
+
+    from isoapprox import hausdorff_like, is_triplet_separated, minimax_procrustes, nearest_ideal
+
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.2], [0.6, 1.0], [2.0, 0.5]])
+    y = np.array([0, 0, 1, 1, 2])
+    iso = nearest_ideal(X, y, margin=0.0, objective="iso", rng=0)
+    haus = nearest_ideal(X, y, margin=0.0, objective="haus", rng=0)
+    worse = dataclasses.replace(haus, value=3 * haus.value, upper=3 * haus.value)
+    rep = T.empirical_constant(X, y, margin=0.0, iso=iso, haus=worse)
+    assert rep.extra["d_haus_source"] == "procrustes_fstar"
+    proc = minimax_procrustes(X, iso.embedding)
+    moved = (iso.embedding - proc.b) @ proc.Q
+    assert is_triplet_separated(moved, y, margin=0.0)
+    assert rep.d_haus == rep.d_haus_upper == hausdorff_like(X, moved)
+    assert rep.d_haus_lower == haus.lower <= rep.d_haus < worse.value
+    assert rep.c == rep.d_haus / iso.value
+    assert rep.c_upper == rep.d_haus_upper / iso.lower
+    # the solver's own incumbent is kept when it is the better one
+    same = T.empirical_constant(X, y, margin=0.0, iso=iso, haus=haus)
+    assert same.d_haus <= haus.value
+    if same.extra["d_haus_source"] == "nearest_ideal":
+        assert same.d_haus == haus.value
