@@ -20,7 +20,9 @@ Each configuration goes through ``isoapprox batch`` (stages ``cheap`` and
     python experiments/collapse_share.py [--workers 2] [--work DIR] [--out FILE.json]
 
 Writes the per-``N/n`` table as JSON (with the configuration, seed and
-versions) and prints it.  About a minute on 2 cores.
+versions) and prints it; ``isoapprox figures RESULTS.json --out DIR`` draws
+it (:func:`isoapprox.plotting.survey.collapse_share_plot`).  About a minute
+on 2 cores.
 """
 
 from __future__ import annotations

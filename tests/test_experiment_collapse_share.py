@@ -45,3 +45,16 @@ def test_collapse_share_table_matches_its_rows(tmp_path, capsys):
         collapsed = sum(x["collapsed_iso"] in ("True", "1") for x in mine)
         assert r["collapsed_share"] == collapsed / len(mine)
     assert "N/n" in capsys.readouterr().out
+
+
+def test_collapse_share_figure_from_the_committed_result(tmp_path):
+    from isoapprox.plotting.registry import build_figures
+
+    src = ROOT / "experiments" / "results" / "collapse_share.json"
+    paths = build_figures([src], tmp_path)
+    names = sorted(p.name for p in paths)
+    assert names == ["survey_collapse_share." + ext for ext in ("json", "pdf", "png")]
+    again = build_figures([src], tmp_path / "again")
+    for a, b in zip(sorted(paths), sorted(again), strict=True):
+        assert a.read_bytes() == b.read_bytes()
+    assert (tmp_path / "survey_collapse_share.png").stat().st_size > 10_000

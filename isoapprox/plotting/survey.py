@@ -20,6 +20,8 @@ from .registry import register
 
 __all__ = [
     "c_bracket_histogram",
+    "collapse_share_plot",
+    "collapse_share_figures",
     "c_theta_scatter",
     "loss_iso_scatter",
     "survey_figures",
@@ -183,3 +185,57 @@ def survey_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
         fig = func(records)
         out.extend(save_figure(fig, out_dir, name, sources=[source], description=desc))
     return out
+
+
+def collapse_share_plot(rows: Sequence[dict[str, Any]]):
+    """The nearest ideal embedding against the collapsed one, as ``N / n`` grows.
+
+    Parameters
+    ----------
+    rows : sequence of dict
+        One per value of ``N / n`` (``experiments/collapse_share.py``):
+        ``N_over_n``, ``d_iso_over_diameter_median``,
+        ``d_iso_over_diameter_max``, ``collapsed_share``,
+        ``class_collapsed_share``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Left: ``d_iso(E, F_TS) / diam(E)`` (median and maximum; 1 means the
+        collapsed embedding is a nearest ideal one).  Right: the share of
+        configurations whose nearest ideal embedding is collapsed or
+        class-collapsed.
+    """
+    plt = pyplot()
+    rs = sorted(rows, key=lambda r: r["N_over_n"])
+    x = [r["N_over_n"] for r in rs]
+    with style_context():
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(FULL_WIDTH, 2.3))
+        a1.plot(x, [r["d_iso_over_diameter_median"] for r in rs], "o-",
+                color=COLORS["d_iso"], label="median")
+        a1.plot(x, [r["d_iso_over_diameter_max"] for r in rs], "s--",
+                color=COLORS["d_iso"], alpha=0.6, label="maximum")
+        a1.axhline(1.0, color=COLORS["bound"], linestyle=":", linewidth=1)
+        a1.set_ylim(0, 1.05)
+        a1.set_xlabel(r"batch size / dimension $N / n$")
+        a1.set_ylabel(r"$d_{iso}(E, F_{TS}) \,/\, \mathrm{diam}(E)$")
+        a1.legend(frameon=False, fontsize=6)
+        a2.plot(x, [r["collapsed_share"] for r in rs], "o-", color=COLORS["loss"],
+                label="collapsed")
+        a2.plot(x, [r["class_collapsed_share"] for r in rs], "s--", color=COLORS["d_haus"],
+                label="class-collapsed")
+        a2.set_ylim(-0.02, 1.0)
+        a2.set_xlabel(r"batch size / dimension $N / n$")
+        a2.set_ylabel("share of nearest ideal embeddings")
+        a2.legend(frameon=False, fontsize=6)
+        fig.tight_layout()
+    return fig
+
+
+@register("collapse_share")
+def collapse_share_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+    """Builder: ``survey_collapse_share``."""
+    fig = collapse_share_plot(doc.get("records", []))
+    return save_figure(fig, out_dir, "survey_collapse_share", sources=[source],
+                       description="d_iso(E, F_TS) / diam(E) and the share of collapsed nearest "
+                                   "ideal embeddings against N / n, margin 0.")
