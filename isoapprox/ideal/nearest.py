@@ -61,6 +61,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -586,28 +587,55 @@ def nearest_ideal(
     X = as_points(E, "E", min_points=3)
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
-    objective = check_option(objective, "objective", OBJECTIVES)
-    solver = check_option(solver, "solver", SOLVERS)
-    tol = check_positive(tol, "tol")
-    n_starts = check_int(n_starts, "n_starts", minimum=1)
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    time_limit = check_positive(time_limit, "time_limit")
+    opts = _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
+                                warn_uncertified)
+    require_triplets(codes)
+    return _run(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
+
+
+@dataclass(frozen=True)
+class _SolveOptions:
+    objective: str
+    solver: str
+    tol: float
+    n_starts: int
+    max_iter: int
+    time_limit: float
+    warn_uncertified: bool
+
+
+def _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
+                         warn_uncertified) -> _SolveOptions:
+    """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``."""
     if not isinstance(warn_uncertified, (bool, np.bool_)):
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
-    require_triplets(codes)
+    return _SolveOptions(
+        objective=check_option(objective, "objective", OBJECTIVES),
+        solver=check_option(solver, "solver", SOLVERS),
+        tol=check_positive(tol, "tol"),
+        n_starts=check_int(n_starts, "n_starts", minimum=1),
+        max_iter=check_int(max_iter, "max_iter", minimum=1),
+        time_limit=check_positive(time_limit, "time_limit"),
+        warn_uncertified=bool(warn_uncertified),
+    )
+
+
+def _run(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, caller: str,
+         spec: PairSpec | None = None) -> IdealResult:
+    """Search, bound and re-score under the solver session; warn if asked and uncertified."""
     gen = as_rng(rng)
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
     # about a millisecond, more than the whole solve for the smallest toys
     blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
     with solver_session(), _serial_numba(X.shape[0]), blas:
-        res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
-                     t_start + time_limit)
+        res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
+                     opts.n_starts, opts.max_iter, t_start + opts.time_limit, spec)
         res = _finish(res, t_start)
-    if warn_uncertified and not res.certified:
+    if opts.warn_uncertified and not res.certified:
         warnings.warn(
-            f"nearest_ideal: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative gap "
-            f"{res.rel_gap:.2e} > tol = {tol:g} (status {res.status!r})",
-            ConvergenceWarning, stacklevel=2,
+            f"{caller}: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative gap "
+            f"{res.rel_gap:.2e} > tol = {opts.tol:g} (status {res.status!r})",
+            ConvergenceWarning, stacklevel=3,
         )
     return res
 

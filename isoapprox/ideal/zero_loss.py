@@ -24,29 +24,22 @@ proofs) and the constructions.
 from __future__ import annotations
 
 import time
-import warnings
-from contextlib import nullcontext
 
 import numpy as np
 
-from .._blas import single_threaded_blas
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
     as_labels,
     as_points,
-    as_rng,
-    check_int,
     check_margin,
     check_nonnegative,
     check_option,
-    check_positive,
 )
-from ..exceptions import ConvergenceWarning, InvalidInputError
+from ..exceptions import InvalidInputError
 from ._pairs import LOSSES, PairSpec
 from ._problem import PairBounds
 from ._result import IdealResult
-from ._session import solver_session
-from .nearest import BLAS_LIMIT_ABOVE, OBJECTIVES, SOLVERS, _finish, _serial_numba, _solve
+from .nearest import _check_solve_options, _run
 
 __all__ = ["LOSSES", "nearest_zero_loss", "pair_bounds"]
 
@@ -173,14 +166,8 @@ def nearest_zero_loss(
     loss = check_option(loss, "loss", LOSSES)
     u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
     alpha = float(margin)
-    objective = check_option(objective, "objective", OBJECTIVES)
-    solver = check_option(solver, "solver", SOLVERS)
-    tol = check_positive(tol, "tol")
-    n_starts = check_int(n_starts, "n_starts", minimum=1)
-    max_iter = check_int(max_iter, "max_iter", minimum=1)
-    time_limit = check_positive(time_limit, "time_limit")
-    if not isinstance(warn_uncertified, (bool, np.bool_)):
-        raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
+    opts = _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
+                                warn_uncertified)
     counts = np.bincount(codes)
     if u < 0.0 and np.any(counts >= 2):
         raise InvalidInputError(
@@ -190,17 +177,4 @@ def nearest_zero_loss(
         )
     spec = PairSpec(loss=loss, margin=alpha, pos_margin=float(pos_margin), beta=float(beta),
                     bounds=PairBounds(float(u), float(l)))
-    gen = as_rng(rng)
-    # as in nearest_ideal: one BLAS thread, but only where it pays for itself
-    blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
-    with solver_session(), _serial_numba(X.shape[0]), blas:
-        res = _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter,
-                     t_start + time_limit, spec)
-        res = _finish(res, t_start)
-    if warn_uncertified and not res.certified:
-        warnings.warn(
-            f"nearest_zero_loss: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative "
-            f"gap {res.rel_gap:.2e} > tol = {tol:g} (status {res.status!r})",
-            ConvergenceWarning, stacklevel=2,
-        )
-    return res
+    return _run(X, codes, alpha, opts, rng, t_start, "nearest_zero_loss", spec)
