@@ -61,7 +61,6 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -711,15 +710,6 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-@contextmanager
-def _quiet_threads():
-    """One numba thread and one BLAS thread: thread wake-ups dominate tiny problems."""
-    from ._blas import quiet_threads
-
-    with quiet_threads():
-        yield
-
-
 def _map(tasks: list[tuple], jobs: int, progress: Callable[[int], None] | None,
          done: Callable[[tuple, dict[str, Any]], None] | None = None,
          ) -> dict[tuple, dict[str, Any]]:
@@ -734,7 +724,10 @@ def _map(tasks: list[tuple], jobs: int, progress: Callable[[int], None] | None,
             progress(1)
 
     if jobs <= 1 or len(tasks) <= 1:
-        with _quiet_threads():
+        from ._blas import quiet_threads
+
+        # one numba and one BLAS thread: thread wake-ups dominate tiny problems
+        with quiet_threads():
             for t in tasks:
                 finish(*_eval_task(t))
         return out

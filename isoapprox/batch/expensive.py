@@ -234,19 +234,15 @@ IDEAL_COLUMNS: tuple[Column, ...] = (
 )
 
 
-#: one solve at a time per process (the lock of :mod:`isoapprox.ideal`, which
-#: every nearest_ideal call holds and which also keeps the numba and BLAS
-#: thread limits set here from being changed by another thread mid-solve)
-_SOLVER_LOCK = SOLVER_LOCK
-
-
 @contextlib.contextmanager
 def _single_threaded() -> Iterator[None]:
-    """The process's solver lock; numba and BLAS on one thread (results must
-    not depend on thread counts or on other threads)."""
+    """The solver lock of :mod:`isoapprox.ideal` for the whole configuration (its
+    several solves, and the BLAS limit set here, which is process-wide, are
+    not interleaved with another thread's), and numba and BLAS on one thread
+    (results must not depend on thread counts or on other threads)."""
     from .._blas import quiet_threads
 
-    with _SOLVER_LOCK, quiet_threads():
+    with SOLVER_LOCK, quiet_threads():
         yield
 
 
