@@ -9,13 +9,11 @@ package) for the bracket tests.
 
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
-from scipy.optimize import linprog, minimize
+from scipy.optimize import linprog
 
-from .reference import isometric_error, pairwise, triplets
+from .reference import pairwise, triplets
+from .search_reference import random_then_polish
 
 
 def three_point_lp(Dx: float, Du: float, Dv: float, alpha: float) -> float:
@@ -91,13 +89,6 @@ def worst_slack(G, y, margin) -> float:
     return min(D[a, m] - D[a, p] - margin for a, p, m in triplets(y))
 
 
-def objective(E, G, which: str) -> float:
-    if which == "iso":
-        return isometric_error(E, G)
-    E, G = np.asarray(E, float), np.asarray(G, float)
-    return max(math.dist(a, b) for a, b in zip(E, G, strict=True))
-
-
 def make_feasible(G, y, margin):
     """Scale ``G`` about its centroid until it is separated (``None`` if impossible)."""
     G = np.asarray(G, dtype=float)
@@ -120,56 +111,15 @@ def independent_search(E, y, margin, which: str, rng, n_random: int = 300,
     ``eps``; only points that are separated in float64 count)."""
     E = np.asarray(E, dtype=float)
     y = np.asarray(y)
-    N, n = E.shape
     trip = list(triplets(y))
     scale = max(float(pairwise(E).max()), margin, 1e-300)
-    best = math.inf
-    cands = []
-    for _ in range(n_random):
-        kind = rng.integers(3)
-        if kind == 0:
-            G = E + rng.normal(scale=rng.choice([0.1, 0.3, 1.0]) * scale, size=E.shape)
-        elif kind == 1:
-            C = rng.normal(scale=scale, size=(int(y.max()) + 1, n))
-            G = C[y] + rng.normal(scale=0.05 * scale, size=E.shape)
-        else:
-            lam = rng.uniform(0, 1)
-            C = np.array([E[y == c].mean(axis=0) for c in range(int(y.max()) + 1)])
-            G = C[y] * rng.uniform(1, 3) + lam * (E - C[y])
-        G = make_feasible(G, y, margin)
-        if G is not None:
-            v = objective(E, G, which)
-            cands.append((v, G))
-            best = min(best, v)
-    cands.sort(key=lambda t: t[0])
     eps = 1e-9 * scale
-    iu = np.triu_indices(N, 1)
 
-    def d(G, i, j):
-        return np.sqrt(np.sum((G[i] - G[j]) ** 2) + eps * eps)
+    def rows(G, d):
+        return [d(G, a, m) - d(G, a, p) - margin * (1 + 1e-7) - 2 * eps for a, p, m in trip]
 
-    for _, G0 in cands[:n_polish]:
-        x0 = np.concatenate([G0.ravel(), [objective(E, G0, which)]])
-
-        def cons(x):
-            G = x[:-1].reshape(N, n)
-            t = x[-1]
-            out = [d(G, a, m) - d(G, a, p) - margin * (1 + 1e-7) - 2 * eps
-                   for a, p, m in trip]
-            if which == "iso":
-                DG = np.sqrt(np.sum((G[:, None] - G[None]) ** 2, axis=-1))
-                DE = pairwise(E)
-                out += list(t - (DG - DE)[iu]) + list(t + (DG - DE)[iu])
-            else:
-                out += list(t * t - np.sum((G - E) ** 2, axis=1))
-            return np.array(out)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = minimize(lambda x: x[-1], x0, method="SLSQP",
-                           constraints=[{"type": "ineq", "fun": cons}],
-                           options={"maxiter": 300, "ftol": 1e-12})
-        G = res.x[:-1].reshape(N, n)
-        if worst_slack(G, y, margin) >= 0:
-            best = min(best, objective(E, G, which))
-    return best
+    return random_then_polish(
+        E, y, which, rng, scale=scale, repair=lambda G: make_feasible(G, y, margin),
+        set_rows=rows, feasible=lambda G: worst_slack(G, y, margin) >= 0,
+        n_random=n_random, n_polish=n_polish,
+    )

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 
 import numpy as np
-from scipy.optimize import linprog, minimize
+from scipy.optimize import linprog
 
-from .reference import isometric_error, pairwise
+from .reference import pairwise
+from .search_reference import random_then_polish
 
 
 def bounds(loss: str, margin: float, pos_margin: float = 0.0, beta: float = 1.0):
@@ -46,13 +46,6 @@ def worst_slack(G, y, u: float, l: float) -> float:
         elif l > 0:
             out = min(out, D[i, j] - l)
     return out
-
-
-def objective(E, G, which: str) -> float:
-    if which == "iso":
-        return isometric_error(E, G)
-    return max(math.dist(a, b) for a, b in zip(np.asarray(E, float), np.asarray(G, float),
-                                                strict=True))
 
 
 def make_feasible(G, y, u: float, l: float):
@@ -123,64 +116,24 @@ def independent_search(E, y, u: float, l: float, which: str, rng, n_random: int 
     only points feasible in float64 count."""
     E = np.asarray(E, dtype=float)
     y = np.unique(np.asarray(y), return_inverse=True)[1].ravel()
-    N, n = E.shape
     scale = max(float(pairwise(E).max()), l, 1e-300)
-    P = int(y.max()) + 1
-    best = math.inf
-    cands = []
-    for _ in range(n_random):
-        kind = rng.integers(3)
-        if kind == 0:
-            G = E + rng.normal(scale=rng.choice([0.1, 0.3, 1.0]) * scale, size=E.shape)
-        elif kind == 1:
-            C = rng.normal(scale=scale, size=(P, n))
-            G = C[y] + rng.normal(scale=0.05 * scale, size=E.shape)
-        else:
-            lam = rng.uniform(0, 1)
-            C = np.array([E[y == c].mean(axis=0) for c in range(P)])
-            G = C[y] * rng.uniform(1, 3) + lam * (E - C[y])
-        G = make_feasible(G, y, u, l)
-        if G is not None:
-            v = objective(E, G, which)
-            cands.append((v, G))
-            best = min(best, v)
-    cands.sort(key=lambda t: t[0])
     eps = 1e-9 * scale
-    iu = np.triu_indices(N, 1)
     prs = list(pair_pairs(y))
-    DE = pairwise(E)
 
-    def d(G, i, j):
-        return np.sqrt(np.sum((G[i] - G[j]) ** 2) + eps * eps)
+    def rows(G, d):
+        out = []
+        for i, j, same in prs:
+            if same:
+                out.append(u * (1 - 1e-7) - d(G, i, j))
+            elif l > 0:
+                out.append(d(G, i, j) - l * (1 + 1e-7) - eps)
+        return out
 
-    for _, G0 in cands[:n_polish]:
-        x0 = np.concatenate([G0.ravel(), [objective(E, G0, which)]])
-
-        def cons(x):
-            G = x[:-1].reshape(N, n)
-            t = x[-1]
-            out = []
-            for i, j, same in prs:
-                if same:
-                    out.append(u * (1 - 1e-7) - d(G, i, j))
-                elif l > 0:
-                    out.append(d(G, i, j) - l * (1 + 1e-7) - eps)
-            if which == "iso":
-                DG = np.sqrt(np.sum((G[:, None] - G[None]) ** 2, axis=-1))
-                out += list(t - (DG - DE)[iu]) + list(t + (DG - DE)[iu])
-            else:
-                out += list(t * t - np.sum((G - E) ** 2, axis=1))
-            return np.array(out)
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = minimize(lambda x: x[-1], x0, method="SLSQP",
-                           constraints=[{"type": "ineq", "fun": cons}],
-                           options={"maxiter": 300, "ftol": 1e-12})
-        G = res.x[:-1].reshape(N, n)
-        if worst_slack(G, y, u, l) >= 0:
-            best = min(best, objective(E, G, which))
-    return best
+    return random_then_polish(
+        E, y, which, rng, scale=scale, repair=lambda G: make_feasible(G, y, u, l),
+        set_rows=rows, feasible=lambda G: worst_slack(G, y, u, l) >= 0,
+        n_random=n_random, n_polish=n_polish,
+    )
 
 
 def dense_search_1d(E, y, u: float, l: float, which: str, grid: np.ndarray) -> float:
