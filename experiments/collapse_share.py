@@ -35,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from isoapprox.batch import BatchConfig, Grid, run_batch
+from isoapprox.exceptions import IsoapproxError
 from isoapprox.io import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,10 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path,
                    default=ROOT / "experiments" / "results" / "collapse_share.json")
     args = p.parse_args(argv)
-    grid = Grid(n_points=(4, 5, 6), dims=(1, 2, 3), classes=(2, 3), margins=(0.0,),
-                distributions=("gaussian",), repetitions=args.repetitions)
-    config = BatchConfig(grid, seed=SEED, stages=("cheap", "ideal"), chunk_size=32)
-    res = run_batch(config, args.work, workers=args.workers, progress=True)
+    try:
+        grid = Grid(n_points=(4, 5, 6), dims=(1, 2, 3), classes=(2, 3), margins=(0.0,),
+                    distributions=("gaussian",), repetitions=args.repetitions)
+        config = BatchConfig(grid, seed=SEED, stages=("cheap", "ideal"), chunk_size=32)
+        res = run_batch(config, args.work, workers=args.workers, progress=True)
+    except IsoapproxError as exc:
+        print(f"collapse_share: error: {exc}", file=sys.stderr)
+        return 2
     rows = table(Path(res.results))
     print(f"{'N/n':>5} {'configs':>7} {'collapsed':>9} {'class-coll.':>11} "
           f"{'d_iso/diam median':>17} {'max':>6}")

@@ -58,3 +58,14 @@ def test_collapse_share_figure_from_the_committed_result(tmp_path):
     for a, b in zip(sorted(paths), sorted(again), strict=True):
         assert a.read_bytes() == b.read_bytes()
     assert (tmp_path / "survey_collapse_share.png").stat().st_size > 10_000
+
+
+def test_bad_option_is_one_line_on_stderr(tmp_path, capsys):
+    mod = _load()
+    code = mod.main(["--repetitions", "0", "--workers", "0", "--work", str(tmp_path / "run"),
+                     "--out", str(tmp_path / "o.json")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("collapse_share: error:") and "repetitions" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o.json").exists()
