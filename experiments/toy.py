@@ -6,15 +6,19 @@ and writes its results; the figures are drawn from the results file by
 directly).
 
 ``--search`` reruns the deterministic search that chose the default
-scenarios: every input seed, initial seed and learning rate of a grid is
-trained with margin 1 and labels (0, 0, 0, 1, 1); the runs that collapse
-(final diameter below 1e-3 of the initial one, mean loss at the margin) are
-ranked by how cleanly the points merge one after another (the smallest,
-over the stages of 4, 3 and 2 clusters, of the largest gap between
-successive single-linkage heights; the stages must occur in this order).
-For each of the best, the same network at half and a quarter of the
-learning rate is trained too: the default pairs the cleanest collapse with
-the largest smaller learning rate at which the same network separates.
+scenarios.  Every input seed, initial seed and learning rate of a grid is
+trained with margin 1 and labels (0, 0, 0, 1, 1), as it is and under
+``n_perturbed`` relative perturbations of ``1e-12`` of its initial weights and
+inputs (the size by which machines differ).  A candidate is *robust* when
+every one of these runs collapses sequentially (the clusters merge one at a
+time) in the same order; robust candidates are ranked by the fewest steps
+between two merges over all their runs (the larger, the farther from two
+merges becoming one), then by the largest final/initial diameter ratio (the
+smaller, the farther below the collapse threshold).  For each of the best,
+the same network at smaller learning rates and at margin 0 is trained the
+same way: the default pairs the best robust collapse with the largest
+smaller learning rate at which every run separates, and with a margin-0 run
+that collapses every time.
 
 Usage::
 
@@ -44,10 +48,9 @@ from isoapprox.toy import (
     SMOKE,
     Scenario,
     ToyConfig,
-    classify_run,
-    cluster_phases,
+    analyse_training,
+    format_merge_order,
     format_summary,
-    is_sequential,
     run_toy,
     train_scenario,
     write_toy_results,
@@ -67,77 +70,99 @@ Config = ToyConfig
 class SearchConfig:
     """The grid of the scenario search (all fields JSON-ready)."""
 
-    input_seeds: tuple[int, ...] = tuple(range(10))
-    init_seeds: tuple[int, ...] = tuple(range(10))
-    lrs: tuple[float, ...] = (0.1, 0.2, 0.5)
+    input_seeds: tuple[int, ...] = (2, 5)
+    init_seeds: tuple[int, ...] = tuple(range(100))
+    lrs: tuple[float, ...] = (0.2, 0.25)
     labels: tuple[int, ...] = (0, 0, 0, 1, 1)
     margin: float = 1.0
     steps: int = 3000
+    perturbation: float = 1e-12
+    n_perturbed: int = 7
     partner_factors: tuple[float, ...] = (0.5, 0.25)
     n_best: int = 10
 
 
-SEARCH_SMOKE = SearchConfig(input_seeds=(2,), init_seeds=(1,), lrs=(0.2,), steps=200, n_best=1)
+SEARCH_SMOKE = SearchConfig(input_seeds=(5,), init_seeds=(59,), lrs=(0.25,), steps=400,
+                            n_perturbed=1, n_best=1)
 
 
-def _pair_distances(E: np.ndarray) -> np.ndarray:
-    iu, ju = np.triu_indices(E.shape[1], 1)
-    diff = E[:, iu, :] - E[:, ju, :]
-    return np.sqrt(np.einsum("tpk,tpk->tp", diff, diff))
+def _runs(sc: SearchConfig, xs: int, seed: int, lr: float, margin: float) -> list[dict[str, Any]]:
+    """One candidate trained as it is and under each perturbation, classified."""
+    out = []
+    for k in range(sc.n_perturbed + 1):
+        base = ToyConfig(input_seed=xs, steps=sc.steps,
+                         perturbation=sc.perturbation if k else 0.0, perturbation_seed=k)
+        scen = Scenario("search", sc.labels, margin, lr, seed)
+        tr = train_scenario(base, scen)
+        if tr["diverged"]:
+            out.append({"outcome": "diverged"})
+            continue
+        a = analyse_training(base, scen, tr)
+        steps = [st for st, _ in a["events"]]
+        out.append({
+            "outcome": a["outcome"],
+            "sequential": a["sequential"],
+            "merge_order": a["merge_order"],
+            "merge_steps": steps,
+            "min_spacing": int(min(np.diff([0, *steps]))) if steps else None,
+            "final_diameter_ratio": a["final_diameter_ratio"],
+            "zero_loss_step": a["zero_loss_step"],
+        })
+    return out
 
 
-def _one_run(args: tuple[SearchConfig, int, int, float]) -> dict[str, Any]:
-    from isoapprox.losses import batch_hard_loss
-
-    sc, xs, seed, lr = args
-    base = ToyConfig(input_seed=xs, steps=sc.steps)
-    tr = train_scenario(base, Scenario("search", sc.labels, sc.margin, lr, seed))
-    rec: dict[str, Any] = {"input_seed": xs, "init_seed": seed, "lr": lr}
-    if tr["diverged"]:
-        rec.update(outcome="diverged")
-        return rec
-    D = _pair_distances(tr["embeddings"])
-    diam = D.max(axis=1)
-    loss_max = batch_hard_loss(tr["embeddings"][-1], sc.labels, margin=sc.margin,
-                               reduction="max")
-    outcome = classify_run(diam, loss_max, collapse_rtol=base.collapse_rtol)
-    phases = cluster_phases(D, sep_rtol=base.sep_rtol, floor_rtol=base.floor_rtol)
-    rec.update(
-        outcome=outcome,
-        initial_diameter=float(diam[0]),
-        final_diameter=float(diam[-1]),
-        final_loss_mean=float(tr["loss_mean"][-1]),
-        sequential=bool(outcome == "collapsed" and is_sequential(phases,
-                                                                 min_gap=base.min_gap)),
-        score=float(min(p["gap"] for p in phases)),
-        phases=phases,
-    )
-    return rec
+def _candidate(args: tuple[SearchConfig, int, int, float, float]) -> dict[str, Any]:
+    sc, xs, seed, lr, margin = args
+    runs = _runs(sc, xs, seed, lr, margin)
+    outcomes = sorted({r["outcome"] for r in runs})
+    orders = {json.dumps(r.get("merge_order")) for r in runs}
+    collapse = (outcomes == ["collapsed"] and all(r["sequential"] for r in runs)
+                and len(orders) == 1)
+    separate = outcomes == ["separated"]
+    return {
+        "input_seed": xs, "init_seed": seed, "lr": lr, "margin": margin,
+        "outcomes": outcomes,
+        "robust_sequential_collapse": bool(collapse),
+        "robust_collapse": outcomes == ["collapsed"],
+        "robust_separation": bool(separate),
+        "merge_order": runs[0].get("merge_order"),
+        "min_spacing": min((r["min_spacing"] for r in runs if r.get("min_spacing")),
+                           default=None),
+        "max_final_ratio": max((r["final_diameter_ratio"] for r in runs
+                                if "final_diameter_ratio" in r), default=None),
+        "max_zero_loss_step": (max(r["zero_loss_step"] for r in runs) if separate else None),
+        "runs": runs,
+    }
 
 
 def search(sc: SearchConfig, *, jobs: int = 1) -> dict[str, Any]:
-    """Train the grid; rank the clean sequential collapses; find separating partners."""
-    grid = [(sc, xs, seed, lr) for xs in sc.input_seeds for seed in sc.init_seeds
+    """Train the grid with perturbations; rank the robust sequential collapses; find partners."""
+    grid = [(sc, xs, seed, lr, sc.margin) for xs in sc.input_seeds for seed in sc.init_seeds
             for lr in sc.lrs]
-    if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            runs = list(ex.map(_one_run, grid, chunksize=4))
-    else:
-        runs = [_one_run(g) for g in grid]
-    clean = [r for r in runs if r["outcome"] == "collapsed" and r["sequential"]
-             and abs(r["final_loss_mean"] - sc.margin) <= 1e-3 * max(sc.margin, 1.0)]
-    clean.sort(key=lambda r: (-r["score"], r["input_seed"], r["init_seed"], r["lr"]))
+
+    def run_all(items: list[tuple]) -> list[dict[str, Any]]:
+        if jobs > 1 and len(items) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as ex:
+                return list(ex.map(_candidate, items, chunksize=2))
+        return [_candidate(g) for g in items]
+
+    cands = run_all(grid)
+    robust = [c for c in cands if c["robust_sequential_collapse"]]
+    robust.sort(key=lambda c: (-c["min_spacing"], c["max_final_ratio"], c["input_seed"],
+                               c["init_seed"], c["lr"]))
     best = []
-    for r in clean[: sc.n_best]:
-        partners = [_one_run((sc, r["input_seed"], r["init_seed"], r["lr"] * f))
-                    for f in sc.partner_factors]
-        sep = [p for p in partners if p["outcome"] == "separated"]
-        best.append({**r, "partners": partners,
-                     "separating_lr": max((p["lr"] for p in sep), default=None)})
-    chosen = next((b for b in best if b["separating_lr"] is not None), None)
-    return {"runs": runs, "best": best, "chosen": chosen,
-            "counts": {o: sum(r["outcome"] == o for r in runs)
-                       for o in ("collapsed", "separated", "neither", "diverged")}}
+    for c in robust[: sc.n_best]:
+        partners = run_all([(sc, c["input_seed"], c["init_seed"], c["lr"] * f, sc.margin)
+                            for f in sc.partner_factors])
+        (zero,) = run_all([(sc, c["input_seed"], c["init_seed"], c["lr"], 0.0)])
+        sep = [p for p in partners if p["robust_separation"]]
+        best.append({**c, "partners": partners, "margin0": zero,
+                     "separating_lr": max((p["lr"] for p in sep), default=None),
+                     "margin0_collapses": zero["robust_collapse"]})
+    chosen = next((b for b in best if b["separating_lr"] is not None and b["margin0_collapses"]),
+                  None)
+    return {"candidates": cands, "best": best, "chosen": chosen,
+            "counts": {"candidates": len(cands), "robust_sequential_collapse": len(robust)}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -165,17 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         res = search(sc, jobs=args.jobs)
         write_results(out, experiment="toy_search", config=dataclasses.asdict(sc),
-                      records=[{k: v for k, v in r.items() if k != "phases"}
-                               for r in res["runs"]],
+                      records=[{k: v for k, v in r.items() if k != "runs"}
+                               for r in res["candidates"]],
                       extra={"best": res["best"], "chosen": res["chosen"],
                              "counts": res["counts"]})
         if not args.quiet:
-            print(f"runs: {res['counts']}")
+            print(f"candidates: {res['counts']}")
             for b in res["best"]:
                 print(f"input_seed {b['input_seed']}  init_seed {b['init_seed']}  lr {b['lr']:g}"
-                      f"  score {b['score']:.2f}  stages at "
-                      f"{[p['step'] for p in b['phases']]}  separates at lr "
-                      f"{b['separating_lr']}")
+                      f"  fewest steps between merges {b['min_spacing']}  final/initial "
+                      f"diameter <= {b['max_final_ratio']:.2g}  merge order "
+                      f"{format_merge_order(b['merge_order'])}  separates at lr "
+                      f"{b['separating_lr']}  margin 0 collapses {b['margin0_collapses']}")
             print("chosen: " + json.dumps({k: res["chosen"][k] for k in
                                            ("input_seed", "init_seed", "lr", "separating_lr")}
                                           if res["chosen"] else None))

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["numba_threads", "quiet_threads", "single_threaded_blas"]
+__all__ = ["blas_info", "numba_threads", "quiet_threads", "single_threaded_blas"]
 
 
 _CONTROLLER = None
@@ -78,3 +79,77 @@ def quiet_threads() -> Iterator[None]:
     """One numba thread and one BLAS thread: thread wake-ups dominate tiny problems."""
     with numba_threads(1), single_threaded_blas():
         yield
+
+
+#: CPU features that change which BLAS kernel and which SIMD paths run
+_CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
+              "avx512_bf16", "amx_tile", "neon", "asimd", "sve")
+
+
+def _cpu() -> dict[str, Any]:
+    """The processor's model and the features that steer kernel choice (Linux; best effort)."""
+    import platform
+
+    info: dict[str, Any] = {"machine": platform.machine(), "model": platform.processor() or None,
+                            "features": None}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return info
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip().lower()
+        if key == "model name" and not info.get("model_name"):
+            info["model"] = value.strip()
+            info["model_name"] = value.strip()
+        elif key in ("flags", "features") and not flags:
+            flags = set(value.split())
+    info.pop("model_name", None)
+    info["features"] = [f for f in _CPU_FLAGS if f in flags]
+    return info
+
+
+def blas_info() -> dict[str, Any]:
+    """What decides the last bits of linear algebra here: BLAS, its kernel, SIMD, CPU.
+
+    Returns
+    -------
+    dict
+        ``libraries``: each BLAS/OpenMP library threadpoolctl finds (API,
+        implementation, version, kernel ``architecture``, threads);
+        ``openblas_coretype``: the environment's ``OPENBLAS_CORETYPE`` (it
+        forces OpenBLAS's kernel) or ``None``; ``numpy_simd``: the SIMD
+        extensions numpy dispatches to on this CPU (less any disabled by
+        ``NPY_DISABLE_CPU_FEATURES``); ``cpu``: model and the relevant CPU
+        features.
+    """
+    import os
+
+    out: dict[str, Any] = {
+        "libraries": [],
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE") or None,
+        "npy_disable_cpu_features": os.environ.get("NPY_DISABLE_CPU_FEATURES") or None,
+        "numpy_simd": None,
+        "cpu": _cpu(),
+    }
+    try:
+        for lib in _controller().info():
+            out["libraries"].append({k: lib.get(k) for k in (
+                "user_api", "internal_api", "prefix", "version", "architecture", "threading_layer",
+                "num_threads")})
+    except Exception:  # pragma: no cover - threadpoolctl is a dependency
+        pass
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+        out["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    except ImportError:  # pragma: no cover - numpy < 2
+        try:
+            from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+            out["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+        except ImportError:
+            pass
+    return out

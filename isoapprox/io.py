@@ -86,7 +86,15 @@ def _git_commit() -> str | None:
 
 
 def provenance() -> dict[str, Any]:
-    """Versions, platform and git commit to store with every result."""
+    """Versions, platform, git commit and the machine's BLAS to store with every result.
+
+    ``blas`` (see :func:`isoapprox._blas.blas_info`) names the BLAS library,
+    the kernel it picked (``OPENBLAS_CORETYPE`` included), numpy's SIMD
+    paths and the CPU's features: what decides the last bits of a
+    trajectory.
+    """
+    from ._blas import blas_info
+
     info: dict[str, Any] = {name: _version(name) for name in _VERSIONED}
     if info.get("isoapprox") is None:  # run from a source tree, not installed
         from . import __version__
@@ -95,6 +103,7 @@ def provenance() -> dict[str, Any]:
     info["python"] = platform.python_version()
     info["platform"] = platform.platform()
     info["git_commit"] = _git_commit()
+    info["blas"] = blas_info()
     return info
 
 

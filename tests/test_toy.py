@@ -135,43 +135,71 @@ def test_linkage_heights_match_brute_force_and_scipy(rng):
                                        rtol=0, atol=0)
 
 
-def _brute_merges(D: np.ndarray, steps: np.ndarray, thr: float):
+def _brute_merges(D: np.ndarray, steps: np.ndarray, thr: float, release: float = 1.0):
+    """Per pair: walk back from the end while the distance stays <= release * thr, then
+    forward to the first step at most thr; None when the pair is apart at the end."""
     T, M = D.shape
     pair_steps = []
     for k in range(M):
-        s = None
-        for t in range(T - 1, -1, -1):
-            if D[t, k] <= thr:
-                s = int(steps[t])
-            else:
-                break
-        pair_steps.append(s)
+        if D[T - 1, k] > thr:
+            pair_steps.append(None)
+            continue
+        t = T - 1
+        while t > 0 and D[t - 1, k] <= release * thr:
+            t -= 1
+        while D[t, k] > thr:
+            t += 1
+        pair_steps.append(int(steps[t]))
     return pair_steps
 
 
-def test_merge_events_match_brute_force(rng):
+def _components(N, edges):
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    A = coo_matrix((np.ones(len(edges)), ([a for a, _ in edges], [b for _, b in edges])),
+                   shape=(N, N))
+    n, lab = connected_components(A, directed=False)
+    return n, lab
+
+
+@pytest.mark.parametrize("release", [1.0, 3.0])
+def test_merge_events_match_brute_force(rng, release):
     N = 5
     M = N * (N - 1) // 2
     for _ in range(20):
         # distances that fall below the threshold at random times, with relapses
+        # and with values between the threshold and its release level
         D = rng.uniform(0.0, 2.0, size=(12, M))
-        D[rng.uniform(size=D.shape) < 0.4] = 0.0
+        D[rng.uniform(size=D.shape) < 0.3] = 0.0
+        D[rng.uniform(size=D.shape) < 0.2] = 0.2
         steps = np.cumsum(rng.integers(1, 5, size=12))
-        pair_steps, events = toy.merge_events(D, steps, 0.1)
-        assert pair_steps == _brute_merges(D, steps, 0.1)
+        pair_steps, events = toy.merge_events(D, steps, 0.1, release=release)
+        assert pair_steps == _brute_merges(D, steps, 0.1, release)
         # cluster counts: connected components of the pairs merged by each event step
         iu, ju = np.triu_indices(N, 1)
-        for s, k in events:
+        order = toy.merge_order(pair_steps, events, N)
+        assert len(order) == len(events)
+        for (s, k), part in zip(events, order, strict=True):
             merged = [(iu[p], ju[p]) for p, ps in enumerate(pair_steps) if ps is not None
                       and ps <= s]
-            from scipy.sparse import coo_matrix
-            from scipy.sparse.csgraph import connected_components
-
-            A = coo_matrix((np.ones(len(merged)), ([a for a, _ in merged],
-                                                   [b for _, b in merged])), shape=(N, N))
-            assert connected_components(A, directed=False)[0] == k
+            n, lab = _components(N, merged)
+            assert n == k
+            groups = sorted(sorted(int(i) for i in np.flatnonzero(lab == c))
+                            for c in range(n))
+            assert part == [g for g in groups if len(g) > 1]
         assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(events[:-1], events[1:],
                                                                  strict=True))
+
+
+def test_hysteresis_keeps_the_merge_step_of_a_hovering_distance():
+    # the distance dips below the threshold at step 2 and hovers around it after
+    d = np.array([1.0, 0.5, 0.09, 0.11, 0.095, 0.12, 0.08, 0.05])
+    steps = np.arange(len(d))
+    assert toy.merge_events(d[:, None], steps, 0.1)[0] == [6]
+    assert toy.merge_events(d[:, None], steps, 0.1, release=3.0)[0] == [2]
+    with pytest.raises(InvalidInputError, match="release"):
+        toy.merge_events(d[:, None], steps, 0.1, release=0.5)
 
 
 def test_logged_steps_and_classify():
@@ -184,26 +212,53 @@ def test_logged_steps_and_classify():
     assert toy.classify_run(np.array([1.0, 1e-4]), 0.0, collapse_rtol=1e-3) == "collapsed"
 
 
-def test_cluster_phases_on_a_planted_sequential_collapse():
-    # five points on a line; pairs merge one after another at steps 10, 20, 30, 40
+def _line_collapse(joins):
+    """Five points on a line; point j+1 joins point j at step ``joins[j]`` (50 steps)."""
     N, T = 5, 50
     X = np.zeros((T, N))
     for t in range(T):
         x = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
-        for j, s in enumerate((10, 20, 30, 40)):
+        for j, s in enumerate(joins):
             if t >= s:
-                x[j + 1:] -= x[j + 1] - x[j]   # point j+1 joins point j
+                x[j + 1:] -= x[j + 1] - x[j]
         X[t] = x
-    D = np.array([np.abs(X[t][:, None] - X[t][None, :])[np.triu_indices(N, 1)]
-                  for t in range(T)])
-    phases = toy.cluster_phases(D)
-    assert [p["k"] for p in phases] == [4, 3, 2]
-    assert [p["step"] for p in phases] == [10, 20, 30]
-    assert toy.is_sequential(phases)
-    # all at once: no clean intermediate stage
-    D2 = D.copy()
-    D2[10:] = 0.0
-    assert not toy.is_sequential(toy.cluster_phases(D2))
+    return np.array([np.abs(X[t][:, None] - X[t][None, :])[np.triu_indices(N, 1)]
+                     for t in range(T)])
+
+
+def test_merges_on_a_planted_sequential_collapse():
+    # pairs merge one after another at steps 10, 20, 30, 40
+    D = _line_collapse((10, 20, 30, 40))
+    pair_steps, events = toy.merge_events(D, np.arange(50), 0.01, release=3.0)
+    assert events == [(10, 4), (20, 3), (30, 2), (40, 1)]
+    assert toy.is_sequential(events, 5)
+    assert toy.merge_order(pair_steps, events, 5) == [
+        [[0, 1]], [[0, 1, 2]], [[0, 1, 2, 3]], [[0, 1, 2, 3, 4]]]
+    # two merges at once: not one at a time
+    D2 = _line_collapse((10, 20, 20, 40))
+    _, events2 = toy.merge_events(D2, np.arange(50), 0.01)
+    assert events2 == [(10, 4), (20, 2), (40, 1)]
+    assert not toy.is_sequential(events2, 5)
+    # all at once
+    D3 = D.copy()
+    D3[10:] = 0.0
+    assert not toy.is_sequential(toy.merge_events(D3, np.arange(50), 0.01)[1], 5)
+    # not down to one cluster
+    assert not toy.is_sequential([(10, 4), (20, 3), (30, 2)], 5)
+
+
+def test_learning_rate_schedule():
+    f = [toy.learning_rate_factor(s, 100, decay_start=0.6, end=1e-4) for s in range(101)]
+    assert f[:61] == [1.0] * 61
+    assert f[100] == pytest.approx(1e-4, rel=1e-12)
+    assert all(a > b for a, b in zip(f[60:-1], f[61:], strict=True))
+    # log-linear decay
+    np.testing.assert_allclose(np.diff(np.log(f[60:])), math.log(1e-4) / 40, rtol=1e-12)
+    assert toy.learning_rate_factor(50, 100, decay_start=1.0, end=1e-4) == 1.0
+    for bad in ({"lr_decay_start": 1.5}, {"lr_end": 0.0}, {"lr_end": 2.0},
+                {"merge_release": 0.5}, {"perturbation": -1e-12}, {"perturbation": 0.5}):
+        with pytest.raises(InvalidInputError, match=next(iter(bad))):
+            toy.ToyConfig(**bad)
 
 
 # ---------------------------------------------------------------------------
@@ -377,24 +432,16 @@ def test_config_errors():
 
 def test_default_scenarios_do_what_they_say():
     """Training only (cheap): the run called 'collapse' collapses one point after
-    another, 'separate' reaches zero loss with a positive diameter, 'margin0' collapses."""
-    from isoapprox.losses import batch_hard_loss
-
+    another, 'separate' reaches zero loss with a positive diameter, 'margin0'
+    collapses (robustness to perturbations: tests/test_toy_robust.py)."""
     cfg = toy.ToyConfig()
-    outcomes = {}
-    for sc in cfg.scenarios:
-        tr = toy.train_scenario(cfg, sc)
-        assert not tr["diverged"]
-        E = tr["embeddings"]
-        D = np.array([pairwise_distances(e)[np.triu_indices(5, 1)] for e in E])
-        diam = D.max(axis=1)
-        loss = batch_hard_loss(E[-1], tr["codes"], margin=sc.margin, reduction="max")
-        outcomes[sc.name] = toy.classify_run(diam, loss, collapse_rtol=cfg.collapse_rtol)
-        if sc.name == "collapse":
-            phases = toy.cluster_phases(D, sep_rtol=cfg.sep_rtol, floor_rtol=cfg.floor_rtol)
-            assert toy.is_sequential(phases, min_gap=cfg.min_gap)
-    assert outcomes == {"collapse": "collapsed", "separate": "separated",
-                        "margin0": "collapsed"}
+    runs = {sc.name: toy.analyse_training(cfg, sc, toy.train_scenario(cfg, sc))
+            for sc in cfg.scenarios}
+    assert {n: r["outcome"] for n, r in runs.items()} == {
+        "collapse": "collapsed", "separate": "separated", "margin0": "collapsed"}
+    assert runs["collapse"]["sequential"]
+    assert runs["separate"]["zero_loss_step"] is not None
+    assert runs["margin0"]["zero_loss_step"] is None  # margin 0: undefined
 
 
 @pytest.mark.slow

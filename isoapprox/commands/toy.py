@@ -59,6 +59,7 @@ examples:
   isoapprox toy
   isoapprox toy --n-random 1000 --jobs 4 --results toy1000.json --out-dir figs
   isoapprox toy --margin 0.5 --steps 5000
+  isoapprox toy --perturbation 1e-12 --perturbation-seed 3 --results /tmp/p3.json
   isoapprox toy --smoke --no-figures --results /tmp/toy.json
 """
 
@@ -111,6 +112,12 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--scenario", action="append", default=None, metavar="NAME",
                    help="run only this scenario (collapse, separate, margin0; repeat for "
                         "several; default all)")
+    p.add_argument("--perturbation", type=float, default=None, metavar="EPS",
+                   help="move the initial weights and inputs by this relative amount before "
+                        "training (e.g. 1e-12, the size by which machines differ) to check "
+                        "that the outcomes do not hang on the last bits (default 0)")
+    p.add_argument("--perturbation-seed", type=int, default=None, metavar="N",
+                   help="seed of --perturbation (default 0)")
     p.add_argument("--smoke", action="store_true",
                    help="a tiny run (60 steps, 6 random toys) to check the installation")
     p.add_argument("--no-figures", action="store_true", help="write the results only")
@@ -135,6 +142,16 @@ def build_config(args: argparse.Namespace):
         if args.steps < 1:
             raise InvalidInputError(f"--steps must be >= 1; got {args.steps}")
         changes["steps"] = args.steps
+    if args.perturbation is not None:
+        if not 0.0 <= args.perturbation < 1e-2:
+            raise InvalidInputError(
+                f"--perturbation must be a relative size in [0, 0.01); got {args.perturbation}")
+        changes["perturbation"] = args.perturbation
+    if args.perturbation_seed is not None:
+        if args.perturbation_seed < 0:
+            raise InvalidInputError(
+                f"--perturbation-seed must be >= 0; got {args.perturbation_seed}")
+        changes["perturbation_seed"] = args.perturbation_seed
     if args.n_random is not None:
         if args.n_random < 0:
             raise InvalidInputError(f"--n-random must be >= 0; got {args.n_random}")

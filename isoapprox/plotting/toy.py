@@ -19,10 +19,11 @@ Figures
     Loss, distances to ``F_TS`` with brackets and the bounds
     ``1/2 d_iso <= d_haus <= c d_iso``, the constants, the diameter, over
     training.
-``toy_collapse_<scenario>`` (Fig. 4 style)
-    Snapshots of a collapsing run at its merge events, at a common scale
-    with ``f*`` and zoomed on ``f_theta``, and all pairwise distances over
-    training.
+``toy_collapse_<scenario>`` (Fig. 4 style), for every scenario
+    Snapshots of the run (a collapse at its stages, any other run at its
+    merges and its end), at a common scale with ``f*`` and zoomed on
+    ``f_theta``, and all pairwise distances over training; the title names
+    the run's measured outcome.
 ``toy_constant``
     The empirical constant over the random toys against 1/2 and 0.53.
 """
@@ -104,6 +105,15 @@ def _example(doc: dict[str, Any]) -> tuple[str, int]:
 # ---------------------------------------------------------------------------
 # drawing helpers
 # ---------------------------------------------------------------------------
+
+
+def outcome_phrase(sc: dict[str, Any]) -> str:
+    """The scenario's measured outcome in words (what its figures' titles say)."""
+    out = sc["outcome"]
+    if out == "collapsed":
+        return "sequential collapse" if sc.get("sequential") else "collapse"
+    return {"separated": "separated (zero loss)", "neither": "neither collapsed nor separated",
+            "diverged": "diverged"}.get(out, out)
 
 
 def _class_color(c: int) -> str:
@@ -509,7 +519,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
             _steps_axis(a)
         for a in (a1, a2):
             a.set_xlabel("")
-        fig.suptitle(f"scenario '{scenario}': {sc['description']} (outcome: {sc['outcome']})",
+        fig.suptitle(f"scenario '{scenario}' ({sc['description']}): {outcome_phrase(sc)}",
                      fontsize=8, y=0.995)
         fig.subplots_adjust(left=0.075, right=0.99, top=0.9, bottom=0.1)
     return fig
@@ -521,7 +531,11 @@ def plot_curves(doc: dict[str, Any], scenario: str):
 
 
 def plot_collapse(doc: dict[str, Any], scenario: str):
-    """Snapshots of a collapsing run (common scale, zoomed) and all pairwise distances.
+    """Snapshots of a run (common scale, zoomed) and all pairwise distances (Fig. 4 style).
+
+    Drawn for every scenario, whatever its outcome: a collapse shows its
+    stages, any other run its start, its merges and its end; the title
+    names the outcome.
 
     Returns
     -------
@@ -601,8 +615,7 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
                           label="nearest ideal $f^*$")]
         fig.legend(handles=handles, loc="upper right", ncol=2, frameon=False, fontsize=6.5,
                    bbox_to_anchor=(0.99, 0.955))
-        kind = "sequential collapse" if sc.get("sequential") else "collapse"
-        fig.suptitle(f"{kind}: scenario '{scenario}' ({sc['description']})",
+        fig.suptitle(f"{outcome_phrase(sc)}: scenario '{scenario}' ({sc['description']})",
                      fontsize=8, x=0.02, ha="left", y=0.995)
     return fig
 
@@ -717,9 +730,10 @@ def toy_figures(doc: dict[str, Any], out_dir: Path, source: Path) -> list[Path]:
     for s in doc["scenarios"]:
         save(plot_curves(doc, s["name"]), f"toy_curves_{s['name']}",
              f"loss, distances to F_TS, bounds and constants over training ({s['name']})")
-    for name in (doc.get("figures") or {}).get("collapse_scenarios", []):
-        save(plot_collapse(doc, name), f"toy_collapse_{name}",
-             f"sequential collapse, snapshots and pairwise distances ({name}; Fig. 4 style)")
+    for s in doc["scenarios"]:
+        save(plot_collapse(doc, s["name"]), f"toy_collapse_{s['name']}",
+             f"snapshots, merges and pairwise distances ({s['name']}: {outcome_phrase(s)}; "
+             "Fig. 4 style)")
     if any(r.get("part") == "random" and r.get("c") is not None for r in doc["records"]):
         save(plot_constant(doc), "toy_constant",
              "the empirical constant over random toys against 1/2 and 0.53")

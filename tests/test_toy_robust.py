@@ -1,0 +1,130 @@
+"""The toy's claims hold on every machine: its scenarios keep their outcomes under
+perturbations of the size by which machines differ.
+
+Gradient descent at a large learning rate turns last-bit differences (the BLAS
+kernel OpenBLAS picks, numpy's SIMD ``tanh``) into other trajectories: merge
+steps move by hundreds.  These tests rerun the default scenarios with the
+initial weights and inputs moved by 1e-12 (relative), and with the network's
+matrix products summed in another order, and assert what the README and the
+figures claim: each outcome, with a wide margin to its threshold, that the
+collapse is sequential, the order in which the clusters merge, and the set of
+figures.  CI runs this file again under other OpenBLAS kernels (``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from isoapprox import toy
+from isoapprox.train.networks import MLP
+
+pytestmark = pytest.mark.reproducibility
+
+#: what the README claims of the default scenarios
+OUTCOMES = {"collapse": "collapsed", "separate": "separated", "margin0": "collapsed"}
+#: the clusters after each merge of the sequential collapse (points numbered from 0)
+COLLAPSE_ORDER = [[[0, 3]], [[0, 3, 4]], [[0, 1, 3, 4]], [[0, 1, 2, 3, 4]]]
+#: a collapsed run ends at least this factor below the collapse threshold
+#: (``collapse_rtol``): measured 1e-8..7e-6 (collapse) and 2e-6..1.5e-5 (margin0)
+#: against 1e-3
+COLLAPSE_MARGIN = 30.0
+#: a separated run reaches zero loss by this fraction of its steps
+SEPARATION_BY = 0.25
+
+
+def _reversed_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``A @ B`` summed over the inner index in reverse order, one term at a time."""
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for j in range(A.shape[1] - 1, -1, -1):
+        out += A[:, j, None] * B[None, j, :]
+    return out
+
+
+#: (perturbation, seed, matrix product): the unperturbed run, four perturbed
+#: ones and one with another summation order
+VARIANTS = [(0.0, 0, "blas"), (1e-12, 1, "blas"), (1e-12, 2, "blas"), (1e-12, 3, "blas"),
+            (1e-12, 4, "blas"), (0.0, 0, "reversed")]
+
+
+def _train(monkeypatch, variant):
+    eps, seed, product = variant
+    if product == "reversed":
+        monkeypatch.setattr(MLP, "_matmul", staticmethod(_reversed_matmul))
+    cfg = toy.ToyConfig(perturbation=eps, perturbation_seed=seed)
+    return cfg, {sc.name: toy.analyse_training(cfg, sc, toy.train_scenario(cfg, sc))
+                 for sc in cfg.scenarios}
+
+
+def test_reversed_matmul_is_a_matrix_product_with_other_rounding():
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(5, 16)), rng.normal(size=(16, 2))
+    np.testing.assert_allclose(_reversed_matmul(A, B), A @ B, rtol=1e-13, atol=1e-13)
+    # it is another summation order, not the same kernel
+    assert any(not np.array_equal(_reversed_matmul(A, B), A @ B)
+               for A, B in ((rng.normal(size=(5, 16)), rng.normal(size=(16, 2)))
+                            for _ in range(20)))
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: f"{v[2]}-eps{v[0]:g}-seed{v[1]}")
+def test_default_scenarios_keep_their_outcomes(monkeypatch, variant):
+    cfg, runs = _train(monkeypatch, variant)
+    assert {name: r["outcome"] for name, r in runs.items()} == OUTCOMES
+    for name, r in runs.items():
+        assert not r["diverged"], name
+        if r["outcome"] == "collapsed":
+            # far below the threshold, not just under it
+            assert r["final_diameter_ratio"] <= cfg.collapse_rtol / COLLAPSE_MARGIN, name
+        else:
+            assert r["zero_loss_step"] is not None
+            assert r["zero_loss_step"] <= SEPARATION_BY * cfg.steps, name
+            assert r["final_diameter_ratio"] >= 0.1, name
+    col = runs["collapse"]
+    assert col["sequential"]
+    assert [k for _, k in col["events"]] == [4, 3, 2, 1]
+    assert col["merge_order"] == COLLAPSE_ORDER
+
+
+def test_the_perturbations_do_move_the_trajectory(monkeypatch):
+    """The variants are not the same run: the merge steps move (so the test above
+    shows robustness, not bit-reproducibility)."""
+    steps = set()
+    for variant in VARIANTS[:3]:
+        with monkeypatch.context() as m:
+            _, runs = _train(m, variant)
+        steps.add(tuple(s for s, _ in runs["collapse"]["events"]))
+    assert len(steps) > 1
+
+
+@pytest.mark.parametrize("variant", [VARIANTS[1], VARIANTS[-1]],
+                         ids=lambda v: f"{v[2]}-eps{v[0]:g}-seed{v[1]}")
+def test_every_figure_is_drawn_and_titled_with_the_outcome(monkeypatch, tmp_path, variant):
+    """The whole run (evaluations included, few steps evaluated) under a perturbation:
+    the same outcomes and the same set of figures, each title naming its run's outcome."""
+    from isoapprox.io import read_results
+    from isoapprox.plotting import toy as ptoy
+
+    eps, seed, product = variant
+    if product == "reversed":
+        monkeypatch.setattr(MLP, "_matmul", staticmethod(_reversed_matmul))
+    cfg = toy.ToyConfig(perturbation=eps, perturbation_seed=seed, n_logged=3, n_history=30,
+                        n_random=2, n_starts=4)
+    res = toy.run_toy(cfg)
+    assert {s["name"]: s["outcome"] for s in res["scenarios"]} == OUTCOMES
+    assert res["figures"]["example_scenario"] == "collapse"
+    path = toy.write_toy_results(tmp_path / "toy.json", cfg, res)
+    doc = read_results(path)
+    written = ptoy.toy_figures(doc, tmp_path / "figs", path)
+    names = {p.stem for p in written}
+    assert names == {"toy_system", "toy_iso_example", "toy_constant",
+                     *(f"toy_curves_{n}" for n in OUTCOMES),
+                     *(f"toy_collapse_{n}" for n in OUTCOMES)}
+    for s in doc["scenarios"]:
+        phrase = ptoy.outcome_phrase(s)
+        for plot in (ptoy.plot_curves, ptoy.plot_collapse):
+            fig = plot(doc, s["name"])
+            assert phrase in fig._suptitle.get_text()
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+    assert ptoy.outcome_phrase(doc["scenarios"][0]) == "sequential collapse"
