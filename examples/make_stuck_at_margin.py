@@ -14,7 +14,13 @@ The last training batch (its embeddings after the last update, as the
 training loop logs them) is saved to ``stuck_at_margin.npz`` beside this
 script with arrays ``embeddings`` (64, 2), ``labels`` (64,), ``margin``,
 ``loss`` (the training loss at the last step) and ``config`` (JSON).
-Deterministic: one seed, one thread; about a second on a laptop.
+Deterministic on one machine (one seed, one thread; about a second on a
+laptop).  The run is chaotic: another OpenBLAS kernel or another SIMD path
+of numpy's ``tanh`` changes the last bits, moves the collapse onset (steps
+~100 to ~200) and gives other coordinates, but the same stuck-at-margin
+outcome (step-300 diameter about 2e-4 to 2e-3, loss within 5e-4 of the
+margin).  The shipped ``stuck_at_margin.npz`` is one such outcome; a rerun
+elsewhere need not reproduce its digits.
 
 Usage::
 
