@@ -66,3 +66,13 @@ def test_jobs_error(capsys):
     mod = _load()
     assert mod.main(["--jobs", "0"]) == 2
     assert "--jobs must be >= 1; got 0" in capsys.readouterr().err
+
+
+def test_a_margin0_candidate_that_separates_is_classified():
+    """Margin 0 has no zero-loss step: a run that ends separated at margin 0 is still
+    summarised (a search once crashed on it)."""
+    mod = _load()
+    sc = mod.SearchConfig(steps=60, n_perturbed=1)
+    cand = mod._candidate((sc, 5, 2, 0.25, 0.0, False))
+    assert cand["outcomes"] == ["separated"] and cand["max_zero_loss_step"] is None
+    assert len(cand["runs"]) == 2
