@@ -175,20 +175,16 @@ def search(sc: SearchConfig, *, jobs: int = 1) -> dict[str, Any]:
     grid = [(sc, xs, seed, lr, sc.margin, True) for xs in sc.input_seeds
             for seed in sc.init_seeds for lr in sc.lrs]
 
-    def run_all(items: list[tuple]) -> list[dict[str, Any]]:
+    def run_all(items: list[tuple], fn=_candidate) -> list[dict[str, Any]]:
         if jobs > 1 and len(items) > 1:
             with ProcessPoolExecutor(max_workers=jobs) as ex:
-                return list(ex.map(_candidate, items, chunksize=2))
-        return [_candidate(g) for g in items]
+                return list(ex.map(fn, items, chunksize=1))
+        return [fn(g) for g in items]
 
     cands = run_all(grid)
     robust = [c for c in cands if c["robust_sequential_collapse"]]
-    items = [(sc, c["input_seed"], c["init_seed"], c["lr"], c["merge_order"]) for c in robust]
-    if jobs > 1 and len(items) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            checks = list(ex.map(_confirm, items, chunksize=1))
-    else:
-        checks = [_confirm(it) for it in items]
+    checks = run_all([(sc, c["input_seed"], c["init_seed"], c["lr"], c["merge_order"])
+                      for c in robust], _confirm)
     for c, chk in zip(robust, checks, strict=True):
         c["confirmation"] = chk
         if chk["confirmed"]:

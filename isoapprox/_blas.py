@@ -90,23 +90,21 @@ def _cpu() -> dict[str, Any]:
     """The processor's model and the features that steer kernel choice (Linux; best effort)."""
     import platform
 
-    info: dict[str, Any] = {"machine": platform.machine(), "model": platform.processor() or None,
-                            "features": None}
+    info: dict[str, Any] = {"machine": platform.machine(), "model": None, "features": None}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             text = fh.read()
-    except OSError:
+    except OSError:  # not Linux: what the platform module knows
+        info["model"] = platform.processor() or None
         return info
     flags: set[str] = set()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip().lower()
-        if key == "model name" and not info.get("model_name"):
+        if key == "model name" and info["model"] is None:
             info["model"] = value.strip()
-            info["model_name"] = value.strip()
         elif key in ("flags", "features") and not flags:
             flags = set(value.split())
-    info.pop("model_name", None)
     info["features"] = [f for f in _CPU_FLAGS if f in flags]
     return info
 

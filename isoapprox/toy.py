@@ -30,7 +30,7 @@ What :func:`run_toy` does
    gradient descent on the mean batch-hard loss, keeping the embedding at
    every step.  The learning rate is constant for the first
    ``lr_decay_start`` of the steps and then decays geometrically to
-   ``lr_end`` times its start (:func:`learning_rate_factor`): at a constant
+   ``lr_end`` times its start (:func:`learning_rate_schedule`): at a constant
    rate a collapsed embedding keeps oscillating at a size set by the rate,
    with the decay it settles orders of magnitude below every threshold.
 2. Finds when points merge, with hysteresis (a pair is merged from the
@@ -93,8 +93,10 @@ from ._validation import (
     as_points,
     check_int,
     check_margin,
+    check_nonnegative,
     check_option,
     check_positive,
+    check_probability,
     require_triplets,
 )
 from .exceptions import InvalidInputError
@@ -104,6 +106,7 @@ __all__ = [
     "JUNG_PLANE",
     "PAPER_C",
     "RANDOM_LAYOUTS",
+    "MAX_PERTURBATION",
     "SMOKE",
     "Scenario",
     "ToyConfig",
@@ -113,12 +116,13 @@ __all__ = [
     "format_merge_order",
     "format_summary",
     "is_sequential",
-    "learning_rate_factor",
+    "learning_rate_schedule",
     "linkage_heights",
     "logged_steps",
     "merge_events",
     "merge_order",
     "run_toy",
+    "step_distances",
     "summarize_random",
     "toy_inputs",
     "train_scenario",
@@ -136,6 +140,9 @@ JUNG_PLANE = 1.0 / math.sqrt(3.0)
 #: label layouts of the random toys (five points, at least one class of >= 2)
 RANDOM_LAYOUTS: tuple[tuple[int, ...], ...] = ((0, 0, 0, 1, 1), (0, 0, 1, 1, 2), (0, 0, 1, 1, 1))
 OUTCOMES = ("collapsed", "separated", "neither", "diverged")
+#: ``ToyConfig.perturbation`` is a relative size below this (it models last-bit
+#: differences, ~1e-12, not another configuration)
+MAX_PERTURBATION = 1e-2
 
 
 @dataclass(frozen=True)
@@ -203,7 +210,7 @@ class ToyConfig:
         Gradient steps per scenario.
     lr_decay_start : float
         Fraction of the steps trained at the scenario's learning rate; the
-        rest decays it geometrically (:func:`learning_rate_factor`).
+        rest decays it geometrically (:func:`learning_rate_schedule`).
     lr_end : float
         Learning rate of the last step relative to the scenario's (``1``:
         constant).
@@ -284,21 +291,15 @@ class ToyConfig:
         check_int(self.input_seed, "input_seed", minimum=0)
         check_int(self.n_starts, "n_starts", minimum=1)
         check_positive(self.merge_rtol, "merge_rtol")
-        if not (isinstance(self.merge_release, (int, float)) and self.merge_release >= 1.0):
-            raise InvalidInputError(f"`merge_release` must be a number >= 1; got "
-                                    f"{self.merge_release!r}")
-        if not (isinstance(self.lr_decay_start, (int, float))
-                and 0.0 <= self.lr_decay_start <= 1.0):
-            raise InvalidInputError(f"`lr_decay_start` must be a number in [0, 1]; got "
-                                    f"{self.lr_decay_start!r}")
-        if not (isinstance(self.perturbation, (int, float))
-                and 0.0 <= self.perturbation < 1e-2):
-            raise InvalidInputError(f"`perturbation` must be a relative size in [0, 0.01); "
-                                    f"got {self.perturbation!r}")
+        if check_positive(self.merge_release, "merge_release") < 1.0:
+            raise InvalidInputError(f"`merge_release` must be >= 1; got {self.merge_release!r}")
+        check_probability(self.lr_decay_start, "lr_decay_start")
+        if check_positive(self.lr_end, "lr_end") > 1.0:
+            raise InvalidInputError(f"`lr_end` must be <= 1; got {self.lr_end!r}")
+        if check_nonnegative(self.perturbation, "perturbation") >= MAX_PERTURBATION:
+            raise InvalidInputError(f"`perturbation` must be < {MAX_PERTURBATION:g} (a relative "
+                                    f"size); got {self.perturbation!r}")
         check_int(self.perturbation_seed, "perturbation_seed", minimum=0)
-        if not (isinstance(self.lr_end, (int, float)) and 0.0 < self.lr_end <= 1.0):
-            raise InvalidInputError(f"`lr_end` must be a number in (0, 1]; got "
-                                    f"{self.lr_end!r}")
         check_positive(self.collapse_rtol, "collapse_rtol")
         check_positive(self.tol, "tol")
         check_positive(self.time_limit, "time_limit")
@@ -385,21 +386,27 @@ def _pairs(N: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(N, 1)
 
 
-def learning_rate_factor(step: int, steps: int, *, decay_start: float, end: float) -> float:
-    """The factor of the learning rate at ``step`` of ``steps``.
+def learning_rate_schedule(steps: int, *, decay_start: float, end: float) -> np.ndarray:
+    """The factor of the learning rate at each step ``0 .. steps - 1``.
 
-    ``1`` for ``step < decay_start * steps``, then geometric decay to
-    ``end`` at ``step == steps``.
+    ``1`` up to step ``t0 = floor(decay_start * steps)``, then geometric decay
+    that would reach ``end`` at step ``steps`` (the step after the last
+    update).
 
     Examples
     --------
-    >>> [learning_rate_factor(s, 10, decay_start=0.5, end=1e-2) for s in (0, 4, 5, 10)]
-    [1.0, 1.0, 1.0, 0.01]
+    >>> learning_rate_schedule(4, decay_start=0.5, end=1e-2).tolist()
+    [1.0, 1.0, 1.0, 0.1]
     """
+    steps = check_int(steps, "steps", minimum=1)
+    decay_start = check_probability(decay_start, "decay_start")
+    if not 0.0 < check_positive(end, "end") <= 1.0:
+        raise InvalidInputError(f"`end` must be <= 1; got {end!r}")
     t0 = int(math.floor(decay_start * steps))
-    if step <= t0 or steps <= t0:
-        return 1.0
-    return float(end ** ((step - t0) / (steps - t0)))
+    t = np.arange(steps, dtype=float)
+    if steps <= t0:
+        return np.ones(steps)
+    return np.where(t <= t0, 1.0, end ** ((t - t0) / (steps - t0)))
 
 
 def _perturb(arrays: Sequence[np.ndarray], eps: float, seed: int) -> None:
@@ -438,6 +445,8 @@ def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
     opt = SGD(net.params, lr=scenario.lr)
     loss_fn = LOSSES["batch_hard"][0]  # on validated arrays (validated once above)
     T = config.steps
+    lrs = scenario.lr * learning_rate_schedule(T, decay_start=config.lr_decay_start,
+                                               end=config.lr_end)
     embs = np.full((T + 1, config.n_points, 2), np.nan)
     loss = np.full(T + 1, np.nan)
     active = np.zeros(T + 1, dtype=np.int64)
@@ -450,11 +459,33 @@ def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
         r = loss_fn(E, codes, margin=scenario.margin, reduction="mean")
         embs[s], loss[s], active[s] = E, r.value, r.n_active
         if s < T:
-            opt.lr = scenario.lr * learning_rate_factor(
-                s, T, decay_start=config.lr_decay_start, end=config.lr_end)
+            opt.lr = float(lrs[s])
             opt.step(net.backward(r.grad, cache))
     return {"embeddings": embs, "loss_mean": loss, "n_active": active, "diverged": diverged,
             "inputs": X, "codes": codes}
+
+
+def step_distances(embeddings: np.ndarray) -> np.ndarray:
+    """Pairwise distances of every step's embedding, by direct differences.
+
+    Parameters
+    ----------
+    embeddings : ndarray of shape (T, N, n)
+        Finite embeddings of ``T`` steps (training output: not validated).
+
+    Returns
+    -------
+    ndarray of shape (T, N (N - 1) / 2)
+        The distances in ``triu`` order (the layout of :func:`merge_events`).
+
+    Examples
+    --------
+    >>> step_distances(np.array([[[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]])).tolist()
+    [[5.0, 1.0, 4.242640687119285]]
+    """
+    iu, ju = _pairs(embeddings.shape[1])
+    diff = embeddings[:, iu, :] - embeddings[:, ju, :]
+    return np.sqrt(np.einsum("tpk,tpk->tp", diff, diff))
 
 
 def analyse_training(config: ToyConfig, scenario: Scenario, trained: dict[str, Any]
@@ -486,7 +517,6 @@ def analyse_training(config: ToyConfig, scenario: Scenario, trained: dict[str, A
     InvalidInputError
         If the network's first output is not finite.
     """
-    from .geometry import pairwise_distances
     from .losses import batch_hard_loss
 
     embs = trained["embeddings"]
@@ -495,9 +525,8 @@ def analyse_training(config: ToyConfig, scenario: Scenario, trained: dict[str, A
     last = int(np.flatnonzero(ok)[-1]) if ok.any() else -1
     if last < 0 or not ok[0]:
         raise InvalidInputError(f"scenario {scenario.name!r}: the network output is not finite")
-    iu, ju = _pairs(N)
     all_steps = np.arange(last + 1)
-    D = np.array([pairwise_distances(embs[s])[iu, ju] for s in all_steps])
+    D = step_distances(embs[: last + 1])
     diam = D.max(axis=1)
     pair_steps, events = merge_events(D, all_steps, config.merge_rtol * diam[0],
                                       release=config.merge_release)
@@ -576,26 +605,15 @@ def merge_events(distances: np.ndarray, steps: np.ndarray, threshold: float, *,
         since = 0 if out.size == 0 else int(out[-1]) + 1
         first = since + int(np.argmax(below[since:, k]))
         pair_steps.append(int(steps[first]))
-    parent = list(range(N))
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
     events: list[tuple[int, int]] = []
     n_clusters = N
-    order = sorted((s, k) for k, s in enumerate(pair_steps) if s is not None)
-    for s, k in order:
-        a, b = find(int(iu[k])), find(int(ju[k]))
-        if a != b:
-            parent[a] = b
-            n_clusters -= 1
-            if events and events[-1][0] == s:
-                events[-1] = (s, n_clusters)
-            else:
-                events.append((s, n_clusters))
+    for s in sorted({st for st in pair_steps if st is not None}):
+        merged = [(int(iu[k]), int(ju[k])) for k, st in enumerate(pair_steps)
+                  if st is not None and st <= s]
+        n = len(_components(N, merged))
+        if n < n_clusters:
+            events.append((s, n))
+            n_clusters = n
     return pair_steps, events
 
 

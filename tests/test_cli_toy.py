@@ -71,6 +71,12 @@ def test_results_file_contents(small_run):
     assert doc["seed"] == 0 and doc["jobs"] == 1
     assert doc["provenance"]["numpy"] == np.__version__
     assert {"isoapprox", "python", "platform", "git_commit"} <= set(doc["provenance"])
+    # what decides a trajectory's last bits: BLAS and its kernel, numpy's SIMD, the CPU
+    blas = doc["provenance"]["blas"]
+    assert any(lib["internal_api"] == "openblas" and lib["architecture"]
+               for lib in blas["libraries"])
+    assert isinstance(blas["numpy_simd"], list) and blas["cpu"]["machine"]
+    assert "openblas_coretype" in blas
     traj = [r for r in doc["records"] if r["part"] == "trajectory"]
     rand = [r for r in doc["records"] if r["part"] == "random"]
     assert len(rand) == 2 and traj[-1]["step"] == 3000
@@ -176,6 +182,9 @@ def test_interrupted_run_resumes(tmp_path, caplog):
     (["--jobs", "0"], ["--jobs must be >= 1; got 0"]),
     (["--scenario", "nope"], ["--scenario must be one of collapse, separate, margin0; got nope"]),
     (["--steps", "many"], ["argument --steps: invalid int value"]),
+    (["--perturbation", "0.5"], ["--perturbation must be a relative size in [0, 0.01); got 0.5"]),
+    (["--perturbation", "nan"], ["--perturbation must be a relative size"]),
+    (["--perturbation-seed", "-1"], ["--perturbation-seed must be >= 0; got -1"]),
 ])
 def test_toy_user_errors(tmp_path, capsys, extra, needles):
     argv = ["toy", "--smoke", "--no-figures", "--results", str(tmp_path / "r.json"), *extra]

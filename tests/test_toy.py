@@ -226,6 +226,14 @@ def _line_collapse(joins):
                      for t in range(T)])
 
 
+def test_step_distances_match_pairwise_distances(rng):
+    E = rng.normal(size=(7, 5, 2)) * np.array([1.0, 1e-9, 1e3, 1, 1, 1, 1])[:, None, None]
+    D = toy.step_distances(E)
+    iu, ju = np.triu_indices(5, 1)
+    for t in range(7):
+        np.testing.assert_allclose(D[t], pairwise_distances(E[t])[iu, ju], rtol=1e-15, atol=0)
+
+
 def test_merges_on_a_planted_sequential_collapse():
     # pairs merge one after another at steps 10, 20, 30, 40
     D = _line_collapse((10, 20, 30, 40))
@@ -248,13 +256,19 @@ def test_merges_on_a_planted_sequential_collapse():
 
 
 def test_learning_rate_schedule():
-    f = [toy.learning_rate_factor(s, 100, decay_start=0.6, end=1e-4) for s in range(101)]
-    assert f[:61] == [1.0] * 61
-    assert f[100] == pytest.approx(1e-4, rel=1e-12)
+    f = toy.learning_rate_schedule(100, decay_start=0.6, end=1e-4).tolist()
+    assert len(f) == 100 and f[:61] == [1.0] * 61
+    # the last update is one decay step above `end` (reached at step 100)
+    assert f[99] == pytest.approx(1e-4 ** (39 / 40), rel=1e-12)
     assert all(a > b for a, b in zip(f[60:-1], f[61:], strict=True))
     # log-linear decay
     np.testing.assert_allclose(np.diff(np.log(f[60:])), math.log(1e-4) / 40, rtol=1e-12)
-    assert toy.learning_rate_factor(50, 100, decay_start=1.0, end=1e-4) == 1.0
+    assert toy.learning_rate_schedule(100, decay_start=1.0, end=1e-4).tolist() == [1.0] * 100
+    for kw, needle in (({"decay_start": 1.5, "end": 0.1}, "decay_start"),
+                       ({"decay_start": 0.5, "end": 0.0}, "end"),
+                       ({"decay_start": 0.5, "end": 2.0}, "end")):
+        with pytest.raises(InvalidInputError, match=needle):
+            toy.learning_rate_schedule(10, **kw)
     for bad in ({"lr_decay_start": 1.5}, {"lr_end": 0.0}, {"lr_end": 2.0},
                 {"merge_release": 0.5}, {"perturbation": -1e-12}, {"perturbation": 0.5}):
         with pytest.raises(InvalidInputError, match=next(iter(bad))):

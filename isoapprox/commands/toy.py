@@ -130,7 +130,7 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 
 def build_config(args: argparse.Namespace):
     """The :class:`~isoapprox.toy.ToyConfig` of the command line."""
-    from ..toy import SMOKE, ToyConfig
+    from ..toy import MAX_PERTURBATION, SMOKE, ToyConfig
 
     config = SMOKE if args.smoke else ToyConfig()
     changes = {}
@@ -143,9 +143,9 @@ def build_config(args: argparse.Namespace):
             raise InvalidInputError(f"--steps must be >= 1; got {args.steps}")
         changes["steps"] = args.steps
     if args.perturbation is not None:
-        if not 0.0 <= args.perturbation < 1e-2:
-            raise InvalidInputError(
-                f"--perturbation must be a relative size in [0, 0.01); got {args.perturbation}")
+        if not 0.0 <= args.perturbation < MAX_PERTURBATION:
+            raise InvalidInputError(f"--perturbation must be a relative size in [0, "
+                                    f"{MAX_PERTURBATION:g}); got {args.perturbation}")
         changes["perturbation"] = args.perturbation
     if args.perturbation_seed is not None:
         if args.perturbation_seed < 0:
