@@ -20,8 +20,8 @@ Figures
     ``1/2 d_iso <= d_haus <= c d_iso``, the constants, the diameter, over
     training.
 ``toy_collapse_<scenario>`` (Fig. 4 style), for every scenario
-    Snapshots of the run (a collapse at its stages, any other run at its
-    merges and its end), at a common scale with ``f*`` and zoomed on
+    Snapshots of the run (step 0 and each merge; a run that does not
+    collapse also its end), at a common scale with ``f*`` and zoomed on
     ``f_theta``, and all pairwise distances over training; the title names
     the run's measured outcome.
 ``toy_constant``
@@ -533,9 +533,9 @@ def plot_curves(doc: dict[str, Any], scenario: str):
 def plot_collapse(doc: dict[str, Any], scenario: str):
     """Snapshots of a run (common scale, zoomed) and all pairwise distances (Fig. 4 style).
 
-    Drawn for every scenario, whatever its outcome: a collapse shows its
-    stages, any other run its start, its merges and its end; the title
-    names the outcome.
+    Drawn for every scenario, whatever its outcome: step 0 and each merge
+    (a run that does not collapse also its end); the title names the
+    outcome.
 
     Returns
     -------
