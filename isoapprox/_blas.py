@@ -21,32 +21,23 @@ package that limits threads goes through these.
 from __future__ import annotations
 
 import contextlib
+import os
+import platform
 from collections.abc import Iterator
 from typing import Any
 
+import numba
+
+from ._lazy import threadpool_controller
+
 __all__ = ["blas_info", "numba_threads", "quiet_threads", "single_threaded_blas"]
-
-
-_CONTROLLER = None
-
-
-def _controller():
-    """A cached ``ThreadpoolController`` (building one scans the loaded
-    libraries: ~10 ms, more than many of the solves it wraps)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        import scipy.linalg  # noqa: F401  (load scipy's BLAS before the scan)
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER
 
 
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Limit BLAS/LAPACK to one thread inside the ``with`` block (if possible)."""
     try:
-        ctl = _controller()
+        ctl = threadpool_controller()
     except ImportError:  # pragma: no cover - optional
         yield
         return
@@ -64,8 +55,6 @@ def numba_threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
-    import numba
-
     old = numba.get_num_threads()
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
     try:
@@ -88,8 +77,6 @@ _CPU_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw",
 
 def _cpu() -> dict[str, Any]:
     """The processor's model and the features that steer kernel choice (Linux; best effort)."""
-    import platform
-
     info: dict[str, Any] = {"machine": platform.machine(), "model": None, "features": None}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
@@ -123,8 +110,6 @@ def blas_info() -> dict[str, Any]:
         ``NPY_DISABLE_CPU_FEATURES``); ``cpu``: model and the relevant CPU
         features.
     """
-    import os
-
     out: dict[str, Any] = {
         "libraries": [],
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE") or None,
@@ -133,7 +118,7 @@ def blas_info() -> dict[str, Any]:
         "cpu": _cpu(),
     }
     try:
-        for lib in _controller().info():
+        for lib in threadpool_controller().info():
             out["libraries"].append({k: lib.get(k) for k in (
                 "user_api", "internal_api", "prefix", "version", "architecture", "threading_layer",
                 "num_threads")})

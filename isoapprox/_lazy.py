@@ -7,7 +7,12 @@ imported on first use, here and nowhere else:
   second to import);
 - :func:`matplotlib` -- matplotlib with the non-interactive Agg backend and
   the submodules the figures use (``pyplot``, ``lines``, ``patches``,
-  ``collections``, ``colors``), for :mod:`isoapprox.plotting`.
+  ``collections``, ``colors``), for :mod:`isoapprox.plotting`;
+- :func:`threadpool_controller` -- threadpoolctl's view of the loaded
+  BLAS libraries, which needs scipy's BLAS loaded first (``scipy.linalg``,
+  a third of a second);
+- :func:`sklearn_load_digits` -- scikit-learn's digits loader, an optional
+  dependency (the ``data`` extra).
 
 Every other import in the package sits at the top of its module.
 """
@@ -16,9 +21,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
-__all__ = ["cvxpy", "matplotlib"]
+from .exceptions import MissingDependencyError
+
+__all__ = ["cvxpy", "matplotlib", "sklearn_load_digits", "threadpool_controller"]
 
 _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticker")
 
@@ -49,3 +58,28 @@ def matplotlib() -> ModuleType:
     for name in _MPL_SUBMODULES:
         importlib.import_module(f"matplotlib.{name}")
     return mpl
+
+
+@functools.cache
+def threadpool_controller() -> Any:
+    """A cached ``threadpoolctl.ThreadpoolController`` (building one scans the
+    loaded libraries: ~10 ms, more than many of the solves it wraps)."""
+    importlib.import_module("scipy.linalg")  # load scipy's BLAS before the scan
+    return importlib.import_module("threadpoolctl").ThreadpoolController()
+
+
+def sklearn_load_digits() -> Callable[..., Any]:
+    """``sklearn.datasets.load_digits``.
+
+    Raises
+    ------
+    MissingDependencyError
+        If scikit-learn is not installed.
+    """
+    try:
+        return importlib.import_module("sklearn.datasets").load_digits
+    except ImportError:
+        raise MissingDependencyError(
+            "the digits data set needs scikit-learn, which is not installed; "
+            "install the optional extra with: pip install 'isoapprox[data]'"
+        ) from None

@@ -62,5 +62,9 @@ class SolverError(IsoapproxError, RuntimeError):
         self.status = status
 
 
+class MissingDependencyError(IsoapproxError, ImportError):
+    """An optional dependency needed by the requested feature is not installed."""
+
+
 class ConvergenceWarning(UserWarning):
     """A result is usable but its solver did not converge as requested."""

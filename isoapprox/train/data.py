@@ -38,9 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._lazy import sklearn_load_digits
 from .._typing import FloatArray, IntArray, RNGLike
 from .._validation import as_labels, as_rng, check_int, check_positive
-from ..exceptions import InvalidInputError, IsoapproxError
+from ..exceptions import InvalidInputError, MissingDependencyError
 
 __all__ = [
     "DATASETS",
@@ -58,10 +59,6 @@ logger = logging.getLogger(__name__)
 
 DATASETS = ("digits", "gaussian")
 DIGITS_TRAIN_CLASSES = (0, 1, 2, 3, 4, 5)
-
-
-class MissingDependencyError(IsoapproxError, ImportError):
-    """An optional dependency needed by the requested feature is not installed."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,15 +162,7 @@ def load_digits() -> Dataset:
     MissingDependencyError
         If scikit-learn is not installed.
     """
-    try:
-        from sklearn.datasets import load_digits as _sk_load_digits
-    except ImportError:
-        raise MissingDependencyError(
-            "the digits data set needs scikit-learn, which is not installed; "
-            "install the "
-            "optional extra with: pip install 'isoapprox[data]'"
-        ) from None
-    bunch = _sk_load_digits()
+    bunch = sklearn_load_digits()()
     return Dataset(
         np.asarray(bunch.data, dtype=np.float64),
         np.asarray(bunch.target, dtype=np.int64),
