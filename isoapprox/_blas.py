@@ -30,6 +30,16 @@ import numba
 
 from ._lazy import threadpool_controller
 
+try:  # numpy's record of the SIMD extensions it dispatches to (not public API)
+    from numpy._core._multiarray_umath import __cpu_dispatch__ as _CPU_DISPATCH
+    from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
+except ImportError:  # pragma: no cover - numpy < 2
+    try:
+        from numpy.core._multiarray_umath import __cpu_dispatch__ as _CPU_DISPATCH
+        from numpy.core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
+    except ImportError:
+        _CPU_DISPATCH, _CPU_FEATURES = None, {}
+
 __all__ = ["blas_info", "numba_threads", "quiet_threads", "single_threaded_blas"]
 
 
@@ -124,15 +134,6 @@ def blas_info() -> dict[str, Any]:
                 "num_threads")})
     except Exception:  # pragma: no cover - threadpoolctl is a dependency
         pass
-    try:
-        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-
-        out["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
-    except ImportError:  # pragma: no cover - numpy < 2
-        try:
-            from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-
-            out["numpy_simd"] = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
-        except ImportError:
-            pass
+    if _CPU_DISPATCH is not None:
+        out["numpy_simd"] = [f for f in _CPU_DISPATCH if _CPU_FEATURES.get(f)]
     return out
