@@ -62,7 +62,8 @@ def _upper(N: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(N, k=1)
 
 
-def _stats_from(D: np.ndarray, X: np.ndarray) -> EmbeddingStats:
+def stats_from_distances(D: np.ndarray, X: np.ndarray) -> EmbeddingStats:
+    """:class:`EmbeddingStats` of validated points ``X`` with distance matrix ``D``."""
     return EmbeddingStats(
         diameter=float(D.max()),
         median_distance=float(np.median(D[_upper(D.shape[0])])),
@@ -79,10 +80,10 @@ def embedding_stats(E: ArrayLike) -> EmbeddingStats:
     EmbeddingStats(diameter=5.0, median_distance=4.0, mean_norm=3.0)
     """
     X = as_points(E, "E", min_points=2)
-    return _stats_from(K.pairwise_distances_kernel(X), X)
+    return stats_from_distances(K.pairwise_distances_kernel(X), X)
 
 
-def _recall_from(
+def recall_from_distances(
     D: np.ndarray, codes: np.ndarray, ks: Sequence[int]
 ) -> dict[int, float]:
     """Recall@K from a distance matrix, without sorting.
@@ -135,7 +136,7 @@ def recall_at_k(
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
     ks = tuple(check_int(k, "ks", minimum=1) for k in ks)
-    return _recall_from(K.pairwise_distances_kernel(X), codes, ks)
+    return recall_from_distances(K.pairwise_distances_kernel(X), codes, ks)
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,7 +215,8 @@ class TripletDiagram:
         }
 
 
-def _diagram(X: np.ndarray, codes: np.ndarray) -> TripletDiagram:
+def diagram_of_codes(X: np.ndarray, codes: np.ndarray) -> TripletDiagram:
+    """:func:`triplet_diagram` of validated points and dense label codes."""
     U, _ = l2_normalize(X)
     S = U @ U.T
     same = codes[:, None] == codes[None, :]
@@ -252,4 +254,4 @@ def triplet_diagram(E: ArrayLike, y: ArrayLike) -> TripletDiagram:
     """
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
-    return _diagram(X, codes)
+    return diagram_of_codes(X, codes)

@@ -403,7 +403,7 @@ LOSSES: dict[str, tuple[Callable[..., LossResult], bool, tuple[str, ...]]] = {
 TRIPLET_LOSSES = tuple(k for k, v in LOSSES.items() if v[1])
 
 
-def _check_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+def check_loss_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     """Validate the options of loss ``name`` (unknown keys are an error)."""
     allowed = LOSSES[name][2]
     out: dict[str, Any] = {}
@@ -478,7 +478,7 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     """
     name = check_option(name, "loss", tuple(LOSSES))
     fn, needs_triplets, _ = LOSSES[name]
-    opts = _check_options(name, options)
+    opts = check_loss_options(name, options)
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
     if needs_triplets:

@@ -86,8 +86,8 @@ from .data import (
     load_digits,
     resolve_pk,
 )
-from .evaluate import TripletDiagram, _diagram, _recall_from, _stats_from
-from .losses import LOSSES, LossResult, _check_options
+from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, stats_from_distances
+from .losses import LOSSES, LossResult, check_loss_options
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
 
@@ -296,7 +296,7 @@ class TrainConfig:
             check_int(self.eval_size, "eval_size", minimum=4)
         if self.samples_per_class != "auto":
             check_int(self.samples_per_class, "samples_per_class", minimum=2)
-        _check_options(self.loss, self.loss_options())
+        check_loss_options(self.loss, self.loss_options())
 
     def loss_options(self) -> dict[str, Any]:
         """The options of the configured loss, by the loss's own names."""
@@ -588,7 +588,7 @@ class Trainer:
             self.train_codes, self.P, self.K, rng=np.random.default_rng(sample_ss)
         )
         self.loss_fn = LOSSES[config.loss][0]
-        self.loss_options = _check_options(config.loss, config.loss_options())
+        self.loss_options = check_loss_options(config.loss, config.loss_options())
         self._setup_eval(np.random.default_rng(eval_ss))
         self.step_count = 0
 
@@ -633,13 +633,13 @@ class Trainer:
             rec.update({f"eval_recall_at_{k}": nan for k in self.config.recall_ks})
             return rec, E
         D = K.pairwise_distances_kernel(E)
-        st = _stats_from(D, E)
+        st = stats_from_distances(D, E)
         rec = {
             "eval_diameter": st.diameter,
             "eval_median_distance": st.median_distance,
             "eval_mean_norm": st.mean_norm,
         }
-        for k, v in _recall_from(D, self.eval_codes, self.config.recall_ks).items():
+        for k, v in recall_from_distances(D, self.eval_codes, self.config.recall_ks).items():
             rec[f"eval_recall_at_{k}"] = v
         return rec, E
 
@@ -647,9 +647,9 @@ class Trainer:
         """Triplet-diagram data of the fixed held-out batch or the last train batch."""
         if which == "heldout":
             E = self.model(self.eval_inputs[self.diagram_index])
-            return _diagram(E, self.eval_codes[self.diagram_index])
+            return diagram_of_codes(E, self.eval_codes[self.diagram_index])
         E = self.model(self._inputs(self._last_idx))
-        return _diagram(E, self.train_codes[self._last_idx])
+        return diagram_of_codes(E, self.train_codes[self._last_idx])
 
     # -- one step ------------------------------------------------------------
     def _batch(self):
@@ -681,7 +681,7 @@ class Trainer:
         c = self.config
         N = idx.size
         D = K.pairwise_distances_kernel(E)
-        st = _stats_from(D, E)
+        st = stats_from_distances(D, E)
         hp, hn, pi, ni = K.batch_hard_terms(E, codes, c.margin)
         valid = (pi >= 0) & (ni >= 0)
         z = hp[valid] - hn[valid] + c.margin
