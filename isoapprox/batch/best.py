@@ -22,6 +22,7 @@ import numpy as np
 
 from .._validation import check_int
 from ..exceptions import InvalidInputError
+from ..io import write_results
 from .generators import generate
 from .grid import BatchConfig
 from .table import iter_cells
@@ -142,8 +143,6 @@ def save_best(out: str | os.PathLike, config: BatchConfig, column: str, *, k: in
         The written results document (experiment ``"batch_best"``; records
         are the rows of :func:`best_rows`).
     """
-    from ..io import write_results
-
     out = Path(out)
     results = out / f"results.{config.format}"
     if not results.exists():
