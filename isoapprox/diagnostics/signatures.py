@@ -81,24 +81,10 @@ SIGNATURE_NAMES = (
 
 @dataclass(frozen=True)
 class SignatureThresholds:
-    """Thresholds of :func:`detect_signatures` (defaults: the module constants).
+    """Thresholds of :func:`detect_signatures`, all positive.
 
-    Attributes
-    ----------
-    stuck_margin_rtol : float
-        ``STUCK_MARGIN_RTOL``.
-    stuck_diameter_ratio : float
-        ``STUCK_DIAMETER_RATIO``.
-    soft_margin_atol : float
-        ``SOFT_MARGIN_ATOL``.
-    soft_margin_diameter : float
-        ``SOFT_MARGIN_DIAMETER``.
-    full_collapse_ratio : float
-        ``FULL_COLLAPSE_RATIO``.
-    class_collapse_ratio : float
-        ``CLASS_COLLAPSE_RATIO``.
-    dimensional_collapse_ratio : float
-        ``DIMENSIONAL_COLLAPSE_RATIO``.
+    Each attribute defaults to the module constant of its name in capitals
+    (``stuck_margin_rtol`` to ``STUCK_MARGIN_RTOL`` and so on).
     """
 
     stuck_margin_rtol: float = STUCK_MARGIN_RTOL
