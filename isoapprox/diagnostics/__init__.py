@@ -16,86 +16,10 @@ Modules
 
 from __future__ import annotations
 
-from .distances import (
-    DEFAULT_QUANTILES,
-    MAX_CANDIDATES,
-    N_BINS,
-    DistanceSummary,
-    distance_quantiles,
-    distance_summary,
-)
-from .report import (
-    DEFAULT_SECTIONS,
-    MAX_TRIPLET_TERMS,
-    Batch,
-    DiagnoseOptions,
-    diagnose,
-    diagnose_batches,
-    verdict,
-)
-from .signatures import (
-    CLASS_COLLAPSE_RATIO,
-    DIMENSIONAL_COLLAPSE_RATIO,
-    FULL_COLLAPSE_RATIO,
-    LN2,
-    SIGNATURE_NAMES,
-    SOFT_MARGIN_ATOL,
-    SOFT_MARGIN_DIAMETER,
-    STUCK_DIAMETER_RATIO,
-    STUCK_MARGIN_RTOL,
-    Signature,
-    SignatureThresholds,
-    detect_signatures,
-)
-from .statistics import (
-    RANKME_EPS,
-    ClassSpread,
-    CollapseStatistics,
-    active_triplet_fraction,
-    alignment,
-    class_spread,
-    collapse_statistics,
-    effective_rank,
-    rankme,
-    std_of_l2_normalized,
-    uniformity,
-)
+from . import distances, report, signatures, statistics
+from .distances import *  # noqa: F403
+from .report import *  # noqa: F403
+from .signatures import *  # noqa: F403
+from .statistics import *  # noqa: F403
 
-__all__ = [
-    "CLASS_COLLAPSE_RATIO",
-    "DEFAULT_QUANTILES",
-    "DEFAULT_SECTIONS",
-    "DIMENSIONAL_COLLAPSE_RATIO",
-    "FULL_COLLAPSE_RATIO",
-    "LN2",
-    "MAX_CANDIDATES",
-    "MAX_TRIPLET_TERMS",
-    "N_BINS",
-    "RANKME_EPS",
-    "SIGNATURE_NAMES",
-    "SOFT_MARGIN_ATOL",
-    "SOFT_MARGIN_DIAMETER",
-    "STUCK_DIAMETER_RATIO",
-    "STUCK_MARGIN_RTOL",
-    "Batch",
-    "ClassSpread",
-    "CollapseStatistics",
-    "DiagnoseOptions",
-    "DistanceSummary",
-    "Signature",
-    "SignatureThresholds",
-    "active_triplet_fraction",
-    "alignment",
-    "class_spread",
-    "collapse_statistics",
-    "detect_signatures",
-    "diagnose",
-    "diagnose_batches",
-    "distance_quantiles",
-    "distance_summary",
-    "effective_rank",
-    "rankme",
-    "std_of_l2_normalized",
-    "uniformity",
-    "verdict",
-]
+__all__ = [*distances.__all__, *statistics.__all__, *signatures.__all__, *report.__all__]
