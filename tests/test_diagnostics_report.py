@@ -249,8 +249,9 @@ def test_diagnose_errors(rng):
 def test_statistics_are_computed_once_per_batch(rng, monkeypatch):
     E, y = planted.healthy(rng)
     calls = []
-    real = D.collapse_statistics
-    monkeypatch.setattr(R, "collapse_statistics", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = R.compute_collapse_statistics
+    monkeypatch.setattr(R, "compute_collapse_statistics",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
     D.diagnose(E, y)
     assert len(calls) == 1
 

@@ -37,7 +37,7 @@ from ..exceptions import InvalidInputError
 from ..losses import triplet_loss
 from .distances import DEFAULT_QUANTILES
 from .signatures import SIGNATURE_NAMES, Signature, SignatureThresholds, detect_signatures
-from .statistics import CollapseStatistics, collapse_statistics
+from .statistics import CollapseStatistics, compute_collapse_statistics
 
 __all__ = [
     "DEFAULT_SECTIONS",
@@ -229,7 +229,7 @@ class Batch:
         self._stats: dict[tuple, CollapseStatistics] = {}
 
     def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
-        """:func:`collapse_statistics` for these options (computed once)."""
+        """:func:`~.statistics.collapse_statistics` for these options (computed once)."""
         key = (
             options.margin,
             options.quantiles,
@@ -238,14 +238,16 @@ class Batch:
             options.atol,
         )
         if key not in self._stats:
-            self._stats[key] = collapse_statistics(
+            # E, y and the options are validated: no second pass through the checks
+            self._stats[key] = compute_collapse_statistics(
                 self.E,
                 self.y,
-                margin=options.margin,
-                quantiles=options.quantiles,
-                uniformity_t=options.uniformity_t,
-                alignment_alpha=options.alignment_alpha,
-                atol=options.atol,
+                np.unique(self.y),
+                margin=float(options.margin),
+                levels=np.array(options.quantiles, dtype=np.float64),
+                uniformity_t=float(options.uniformity_t),
+                alignment_alpha=float(options.alignment_alpha),
+                atol=float(options.atol),
             )
         return self._stats[key]
 

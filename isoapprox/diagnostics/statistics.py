@@ -710,6 +710,37 @@ def collapse_statistics(
     alignment_alpha = check_positive(alignment_alpha, "alignment_alpha")
     atol = check_nonnegative(atol, "atol")
     max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
+    return compute_collapse_statistics(
+        X,
+        codes,
+        classes,
+        margin=margin,
+        levels=levels,
+        uniformity_t=uniformity_t,
+        alignment_alpha=alignment_alpha,
+        atol=atol,
+        max_candidates=max_candidates,
+    )
+
+
+def compute_collapse_statistics(
+    X: np.ndarray,
+    codes: np.ndarray,
+    classes: np.ndarray,
+    *,
+    margin: float,
+    levels: np.ndarray,
+    uniformity_t: float,
+    alignment_alpha: float,
+    atol: float,
+    max_candidates: int = MAX_CANDIDATES,
+) -> CollapseStatistics:
+    """:func:`collapse_statistics` of validated input, for the package's report.
+
+    ``X`` float64 ``(N, n)``, ``codes`` dense int64 labels admitting a
+    triplet, ``classes`` their labels, ``levels`` a 1-D float64 array and
+    the parameters floats, all as :func:`collapse_statistics` checks them.
+    """
     N, n = X.shape
     level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
     logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
