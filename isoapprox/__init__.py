@@ -57,8 +57,8 @@ from .geometry import BallResult, diameter, farthest_pair, min_enclosing_ball, p
 from .ideal import IdealResult, nearest_ideal, nearest_zero_loss
 from .losses import (
     HardestPairs,
-    PairLossReport,
-    SeparationReport,
+    PairLossResult,
+    SeparationResult,
     batch_hard_loss,
     contrastive_loss,
     contrastive_report,
@@ -69,7 +69,7 @@ from .losses import (
     separation_report,
     triplet_loss,
 )
-from .metrics import IsometricError, hausdorff_like, isometric_error, isometric_error_report
+from .metrics import IsometricErrorResult, hausdorff_like, isometric_error, isometric_error_report
 from .packing import (
     PackingResult,
     lower_bound_curve,
@@ -113,13 +113,13 @@ __all__ = [
     "IdealResult",
     "InvalidInputError",
     "IsoapproxError",
-    "IsometricError",
+    "IsometricErrorResult",
     "LayoutSuggestion",
     "NoTripletError",
     "PackingResult",
-    "PairLossReport",
+    "PairLossResult",
     "ProcrustesResult",
-    "SeparationReport",
+    "SeparationResult",
     "Signature",
     "SignatureThresholds",
     "SolverError",

@@ -30,6 +30,7 @@ __all__ = [
     "check_option",
     "check_positive",
     "check_probability",
+    "check_quantiles",
     "check_same_shape",
     "class_counts",
     "require_triplets",
@@ -247,6 +248,21 @@ def check_probability(value: Any, name: str) -> float:
     if not 0.0 <= out <= 1.0:
         raise InvalidInputError(f"`{name}` must lie in [0, 1]; got {out!r}")
     return out
+
+
+def check_quantiles(q: Any, name: str = "quantiles") -> np.ndarray:
+    """Quantile level(s) in ``[0, 1]`` as a float64 array (0-D or 1-D)."""
+    try:
+        arr = np.asarray(q, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be real numbers in [0, 1]; got {q!r}") from None
+    if arr.ndim > 1:
+        raise InvalidInputError(
+            f"`{name}` must be a number or a 1-D sequence; got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0.0) or np.any(arr > 1.0):
+        raise InvalidInputError(f"`{name}` must lie in [0, 1]; got {arr.tolist()}")
+    return arr
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None,

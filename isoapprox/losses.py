@@ -57,8 +57,8 @@ from ._validation import (
 __all__ = [
     "REDUCTIONS",
     "HardestPairs",
-    "PairLossReport",
-    "SeparationReport",
+    "PairLossResult",
+    "SeparationResult",
     "batch_hard_loss",
     "contrastive_loss",
     "contrastive_report",
@@ -246,7 +246,7 @@ def triplet_loss(
 
 
 @dataclass(frozen=True)
-class SeparationReport:
+class SeparationResult:
     """How far an embedding is from being triplet-separated.
 
     Attributes
@@ -295,7 +295,7 @@ class SeparationReport:
 
 def separation_report(
     E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, atol: float = 1e-9
-) -> SeparationReport:
+) -> SeparationResult:
     """Triplet-separation report: worst triplet, its slack, number violated.
 
     Parameters
@@ -312,7 +312,7 @@ def separation_report(
 
     Returns
     -------
-    SeparationReport
+    SeparationResult
 
     Raises
     ------
@@ -339,7 +339,7 @@ def separation_report(
     n_trip = int(np.sum(pos_counts * neg_counts))
     worst = float(slack[a]) / s
     n_viol = int(np.sum(viol))
-    return SeparationReport(
+    return SeparationResult(
         separated=n_viol == 0,
         worst_slack=worst,
         worst_triplet=(a, int(pi[a]), int(ni[a])),
@@ -386,7 +386,7 @@ def is_triplet_separated(
 
 
 @dataclass(frozen=True)
-class PairLossReport:
+class PairLossResult:
     """Value of a pairwise loss and its worst pair.
 
     Attributes
@@ -413,7 +413,7 @@ class PairLossReport:
     zero_loss: bool
 
 
-def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> PairLossReport:
+def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> PairLossResult:
     reduction = check_option(reduction, "reduction", REDUCTIONS)
     atol = check_nonnegative(atol, "atol")
     X = as_points(E, "E", min_points=2)
@@ -433,7 +433,7 @@ def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> Pai
         value = float(np.sum(sums)) / n_pairs / s
     else:
         value = worst
-    return PairLossReport(
+    return PairLossResult(
         value=value,
         worst=worst,
         worst_pair=(i, int(arg[i])),
@@ -451,7 +451,7 @@ def contrastive_report(
     pos_margin: float = 0.0,
     reduction: str = "mean",
     atol: float = 1e-9,
-) -> PairLossReport:
+) -> PairLossResult:
     """Pairwise contrastive loss with its worst pair and zero-loss check.
 
     Parameters
@@ -471,7 +471,7 @@ def contrastive_report(
 
     Returns
     -------
-    PairLossReport
+    PairLossResult
     """
     margin = check_margin(margin)
     pos_margin = check_nonnegative(pos_margin, "pos_margin")
@@ -508,7 +508,7 @@ def margin_loss_report(
     beta: float = 1.0,
     reduction: str = "mean",
     atol: float = 1e-9,
-) -> PairLossReport:
+) -> PairLossResult:
     """Margin loss (Wu et al. 2017) with its worst pair and zero-loss check.
 
     Parameters
@@ -529,7 +529,7 @@ def margin_loss_report(
 
     Returns
     -------
-    PairLossReport
+    PairLossResult
     """
     margin = check_margin(margin)
     beta = check_nonnegative(beta, "beta")

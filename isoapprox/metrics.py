@@ -32,10 +32,18 @@ their Euclidean distance matrices.
   Lemma (``d_iso <= 2 d_haus``) holds for the pointwise and isometry modes;
   for distances to the triplet-separated set the two coincide because that
   set is closed under isometries.
+
+Layering
+--------
+:mod:`isoapprox.procrustes` (the minimax Procrustes problem, a geometric
+primitive like :mod:`isoapprox.geometry`) sits below this module: metrics
+imports it for ``mode="isometry"``, and neither it nor geometry imports
+metrics.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,10 +52,12 @@ from . import _kernels as K
 from ._scaling import pow2_scale
 from ._typing import ArrayLike
 from ._validation import as_labels, as_points, check_option, check_same_shape
+from .exceptions import InvalidInputError
+from .procrustes import minimax_procrustes
 
 __all__ = [
     "HAUSDORFF_MODES",
-    "IsometricError",
+    "IsometricErrorResult",
     "hausdorff_like",
     "isometric_error",
     "isometric_error_report",
@@ -66,8 +76,16 @@ def _pair(E1: ArrayLike, E2: ArrayLike, min_points: int):
     return X1, X2, s
 
 
+def _direct_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """``||a - b||`` summed coordinate by coordinate, as the kernels do (bitwise equal)."""
+    s = 0.0
+    for t in (a - b).tolist():
+        s += t * t
+    return math.sqrt(s)
+
+
 @dataclass(frozen=True)
-class IsometricError:
+class IsometricErrorResult:
     """Isometric error with the pair of points that attains it.
 
     Attributes
@@ -86,7 +104,7 @@ class IsometricError:
     d2: float
 
 
-def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricError:
+def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricErrorResult:
     """Isometric error ``max_{i<j} |D1_ij - D2_ij|`` with its arg-max pair.
 
     Parameters
@@ -97,7 +115,7 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricError:
 
     Returns
     -------
-    IsometricError
+    IsometricErrorResult
 
     Notes
     -----
@@ -109,10 +127,10 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricError:
     X1, X2, s = _pair(E1, E2, 2)
     value, i, j = K.isometric_error_kernel(X1, X2)
     i, j = int(i), int(j)
-    # the kernel's own direct-difference distances, so value == |d1 - d2|
-    d1 = float(K._dist(X1, i, X1, j))
-    d2 = float(K._dist(X2, i, X2, j))
-    return IsometricError(float(value) / s, (i, j), d1 / s, d2 / s)
+    # the kernel's direct-difference sum in its order, so value == |d1 - d2|
+    d1 = _direct_distance(X1[i], X1[j])
+    d2 = _direct_distance(X2[i], X2[j])
+    return IsometricErrorResult(float(value) / s, (i, j), d1 / s, d2 / s)
 
 
 def isometric_error(E1: ArrayLike, E2: ArrayLike) -> float:
@@ -185,16 +203,12 @@ def hausdorff_like(
     if not isinstance(directed, (bool, np.bool_)):
         raise TypeError(f"`directed` must be a bool; got {directed!r}")
     if mode == "isometry":
-        from .procrustes import minimax_procrustes
-
         return minimax_procrustes(E1, E2).value
     X1, X2, s = _pair(E1, E2, 1)
     if mode == "pointwise":
         value, _ = K.pointwise_kernel(X1, X2)
         return float(value) / s
     if labels is None:
-        from .exceptions import InvalidInputError
-
         raise InvalidInputError(
             "`labels` must be given for mode='classwise' (the class clouds X^i_f need "
             "labels); got None"

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from isoapprox import diagnostics as D
+from isoapprox.diagnostics import report as R
+from isoapprox.diagnostics.report import data_section, sample_batches
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.io import to_jsonable
 
@@ -231,7 +233,7 @@ def test_diagnose_errors(rng):
     with pytest.raises(TypeError, match="sections` must hold \\(name, function\\) pairs"):
         D.diagnose(E, y, sections=[("x", 3)])
     with pytest.raises(InvalidInputError, match="names must be unique and not 'verdict'"):
-        D.diagnose(E, y, sections=[("verdict", D.data_section)])
+        D.diagnose(E, y, sections=[("verdict", data_section)])
     with pytest.raises(TypeError, match="section 'bad' must return a dict"):
         D.diagnose(E, y, sections=[("bad", lambda b, o: 3)])
     with pytest.raises(TypeError, match="`options` must be a DiagnoseOptions"):
@@ -247,8 +249,9 @@ def test_diagnose_errors(rng):
 def test_statistics_are_computed_once_per_batch(rng, monkeypatch):
     E, y = planted.healthy(rng)
     calls = []
-    real = D.collapse_statistics
-    monkeypatch.setattr(D, "collapse_statistics", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = R.compute_collapse_statistics
+    monkeypatch.setattr(R, "compute_collapse_statistics",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
     D.diagnose(E, y)
     assert len(calls) == 1
 
@@ -289,7 +292,7 @@ def test_batches_are_seeded_and_drawn_pk(rng):
     a = D.diagnose_batches(E, y, batch_size=8, samples_per_class=2, n_batches=3, rng=5)
     b = D.diagnose_batches(E, y, batch_size=8, samples_per_class=2, n_batches=3, rng=5)
     assert a == b
-    batches = list(D._sample_batches(y, 8, 2, 4, np.random.default_rng(0)))
+    batches = list(sample_batches(y, 8, 2, 4, np.random.default_rng(0)))
     for idx in batches:
         assert len(idx) == 8 and len(set(idx.tolist())) == 8
         _, counts = np.unique(y[idx], return_counts=True)

@@ -37,6 +37,14 @@ def test_isometric_error_matches_bruteforce(rng, n_points, dim):
     np.testing.assert_allclose([rep.d1, rep.d2], [D1[i, j], D2[i, j]], rtol=KERNEL_RTOL)
 
 
+@pytest.mark.parametrize("dim", [1, 3, 8, 33, 128])
+def test_isometric_error_report_distances_attain_the_value_exactly(rng, dim):
+    E1 = rng.normal(size=(40, dim)) * 1e3
+    E2 = rng.normal(size=(40, dim))
+    rep = ia.isometric_error_report(E1, E2)
+    assert rep.value == abs(rep.d1 - rep.d2)
+
+
 def test_isometric_error_of_identical_arrays_is_exactly_zero(rng):
     E = rng.normal(size=(40, 16)) * 1e3 + 1e6
     assert ia.isometric_error(E, E) == 0.0

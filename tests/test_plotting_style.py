@@ -6,12 +6,13 @@ import json
 
 import pytest
 
+from isoapprox._lazy import matplotlib
 from isoapprox.exceptions import InvalidInputError
-from isoapprox.plotting._style import pyplot, save_figure, style_context
+from isoapprox.plotting._style import save_figure, style_context
 
 
 def _figure():
-    plt = pyplot()
+    plt = matplotlib().pyplot
     with style_context():
         fig, ax = plt.subplots(figsize=(2, 2))
         ax.plot([0, 1, 2], [1, 0, 2], label="x")

@@ -69,10 +69,10 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox figures``."""
     from ..io import read_results
-    from ..plotting.registry import build_figures, registered
+    from ..plotting.registry import FIGURE_BUILDERS, build_figures
 
     if args.list:
-        for exp in sorted(registered()):
+        for exp in sorted(FIGURE_BUILDERS):
             print(exp)
         return 0
     if not args.results:

@@ -1,4 +1,4 @@
-"""Figures built from result records (matplotlib, imported lazily).
+"""Figures built from result records (matplotlib through :func:`isoapprox._lazy.matplotlib`).
 
 Plotting functions take records (dicts read from result files by
 :func:`isoapprox.io.read_results`) and return a matplotlib ``Figure``; they
@@ -10,9 +10,9 @@ rebuilds every figure without rerunning anything.
 Modules
 -------
 ``_style``
-    Colours, sizes, the matplotlib import and deterministic saving.
+    Colours, sizes and deterministic saving.
 ``registry``
-    Which figures each experiment's results produce.
+    Which figures each experiment's results produce (a plain mapping).
 """
 
 from __future__ import annotations

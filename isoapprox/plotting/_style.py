@@ -1,4 +1,4 @@
-"""Shared figure style, lazy matplotlib import and deterministic saving.
+"""Shared figure style and deterministic saving.
 
 Sizes are for a paper column (3.3 in wide) or a full width (6.8 in), fonts
 readable at that size.  Colours are fixed by role so that every figure uses
@@ -10,19 +10,21 @@ a figure from the same results gives the same bytes.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
+from ..io import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "COLORS",
     "CLASS_COLORS",
     "COLUMN_WIDTH",
     "FULL_WIDTH",
-    "pyplot",
     "save_figure",
     "style_context",
 ]
@@ -66,31 +68,9 @@ _RC = {
 }
 
 
-def pyplot():
-    """Import ``matplotlib.pyplot`` with the non-interactive Agg backend.
-
-    Raises
-    ------
-    ImportError
-        With an installation hint when matplotlib is missing.
-    """
-    try:
-        import matplotlib
-    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
-        raise ImportError(
-            "isoapprox.plotting needs matplotlib: pip install matplotlib"
-        ) from exc
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def style_context():
     """A ``matplotlib.rc_context`` with the house style."""
-    import matplotlib
-
-    return matplotlib.rc_context(_RC)
+    return matplotlib().rc_context(_RC)
 
 
 def _sha256(path: Path) -> str:
@@ -133,25 +113,20 @@ def save_figure(
     list of Path
         The files written (figures first, then the sidecar).
     """
-    from ..io import atomic_write_bytes, atomic_write_text
-
     if not name or not all(c.isalnum() or c in "-_" for c in name):
         raise InvalidInputError(f"`name` must use letters, digits, '-' and '_'; got {name!r}")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plt = pyplot()
     written = []
-    import io as _io
-
     for fmt in formats:
         if fmt not in ("png", "pdf", "svg"):
             raise InvalidInputError(f"`formats` must hold 'png', 'pdf' or 'svg'; got {fmt!r}")
         meta = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
                 "png": {"Software": None}, "svg": {"Date": None, "Creator": None}}[fmt]
-        buf = _io.BytesIO()
+        buf = io.BytesIO()
         fig.savefig(buf, format=fmt, metadata=meta, bbox_inches="tight")
         written.append(atomic_write_bytes(out_dir / f"{name}.{fmt}", buf.getvalue()))
-    plt.close(fig)
+    matplotlib().pyplot.close(fig)
     side = {
         "figure": name,
         "description": description,

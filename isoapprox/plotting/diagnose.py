@@ -1,7 +1,7 @@
-"""Figures of ``isoapprox diagnose``: the 2-D view and the pair-distance histogram.
+"""Figures of a collapse diagnosis: the 2-D view and the pair-distance histogram.
 
-Both are drawn from the report's data only (the JSON written by
-``isoapprox diagnose --json``): the view from ``report["view"]`` (2-D
+Both are drawn from the report's data only (the diagnose report as written to
+JSON): the view from ``report["view"]`` (2-D
 coordinates computed by :func:`isoapprox.diagnostics_theory.embedding_view`),
 the histogram from ``report["statistics"]["distances"]``, and the annotations
 (margin, ``D*``, the distances to the ideal set) from ``report["data"]`` and
@@ -15,8 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
-from ._style import CLASS_COLORS, COLORS, COLUMN_WIDTH, pyplot, save_figure, style_context
+from ._style import CLASS_COLORS, COLORS, COLUMN_WIDTH, save_figure, style_context
 
 __all__ = ["diagnose_figures", "plot_distance_histogram", "plot_embedding_view"]
 
@@ -61,22 +64,18 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
     -------
     matplotlib.figure.Figure
     """
-    import numpy as np
-
-    plt = pyplot()
+    mpl = matplotlib()
     P = np.asarray(view["embedding"], dtype=float).reshape(-1, 2)
     labels = np.asarray(view["labels"], dtype=int)
     G = view.get("ideal")
     G = None if G is None else np.asarray(G, dtype=float).reshape(-1, 2)
     var = view.get("axes_variance", [math.nan, math.nan])
     with style_context():
-        fig, ax = plt.subplots(figsize=(COLUMN_WIDTH * 1.3, COLUMN_WIDTH * 1.2))
+        fig, ax = mpl.pyplot.subplots(figsize=(COLUMN_WIDTH * 1.3, COLUMN_WIDTH * 1.2))
         if G is not None:
-            from matplotlib.collections import LineCollection
-
             segs = np.stack([P, G], axis=1)
-            ax.add_collection(LineCollection(segs, colors=COLORS["collapsed"], linewidths=0.4,
-                                             alpha=0.6, zorder=1))
+            ax.add_collection(mpl.collections.LineCollection(
+                segs, colors=COLORS["collapsed"], linewidths=0.4, alpha=0.6, zorder=1))
         for c in np.unique(labels):
             sel = labels == c
             color, marker = _style_of(int(c))
@@ -88,8 +87,7 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
         ax.set_aspect("equal", adjustable="datalim")
         ax.set_xlabel(f"PC 1 ({100 * var[0]:.0f}% of variance)")
         ax.set_ylabel(f"PC 2 ({100 * var[1]:.0f}% of variance)")
-        from matplotlib.lines import Line2D
-
+        Line2D = mpl.lines.Line2D
         grey = COLORS["collapsed"]
         handles = [Line2D([], [], marker="o", linestyle="", color=grey, markersize=4,
                           label="embedding E")]
@@ -139,9 +137,7 @@ def plot_distance_histogram(
     -------
     matplotlib.figure.Figure
     """
-    import numpy as np
-
-    plt = pyplot()
+    plt = matplotlib().pyplot
     counts = np.asarray(distances["histogram_counts"], dtype=float)
     edges = np.asarray(distances["histogram_edges"], dtype=float)
     lo, hi = float(edges[0]), float(edges[-1])

@@ -4,7 +4,7 @@ Each function takes the survey's per-configuration records (dicts with the
 columns of the batch ``ideal`` stage: ``c``, ``c_lower``, ``c_upper``,
 ``loss``, ``d_iso`` with its bracket, ``theta``, ``n_points``, ``dim``,
 ``part`` ...) and returns a matplotlib ``Figure``; nothing is computed but
-what is drawn.  The builder registered for the experiment
+what is drawn.  The builder for the experiment
 ``"bounds_survey"`` writes all of them.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._style import COLORS, COLUMN_WIDTH, FULL_WIDTH, pyplot, save_figure, style_context
-from .registry import register
+from .._lazy import matplotlib
+from ._style import COLORS, COLUMN_WIDTH, FULL_WIDTH, save_figure, style_context
 
 __all__ = [
     "c_bracket_histogram",
@@ -63,7 +63,7 @@ def c_bracket_histogram(records: Sequence[dict[str, Any]], *, bins: int = 40):
         ``c_lower = d_haus_lower / d_iso_upper`` and ``c_upper`` (finite
         ones); dashed: ``c = 1/2``, the floor that statement 1 implies.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     rs = _with_c(records)
     c = [r["c"] for r in rs]
     lo = [r["c_lower"] for r in rs]
@@ -105,7 +105,7 @@ def loss_iso_scatter(records: Sequence[dict[str, Any]]):
         the certified bracket of ``d_iso``; lines ``d_iso = L / 2`` (the
         lower bound of statement 3) and ``d_iso = L`` (its upper bound).
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     rs = [r for r in records if _finite(r.get("loss")) and _finite(r.get("d_iso"))]
     with style_context():
         fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.8))
@@ -145,7 +145,7 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
         One point per configuration with a finite ``c``, coloured by group;
         dashed: ``c = 1/2``.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     rs = [r for r in _with_c(records) if _finite(r.get("theta"))]
     with style_context():
         fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.6))
@@ -170,7 +170,6 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
     return fig
 
 
-@register("bounds_survey")
 def survey_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
     """Builder: ``survey_c_hist``, ``survey_loss_iso``, ``survey_c_theta``."""
     records = doc.get("records", [])
@@ -206,7 +205,7 @@ def collapse_share_plot(rows: Sequence[dict[str, Any]]):
         configurations whose nearest ideal embedding is collapsed or
         class-collapsed.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     rs = sorted(rows, key=lambda r: r["N_over_n"])
     x = [r["N_over_n"] for r in rs]
     with style_context():
@@ -232,7 +231,6 @@ def collapse_share_plot(rows: Sequence[dict[str, Any]]):
     return fig
 
 
-@register("collapse_share")
 def collapse_share_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
     """Builder: ``survey_collapse_share``."""
     fig = collapse_share_plot(doc.get("records", []))

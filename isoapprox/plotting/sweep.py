@@ -20,7 +20,7 @@ beyond arranging the stored numbers.
 - :func:`plot_crosscheck`: the relative slack of every bound of the theory on
   the held-out batches, coloured by the certified verdict.
 
-:func:`sweep_figures` (registered for the experiment ``collapse_sweep``)
+:func:`sweep_figures` (the builder for the experiment ``collapse_sweep``)
 writes all of them.
 """
 
@@ -30,8 +30,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._style import COLORS, FULL_WIDTH, pyplot, save_figure, style_context
-from .registry import register
+import numpy as np
+
+from .._lazy import matplotlib
+from ._style import COLORS, FULL_WIDTH, save_figure, style_context
 
 __all__ = [
     "VERDICT_COLORS",
@@ -58,10 +60,8 @@ DATASET_NAMES = {"digits": "digits (held-out classes)", "gaussian": "synthetic (
 
 def dim_colors(dims: Sequence[int]) -> dict[int, Any]:
     """One colour per embedding dimension, light to dark as ``n`` grows (viridis)."""
-    import matplotlib
-
     dims = sorted(set(int(d) for d in dims))
-    cmap = matplotlib.colormaps["viridis"]
+    cmap = matplotlib().colormaps["viridis"]
     if len(dims) == 1:
         return {dims[0]: cmap(0.4)}
     return {d: cmap(0.85 * (1 - k / (len(dims) - 1))) for k, d in enumerate(dims)}
@@ -109,7 +109,7 @@ def plot_diameter_vs_batch(
         One panel per (set-up, data set): rows are set-ups, columns data
         sets.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     variants, datasets = _grid(summary, "variant", "dataset")
     colors = dim_colors([r["embedding_dim"] for r in summary])
     label = {"diameter": "final diameter", "median_distance": "final median distance"}.get(
@@ -152,8 +152,7 @@ def plot_diameter_vs_batch(
                 ax.grid(True, which="major", alpha=0.25, lw=0.5)
         handles, labels = axes[0][0].get_legend_handles_labels()
         if curve:
-            from matplotlib.lines import Line2D
-
+            Line2D = matplotlib().lines.Line2D
             handles.append(Line2D([], [], ls="--", color="0.3"))
             labels.append("lower-bound curve D*(N/K, n, α)")
         fig.legend(handles, labels, loc="upper center", ncol=len(labels),
@@ -183,7 +182,7 @@ def plot_lower_bound_curve(
     -------
     matplotlib.figure.Figure
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     dims = [c["embedding_dim"] for c in curves] + [r["embedding_dim"] for r in measured]
     colors = dim_colors(dims)
     panels = list(dict.fromkeys(r["variant"] for r in measured)) or [None]
@@ -217,8 +216,7 @@ def plot_lower_bound_curve(
             if var is not None:
                 ax.set_title(_setup_name(var))
             ax.grid(True, which="major", alpha=0.25, lw=0.5)
-        from matplotlib.lines import Line2D
-
+        Line2D = matplotlib().lines.Line2D
         handles = [Line2D([], [], color=colors[n], lw=1.2, label=f"n = {n}")
                    for n in sorted(colors)]
         handles.append(Line2D([], [], color="0.3", lw=1.2, label="proven lower bound of D*"))
@@ -252,7 +250,7 @@ def plot_collapse_trend(trend: Sequence[Mapping[str, Any]]):
         ratio against ``N / n``; right: the fraction of runs that collapsed.
         Colour: set-up; marker: data set.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     variants = list(dict.fromkeys(r["variant"] for r in trend))
     datasets = list(dict.fromkeys(r["dataset"] for r in trend))
     palette = [COLORS["embedding"], COLORS["ideal"], "#CC79A7", "#E69F00", "#56B4E9"]
@@ -283,8 +281,7 @@ def plot_collapse_trend(trend: Sequence[Mapping[str, Any]]):
         ax1.set_ylabel("final / initial held-out diameter")
         ax2.set_ylabel("fraction of runs collapsed")
         ax2.set_ylim(-0.03, 1.03)
-        from matplotlib.lines import Line2D
-
+        Line2D = matplotlib().lines.Line2D
         handles = [Line2D([], [], color=vcol[v], lw=1.2, label=_setup_name(v)) for v in variants]
         handles += [Line2D([], [], color="0.3", ls=styles[d], marker=markers[d], ms=3.5,
                            label=DATASET_NAMES.get(d, d)) for d in datasets]
@@ -313,7 +310,7 @@ def plot_triplet_diagram(panels: Sequence[Mapping[str, Any]]):
         (most similar negative) per anchor; the region ``S_an > S_ap`` (hard
         triplets) is shaded.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     with style_context():
         fig, axes = plt.subplots(len(panels), 2, figsize=(FULL_WIDTH * 0.75, 2.9 * len(panels)),
                                  squeeze=False, sharex=True, sharey=True)
@@ -369,9 +366,7 @@ def plot_crosscheck(
         equality, negative means the estimates violate the bound), coloured
         by its certified verdict.
     """
-    import numpy as np
-
-    plt = pyplot()
+    plt = matplotlib().pyplot
     keys = list(dict.fromkeys(g["statement"] for g in slacks))
     setups = list(dict.fromkeys(g["setup"] for g in slacks))
     offsets = {s: (k - (len(setups) - 1) / 2) * 0.22 for k, s in enumerate(setups)}
@@ -416,8 +411,7 @@ def plot_crosscheck(
         ax.text(1.01, -0.75, "true/false/undet.", transform=ax.get_yaxis_transform(),
                 fontsize=6.5, va="center")
         ax.grid(True, axis="x", alpha=0.25, lw=0.5)
-        from matplotlib.lines import Line2D
-
+        Line2D = matplotlib().lines.Line2D
         handles = [Line2D([], [], ls="", marker="o", ms=4, color=c, label=_VERDICT_NAMES[v])
                    for v, c in VERDICT_COLORS.items()]
         fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=3,
@@ -449,7 +443,6 @@ def _diagram_panels(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-@register("collapse_sweep")
 def sweep_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
     """All figures of a ``collapse_sweep`` results file (full or compact)."""
     out: list[Path] = []

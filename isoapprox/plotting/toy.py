@@ -37,17 +37,16 @@ from typing import Any
 
 import numpy as np
 
+from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
 from ._style import (
     CLASS_COLORS,
     COLORS,
     COLUMN_WIDTH,
     FULL_WIDTH,
-    pyplot,
     save_figure,
     style_context,
 )
-from .registry import register
 
 __all__ = [
     "plot_collapse",
@@ -265,7 +264,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
     matplotlib.figure.Figure
         Four axes titled "inputs", "f_theta", "f*" and "collapsed".
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     name, st = _example(doc)
     name = scenario or name
     st = st if step is None else step
@@ -350,7 +349,7 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
     matplotlib.figure.Figure
         One axes titled with ``d_iso(f_theta, F_TS)``.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     name, st = _example(doc)
     name = scenario or name
     st = st if step is None else step
@@ -425,7 +424,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         Five axes titled "loss", "distances to F_TS ...", "constants",
         "thickness" and "diameter ...".
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
     rows = _rows(doc, scenario)
     t = _col(rows, "step")
@@ -543,7 +542,7 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         ``2 k`` snapshot axes (``k`` snapshots; titles "step ...") and one
         axes titled "pairwise distances".
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
     steps = sc["snapshot_steps"]
     clusters = sc.get("snapshot_clusters") or [None] * len(steps)
@@ -636,7 +635,7 @@ def plot_constant(doc: dict[str, Any]):
     matplotlib.figure.Figure
         Two axes titled with the two ratios.
     """
-    plt = pyplot()
+    plt = matplotlib().pyplot
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -715,7 +714,6 @@ def plot_constant(doc: dict[str, Any]):
 # ---------------------------------------------------------------------------
 
 
-@register("toy")
 def toy_figures(doc: dict[str, Any], out_dir: Path, source: Path) -> list[Path]:
     """Every toy figure of a results document, saved as PNG and PDF."""
     out: list[Path] = []

@@ -1,0 +1,25 @@
+"""Collapse diagnosis of an embedding: statistics, signatures and a report.
+
+Modules
+-------
+:mod:`~isoapprox.diagnostics.distances`
+    Exact summary and quantiles of the pair distances.
+:mod:`~isoapprox.diagnostics.statistics`
+    Collapse statistics: ranks, normalised statistics, class spread,
+    losses and triplets, all at once in :func:`collapse_statistics`.
+:mod:`~isoapprox.diagnostics.signatures`
+    The known collapse signatures and their thresholds.
+:mod:`~isoapprox.diagnostics.report`
+    :func:`diagnose` and :func:`diagnose_batches`: the report's sections
+    and its plain-language verdict.
+"""
+
+from __future__ import annotations
+
+from . import distances, report, signatures, statistics
+from .distances import *  # noqa: F403
+from .report import *  # noqa: F403
+from .signatures import *  # noqa: F403
+from .statistics import *  # noqa: F403
+
+__all__ = [*distances.__all__, *statistics.__all__, *signatures.__all__, *report.__all__]

@@ -1,0 +1,641 @@
+"""The collapse report: sections, the plain-language verdict, batches.
+
+:func:`diagnose` validates ``E`` and ``y`` once into a :class:`Batch` (which
+computes the collapse statistics and signatures once and caches them) and
+calls the report's *sections* in order, each a plain function
+``section(batch, options) -> dict``; a section may add sentences under
+``"findings"`` that the verdict quotes.  :data:`DEFAULT_SECTIONS` lists the
+report's own sections; the theory section
+(:class:`isoapprox.diagnostics_theory.TheorySection`) is appended by its
+callers.  :func:`diagnose_batches` evaluates random ``P x K`` batches, as
+training sees them, and summarises over them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._typing import ArrayLike, RNGLike
+from .._validation import (
+    as_labels,
+    as_points,
+    as_rng,
+    check_int,
+    check_margin,
+    check_nonnegative,
+    check_positive,
+    check_quantiles,
+    class_counts,
+    require_triplets,
+)
+from ..exceptions import InvalidInputError
+from ..losses import triplet_loss
+from .distances import DEFAULT_QUANTILES
+from .signatures import SIGNATURE_NAMES, Signature, SignatureThresholds, detect_signatures
+from .statistics import CollapseStatistics, compute_collapse_statistics
+
+__all__ = [
+    "DEFAULT_SECTIONS",
+    "MAX_TRIPLET_TERMS",
+    "Batch",
+    "DiagnoseOptions",
+    "diagnose",
+    "diagnose_batches",
+    "verdict",
+]
+
+#: the full triplet loss sorts every anchor's negatives and adds one term per
+#: active triplet; the report computes it only when N^2 + (active triplets) is
+#: at most this
+MAX_TRIPLET_TERMS = 500_000_000
+
+_HEADLINES = {
+    "all_distances_small": (
+        "collapsed",
+        "COLLAPSED: the embedding has collapsed to (nearly) a single point.",
+    ),
+    "stuck_at_margin": (
+        "collapsed",
+        "COLLAPSED: the loss is stuck at the margin because the embedding collapsed.",
+    ),
+    "stuck_at_ln2": (
+        "collapsed",
+        "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding collapsed.",
+    ),
+    "class_collapse": (
+        "class-collapsed",
+        "CLASS-COLLAPSED: every class is (nearly) a single point, and the classes are apart.",
+    ),
+    "dimensional_collapse": (
+        "dimensional-collapse",
+        "DIMENSIONAL COLLAPSE: the embedding uses only a few of its dimensions.",
+    ),
+}
+
+_ADVICE = {
+    "collapsed": (
+        "With a margin alpha > 0 a collapsed batch gives every anchor the loss alpha; with "
+        "alpha = 0 a collapsed embedding is triplet-separated (loss 0), so the loss cannot "
+        "see the collapse. Remedies practitioners report: a lower learning rate; smaller "
+        "batches (fewer classes per batch) or easier (semi-hard) mining first, larger ones "
+        "later; plain, not squared, Euclidean distances in the loss."
+    ),
+    "class-collapsed": (
+        "On these labels this is a triplet-separated (ideal) embedding whenever the class "
+        "gaps exceed the margin; it keeps no structure inside a class, which can hurt "
+        "retrieval of classes not seen in training."
+    ),
+    "dimensional-collapse": (
+        "The embeddings vary along few directions; the other dimensions carry no "
+        "information. In self-supervised learning the usual remedy is a variance or "
+        "decorrelation penalty (as in VICReg or Barlow Twins)."
+    ),
+}
+
+
+def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) -> dict[str, Any]:
+    """A plain-language verdict from the signatures (and other sections' findings).
+
+    Parameters
+    ----------
+    signatures : sequence of Signature
+        From :func:`detect_signatures`.
+    findings : sequence of str
+        Further sentences (from other report sections) quoted after the
+        signatures.
+
+    Returns
+    -------
+    dict
+        ``status`` (``"collapsed"``, ``"class-collapsed"``,
+        ``"dimensional-collapse"``, ``"loss-at-collapse-value"`` or
+        ``"no-collapse-signature"``), ``headline``, ``signatures`` (names
+        that hold), ``details`` (their summaries, then the findings) and
+        ``advice``.
+    """
+    by_name = {s.name: s for s in signatures}
+    held = [name for name in SIGNATURE_NAMES if name in by_name and by_name[name].holds]
+    details = [by_name[n].summary for n in held]
+    advice = ""
+    if held:
+        # SIGNATURE_NAMES is ordered by priority: full collapse, the two loss
+        # signatures (a diameter small against the margin), class, dimensional
+        status, headline = _HEADLINES[held[0]]
+        advice = _ADVICE[status]
+    else:
+        reported = [
+            n
+            for n in ("stuck_at_margin", "stuck_at_ln2")
+            if n in by_name
+            and by_name[n].evidence.get("loss_source") == "reported"
+            and by_name[n].evidence.get("loss_matches")
+        ]
+        if reported:
+            status = "loss-at-collapse-value"
+            headline = (
+                "LOSS AT A COLLAPSE VALUE, but the embedding has not collapsed: each "
+                "anchor's hardest positive is about as far as its hardest negative."
+            )
+            details = [by_name[n].summary for n in reported]
+        else:
+            status = "no-collapse-signature"
+            headline = "NO COLLAPSE SIGNATURE: the embedding is spread out and uses its dimensions."
+    return {
+        "status": status,
+        "headline": headline,
+        "signatures": held,
+        "details": details + [str(f) for f in findings],
+        "advice": advice,
+    }
+
+
+@dataclass(frozen=True)
+class DiagnoseOptions:
+    """Options of :func:`diagnose` and :func:`diagnose_batches`.
+
+    Attributes
+    ----------
+    margin : float
+        Training margin ``alpha >= 0``.
+    loss : float or None
+        A loss value reported by the training run, if any.
+    quantiles : tuple of float
+        Levels of the pair-distance quantiles.
+    uniformity_t, alignment_alpha : float
+        Parameters of uniformity and alignment.
+    atol : float
+        Tolerance of the violated-triplet count.
+    thresholds : SignatureThresholds
+        Signature thresholds.
+    max_triplet_terms : int
+        The full triplet loss is computed only when ``N^2 + (active
+        triplets)`` is at most this (its cost).
+    """
+
+    margin: float = 0.0
+    loss: float | None = None
+    quantiles: tuple[float, ...] = DEFAULT_QUANTILES
+    uniformity_t: float = 2.0
+    alignment_alpha: float = 2.0
+    atol: float = 1e-9
+    thresholds: SignatureThresholds = field(default_factory=SignatureThresholds)
+    max_triplet_terms: int = MAX_TRIPLET_TERMS
+
+    def __post_init__(self) -> None:
+        check_margin(self.margin)
+        if self.loss is not None:
+            check_nonnegative(self.loss, "loss")
+        q = check_quantiles(self.quantiles).reshape(-1)
+        object.__setattr__(self, "quantiles", tuple(float(v) for v in q))
+        check_positive(self.uniformity_t, "uniformity_t")
+        check_positive(self.alignment_alpha, "alignment_alpha")
+        check_nonnegative(self.atol, "atol")
+        if not isinstance(self.thresholds, SignatureThresholds):
+            raise TypeError(
+                f"`thresholds` must be a SignatureThresholds; got {type(self.thresholds).__name__}"
+            )
+        check_int(self.max_triplet_terms, "max_triplet_terms", minimum=0)
+
+
+class Batch:
+    """Validated embeddings and labels of one batch, with the shared statistics cached.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+
+    Attributes
+    ----------
+    E : ndarray of shape (N, n)
+        float64 embeddings.
+    y : ndarray of shape (N,)
+        Dense integer class codes ``0 .. P-1``.
+    classes : ndarray of shape (P,)
+        The original labels of the codes.
+    """
+
+    def __init__(self, E: ArrayLike, y: ArrayLike) -> None:
+        self.E = as_points(E, "E", min_points=2)
+        self.y, self.classes = as_labels(y, self.E.shape[0], "y")
+        require_triplets(self.y)
+        self._stats: dict[tuple, CollapseStatistics] = {}
+
+    def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
+        """:func:`~.statistics.collapse_statistics` for these options (computed once)."""
+        key = (
+            options.margin,
+            options.quantiles,
+            options.uniformity_t,
+            options.alignment_alpha,
+            options.atol,
+        )
+        if key not in self._stats:
+            # E, y and the options are validated: no second pass through the checks
+            self._stats[key] = compute_collapse_statistics(
+                self.E,
+                self.y,
+                np.unique(self.y),
+                margin=float(options.margin),
+                levels=np.array(options.quantiles, dtype=np.float64),
+                uniformity_t=float(options.uniformity_t),
+                alignment_alpha=float(options.alignment_alpha),
+                atol=float(options.atol),
+            )
+        return self._stats[key]
+
+    def signatures(self, options: DiagnoseOptions) -> tuple[Signature, ...]:
+        """:func:`detect_signatures` of the cached statistics."""
+        return detect_signatures(
+            self.statistics(options), loss=options.loss, thresholds=options.thresholds
+        )
+
+
+#: a report section: ``fn(batch, options) -> dict`` (JSON-ready; optional
+#: key ``"findings"``: sentences the verdict quotes)
+Section = Callable[[Batch, DiagnoseOptions], dict]
+
+
+def data_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Size, dimension, classes and the options that matter for reading the report."""
+    sizes = class_counts(batch.y)
+    out: dict[str, Any] = {
+        "n_points": int(batch.E.shape[0]),
+        "dim": int(batch.E.shape[1]),
+        "n_classes": int(len(batch.classes)),
+        "class_size_min": int(sizes.min()),
+        "class_size_median": float(np.median(sizes)),
+        "class_size_max": int(sizes.max()),
+        "margin": options.margin,
+        "reported_loss": options.loss,
+    }
+    if len(sizes) <= 64:
+        out["class_sizes"] = {
+            str(c): int(k) for c, k in zip(batch.classes.tolist(), sizes, strict=True)
+        }
+    return out
+
+
+def losses_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Batch-hard (hinge and soft-margin) losses; the full triplet loss when affordable."""
+    st = batch.statistics(options)
+    out: dict[str, Any] = {
+        "batch_hard_mean": st.batch_hard_mean,
+        "batch_hard_max": st.batch_hard_max,
+        "batch_hard_sum": st.batch_hard_sum,
+        "soft_margin_mean": st.soft_margin_mean,
+    }
+    work = st.n_points**2 + st.n_active
+    if work <= options.max_triplet_terms:
+        total = triplet_loss(batch.E, batch.y, margin=options.margin, reduction="sum")
+        out["triplet_mean"] = total / st.n_triplets
+        out["triplet_sum"] = total
+    else:
+        out["triplet_mean"] = out["triplet_sum"] = None
+        out["triplet_note"] = (
+            f"skipped: N^2 + {st.n_active} active triplets = {work} exceeds "
+            f"max_triplet_terms = {options.max_triplet_terms}"
+        )
+    return out
+
+
+def separation_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Triplet separation: violated and active triplets, worst triplet and slack."""
+    st = batch.statistics(options)
+    if st.n_violated == 0:
+        finding = (
+            f"The embedding is triplet-separated at margin {st.margin:g}: every anchor's "
+            "hardest negative is at least the margin farther than its hardest positive "
+            "(loss 0)."
+        )
+    else:
+        a, p, m = st.worst_triplet
+        finding = (
+            f"{st.n_violated} of {st.n_triplets} triplets ({st.violated_fraction:.1%}) violate "
+            f"d(a,p) + {st.margin:g} <= d(a,m); the worst, (a, p, m) = ({a}, {p}, {m}), by "
+            f"{-st.worst_slack:.3g}. {st.active_fraction:.1%} of triplets are active "
+            f"(d(a,m) < d(a,p) + margin)."
+        )
+    return {
+        "findings": [finding],
+        "separated": st.n_violated == 0,
+        "n_triplets": st.n_triplets,
+        "n_violated": st.n_violated,
+        "fraction_violated": st.violated_fraction,
+        "n_active": st.n_active,
+        "fraction_active": st.active_fraction,
+        "worst_triplet": list(st.worst_triplet),
+        "worst_slack": st.worst_slack,
+        "margin": st.margin,
+        "atol": st.atol,
+    }
+
+
+def collapse_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Distances to the collapsed embeddings (``d_iso = diam``, ``d_haus = R``)."""
+    st = batch.statistics(options)
+    return {
+        "diameter": st.diameter,
+        "diameter_pair": list(st.diameter_pair),
+        "d_iso_to_collapsed": st.diameter,
+        "meb_radius": st.meb_radius,
+        "meb_radius_lower": st.meb_lower,
+        "d_haus_to_collapsed": st.meb_radius,
+    }
+
+
+def statistics_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Pair-distance summary, norms, spectrum and the normalised statistics."""
+    st = batch.statistics(options)
+    d = st.distances
+    finding = (
+        f"Pair distances range over [{d.min:.3g}, {d.max:.3g}] (mean {d.mean:.3g}) against an "
+        f"rms embedding norm of {st.rms_norm:.3g}; the centred embeddings have effective rank "
+        f"{st.effective_rank:.3g} of {st.dim} dimensions."
+    )
+    return {
+        "findings": [finding],
+        "distances": st.distances.to_dict(),
+        "rms_norm": st.rms_norm,
+        "centroid_norm": st.centroid_norm,
+        "effective_rank": st.effective_rank,
+        "rankme": st.rankme,
+        "std_l2_normalized": st.std_l2_normalized,
+        "std_l2_isotropic": 1.0 / math.sqrt(st.dim),
+        "uniformity": st.uniformity,
+        "uniformity_t": st.uniformity_t,
+        "alignment": st.alignment,
+        "alignment_alpha": st.alignment_alpha,
+        "n_zero_rows": st.n_zero_rows,
+    }
+
+
+def classes_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Per-class spread against separation, with the worst classes first."""
+    st = batch.statistics(options)
+    cs = st.classes
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = cs.diameter / cs.min_inter
+    ratio = np.where(np.isnan(ratio), 0.0, ratio)
+    order = np.argsort(-ratio, kind="stable")
+    out = cs.to_dict()
+    out["spread_ratio"] = ratio.tolist()
+    out["worst_classes"] = [cs.classes[k].item() for k in order[:5]]
+    return out
+
+
+def signatures_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """The collapse signatures and whether each holds."""
+    return {s.name: s.to_dict() for s in batch.signatures(options)}
+
+
+#: the report's sections, in order: ``(name, fn)``
+DEFAULT_SECTIONS: tuple[tuple[str, Section], ...] = (
+    ("data", data_section),
+    ("losses", losses_section),
+    ("separation", separation_section),
+    ("collapse", collapse_section),
+    ("statistics", statistics_section),
+    ("classes", classes_section),
+    ("signatures", signatures_section),
+)
+
+
+def _check_sections(sections: Any) -> tuple[tuple[str, Section], ...]:
+    out = tuple(sections)
+    names: set[str] = set()
+    for item in out:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and callable(item[1])):
+            raise TypeError(f"`sections` must hold (name, function) pairs; got {item!r}")
+        if item[0] in names or item[0] == "verdict":
+            raise InvalidInputError(f"`sections` names must be unique and not 'verdict'; got "
+                                    f"{item[0]!r} twice or reserved")
+        names.add(item[0])
+    return out
+
+
+def _run(name: str, fn: Section, batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    result = fn(batch, options)
+    if not isinstance(result, dict):
+        raise TypeError(f"section {name!r} must return a dict; got {type(result).__name__}")
+    return result
+
+
+def _options(options: Any) -> DiagnoseOptions:
+    options = options if options is not None else DiagnoseOptions()
+    if not isinstance(options, DiagnoseOptions):
+        raise TypeError(f"`options` must be a DiagnoseOptions; got {type(options).__name__}")
+    return options
+
+
+def diagnose(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    options: DiagnoseOptions | None = None,
+    sections: Sequence[tuple[str, Section]] = DEFAULT_SECTIONS,
+) -> dict[str, Any]:
+    """The collapse report of one labelled embedding.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+    options : DiagnoseOptions, optional
+        Margin, reported loss, quantile levels, thresholds.
+    sections : sequence of (name, fn)
+        The sections to run, in order; each ``fn(batch, options)`` returns a
+        dict, optionally with ``"findings"`` (sentences) for the verdict.
+
+    Returns
+    -------
+    dict
+        One key per section, then ``"verdict"`` (see :func:`verdict`).
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+    """
+    options = _options(options)
+    sections = _check_sections(sections)
+    batch = Batch(E, y)
+    report = {name: _run(name, fn, batch, options) for name, fn in sections}
+    findings = [str(f) for part in report.values() for f in part.get("findings", ())]
+    report["verdict"] = verdict(batch.signatures(options), findings=findings)
+    return report
+
+
+def sample_batches(codes, batch_size, per_class, n_batches, rng):
+    """Index arrays of ``n_batches`` random ``P x K`` batches (see :func:`diagnose_batches`)."""
+    counts = class_counts(codes)
+    P = batch_size // per_class
+    eligible = np.flatnonzero(counts >= per_class)
+    if len(eligible) < P:
+        raise InvalidInputError(
+            f"`batch_size` = {batch_size} with {per_class} samples per class needs {P} "
+            f"classes with at least {per_class} points; got {len(eligible)} such classes "
+            f"(of {len(counts)})"
+        )
+    members = [np.flatnonzero(codes == c) for c in range(len(counts))]
+    for _ in range(n_batches):
+        chosen = rng.choice(eligible, size=P, replace=False)
+        yield np.concatenate(
+            [rng.choice(members[c], size=per_class, replace=False) for c in np.sort(chosen)]
+        )
+
+
+def diagnose_batches(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    batch_size: int,
+    samples_per_class: int = 4,
+    n_batches: int = 20,
+    rng: RNGLike = None,
+    options: DiagnoseOptions | None = None,
+    sections: Sequence[tuple[str, Section]] = (),
+) -> dict[str, Any]:
+    """Collapse statistics over random ``P x K`` batches, as training sees them.
+
+    Each batch draws ``P = batch_size // samples_per_class`` classes among
+    those with at least ``K = samples_per_class`` points, then ``K`` points of
+    each, without replacement (the PK sampling of Hermans et al. 2017).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    batch_size : int
+        Points per batch, a multiple of ``samples_per_class`` with ``P >= 2``.
+    samples_per_class : int, default 4
+        ``K >= 2``.
+    n_batches : int, default 20
+        Number of batches.
+    rng : None, int or Generator
+        Randomness of the draws.
+    options : DiagnoseOptions, optional
+        As for :func:`diagnose`.
+    sections : sequence of (name, fn)
+        Extra per-batch sections (as for :func:`diagnose`); the numbers at
+        the top level of what each returns are summarised over the batches
+        as ``"name.key"``.
+
+    Returns
+    -------
+    dict
+        ``"data"`` (sizes and sampling), ``"statistics"`` (per statistic:
+        mean, std, min, median, max over the batches), ``"signatures"``
+        (per signature: the number and share of batches where it holds),
+        ``"per_batch"`` (each batch's scalars and held signatures) and
+        ``"verdict"``.
+    """
+    options = _options(options)
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    K = check_int(samples_per_class, "samples_per_class", minimum=2)
+    B = check_int(batch_size, "batch_size", minimum=2 * K)
+    if B % K:
+        raise InvalidInputError(
+            f"`batch_size` must be a multiple of samples_per_class = {K}; got {B}"
+        )
+    n_batches = check_int(n_batches, "n_batches", minimum=1)
+    sections = _check_sections(sections)
+    gen = as_rng(rng)
+    rows: list[dict[str, Any]] = []
+    held_counts = dict.fromkeys(SIGNATURE_NAMES, 0)
+    for idx in sample_batches(codes, B, K, n_batches, gen):
+        batch = Batch(X[idx], codes[idx])
+        st = batch.statistics(options)
+        sigs = batch.signatures(options)
+        held = [s.name for s in sigs if s.holds]
+        for name in held:
+            held_counts[name] += 1
+        row: dict[str, Any] = dict(st.scalars())
+        for name, fn in sections:
+            for key, value in _run(name, fn, batch, options).items():
+                if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+                    value, (bool, np.bool_)
+                ):
+                    row[f"{name}.{key}"] = float(value)
+        row["signatures"] = held
+        rows.append(row)
+    keys = [k for k in rows[0] if k != "signatures"]
+    keys += [k for r in rows for k in r if k not in keys and k != "signatures"]
+    summary: dict[str, Any] = {}
+    for k in keys:
+        vals = np.array([r[k] for r in rows if r.get(k) is not None], dtype=np.float64)
+        if vals.size == 0:
+            summary[k] = None
+            continue
+        summary[k] = {
+            "mean": float(np.mean(vals)),
+            "std": float(np.std(vals)),
+            "min": float(np.min(vals)),
+            "median": float(np.median(vals)),
+            "max": float(np.max(vals)),
+        }
+    signatures = {
+        name: {"batches": held_counts[name], "share": held_counts[name] / n_batches}
+        for name in SIGNATURE_NAMES
+    }
+    majority = [n for n in SIGNATURE_NAMES if held_counts[n] * 2 > n_batches]
+    if majority:
+        status, headline = _HEADLINES[majority[0]]
+        advice = _ADVICE[status]
+    else:
+        status = "no-collapse-signature"
+        headline = (
+            "NO COLLAPSE SIGNATURE in most batches: the batches are spread out and use "
+            "their dimensions."
+        )
+        advice = ""
+    details = [
+        f"{name}: in {held_counts[name]} of {n_batches} batches"
+        for name in SIGNATURE_NAMES
+        if held_counts[name]
+    ]
+    n_sep = sum(1 for r in rows if r["violated_fraction"] == 0.0)
+    details.append(
+        f"triplet-separated at margin {options.margin:g} in {n_sep} of {n_batches} batches"
+    )
+    bh = summary["batch_hard_mean"]
+    details.append(
+        f"batch-hard loss over batches: median {bh['median']:.4g} (min {bh['min']:.4g}, max "
+        f"{bh['max']:.4g}); diameter median {summary['diameter']['median']:.3g}"
+    )
+    return {
+        "data": {
+            "n_points": int(X.shape[0]),
+            "dim": int(X.shape[1]),
+            "n_classes": int(len(classes)),
+            "batch_size": B,
+            "classes_per_batch": B // K,
+            "samples_per_class": K,
+            "n_batches": n_batches,
+            "margin": options.margin,
+            "reported_loss": options.loss,
+        },
+        "statistics": summary,
+        "signatures": signatures,
+        "per_batch": rows,
+        "verdict": {
+            "status": status,
+            "headline": headline,
+            "signatures": majority,
+            "details": details,
+            "advice": advice,
+        },
+    }

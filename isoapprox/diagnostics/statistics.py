@@ -1,0 +1,820 @@
+"""Collapse statistics of a labelled embedding.
+
+``E`` has shape ``(N, n)``, ``y`` holds ``N`` labels of ``P`` classes,
+``d(i, j) = ||E_i - E_j||`` (direct differences in float64) and ``alpha =
+margin >= 0``.  Every statistic is exact (no sampling) and none builds the
+``N x N`` matrix; the sweeps over pairs are in :mod:`isoapprox._kernels_stats`.
+
+Minimum enclosing ball radius ``R(E)``
+    :func:`isoapprox.geometry.min_enclosing_ball` (certified bracket): the
+    pointwise Hausdorff-like distance to the best collapsed embedding, as
+    ``diam(E)`` is the isometric error to any collapsed one.
+Class spread (:class:`ClassSpread`)
+    Per class: ball radius and diameter against the distance from its
+    centroid to the nearest other centroid and the least distance from one
+    of its points to another class.
+Effective rank (O. Roy and M. Vetterli, EUSIPCO 2007)
+    Of the *centred* rows, on the plain singular values ``s_k``:
+    ``exp(-sum p_k log p_k)``, ``p_k = s_k / sum s`` (``0 log 0 = 0``), so
+    ``1 <= erank <= rank``; ``squared=True`` uses ``s_k^2`` (never larger).
+    0 for an all-zero centred matrix.
+RankMe (Garrido et al., ICML 2023)
+    The same entropy of the *uncentred* rows with ``p_k = s_k / sum s +
+    eps``, ``eps = 1e-7`` as in the paper; 0 for an all-zero matrix.
+Std of L2-normalised rows (SimSiam; lightly's ``std_of_l2_normalized``)
+    ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, ``ddof=1``: 0 when
+    collapsed, about ``1 / sqrt(n)`` for isotropic directions.
+Alignment and uniformity (Wang & Isola, ICML 2020)
+    On the normalised rows: ``mean ||z_i - z_j||^a`` over the same-class
+    pairs ``i < j`` (``a = 2``); ``log mean_{i<j} exp(-t ||z_i - z_j||^2)``
+    (``t = 2``), summed exactly with a running log-sum-exp.
+Active triplets
+    Triplets ``(a, p, m)`` with ``d(a, m) < d(a, p) + alpha``, counted per
+    anchor by sorting and binary search, never by enumeration.
+
+Zero rows make the normalised statistics undefined: the single-statistic
+functions raise :class:`~isoapprox.exceptions.InvalidInputError` naming the
+row; :func:`collapse_statistics` leaves such rows out of those three
+statistics and reports how many.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from .. import _kernels_stats as KS
+from .._blas import numba_threads, single_threaded_blas
+from .._scaling import pow2_scale
+from .._typing import ArrayLike, FloatArray, IntArray
+from .._validation import (
+    as_labels,
+    as_points,
+    check_int,
+    check_margin,
+    check_nonnegative,
+    check_positive,
+    check_quantiles,
+    class_counts,
+    require_triplets,
+)
+from ..exceptions import InvalidInputError
+from ..geometry import min_enclosing_ball
+from .distances import (
+    DEFAULT_QUANTILES,
+    MAX_CANDIDATES,
+    N_BINS,
+    DistanceSummary,
+    n_chunks,
+    n_units,
+    scaled,
+    summary_from_extremes,
+)
+
+__all__ = [
+    "RANKME_EPS",
+    "ClassSpread",
+    "CollapseStatistics",
+    "active_triplet_fraction",
+    "alignment",
+    "class_spread",
+    "collapse_statistics",
+    "effective_rank",
+    "rankme",
+    "std_of_l2_normalized",
+    "uniformity",
+]
+
+#: epsilon added to the normalised singular values by RankMe (Garrido et al. 2023)
+RANKME_EPS = 1e-7
+#: classes up to this size get their minimum enclosing ball on one numba
+#: thread: waking a thread pool costs far more than the work on a few points
+_SERIAL_MEB_POINTS = 4096
+#: above this many pair-coordinate operations (N^2 n) the sweeps are logged at
+#: INFO (they take minutes), else at DEBUG
+_LOG_INFO_WORK = 10**11
+
+logger = logging.getLogger(__name__)
+
+
+def _unit_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows scaled to unit length (overflow/underflow-safe) and the mask of zero rows."""
+    amax = np.max(np.abs(X), axis=1)
+    zero = amax == 0.0
+    Y = X[~zero] / amax[~zero, None]
+    Y = Y / np.sqrt(np.einsum("ij,ij->i", Y, Y))[:, None]
+    return np.ascontiguousarray(Y), zero
+
+
+def _unit_rows_strict(X: np.ndarray, name: str) -> np.ndarray:
+    Z, zero = _unit_rows(X)
+    if zero.any():
+        k = int(np.flatnonzero(zero)[0])
+        raise InvalidInputError(
+            f"`{name}` must have no zero rows for L2-normalised statistics; got "
+            f"{int(zero.sum())} zero row(s), the first at index {k} (drop them first)"
+        )
+    return Z
+
+
+def _entropy_rank(s: np.ndarray, eps: float = 0.0) -> float:
+    total = math.fsum(s.tolist())
+    if total == 0.0:
+        return 0.0
+    p = s / total + eps
+    nz = p[p > 0.0]
+    return float(math.exp(-math.fsum((nz * np.log(nz)).tolist())))
+
+
+def _singular_values(X: np.ndarray, center: bool) -> np.ndarray:
+    s = pow2_scale(X)
+    Y = X * s if s != 1.0 else X
+    if center:
+        Y = Y - Y.mean(axis=0)
+    # a threaded BLAS next to numba's thread pool oversubscribes small
+    # machines; a tall (N, n) SVD is fast on one thread
+    with single_threaded_blas():
+        return np.linalg.svd(Y, compute_uv=False)
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    """``log(1 + exp(x))`` without overflow."""
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def effective_rank(E: ArrayLike, *, center: bool = True, squared: bool = False) -> float:
+    """Effective rank (Roy & Vetterli 2007) of the embeddings.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings, ``N >= 1``.
+    center : bool, default True
+        Subtract the mean row first (the default: spread, not offset).
+    squared : bool, default False
+        Use the squared singular values (covariance eigenvalues), a variant
+        found in some implementations; the default is Roy & Vetterli's
+        plain singular values.
+
+    Returns
+    -------
+    float
+        ``exp(-sum p_k log p_k)``, ``p_k = s_k / sum s``; in ``[1, rank]``,
+        and ``0.0`` for an all-zero (centred) matrix.
+
+    Examples
+    --------
+    >>> effective_rank([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    2.0
+    """
+    X = as_points(E, "E")
+    s = _singular_values(X, bool(center))
+    return _entropy_rank(s * s if squared else s)
+
+
+def rankme(E: ArrayLike, *, eps: float = RANKME_EPS) -> float:
+    """RankMe (Garrido et al., ICML 2023) of the uncentred embeddings.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings, ``N >= 1``.
+    eps : float, default ``RANKME_EPS`` (1e-7)
+        Added to every normalised singular value, as in the paper.
+
+    Returns
+    -------
+    float
+        ``exp(-sum p_k log p_k)``, ``p_k = s_k / sum s + eps``; ``0.0`` for an
+        all-zero matrix.
+
+    Examples
+    --------
+    >>> round(rankme([[1.0, 0.0], [0.0, 1.0]]), 6)
+    2.0
+    """
+    X = as_points(E, "E")
+    eps = check_nonnegative(eps, "eps")
+    return _entropy_rank(_singular_values(X, False), eps)
+
+
+def std_of_l2_normalized(E: ArrayLike) -> float:
+    """Mean over dimensions of the std of the L2-normalised embeddings.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings, ``N >= 2``, no zero row.
+
+    Returns
+    -------
+    float
+        ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, sample std
+        (``ddof=1``, as lightly's ``std_of_l2_normalized`` with
+        ``torch.std``).  0 for a collapsed embedding; about ``1/sqrt(n)``
+        for isotropic directions.
+
+    Raises
+    ------
+    InvalidInputError
+        If a row is zero.
+
+    Examples
+    --------
+    >>> std_of_l2_normalized([[1.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    0.0
+    """
+    X = as_points(E, "E", min_points=2)
+    Z = _unit_rows_strict(X, "E")
+    return float(np.mean(np.std(Z, axis=0, ddof=1)))
+
+
+def _uniformity_unit(Z: np.ndarray, t: float) -> float:
+    N = Z.shape[0]
+    Ms, Ss = KS.uniformity_blocks(Z, np.ascontiguousarray(Z.T), t, n_chunks(n_units(N)))
+    M = float(np.max(Ms))
+    total = math.fsum(
+        float(S) * math.exp(float(Mb) - M) for Mb, S in zip(Ms, Ss, strict=True) if S > 0.0
+    )
+    m = N * (N - 1) // 2
+    return M + math.log(total) - math.log(m)
+
+
+def uniformity(E: ArrayLike, *, t: float = 2.0) -> float:
+    """Uniformity (Wang & Isola 2020) of the L2-normalised embeddings.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings, ``N >= 2``, no zero row.
+    t : float, default 2.0
+        Temperature ``t > 0``.
+
+    Returns
+    -------
+    float
+        ``log mean_{i<j} exp(-t ||z_i - z_j||^2)`` in ``[-4 t, 0]``; 0 when
+        every direction coincides.
+
+    Raises
+    ------
+    InvalidInputError
+        If a row is zero or ``t <= 0``.
+
+    Notes
+    -----
+    One fused sweep over the pairs with a running log-sum-exp: exact up to
+    rounding for any ``t``, no distance matrix.
+
+    Examples
+    --------
+    >>> round(uniformity([[1.0, 0.0], [-1.0, 0.0]]), 12)
+    -8.0
+    """
+    X = as_points(E, "E", min_points=2)
+    t = check_positive(t, "t")
+    return _uniformity_unit(_unit_rows_strict(X, "E"), t)
+
+
+def _alignment_unit(Z: np.ndarray, codes: np.ndarray, alpha: float) -> tuple[float, int]:
+    order = np.argsort(codes, kind="stable")
+    Zs = np.ascontiguousarray(Z[order])
+    cs = codes[order]
+    counts = class_counts(cs) if cs.size else np.zeros(0, np.int64)
+    n_pos = int(np.sum(counts * (counts - 1) // 2))
+    if n_pos == 0:
+        return math.nan, 0
+    ends = np.cumsum(counts)[cs].astype(np.int64)
+    rows = KS.alignment_rows(Zs, ends, float(alpha))
+    return math.fsum(rows.tolist()) / n_pos, n_pos
+
+
+def alignment(E: ArrayLike, y: ArrayLike, *, alpha: float = 2.0) -> float:
+    """Alignment (Wang & Isola 2020) of the L2-normalised embeddings.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings, no zero row.
+    y : array_like of shape (N,)
+        Class labels; the positive pairs are the same-class pairs ``i < j``.
+    alpha : float, default 2.0
+        Exponent ``alpha > 0``.
+
+    Returns
+    -------
+    float
+        ``mean ||z_i - z_j||^alpha`` over the positive pairs, in
+        ``[0, 2^alpha]``; 0 when every class is collapsed in direction.
+
+    Raises
+    ------
+    InvalidInputError
+        If a row is zero, ``alpha <= 0``, or no class has two points.
+
+    Examples
+    --------
+    >>> alignment([[1.0, 0.0], [0.0, 1.0], [0.0, 2.0]], [0, 0, 1])
+    2.0
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    alpha = check_positive(alpha, "alpha")
+    Z = _unit_rows_strict(X, "E")
+    value, n_pos = _alignment_unit(Z, codes, alpha)
+    if n_pos == 0:
+        raise InvalidInputError(
+            "`y` must contain a class with at least two points (a positive pair); got "
+            f"{len(class_counts(codes))} classes, all singletons"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class ClassSpread:
+    """Per-class spread against between-class separation.
+
+    All arrays have one entry per class, in the order of ``classes``.
+
+    Attributes
+    ----------
+    classes : ndarray of shape (P,)
+        The class labels (sorted).
+    sizes : ndarray of int
+        Points per class.
+    meb_radius : ndarray of float
+        Radius of the class's minimum enclosing ball (its pointwise
+        Hausdorff-like distance to the class collapsed to its best point).
+    diameter : ndarray of float
+        Largest intra-class distance (0 for a singleton).
+    nearest_centroid : ndarray of float
+        Distance from the class centroid to the nearest other centroid.
+    nearest_centroid_class : ndarray
+        Label of that nearest other class.
+    min_inter : ndarray of float
+        Least distance from a point of the class to a point of another class.
+    """
+
+    classes: np.ndarray
+    sizes: IntArray
+    meb_radius: FloatArray
+    diameter: FloatArray
+    nearest_centroid: FloatArray
+    nearest_centroid_class: np.ndarray
+    min_inter: FloatArray
+
+    @property
+    def max_class_diameter(self) -> float:
+        """Largest class diameter."""
+        return float(np.max(self.diameter))
+
+    @property
+    def min_class_gap(self) -> float:
+        """Least distance between points of two different classes."""
+        return float(np.min(self.min_inter))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python dictionary (JSON-serialisable)."""
+        return {
+            "classes": self.classes.tolist(),
+            "sizes": self.sizes.tolist(),
+            "meb_radius": self.meb_radius.tolist(),
+            "diameter": self.diameter.tolist(),
+            "nearest_centroid": self.nearest_centroid.tolist(),
+            "nearest_centroid_class": self.nearest_centroid_class.tolist(),
+            "min_inter": self.min_inter.tolist(),
+            "max_class_diameter": self.max_class_diameter,
+            "min_class_gap": self.min_class_gap,
+        }
+
+
+def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn) -> ClassSpread:
+    """From the anchor sweep's hardest positives/negatives (input units)."""
+    P = len(classes)
+    sizes = class_counts(codes)
+    diam = np.zeros(P)
+    np.maximum.at(diam, codes, np.where(np.isfinite(hp), hp, 0.0))
+    min_inter = np.full(P, np.inf)
+    np.minimum.at(min_inter, codes, hn)
+    order = np.argsort(codes, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    meb = np.empty(P)
+    centroids = np.empty((P, X.shape[1]))
+    for c in range(P):
+        pts = X[order[starts[c] : starts[c] + sizes[c]]]
+        with numba_threads(1 if len(pts) <= _SERIAL_MEB_POINTS else None):
+            meb[c] = min_enclosing_ball(pts).radius
+        centroids[c] = pts.mean(axis=0)
+    if P >= 2:
+        Cs, CT, s = scaled(centroids)
+        best, arg = KS.nearest_other(Cs, CT, n_chunks((P + KS.RB - 1) // KS.RB))
+        near, near_cls = best / s, classes[arg]
+    else:
+        near, near_cls = np.full(P, np.inf), classes[:0]
+    return ClassSpread(
+        classes=classes,
+        sizes=sizes,
+        meb_radius=meb,
+        diameter=diam,
+        nearest_centroid=near,
+        nearest_centroid_class=near_cls,
+        min_inter=min_inter,
+    )
+
+
+def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float):
+    """Anchor sweep in input units: see :func:`isoapprox._kernels_stats.anchor_pass`."""
+    Xs, XT, s = scaled(X, margin, atol)
+    nb = (X.shape[0] + KS.RB - 1) // KS.RB
+    members = np.argsort(codes, kind="stable").astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(class_counts(codes)))).astype(np.int64)
+    hp, hn, pi, ni, far, far_idx, near, active, viol = KS.anchor_pass(
+        Xs, XT, codes, members, starts, margin * s, atol * s, n_chunks(nb)
+    )
+    return Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol
+
+
+def class_spread(E: ArrayLike, y: ArrayLike) -> ClassSpread:
+    """Per-class spread (ball radius, diameter) against between-class distances.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels, at least two classes.
+
+    Returns
+    -------
+    ClassSpread
+
+    Examples
+    --------
+    >>> cs = class_spread([[0.0], [1.0], [5.0], [7.0]], [0, 0, 1, 1])
+    >>> cs.diameter.tolist(), cs.nearest_centroid.tolist(), cs.min_inter.tolist()
+    ([1.0, 2.0], [5.5, 5.5], [4.0, 4.0])
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    if len(classes) < 2:
+        raise InvalidInputError(
+            f"`y` must contain at least two classes to compare classes; got one class "
+            f"({X.shape[0]} point(s))"
+        )
+    _, _, s, hp, hn, *_ = _anchor_sweep(X, codes, 0.0, 0.0)
+    return _class_spread(X, codes, classes, hp / s, hn / s)
+
+
+def active_triplet_fraction(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> float:
+    """Share of triplets with a strictly positive hinge term.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+
+    Returns
+    -------
+    float
+        ``#{(a, p, m): d(a, m) < d(a, p) + alpha} / #triplets``.
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+
+    Examples
+    --------
+    >>> active_triplet_fraction([[0.0], [0.0], [0.0]], [0, 0, 1], margin=1.0)
+    1.0
+    >>> active_triplet_fraction([[0.0], [0.0], [0.0]], [0, 0, 1], margin=0.0)
+    0.0
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    margin = check_margin(margin)
+    require_triplets(codes)
+    *_, active, _ = _anchor_sweep(X, codes, margin, 0.0)
+    return int(np.sum(active)) / _n_triplets(codes)
+
+
+def _n_triplets(codes: np.ndarray) -> int:
+    counts = class_counts(codes)
+    per = counts[codes]
+    return int(np.sum((per - 1) * (codes.shape[0] - per)))
+
+
+@dataclass(frozen=True)
+class CollapseStatistics:
+    """Every collapse statistic of one labelled embedding (see the module docstring).
+
+    Attributes
+    ----------
+    n_points, dim, n_classes : int
+        ``N``, ``n`` and ``P``.
+    margin : float
+        ``alpha`` used for the losses and the active triplets.
+    distances : DistanceSummary
+        Pair distances: min, diameter, mean, quantiles, histogram.
+    diameter_pair : tuple of int
+        ``(i, j)``, ``i < j``, attaining the diameter (the first such pair).
+    meb_radius, meb_lower : float
+        Minimum-enclosing-ball radius (upper end of its certified bracket)
+        and the bracket's lower end.
+    rms_norm : float
+        ``sqrt(mean_k ||E_k||^2)``: the typical length of an embedding.
+    centroid_norm : float
+        ``||mean_k E_k||``: the common offset.
+    effective_rank, rankme : float
+        Roy-Vetterli effective rank of the centred rows; RankMe of the raw rows.
+    std_l2_normalized, uniformity, alignment : float or None
+        L2-normalised statistics over the non-zero rows (``None`` with fewer
+        than two non-zero rows, or, for alignment, no positive pair).
+    n_zero_rows : int
+        Rows left out of the L2-normalised statistics.
+    uniformity_t, alignment_alpha : float
+        Their parameters.
+    batch_hard_mean, batch_hard_max, batch_hard_sum : float
+        Batch-hard loss ``[hp - hn + alpha]_+`` over the anchors with a
+        positive and a negative.
+    soft_margin_mean : float
+        Soft-margin batch-hard loss ``mean softplus(hp - hn)`` (ln 2 at
+        collapse).
+    n_anchors : int
+        Anchors with a positive and a negative.
+    n_triplets, n_active, n_violated : int
+        Triplets; those with ``d(a,m) < d(a,p) + alpha``; those with
+        ``d(a,p) + alpha - d(a,m) > atol``.
+    worst_slack : float
+        ``min d(a,m) - d(a,p) - alpha`` over the triplets.
+    worst_triplet : tuple of int
+        ``(a, p, m)`` attaining it.
+    atol : float
+        Tolerance of ``n_violated``.
+    classes : ClassSpread
+        Per-class spread and separation.
+    """
+
+    n_points: int
+    dim: int
+    n_classes: int
+    margin: float
+    distances: DistanceSummary
+    diameter_pair: tuple[int, int]
+    meb_radius: float
+    meb_lower: float
+    rms_norm: float
+    centroid_norm: float
+    effective_rank: float
+    rankme: float
+    std_l2_normalized: float | None
+    uniformity: float | None
+    alignment: float | None
+    n_zero_rows: int
+    uniformity_t: float
+    alignment_alpha: float
+    batch_hard_mean: float
+    batch_hard_max: float
+    batch_hard_sum: float
+    soft_margin_mean: float
+    n_anchors: int
+    n_triplets: int
+    n_active: int
+    n_violated: int
+    worst_slack: float
+    worst_triplet: tuple[int, int, int]
+    atol: float
+    classes: ClassSpread = field(repr=False)
+
+    @property
+    def diameter(self) -> float:
+        """Largest pair distance."""
+        return self.distances.max
+
+    @property
+    def active_fraction(self) -> float:
+        """Share of triplets with a strictly positive hinge term."""
+        return self.n_active / self.n_triplets
+
+    @property
+    def violated_fraction(self) -> float:
+        """Share of triplets violated beyond ``atol``."""
+        return self.n_violated / self.n_triplets
+
+    def scalars(self) -> dict[str, float | int | None]:
+        """The scalar statistics as a flat dictionary (used to summarise batches)."""
+        out: dict[str, Any] = {
+            "diameter": self.diameter,
+            "min_distance": self.distances.min,
+            "mean_distance": self.distances.mean,
+        }
+        for q, v in zip(self.distances.levels, self.distances.quantiles, strict=True):
+            out[f"distance_q{q:g}"] = v
+        out.update(
+            meb_radius=self.meb_radius,
+            rms_norm=self.rms_norm,
+            centroid_norm=self.centroid_norm,
+            effective_rank=self.effective_rank,
+            rankme=self.rankme,
+            std_l2_normalized=self.std_l2_normalized,
+            uniformity=self.uniformity,
+            alignment=self.alignment,
+            batch_hard_mean=self.batch_hard_mean,
+            batch_hard_max=self.batch_hard_max,
+            soft_margin_mean=self.soft_margin_mean,
+            active_fraction=self.active_fraction,
+            violated_fraction=self.violated_fraction,
+            worst_slack=self.worst_slack,
+            max_class_diameter=self.classes.max_class_diameter,
+            min_class_gap=self.classes.min_class_gap,
+        )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python dictionary (JSON-serialisable)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["distances"] = self.distances.to_dict()
+        out["classes"] = self.classes.to_dict()
+        out["diameter_pair"] = list(self.diameter_pair)
+        out["worst_triplet"] = list(self.worst_triplet)
+        out["active_fraction"] = self.active_fraction
+        out["violated_fraction"] = self.violated_fraction
+        return out
+
+
+def collapse_statistics(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    quantiles: Sequence[float] = DEFAULT_QUANTILES,
+    uniformity_t: float = 2.0,
+    alignment_alpha: float = 2.0,
+    atol: float = 1e-9,
+    max_candidates: int = MAX_CANDIDATES,
+) -> CollapseStatistics:
+    """All collapse statistics of a labelled embedding, sharing the sweeps.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+    margin : float, default 0.0
+        ``alpha >= 0`` for the losses and the active triplets.
+    quantiles : sequence of float in [0, 1]
+        Levels of the pair-distance quantiles.
+    uniformity_t, alignment_alpha : float
+        Parameters of uniformity and alignment (both ``> 0``).
+    atol : float, default 1e-9
+        Tolerance of the violated-triplet count (as
+        :func:`~isoapprox.losses.separation_report`).
+    max_candidates : int
+        Most distances held in memory by the quantile selection.
+
+    Returns
+    -------
+    CollapseStatistics
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+
+    Notes
+    -----
+    One sweep over every anchor's row (losses, active and violated
+    triplets, class diameters and gaps, diameter, least distance), one
+    histogram sweep and usually one selection sweep over the pairs
+    (quantiles, mean), one over the normalised pairs (uniformity), the
+    positive pairs (alignment), two SVDs of ``(N, n)`` matrices and one
+    minimum enclosing ball per class.  ``O(N^2 n)`` time, ``O(N n)``
+    memory.
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    margin = check_margin(margin)
+    require_triplets(codes)
+    levels = check_quantiles(quantiles).reshape(-1)
+    uniformity_t = check_positive(uniformity_t, "uniformity_t")
+    alignment_alpha = check_positive(alignment_alpha, "alignment_alpha")
+    atol = check_nonnegative(atol, "atol")
+    max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
+    return compute_collapse_statistics(
+        X,
+        codes,
+        classes,
+        margin=margin,
+        levels=levels,
+        uniformity_t=uniformity_t,
+        alignment_alpha=alignment_alpha,
+        atol=atol,
+        max_candidates=max_candidates,
+    )
+
+
+def compute_collapse_statistics(
+    X: np.ndarray,
+    codes: np.ndarray,
+    classes: np.ndarray,
+    *,
+    margin: float,
+    levels: np.ndarray,
+    uniformity_t: float,
+    alignment_alpha: float,
+    atol: float,
+    max_candidates: int = MAX_CANDIDATES,
+) -> CollapseStatistics:
+    """:func:`collapse_statistics` of validated input, for the package's report.
+
+    ``X`` float64 ``(N, n)``, ``codes`` dense int64 labels admitting a
+    triplet, ``classes`` their labels, ``levels`` a 1-D float64 array and
+    the parameters floats, all as :func:`collapse_statistics` checks them.
+    """
+    N, n = X.shape
+    level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
+    logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
+    Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol = _anchor_sweep(
+        X, codes, margin, atol
+    )
+    logger.log(level, "pair-distance histogram and quantile selection")
+    # diameter: the first anchor reaching the largest row maximum, with its
+    # first partner, is the lexicographically first diametral pair
+    hi = float(np.max(far))
+    a = int(np.argmax(far == hi))
+    diam_pair = (min(a, int(far_idx[a])), max(a, int(far_idx[a])))
+    lo = float(np.min(near))
+    distances = summary_from_extremes(
+        Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates
+    )
+    del Xs, XT  # the remaining sweeps work on the normalised rows
+
+    valid = (pi >= 0) & (ni >= 0)
+    alpha_s = margin * s
+    terms = np.maximum(hp[valid] - hn[valid] + alpha_s, 0.0)
+    soft = _softplus((hp[valid] - hn[valid]) / s)
+    slack = np.where(valid, hn - hp - alpha_s, np.inf)
+    w = int(np.argmin(slack))
+
+    ball = min_enclosing_ball(X)
+    amax = float(np.max(np.abs(X)))
+    if amax > 0.0:
+        Y = X / amax
+        rms = amax * math.sqrt(float(np.mean(np.einsum("ij,ij->i", Y, Y))))
+        centroid = amax * float(np.linalg.norm(Y.mean(axis=0)))
+    else:
+        rms = centroid = 0.0
+
+    logger.log(level, "uniformity, alignment, spectra and class balls")
+    Z, zero = _unit_rows(X)
+    n_zero = int(zero.sum())
+    if Z.shape[0] >= 2:
+        std_l2 = float(np.mean(np.std(Z, axis=0, ddof=1)))
+        unif = _uniformity_unit(Z, uniformity_t)
+    else:
+        std_l2 = unif = None
+    align, n_pos = _alignment_unit(Z, codes[~zero], alignment_alpha) if Z.shape[0] else (0.0, 0)
+    align = align if n_pos else None
+
+    return CollapseStatistics(
+        n_points=N,
+        dim=n,
+        n_classes=len(classes),
+        margin=margin,
+        distances=distances,
+        diameter_pair=diam_pair,
+        meb_radius=ball.radius,
+        meb_lower=ball.lower,
+        rms_norm=rms,
+        centroid_norm=centroid,
+        effective_rank=_entropy_rank(_singular_values(X, True)),
+        rankme=_entropy_rank(_singular_values(X, False), RANKME_EPS),
+        std_l2_normalized=std_l2,
+        uniformity=unif,
+        alignment=align,
+        n_zero_rows=n_zero,
+        uniformity_t=uniformity_t,
+        alignment_alpha=alignment_alpha,
+        batch_hard_mean=float(np.sum(terms) / len(terms) / s),
+        batch_hard_max=float(np.max(terms) / s),
+        batch_hard_sum=float(np.sum(terms) / s),
+        soft_margin_mean=float(np.mean(soft)),
+        n_anchors=int(np.sum(valid)),
+        n_triplets=_n_triplets(codes),
+        n_active=int(np.sum(active)),
+        n_violated=int(np.sum(viol)),
+        worst_slack=float(slack[w] / s),
+        worst_triplet=(w, int(pi[w]), int(ni[w])),
+        atol=atol,
+        classes=_class_spread(X, codes, classes, hp / s, hn / s),
+    )
