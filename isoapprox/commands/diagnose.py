@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import textwrap
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -63,13 +62,6 @@ examples:
 """
 
 
-def _one_line_error(prog: str):
-    def error(message: str) -> NoReturn:
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    return error
-
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
     """Add the ``diagnose`` subcommand."""
@@ -91,7 +83,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.error = _one_line_error(p.prog)  # one line on stderr, exit 2
     p.add_argument("file", type=Path, help="embedding file (.npz, .npy or .csv)")
     p.add_argument("--labels", type=Path, default=None, metavar="LABELS.npy",
                    help="labels .npy (required with an .npy FILE; overrides an .npz's labels)")
