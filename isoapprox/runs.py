@@ -53,13 +53,14 @@ from tqdm.auto import tqdm
 
 from ._blas import quiet_threads
 from .exceptions import InvalidInputError, IsoapproxError
-from .io import Journal, read_results, to_jsonable
+from .io import Journal, read_jsonl, read_results, to_jsonable
 
 __all__ = [
     "WORKER_ENV",
     "RunJournal",
     "config_key",
     "executor",
+    "finished_units",
     "journal_path",
     "prepare_output",
     "progress_bar",
@@ -146,6 +147,11 @@ def prepare_output(out: str | os.PathLike, *, experiment: str, config: Any,
 
 def _unit(key: Any) -> Any:
     return tuple(_unit(k) for k in key) if isinstance(key, list) else key
+
+
+def finished_units(path: str | os.PathLike) -> set:
+    """The keys of the units a journal holds, read without touching it (none if absent)."""
+    return {_unit(r["unit"]) for r in read_jsonl(path) if "unit" in r}
 
 
 class RunJournal:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from isoapprox.exceptions import InvalidInputError
-from isoapprox.io import Journal, read_results
+from isoapprox.io import read_results
+from isoapprox.runs import finished_units
 from isoapprox.train import (
     TrainConfig,
     cell_seed,
@@ -109,7 +110,7 @@ def test_interrupted_sweep_resumes_to_identical_results(tmp_path):
     journal = tmp_path / "j.jsonl"
     with pytest.raises(Interrupt):
         run_sweep(cells, root_seed=7, journal=journal, on_cell_done=stop_after_5)
-    assert len(Journal(journal)) == 5
+    assert len(finished_units(journal)) == 5
     computed = []
     resumed = run_sweep(
         cells,
@@ -140,7 +141,7 @@ def test_journal_with_another_root_seed_is_refused(tmp_path):
     journal = tmp_path / "j.jsonl"
     run_sweep(cells, root_seed=1, journal=journal)
     with pytest.raises(
-        InvalidInputError, match="computed with root seed 1; got root seed 2"
+        InvalidInputError, match="written for another configuration"
     ):
         run_sweep(cells, root_seed=2, journal=journal)
 
@@ -231,7 +232,7 @@ def test_killed_command_resumes_to_identical_results(tmp_path):
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    n_before = len(Journal(journal))
+    n_before = len(finished_units(journal))
     assert 2 <= n_before < 8 and not out.exists()
     subprocess.run(args + ["--out", str(out)], check=True, env=env, capture_output=True)
     a, b = read_results(ref), read_results(out)
