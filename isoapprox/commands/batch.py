@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from ..exceptions import IsoapproxError
+from .common import add_run_arguments, check_jobs
 
 #: default chunk sizes: vector stages only / with a per-configuration stage
 VECTOR_CHUNK = 4096
@@ -110,9 +110,13 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="candidates per generation of the adversarial search (default 16)")
     d.add_argument("--search-restarts", type=_pos_int, default=2,
                    help="restarts of the adversarial search (default 2)")
-    r = p.add_argument_group("run")
-    r.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="output folder (required; resumed if it holds this run)")
+    r = add_run_arguments(
+        p, out=None, out_help="output folder (required; a run of the same configuration in "
+                              "it is resumed, or reused when finished)",
+        jobs=None, jobs_help="local worker processes (default: one per core; 1: in this "
+                             "process)")
+    r.add_argument("--workers", type=_nonneg_int, default=None, metavar="W",
+                   help="the old spelling of --jobs (W processes; 0: in this process)")
     r.add_argument("--stages", nargs="+", default=["cheap"], metavar="STAGE",
                    help="evaluation stages in order: registered names or module:attribute "
                         "(default cheap; see --list-stages)")
@@ -122,17 +126,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="configurations per task (default 4096 with vector stages only, "
                         "32 when a per-configuration stage such as ideal is listed: a chunk "
                         "is the unit of resumption)")
-    r.add_argument("--workers", type=_nonneg_int, default=None,
-                   help="local worker processes (default: one per core; 0 = in this process)")
-    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run on the Dask cluster at ADDRESS (tcp://host:8786); needs "
-                        "isoapprox[dask]")
-    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
-                   help="seconds to wait for the Dask scheduler (default 10)")
     r.add_argument("--format", choices=FORMATS, default="csv",
                    help="result table format (default csv)")
-    r.add_argument("--overwrite", action="store_true",
-                   help="discard a previous run in --out instead of resuming it")
     r.add_argument("--save-best", default=None, metavar="COLUMN",
                    help="write the rows with the largest COLUMN (with their points) to "
                         "OUT/best_COLUMN.json (default with the adversarial distribution: the "
@@ -164,6 +159,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.out is None:
         raise IsoapproxError("`--out DIR` is required: the folder for the results")
+    jobs = args.jobs if args.workers is None else max(1, args.workers)
+    if jobs is not None:
+        check_jobs(jobs)
     grid = Grid(
         n_points=tuple(args.n_points), dims=tuple(args.dims), classes=tuple(args.classes),
         layouts=tuple(args.layouts), margins=tuple(args.margins),
@@ -184,15 +182,15 @@ def run(args: argparse.Namespace) -> int:
         chunk_size = CONFIG_STAGE_CHUNK if per_config else VECTOR_CHUNK
     config = BatchConfig(grid=grid, seed=args.seed, stages=tuple(args.stages),
                          chunk_size=chunk_size, options=options, format=args.format)
+    jobs = jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
-             "this process" if args.workers == 0 else
-             f"{args.workers or os.cpu_count()} local worker(s)")
+             "this process" if jobs == 1 else f"{jobs} local worker(s)")
     if not args.quiet:
         print(f"{grid.n_configurations} configurations in {len(grid.cells)} cell(s), "
               f"{config.n_chunks} chunk(s), on {where}")
         for label in grid.skipped:
             print(f"skipped cell without triplets: {label}")
-    res = run_batch(config, args.out, workers=args.workers, scheduler=args.scheduler,
+    res = run_batch(config, args.out, jobs=jobs, scheduler=args.scheduler,
                     progress=not args.quiet, overwrite=args.overwrite,
                     keep_parts=args.keep_parts, connect_timeout=args.connect_timeout)
     if not args.quiet:
