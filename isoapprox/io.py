@@ -33,10 +33,9 @@ import math
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from importlib import metadata
 from pathlib import Path
@@ -44,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from . import __version__
+from ._blas import blas_info
 from .exceptions import InvalidInputError
 
 __all__ = [
@@ -93,12 +94,8 @@ def provenance() -> dict[str, Any]:
     paths and the CPU's features: what decides the last bits of a
     trajectory.
     """
-    from ._blas import blas_info
-
     info: dict[str, Any] = {name: _version(name) for name in _VERSIONED}
     if info.get("isoapprox") is None:  # run from a source tree, not installed
-        from . import __version__
-
         info["isoapprox"] = __version__
     info["python"] = platform.python_version()
     info["platform"] = platform.platform()
@@ -320,10 +317,6 @@ class Journal:
     def __len__(self) -> int:
         return len(self.records)
 
-    def done_keys(self, key: str) -> set:
-        """Values of ``key`` over the finished records."""
-        return {r.get(key) for r in self.records}
-
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one record and fsync."""
         rec = to_jsonable(dict(record))
@@ -333,11 +326,6 @@ class Journal:
             fh.flush()
             os.fsync(fh.fileno())
         self.records.append(rec)
-
-    def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """Append several records."""
-        for r in records:
-            self.append(r)
 
 
 _EMB_KEYS = ("embeddings", "embedding", "E", "X")
@@ -533,8 +521,3 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def stdout_is_tty() -> bool:
-    """Whether standard output is an interactive terminal (progress bars)."""
-    return sys.stdout.isatty()

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..batch import BatchConfig, GeneratorOptions, Grid, format_table, run_batch, save_best
+from ..batch.best import OBJECTIVE_COLUMNS
+from ..batch.generators import DISTRIBUTIONS, LAYOUTS
+from ..batch.grid import FORMATS
+from ..batch.stages import STAGES, resolve_stages
 from ..exceptions import IsoapproxError
 from .common import add_run_arguments, check_jobs
 
@@ -61,9 +66,6 @@ def _pos_int(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
     """Add the ``batch`` subcommand."""
-    from ..batch.generators import DISTRIBUTIONS, LAYOUTS
-    from ..batch.grid import FORMATS
-
     p = sub.add_parser(
         name,
         help=help_text,
@@ -141,8 +143,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 
 
 def _list_stages() -> str:
-    from ..batch.stages import STAGES
-
     lines = []
     for st in STAGES.values():
         lines.append(f"{st.name} ({st.kind}): {st.description}")
@@ -152,8 +152,6 @@ def _list_stages() -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox batch``."""
-    from ..batch import BatchConfig, GeneratorOptions, Grid, format_table, run_batch
-
     if args.list_stages:
         print(_list_stages())
         return 0
@@ -176,8 +174,6 @@ def run(args: argparse.Namespace) -> int:
     )
     chunk_size = args.chunk_size
     if chunk_size is None:
-        from ..batch.stages import resolve_stages
-
         per_config = any(st.kind == "config" for st in resolve_stages(args.stages))
         chunk_size = CONFIG_STAGE_CHUNK if per_config else VECTOR_CHUNK
     config = BatchConfig(grid=grid, seed=args.seed, stages=tuple(args.stages),
@@ -200,16 +196,12 @@ def run(args: argparse.Namespace) -> int:
           f"reused {res.reused}; {res.seconds:.1f} s); summary -> {res.summary_path}")
     column = _best_column(args, config)
     if column is not None:
-        from ..batch import save_best
-
         path = save_best(args.out, config, column, k=args.save_best_count)
         print(f"best {args.save_best_count} by {column} -> {path}")
     return 0
 
 
 def _best_column(args: argparse.Namespace, config) -> str | None:
-    from ..batch.best import OBJECTIVE_COLUMNS
-
     if args.save_best is not None:
         return args.save_best
     if "adversarial" not in config.grid.distributions:

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
+from ..io import read_results
 
 DEFAULT_ROOT = Path("figures")
 
@@ -58,7 +59,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox figures``."""
-    from ..io import read_results
     from ..plotting.registry import build_figures, registered
 
     if args.list:

@@ -11,6 +11,7 @@ records.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import textwrap
@@ -197,8 +198,6 @@ def _yes_no(values: list[str]) -> list[bool]:
 
 def build_cells(args: argparse.Namespace):
     """The base configuration and the cells of the command line's grid."""
-    import dataclasses
-
     from ..train import TrainConfig, expand_grid
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
