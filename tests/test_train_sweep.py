@@ -155,6 +155,19 @@ def test_parallel_cells_match_serial():
     assert _strip(parallel.entries) == _strip(serial.entries)
 
 
+def test_dask_cells_match_serial(tmp_path):
+    """A sweep runs on a Dask cluster like the batch evaluation does, with the same entries."""
+    distributed = pytest.importorskip("distributed")
+    cells = _cells()[:3]
+    serial = run_sweep(cells, root_seed=5)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        dask = run_sweep(cells, root_seed=5, client=client, journal=tmp_path / "j.jsonl")
+    assert _strip(dask.entries) == _strip(serial.entries)
+    assert len(finished_units(tmp_path / "j.jsonl")) == 3
+
+
 def test_write_and_read_results(tmp_path):
     cells = _cells()[:2]
     res = run_sweep(cells, root_seed=0)
