@@ -25,54 +25,26 @@ reconstruction); ``theta(E)`` the thickness; ``diam(E)`` the diameter, equal to
 
 What :func:`run_toy` does
 -------------------------
-1. Draws the five inputs from ``input_seed`` and, for every
-   :class:`Scenario`, trains an MLP ``2 - 16 - 2`` (tanh) by full-batch
-   gradient descent on the mean batch-hard loss, keeping the embedding at
-   every step.  The learning rate is constant for the first
-   ``lr_decay_start`` of the steps and then decays geometrically to
-   ``lr_end`` times its start (:func:`learning_rate_schedule`): at a constant
-   rate a collapsed embedding keeps oscillating at a size set by the rate,
-   with the decay it settles orders of magnitude below every threshold.
-2. Finds when points merge, with hysteresis (a pair is merged from the
-   first step at which its distance is at most ``merge_rtol`` times the
-   initial diameter and after which it never again exceeds
-   ``merge_release`` times that), the order in which the clusters merge
-   (:func:`merge_order`) and classifies the run: ``"collapsed"`` (final
-   diameter at most ``collapse_rtol`` times the initial one),
-   ``"separated"`` (zero loss: the embedding is triplet-separated) or
-   ``"neither"``; a collapse is *sequential* when the clusters merge one
-   at a time (:func:`is_sequential`).
-3. Evaluates, at log-spaced steps and at every merge event, the loss (max
-   and mean), both distances to ``F_TS`` with their brackets, ``f*`` and its
-   kind, ``d_haus(E, f*)``, the diameter, ``theta`` and ``c``.
-4. Evaluates the same constant on ``n_random`` random 5-point embeddings
-   (Gaussian, three label layouts, margins 0 and 1) and summarises its
-   distribution against the floor 1/2 and the paper's 0.53.
+1. Trains, for every :class:`Scenario`, an MLP ``2 - 16 - 2`` (tanh) on the
+   five inputs by full-batch gradient descent on the mean batch-hard loss
+   (constant learning rate, then a geometric decay:
+   :func:`learning_rate_schedule`), keeping every step's embedding.
+2. Finds when pairs merge for good (:func:`merge_events`, with hysteresis),
+   the order in which clusters merge (:func:`merge_order`), and classifies
+   the run (:func:`classify_run`; sequential collapse: :func:`is_sequential`).
+3. Evaluates, at log-spaced steps and at every merge, the loss, both
+   distances to ``F_TS`` with brackets, ``f*``, ``d_haus(E, f*)``, the
+   diameter, ``theta`` and ``c`` (:func:`evaluate_embedding`).
+4. Evaluates ``c`` on ``n_random`` random 5-point embeddings
+   (:func:`summarize_random`).
 
 Everything is seeded: trajectories by the scenarios' ``init_seed`` and
-``input_seed``, solver starts and random toys by ``seed`` (keyed per task, so
-that ``jobs`` does not choose the seeds).  On one machine, training and what
-is derived from it alone are reproduced exactly, and certified distances to
-rounding.
-
-Across machines
----------------
-Gradient descent at a large learning rate amplifies last-bit differences
-(the BLAS kernel OpenBLAS picks for the CPU, numpy's SIMD ``tanh``) into a
-different trajectory: the steps at which points merge move by hundreds.
-What the toy claims is what survives that: each run's outcome, whether a
-collapse is sequential, the order in which the clusters merge, and the
-range of ``c`` near collapse.  The default scenarios were chosen so that
-these are the same under relative perturbations of ``1e-12`` of the
-initial weights and inputs (``ToyConfig.perturbation``),
-which is the size by which machines differ; ``tests/test_toy_robust.py``
-checks it, and CI reruns it under other OpenBLAS kernels.  An
-uncertified bracket may differ between runs (a solve's path can change with
-the rounding of a process's first call, or with the solvers' ``time_limit``
-on a heavily loaded machine; see ``iso_status``/``haus_status``), though two
-brackets of one embedding always overlap; and when several embeddings attain
-``d_iso(E, F_TS)``, which one is returned as ``f*`` (and with it
-``d_haus(E, f*)`` and ``ratio_fstar``) may change.
+``input_seed``, solver starts and random toys by ``seed`` (keyed per task,
+so the executor does not choose the seeds).  Across machines, last-bit
+differences move the merge steps; what the toy claims (outcomes, sequential
+collapse, merge order, the range of ``c``) survives relative perturbations
+of ``1e-12`` (``ToyConfig.perturbation``; ``tests/test_toy_robust.py``).
+See docs/toy.md.
 """
 
 from __future__ import annotations
