@@ -55,8 +55,9 @@ from isoapprox.batch import BatchConfig, GeneratorOptions, Grid, run_batch
 from isoapprox.batch.table import iter_cells
 from isoapprox.commands.common import check_jobs, guarded, one_line_errors
 from isoapprox.exceptions import InvalidInputError
-from isoapprox.io import read_jsonl, write_results
+from isoapprox.io import write_results
 from isoapprox.plotting.registry import build_figures
+from isoapprox.runs import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

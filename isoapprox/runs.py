@@ -53,7 +53,7 @@ from tqdm.auto import tqdm
 
 from ._blas import quiet_threads
 from .exceptions import InvalidInputError, IsoapproxError
-from .io import Journal, read_jsonl, read_results, to_jsonable
+from .io import atomic_write_text, read_results, to_jsonable
 
 __all__ = [
     "WORKER_ENV",
@@ -64,6 +64,7 @@ __all__ = [
     "journal_path",
     "prepare_output",
     "progress_bar",
+    "read_jsonl",
     "run_units",
 ]
 
@@ -149,6 +150,32 @@ def _unit(key: Any) -> Any:
     return tuple(_unit(k) for k in key) if isinstance(key, list) else key
 
 
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The lines of a JSON-lines journal; a last line cut short by a crash is dropped.
+
+    Raises
+    ------
+    InvalidInputError
+        If a line other than the last is not JSON.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if k >= len(lines) - 2:  # the last (unterminated) line: a crash mid-write
+                break
+            raise InvalidInputError(
+                f"`{path}` line {k + 1} is corrupt (not the last line): {line[:60]!r}") from None
+    return out
+
+
 def finished_units(path: str | os.PathLike) -> set:
     """The keys of the units a journal holds, read without touching it (none if absent)."""
     return {_unit(r["unit"]) for r in read_jsonl(path) if "unit" in r}
@@ -175,10 +202,13 @@ class RunJournal:
 
     def __init__(self, path: str | os.PathLike, *, experiment: str, config: Any) -> None:
         self.path = Path(path)
-        self._journal = Journal(self.path)
-        records = self._journal.records
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        records = read_jsonl(self.path)
+        if self.path.exists() and not self.path.read_bytes().endswith(b"\n"):
+            # drop a torn tail, so that appends start on a clean line
+            atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in records))
         if not records:
-            self._journal.append({"kind": "header", "experiment": experiment, "config": config})
+            self._append({"kind": "header", "experiment": experiment, "config": config})
         else:
             head = records[0]
             if head.get("kind") != "header" or head.get("experiment") != experiment:
@@ -191,10 +221,18 @@ class RunJournal:
         self.done: dict[Any, Any] = {_unit(r["unit"]): r["result"] for r in records[1:]
                                      if "unit" in r}
 
+    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
+        rec = config_key(record)
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, allow_nan=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return rec
+
     def add(self, unit: Any, result: Any) -> None:
         """Record a finished unit (one fsynced line)."""
-        self._journal.append({"unit": unit, "result": result})
-        self.done[_unit(config_key(unit))] = self._journal.records[-1]["result"]
+        rec = self._append({"unit": unit, "result": result})
+        self.done[_unit(rec["unit"])] = rec["result"]
 
     def remove(self) -> None:
         """Delete the journal (the run's results are written)."""

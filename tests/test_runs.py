@@ -13,6 +13,7 @@ from isoapprox.runs import (
     finished_units,
     journal_path,
     prepare_output,
+    read_jsonl,
     run_units,
 )
 
@@ -71,6 +72,28 @@ def test_journal_resumes_and_refuses_another_header(tmp_path):
         RunJournal(path, experiment="other", config=CONFIG)
     j.remove()
     assert not path.exists() and finished_units(path) == set()
+
+
+def test_journal_survives_a_torn_last_line(tmp_path):
+    path = tmp_path / "j.jsonl"
+    j = RunJournal(path, experiment="exp", config=CONFIG)
+    j.add(0, {"v": 1.5})
+    j.add(1, {"v": 2.5})
+    with path.open("a") as fh:
+        fh.write('{"unit": 2, "result": {"v": 3')  # crash mid-write
+    j2 = RunJournal(path, experiment="exp", config=CONFIG)
+    assert j2.done == {0: {"v": 1.5}, 1: {"v": 2.5}}
+    j2.add(2, {"v": 3.5})
+    assert [r.get("unit") for r in read_jsonl(path)] == [None, 0, 1, 2]
+
+
+def test_journal_rejects_corruption_in_the_middle(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"a": 1}\nGARBAGE\n{"a": 2}\n')
+    with pytest.raises(InvalidInputError, match="line 2 is corrupt"):
+        read_jsonl(path)
+    with pytest.raises(InvalidInputError, match="line 2 is corrupt"):
+        RunJournal(path, experiment="exp", config=CONFIG)
 
 
 def _square(x):
