@@ -465,3 +465,14 @@ def test_worker_processes_give_the_same_result(tiny_run):
     par = toy.run_toy(TINY, jobs=2)
     _assert_runs_agree(par["trajectory"], tiny_run["trajectory"])
     _assert_runs_agree(par["random"], tiny_run["random"])
+
+
+def test_a_dask_cluster_gives_the_same_result(tiny_run):
+    """``--scheduler``: the evaluations on a Dask cluster (in-process here) agree too."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        res = toy.run_toy(TINY, scheduler=cluster.scheduler_address)
+    _assert_runs_agree(res["trajectory"], tiny_run["trajectory"])
+    _assert_runs_agree(res["random"], tiny_run["random"])
