@@ -7,7 +7,9 @@ imported on first use, here and nowhere else:
   second to import);
 - :func:`matplotlib` -- matplotlib with the non-interactive Agg backend and
   the submodules the figures use (``pyplot``, ``lines``, ``patches``,
-  ``collections``, ``colors``), for :mod:`isoapprox.plotting`.
+  ``collections``, ``colors``), for :mod:`isoapprox.plotting`;
+- :func:`distributed` -- ``dask.distributed``, optional, for runs on a Dask
+  cluster (:mod:`isoapprox.runs`).
 
 Every other import in the package sits at the top of its module.
 """
@@ -18,7 +20,9 @@ import functools
 import importlib
 from types import ModuleType
 
-__all__ = ["cvxpy", "matplotlib"]
+from .exceptions import IsoapproxError
+
+__all__ = ["cvxpy", "distributed", "matplotlib"]
 
 _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticker")
 
@@ -49,3 +53,19 @@ def matplotlib() -> ModuleType:
     for name in _MPL_SUBMODULES:
         importlib.import_module(f"matplotlib.{name}")
     return mpl
+
+
+def distributed() -> ModuleType:
+    """``dask.distributed`` (the optional extra ``isoapprox[dask]``), imported on first call.
+
+    Raises
+    ------
+    IsoapproxError
+        With an installation hint when it is missing.
+    """
+    try:
+        return importlib.import_module("distributed")
+    except ImportError:
+        raise IsoapproxError(
+            "running on a Dask cluster needs dask.distributed, which is not installed; "
+            "install it with: pip install 'isoapprox[dask]'") from None

@@ -51,6 +51,7 @@ from typing import Any
 import numba
 from tqdm.auto import tqdm
 
+from . import _lazy
 from ._blas import quiet_threads
 from .exceptions import InvalidInputError, IsoapproxError
 from .io import atomic_write_text, read_results, to_jsonable
@@ -310,12 +311,7 @@ class _Dask:
     """Units on a dask.distributed cluster, through its concurrent.futures executor."""
 
     def __init__(self, client: Any, address: str | None, timeout: float) -> None:
-        try:
-            import distributed
-        except ImportError:
-            raise IsoapproxError(
-                "running on a Dask cluster needs dask.distributed, which is not installed; "
-                "install it with: pip install 'isoapprox[dask]'") from None
+        distributed = _lazy.distributed()
         self._own = client is None
         if client is None:
             try:
