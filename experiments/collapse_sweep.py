@@ -498,6 +498,7 @@ def run(
     journal: str | Path | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
+    connect_timeout: float = 10.0,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Train every cell (resuming from ``journal``); a pure function of ``config``.
@@ -510,6 +511,7 @@ def run(
         journal=journal,
         jobs=jobs,
         scheduler=scheduler,
+        connect_timeout=connect_timeout,
         progress=progress,
     )
     return {"result": result, "tables": tables(config, result)}
@@ -567,7 +569,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     outcome = run(config, journal=journal, jobs=jobs, scheduler=args.scheduler,
-                  progress=not args.quiet)
+                  connect_timeout=args.connect_timeout, progress=not args.quiet)
     tabs = outcome["tables"]
     write_sweep_results(out, outcome["result"], experiment=EXPERIMENT, config=cfg,
                         root_seed=config.root_seed, extra=tabs)

@@ -169,7 +169,8 @@ def _indexed(task: tuple[Callable, int, Any]) -> tuple[int, Any]:
     return i, fn(item)
 
 
-def search(sc: SearchConfig, *, jobs: int = 1, scheduler: str | None = None) -> dict[str, Any]:
+def search(sc: SearchConfig, *, jobs: int = 1, scheduler: str | None = None,
+           connect_timeout: float = 10.0) -> dict[str, Any]:
     """Train the grid with perturbations; rank the robust sequential collapses; find partners."""
     grid = [(sc, xs, seed, lr, sc.margin, True) for xs in sc.input_seeds
             for seed in sc.init_seeds for lr in sc.lrs]
@@ -180,7 +181,8 @@ def search(sc: SearchConfig, *, jobs: int = 1, scheduler: str | None = None) -> 
         def done(r: tuple[int, Any]) -> None:
             out[r[0]] = r[1]
 
-        ex = executor(jobs if len(items) > 1 else 1, scheduler=scheduler)
+        ex = executor(jobs if len(items) > 1 else 1, scheduler=scheduler,
+                      timeout=connect_timeout)
         run_units(_indexed, [(fn, i, g) for i, g in enumerate(items)], ex, done)
         return out
 
@@ -236,7 +238,8 @@ def _main(args: argparse.Namespace) -> int:
         out = args.out or RESULTS / ("toy_search" + ("_smoke" if args.smoke else "") + ".json")
         prepare_output(out, experiment="toy_search", config=config_key(sc),
                        overwrite=args.overwrite, resume=args.resume)
-        res = search(sc, jobs=jobs, scheduler=args.scheduler)
+        res = search(sc, jobs=jobs, scheduler=args.scheduler,
+                     connect_timeout=args.connect_timeout)
         write_results(out, experiment="toy_search", config=dataclasses.asdict(sc),
                       records=[{k: v for k, v in r.items() if k != "runs"}
                                for r in res["candidates"]],
@@ -260,8 +263,8 @@ def _main(args: argparse.Namespace) -> int:
     prepare_output(out, experiment=EXPERIMENT, config=config_key(config),
                    overwrite=args.overwrite, resume=args.resume)
     journal = journal_path(out)
-    res = run_toy(config, jobs=jobs, scheduler=args.scheduler, progress=not args.quiet,
-                  journal=journal)
+    res = run_toy(config, jobs=jobs, scheduler=args.scheduler,
+                  connect_timeout=args.connect_timeout, progress=not args.quiet, journal=journal)
     write_toy_results(out, config, res, jobs=jobs)
     journal.unlink(missing_ok=True)
     if not args.quiet:

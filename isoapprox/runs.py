@@ -296,8 +296,12 @@ class _LocalPool:
             self._ex = cf.ProcessPoolExecutor(
                 max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                 initializer=_worker_init)
-            for f in [self._ex.submit(warmup or os.getpid) for _ in range(jobs)]:
-                f.result()
+            try:
+                for f in [self._ex.submit(warmup or os.getpid) for _ in range(jobs)]:
+                    f.result()
+            except BaseException:
+                self._ex.shutdown(wait=False, cancel_futures=True)
+                raise
 
     def submit(self, fn: Callable, *args: Any) -> cf.Future:
         return self._ex.submit(fn, *args)

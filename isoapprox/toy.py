@@ -897,6 +897,7 @@ def run_toy(
     *,
     jobs: int = 1,
     scheduler: str | None = None,
+    connect_timeout: float = 10.0,
     progress: bool = False,
     journal: Any = None,
 ) -> dict[str, Any]:
@@ -912,6 +913,8 @@ def run_toy(
     scheduler : str, optional
         Evaluate on the Dask cluster at this address instead
         (:func:`isoapprox.runs.executor`).
+    connect_timeout : float, default 10
+        Seconds to wait for the scheduler.
     progress : bool, default False
         Show a progress bar (tqdm, on stderr).
     journal : path-like, optional
@@ -1000,7 +1003,7 @@ def run_toy(
         bar.update(1)
 
     todo = [t for t in tasks if t[0] not in results]
-    ex = executor(jobs if len(todo) > 1 or scheduler else 1, scheduler=scheduler)
+    ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler, timeout=connect_timeout)
     run_units(_eval_task, todo, ex, finish)
     bar.close()
 

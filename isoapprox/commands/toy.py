@@ -183,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
     reused = out is not None
     if not reused:
         journal = journal_path(results)
-        out = run_toy(config, jobs=jobs, scheduler=args.scheduler, progress=not args.quiet,
+        out = run_toy(config, jobs=jobs, scheduler=args.scheduler,
+                      connect_timeout=args.connect_timeout, progress=not args.quiet,
                       journal=journal)
         write_toy_results(results, config, out, jobs=jobs)
         journal.unlink(missing_ok=True)

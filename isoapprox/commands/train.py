@@ -329,7 +329,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     result = run_sweep(cells, root_seed=args.root_seed, journal=journal, jobs=jobs,
-                       scheduler=args.scheduler, progress=not args.quiet)
+                       scheduler=args.scheduler, connect_timeout=args.connect_timeout,
+                       progress=not args.quiet)
     write_sweep_results(out, result, experiment=EXPERIMENT, config=config,
                         root_seed=args.root_seed)
     print(_table(result.records))

@@ -226,6 +226,7 @@ def run_sweep(
     jobs: int = 1,
     scheduler: str | None = None,
     client: Any = None,
+    connect_timeout: float = 10.0,
     progress: bool = False,
     callbacks: Sequence[Callback] = (),
     on_cell_done: Callable[[dict[str, Any], int], None] | None = None,
@@ -242,7 +243,7 @@ def run_sweep(
     jobs : int, default 1
         Worker processes.  With ``jobs > 1`` (or on Dask) the ``callbacks``
         must be picklable (module-level functions).
-    scheduler, client
+    scheduler, client, connect_timeout
         Run on a Dask cluster (:func:`isoapprox.runs.executor`).
     progress : bool
         A progress bar over the cells.
@@ -289,7 +290,8 @@ def run_sweep(
             on_cell_done(entry, n_resumed + len(results))
 
     try:
-        ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler, client=client)
+        ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler, client=client,
+                      timeout=connect_timeout)
         run_units(_run_cell_task, [(c, root_seed, tuple(callbacks)) for c in todo], ex, finish)
     finally:
         bar.close()
