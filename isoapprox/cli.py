@@ -35,14 +35,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = one_line_errors(argparse.ArgumentParser(
         prog="isoapprox",
         description=(
             "Numerical geometry of isometric approximation for deep metric learning: "
             "triplet losses with hard negative mining, distances to the "
             "triplet-separated set, collapse diagnosis."
         ),
-    )
+    ))
     parser.add_argument("--version", action="version", version=f"isoapprox {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
