@@ -18,12 +18,12 @@ section prints its ratio against a baseline timed in the same run):
    processes, one thread each, timed together after a barrier), the goal
    being >= 1e6 configurations per second; the vectorised generator; and
    the CSV encoding of the result rows.
-2. Scaling of ``run_batch`` (stage ``cheap``) from 1 to 2 local workers on
+2. Scaling of ``run_batch`` (stage ``cheap``) from ``jobs=1`` (in this process) to 2 on
    the same grid: wall time, including the start of the worker processes
    (measured separately) and the final assembly of the table.
 3. The Dask path against the local path on the same grid: a
    ``LocalCluster`` of 2 worker processes with one thread each, started
-   before the timing, against ``workers=2``.
+   before the timing, against ``jobs=2``.
 4. With ``--stage NAME``: configurations per second of that registered
    per-configuration stage (for instance the certified nearest-ideal stage).
 
@@ -59,8 +59,9 @@ from isoapprox.batch import (  # noqa: E402
     run_batch,
 )
 from isoapprox.batch import _kernels as BK  # noqa: E402
-from isoapprox.batch.engine import _LocalPool, evaluate_chunk  # noqa: E402
+from isoapprox.batch.engine import evaluate_chunk, run_chunk  # noqa: E402
 from isoapprox.batch.table import encode_rows  # noqa: E402
+from isoapprox.runs import executor  # noqa: E402
 
 CODES = np.array([0, 0, 0, 1, 1])
 
@@ -173,12 +174,12 @@ def _grid(reps: int) -> BatchConfig:
                        stages=("cheap",), chunk_size=max(1, reps // 16))
 
 
-def _compute_phase(executor, tasks) -> float:
-    """Seconds to push every task through ``executor`` and collect the results."""
+def _compute_phase(ex, tasks) -> float:
+    """Seconds to push every task through the executor ``ex`` and collect the results."""
     import concurrent.futures as cf
 
     t0 = time.perf_counter()
-    futs = [executor.submit(t) for t in tasks]
+    futs = [ex.submit(run_chunk, t) for t in tasks]
     for f in cf.as_completed(futs):
         f.result()
     return time.perf_counter() - t0
@@ -193,7 +194,7 @@ def section_scaling(reps: int, repeats: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for w in (1, 2):
             t0 = time.perf_counter()
-            pool = _LocalPool(w)
+            pool = executor(w)  # 1: in this process; 2: two worker processes
             start[w] = time.perf_counter() - t0
             try:
                 compute[w] = _median_time(lambda pool=pool: _compute_phase(pool, tasks), repeats)
@@ -203,7 +204,7 @@ def section_scaling(reps: int, repeats: int) -> dict:
 
             def once(w=w, k=k):
                 k[0] += 1
-                run_batch(cfg, Path(tmp) / f"w{w}-{k[0]}", workers=w)
+                run_batch(cfg, Path(tmp) / f"w{w}-{k[0]}", jobs=w)
 
             end_to_end[w] = _median_time(once, max(1, repeats - 1))
     for w in (1, 2):
@@ -213,17 +214,6 @@ def section_scaling(reps: int, repeats: int) -> dict:
     print(f"   speed-up 1 -> 2 workers: tasks {compute[1] / compute[2]:.2f}, "
           f"end to end {end_to_end[1] / end_to_end[2]:.2f}")
     return {"compute": compute[2], "end_to_end": end_to_end[2]}
-
-
-class _DaskAdapter:
-    def __init__(self, client):
-        from isoapprox.batch.engine import run_chunk
-
-        self._ex = client.get_executor(pure=False)
-        self._fn = run_chunk
-
-    def submit(self, task):
-        return self._ex.submit(self._fn, task)
 
 
 def section_dask(reps: int, repeats: int, local: dict) -> None:
@@ -245,7 +235,7 @@ def section_dask(reps: int, repeats: int, local: dict) -> None:
                 distributed.Client(cluster, set_as_default=False) as client:
             run_batch(_grid(64), Path(tmp) / "warm", client=client)  # load kernels on workers
             t_start = time.perf_counter() - t0
-            adapter = _DaskAdapter(client)
+            adapter = executor(client=client)
             t_compute = _median_time(lambda: _compute_phase(adapter, tasks), repeats)
             k = [0]
 

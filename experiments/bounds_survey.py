@@ -22,7 +22,8 @@ is resumable and identical on a Dask cluster):
 
 Usage::
 
-    python experiments/bounds_survey.py [--workers 2] [--out PATH] [--work DIR] [--figures DIR]
+    python experiments/bounds_survey.py [--jobs 2 | --scheduler ADDRESS] [--out PATH]
+        [--work DIR] [--figures DIR]
     python experiments/bounds_survey.py --figures-only --figures DIR
     python experiments/bounds_survey.py --smoke --out /tmp/smoke.json --work /tmp/smoke
 
@@ -52,7 +53,11 @@ import numpy as np
 
 from isoapprox.batch import BatchConfig, GeneratorOptions, Grid, run_batch
 from isoapprox.batch.table import iter_cells
-from isoapprox.exceptions import IsoapproxError
+from isoapprox.commands.common import check_jobs, guarded, one_line_errors
+from isoapprox.exceptions import InvalidInputError
+from isoapprox.io import write_results
+from isoapprox.plotting.registry import build_figures
+from isoapprox.runs import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -217,10 +222,9 @@ def _chunk_seconds(journal: Path) -> float:
     """Worker seconds of the journaled chunks (the first computation of each;
     kept across resumptions, unlike the wall-clock time of the last call)."""
     seen: dict[int, float] = {}
-    for line in journal.read_text(encoding="utf-8").splitlines():
-        rec = json.loads(line)
-        if rec.get("kind") == "chunk":
-            seen.setdefault(int(rec["chunk"]), float(rec["seconds"]))
+    for rec in read_jsonl(journal):
+        if isinstance(rec.get("unit"), int):
+            seen.setdefault(rec["unit"], float(rec["result"]["seconds"]))
     return float(sum(seen.values()))
 
 
@@ -230,46 +234,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS / f"{EXPERIMENT}.json")
     p.add_argument("--work", type=Path, default=RESULTS / f"{EXPERIMENT}_runs",
                    help="folder of the run folders (resumed when rerun)")
-    p.add_argument("--workers", type=int, default=0,
-                   help="local worker processes (0 = this process)")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="local worker processes (default 1: in this process)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on the Dask cluster at ADDRESS")
     p.add_argument("--smoke", action="store_true", help="a few configurations only")
     p.add_argument("--figures", type=Path, default=None, metavar="DIR",
                    help="build the figures into DIR")
     p.add_argument("--figures-only", action="store_true",
                    help="only build the figures of an existing --out (needs --figures)")
     p.add_argument("--quiet", action="store_true")
-    args = p.parse_args(argv)
+    args = one_line_errors(p).parse_args(argv)
+    return guarded(EXPERIMENT, _main, args)
+
+
+def _main(args: argparse.Namespace) -> int:
     if args.figures_only:
         if args.figures is None:
-            print("error: --figures-only needs --figures DIR", file=sys.stderr)
-            return 2
+            raise InvalidInputError("--figures-only needs --figures DIR")
         return _figures(args)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(name)s: %(message)s")
-    from isoapprox.io import write_results
-
+    jobs = check_jobs(args.jobs)
     records: list[dict[str, Any]] = []
     runs = []
-    try:
-        for name, config in parts(args.smoke):
-            res = run_batch(config, args.work / name, workers=args.workers,
-                            scheduler=args.scheduler, progress=not args.quiet)
-            rows = collect(name, config, res.results)
-            records.extend(rows)
-            rate = res.n_rows / res.seconds if res.computed == res.n_chunks else None
-            busy = _chunk_seconds(res.out / "journal.jsonl")
-            runs.append({"part": name, "config": config.to_dict(),
-                         "fingerprint": config.fingerprint(), "configurations": res.n_rows,
-                         "chunks_computed": res.computed, "chunks_reused": res.reused,
-                         "seconds": res.seconds, "configs_per_second": rate,
-                         "chunk_seconds": busy,
-                         "configs_per_worker_second": res.n_rows / busy if busy else None,
-                         "workers": args.workers, "scheduler": args.scheduler})
-            logger.info("%s: %d configurations in %.1f s", name, res.n_rows, res.seconds)
-    except IsoapproxError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    for name, config in parts(args.smoke):
+        res = run_batch(config, args.work / name, jobs=jobs,
+                        scheduler=args.scheduler, progress=not args.quiet)
+        rows = collect(name, config, res.results)
+        records.extend(rows)
+        rate = res.n_rows / res.seconds if res.computed == res.n_chunks else None
+        busy = _chunk_seconds(res.out / "journal.jsonl")
+        runs.append({"part": name, "config": config.to_dict(),
+                     "fingerprint": config.fingerprint(), "configurations": res.n_rows,
+                     "chunks_computed": res.computed, "chunks_reused": res.reused,
+                     "seconds": res.seconds, "configs_per_second": rate,
+                     "chunk_seconds": busy,
+                     "configs_per_worker_second": res.n_rows / busy if busy else None,
+                     "jobs": jobs, "scheduler": args.scheduler})
+        logger.info("%s: %d configurations in %.1f s", name, res.n_rows, res.seconds)
     summary = summarize(records)
     head = headline(records)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -289,13 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _figures(args: argparse.Namespace) -> int:
-    from isoapprox.plotting.registry import build_figures
-
-    try:
-        paths = build_figures([args.out], args.figures)
-    except (FileNotFoundError, IsoapproxError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    paths = build_figures([args.out], args.figures)
     if not args.quiet:
         print(f"{len(paths)} figure files -> {args.figures}")
     return 0

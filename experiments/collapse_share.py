@@ -17,7 +17,8 @@ of the nearest.  This script measures, over random Gaussian configurations
 Each configuration goes through ``isoapprox batch`` (stages ``cheap`` and
 ``ideal``; resumable, identical on a Dask cluster).  Usage::
 
-    python experiments/collapse_share.py [--workers 2] [--work DIR] [--out FILE.json]
+    python experiments/collapse_share.py [--jobs 2 | --scheduler ADDRESS] [--work DIR]
+        [--out FILE.json]
 
 Writes the per-``N/n`` table as JSON (with the configuration, seed and
 versions) and prints it; ``isoapprox figures RESULTS.json --out DIR`` draws
@@ -35,7 +36,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from isoapprox.batch import BatchConfig, Grid, run_batch
-from isoapprox.exceptions import IsoapproxError
+from isoapprox.commands.common import check_jobs, guarded, one_line_errors
 from isoapprox.io import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,22 +78,27 @@ def table(results_csv: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--workers", type=int, default=None, help="local worker processes")
+    p = one_line_errors(argparse.ArgumentParser(prog="collapse_share",
+                                                description=__doc__.splitlines()[0]))
+    p.add_argument("--jobs", type=int, default=None,
+                   help="local worker processes (default: one per core; 1: in this process)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run on the Dask cluster at ADDRESS")
     p.add_argument("--repetitions", type=int, default=20, help="configurations per cell")
     p.add_argument("--work", type=Path, default=ROOT / "experiments" / "results" / "collapse_share",
                    help="batch run folder (resumed when it holds this run)")
     p.add_argument("--out", type=Path,
                    default=ROOT / "experiments" / "results" / "collapse_share.json")
-    args = p.parse_args(argv)
-    try:
-        grid = Grid(n_points=(4, 5, 6), dims=(1, 2, 3), classes=(2, 3), margins=(0.0,),
-                    distributions=("gaussian",), repetitions=args.repetitions)
-        config = BatchConfig(grid, seed=SEED, stages=("cheap", "ideal"), chunk_size=32)
-        res = run_batch(config, args.work, workers=args.workers, progress=True)
-    except IsoapproxError as exc:
-        print(f"collapse_share: error: {exc}", file=sys.stderr)
-        return 2
+    return guarded("collapse_share", _main, p.parse_args(argv))
+
+
+def _main(args: argparse.Namespace) -> int:
+    if args.jobs is not None:
+        check_jobs(args.jobs)
+    grid = Grid(n_points=(4, 5, 6), dims=(1, 2, 3), classes=(2, 3), margins=(0.0,),
+                distributions=("gaussian",), repetitions=args.repetitions)
+    config = BatchConfig(grid, seed=SEED, stages=("cheap", "ideal"), chunk_size=32)
+    res = run_batch(config, args.work, jobs=args.jobs, scheduler=args.scheduler, progress=True)
     rows = table(Path(res.results))
     print(f"{'N/n':>5} {'configs':>7} {'collapsed':>9} {'class-coll.':>11} "
           f"{'d_iso/diam median':>17} {'max':>6}")

@@ -20,7 +20,8 @@ set against the lower-bound curve ``D*(N/K, n, margin)``.
 
 Usage::
 
-    python experiments/collapse_sweep.py [--jobs 2] [--out PATH] [--overwrite]
+    python experiments/collapse_sweep.py [--jobs 2 | --scheduler ADDRESS] [--out PATH]
+        [--overwrite | --resume]
     python experiments/collapse_sweep.py --grid bounded --figures figures/sweep
     python experiments/collapse_sweep.py --smoke --out /tmp/smoke.json
 
@@ -35,9 +36,10 @@ versions) and a CSV of the records beside it, plus ``..._compact.json``: the
 same tables, slim per-cell records, the cross-check slacks and the triplet
 diagrams of the figure's cells, small enough to commit.  Figures build from
 either (:func:`isoapprox.plotting.registry.build_figures`; ``--figures DIR``
-builds them after the run, or alone when the results exist).  Finished cells
-are journalled next to the results, so an interrupted run resumes where it
-stopped; ``--overwrite`` starts afresh.
+builds them after the run, or alone when the results exist).  The run flags
+and their semantics are those of every long run (:mod:`isoapprox.runs`,
+docs/cli.md): finished cells are journalled next to the results, so an
+interrupted run resumes where it stopped; ``--overwrite`` starts afresh.
 """
 
 from __future__ import annotations
@@ -53,9 +55,12 @@ from typing import Any
 
 import numpy as np
 
+from isoapprox.commands.common import add_run_arguments, check_jobs, guarded, one_line_errors
 from isoapprox.exceptions import IsoapproxError
-from isoapprox.io import Journal, write_results
+from isoapprox.io import write_results
 from isoapprox.packing import packing_lower_bound
+from isoapprox.plotting.registry import build_figures
+from isoapprox.runs import config_key, finished_units, journal_path, prepare_output
 from isoapprox.train import (
     Cell,
     TrainConfig,
@@ -492,6 +497,8 @@ def run(
     *,
     journal: str | Path | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
+    connect_timeout: float = 10.0,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Train every cell (resuming from ``journal``); a pure function of ``config``.
@@ -503,6 +510,8 @@ def run(
         root_seed=config.root_seed,
         journal=journal,
         jobs=jobs,
+        scheduler=scheduler,
+        connect_timeout=connect_timeout,
         progress=progress,
     )
     return {"result": result, "tables": tables(config, result)}
@@ -514,104 +523,60 @@ def compact_path(out: Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = one_line_errors(argparse.ArgumentParser(prog=EXPERIMENT,
+                                                     description=__doc__.split("\n\n")[0]))
     parser.add_argument("--smoke", action="store_true",
                         help="tiny grid (seconds); the same as --grid smoke")
-    parser.add_argument(
-        "--grid",
-        choices=sorted(GRIDS),
-        default="full",
-        help="full (default: hours), bounded (the committed results: about 3 min "
-        "of CPU) or smoke",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})",
-    )
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace existing results and start a fresh journal",
-    )
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="full",
+                        help="full (default: hours), bounded (the committed results: about "
+                             "3 min of CPU) or smoke")
+    add_run_arguments(parser, out=None,
+                      out_help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})",
+                      jobs=1, jobs_help="worker processes (default 1: in this process)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
-    parser.add_argument(
-        "--dry-run", action="store_true", help="print the runtime estimate only"
-    )
-    parser.add_argument(
-        "--figures",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="build the figures from the compact results into DIR (when the results "
-        "exist and --overwrite is not given, only the figures are built)",
-    )
+    parser.add_argument("--dry-run", action="store_true", help="print the runtime estimate only")
+    parser.add_argument("--figures", type=Path, default=None, metavar="DIR",
+                        help="build the figures from the compact results into DIR (when the "
+                             "results exist and neither --overwrite nor --resume is given, "
+                             "only the figures are built)")
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        format="%(message)s",
-        stream=sys.stderr,
-    )
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr)
+    return guarded(EXPERIMENT, _main, args)
+
+
+def _main(args: argparse.Namespace) -> int:
+    jobs = check_jobs(args.jobs)
     grid = "smoke" if args.smoke else args.grid
     config = GRIDS[grid]
-    out = args.out or RESULTS / (
-        EXPERIMENT + ("" if grid == "full" else "_" + grid) + ".json"
-    )
-    journal = out.with_suffix(".journal.partial")
-    if args.figures is not None and out.exists() and not (args.overwrite or args.dry_run):
+    out = args.out or RESULTS / (EXPERIMENT + ("" if grid == "full" else "_" + grid) + ".json")
+    fresh = args.overwrite or args.resume or args.dry_run
+    if args.figures is not None and out.exists() and not fresh:
         return _figures(compact_path(out), args.figures, quiet=args.quiet)
-    if out.exists() and not (args.overwrite or args.dry_run):
-        print(
-            f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
-            file=sys.stderr,
-        )
-        return 2
-    if args.overwrite and journal.exists() and not args.dry_run:
-        journal.unlink()
-    try:
-        cells = config.cells()
-        resume = journal.exists() and not args.overwrite
-        done = {r.get("cell_id") for r in Journal(journal)} if resume else set()
-        est = estimate_runtime(cells, jobs=max(1, args.jobs), skip=done)
-        logger.info(
-            "%s: %d cells (%d done); estimated %.1f min of training, about %.1f min "
-            "with --jobs %d (plus the cross-check: %d held-out batch(es) per cell)",
-            EXPERIMENT,
-            len(cells),
-            len(done & {c.cell_id for c in cells}),
-            est.seconds / 60,
-            est.wall_seconds / 60,
-            args.jobs,
-            config.crosscheck_batches,
-        )
-        if args.dry_run:
-            return 0
-        outcome = run(config, journal=journal, jobs=args.jobs, progress=not args.quiet)
-    except IsoapproxError as exc:
-        print(f"{EXPERIMENT}: error: {exc}", file=sys.stderr)
-        return 2
-    tabs = outcome["tables"]
     cfg = dataclasses.asdict(config)
-    write_sweep_results(
-        out,
-        outcome["result"],
-        experiment=EXPERIMENT,
-        config=cfg,
-        root_seed=config.root_seed,
-        extra=tabs,
-    )
+    if not args.dry_run:
+        prepare_output(out, experiment=EXPERIMENT, config=config_key(cfg),
+                       overwrite=args.overwrite, resume=args.resume)
+    journal = journal_path(out)
+    cells = config.cells()
+    done = set() if args.overwrite else finished_units(journal)
+    est = estimate_runtime(cells, jobs=jobs, skip=done)
+    logger.info(
+        "%s: %d cells (%d done); estimated %.1f min of training, about %.1f min with --jobs "
+        "%d (plus the cross-check: %d held-out batch(es) per cell)", EXPERIMENT, len(cells),
+        len(done & {c.cell_id for c in cells}), est.seconds / 60, est.wall_seconds / 60, jobs,
+        config.crosscheck_batches)
+    if args.dry_run:
+        return 0
+    outcome = run(config, journal=journal, jobs=jobs, scheduler=args.scheduler,
+                  connect_timeout=args.connect_timeout, progress=not args.quiet)
+    tabs = outcome["tables"]
+    write_sweep_results(out, outcome["result"], experiment=EXPERIMENT, config=cfg,
+                        root_seed=config.root_seed, extra=tabs)
     slim, extra = compact_document(outcome["result"], tabs)
-    write_results(
-        compact_path(out),
-        experiment=EXPERIMENT,
-        config=cfg,
-        records=slim,
-        seed={"root_seed": config.root_seed},
-        extra={**extra, "compact": True},
-        csv_path=False,
-    )
+    write_results(compact_path(out), experiment=EXPERIMENT, config=cfg, records=slim,
+                  seed={"root_seed": config.root_seed}, extra={**extra, "compact": True},
+                  csv_path=False)
     if not args.quiet:
         rows = tabs["summary"]
         print(format_table(rows, "diameter"))
@@ -629,13 +594,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _figures(source: Path, out_dir: Path, *, quiet: bool) -> int:
     """Build the sweep's figures from a results file (nothing is recomputed)."""
-    from isoapprox.plotting.registry import build_figures
-
-    try:
-        files = build_figures([source], out_dir)
-    except (IsoapproxError, FileNotFoundError) as exc:
-        print(f"{EXPERIMENT}: error: {exc}", file=sys.stderr)
-        return 2
+    files = build_figures([source], out_dir)
     if not quiet:
         print(f"figures: {len(files)} files in {out_dir}")
     return 0

@@ -25,9 +25,12 @@ that collapses every time.
 
 Usage::
 
-    python experiments/toy.py [--out PATH] [--overwrite] [--jobs 2]
+    python experiments/toy.py [--out PATH] [--overwrite | --resume] [--jobs 2]
     python experiments/toy.py --smoke --out /tmp/toy.json
-    python experiments/toy.py --search [--jobs 2]
+    python experiments/toy.py --search [--jobs 2 | --scheduler ADDRESS]
+
+The run flags and their semantics are those of every long run
+(:mod:`isoapprox.runs`, docs/cli.md).
 """
 
 from __future__ import annotations
@@ -38,27 +41,18 @@ import json
 import logging
 import math
 import sys
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from isoapprox.exceptions import IsoapproxError
+from isoapprox.commands.common import add_run_arguments, check_jobs, guarded, one_line_errors
+from isoapprox.commands.toy_report import format_merge_order, format_summary, write_toy_results
 from isoapprox.io import write_results
-from isoapprox.toy import (
-    SMOKE,
-    Scenario,
-    ToyConfig,
-    analyse_training,
-    format_merge_order,
-    format_summary,
-    run_toy,
-    train_scenario,
-    write_toy_results,
-)
+from isoapprox.runs import config_key, executor, journal_path, prepare_output, run_units
+from isoapprox.toy import SMOKE, Scenario, ToyConfig, analyse_training, run_toy, train_scenario
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -170,16 +164,27 @@ def _candidate(args: tuple[SearchConfig, int, int, float, float]) -> dict[str, A
     }
 
 
-def search(sc: SearchConfig, *, jobs: int = 1) -> dict[str, Any]:
+def _indexed(task: tuple[Callable, int, Any]) -> tuple[int, Any]:
+    fn, i, item = task
+    return i, fn(item)
+
+
+def search(sc: SearchConfig, *, jobs: int = 1, scheduler: str | None = None,
+           connect_timeout: float = 10.0) -> dict[str, Any]:
     """Train the grid with perturbations; rank the robust sequential collapses; find partners."""
     grid = [(sc, xs, seed, lr, sc.margin, True) for xs in sc.input_seeds
             for seed in sc.init_seeds for lr in sc.lrs]
 
     def run_all(items: list[tuple], fn=_candidate) -> list[dict[str, Any]]:
-        if jobs > 1 and len(items) > 1:
-            with ProcessPoolExecutor(max_workers=jobs) as ex:
-                return list(ex.map(fn, items, chunksize=1))
-        return [fn(g) for g in items]
+        out: list[Any] = [None] * len(items)
+
+        def done(r: tuple[int, Any]) -> None:
+            out[r[0]] = r[1]
+
+        ex = executor(jobs if len(items) > 1 else 1, scheduler=scheduler,
+                      timeout=connect_timeout)
+        run_units(_indexed, [(fn, i, g) for i, g in enumerate(items)], ex, done)
+        return out
 
     cands = run_all(grid)
     robust = [c for c in cands if c["robust_sequential_collapse"]]
@@ -211,29 +216,30 @@ def search(sc: SearchConfig, *, jobs: int = 1) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = one_line_errors(argparse.ArgumentParser(prog=EXPERIMENT,
+                                                     description=__doc__.split("\n\n")[0]))
     parser.add_argument("--smoke", action="store_true", help="tiny run (seconds)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})")
-    parser.add_argument("--overwrite", action="store_true", help="replace existing results")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    add_run_arguments(parser, out=None,
+                      out_help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})",
+                      jobs=1, jobs_help="worker processes (default 1: in this process)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.add_argument("--search", action="store_true",
                         help="rerun the search for the default scenarios (minutes)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s", stream=sys.stderr)
-    if args.jobs < 1:
-        print(f"{EXPERIMENT}: error: --jobs must be >= 1; got {args.jobs}", file=sys.stderr)
-        return 2
+    return guarded(EXPERIMENT, _main, args)
+
+
+def _main(args: argparse.Namespace) -> int:
+    jobs = check_jobs(args.jobs)
     if args.search:
         sc = SEARCH_SMOKE if args.smoke else SearchConfig()
         out = args.out or RESULTS / ("toy_search" + ("_smoke" if args.smoke else "") + ".json")
-        if out.exists() and not args.overwrite:
-            print(f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
-                  file=sys.stderr)
-            return 2
-        res = search(sc, jobs=args.jobs)
+        prepare_output(out, experiment="toy_search", config=config_key(sc),
+                       overwrite=args.overwrite, resume=args.resume)
+        res = search(sc, jobs=jobs, scheduler=args.scheduler,
+                     connect_timeout=args.connect_timeout)
         write_results(out, experiment="toy_search", config=dataclasses.asdict(sc),
                       records=[{k: v for k, v in r.items() if k != "runs"}
                                for r in res["candidates"]],
@@ -254,16 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     config = SMOKE if args.smoke else Config()
     out = args.out or RESULTS / (EXPERIMENT + ("_smoke" if args.smoke else "") + ".json")
-    if out.exists() and not args.overwrite:
-        print(f"{EXPERIMENT}: error: {out} exists; pass --overwrite to recompute it",
-              file=sys.stderr)
-        return 2
-    try:
-        res = run_toy(config, jobs=args.jobs, progress=not args.quiet)
-    except IsoapproxError as exc:
-        print(f"{EXPERIMENT}: error: {exc}", file=sys.stderr)
-        return 2
-    write_toy_results(out, config, res, jobs=args.jobs)
+    prepare_output(out, experiment=EXPERIMENT, config=config_key(config),
+                   overwrite=args.overwrite, resume=args.resume)
+    journal = journal_path(out)
+    res = run_toy(config, jobs=jobs, scheduler=args.scheduler,
+                  connect_timeout=args.connect_timeout, progress=not args.quiet, journal=journal)
+    write_toy_results(out, config, res, jobs=jobs)
+    journal.unlink(missing_ok=True)
     if not args.quiet:
         print(format_summary(res))
         print(f"results: {out}")

@@ -13,6 +13,8 @@ imported on first use, here and nowhere else:
   a third of a second);
 - :func:`sklearn_load_digits` -- scikit-learn's digits loader, an optional
   dependency (the ``data`` extra).
+- :func:`distributed` -- ``dask.distributed``, optional, for runs on a Dask
+  cluster (:mod:`isoapprox.runs`).
 
 Every other import in the package sits at the top of its module.
 """
@@ -25,9 +27,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .exceptions import MissingDependencyError
+from .exceptions import IsoapproxError, MissingDependencyError
 
-__all__ = ["cvxpy", "matplotlib", "sklearn_load_digits", "threadpool_controller"]
+__all__ = ["cvxpy", "distributed", "matplotlib", "sklearn_load_digits", "threadpool_controller"]
 
 _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticker")
 
@@ -83,3 +85,19 @@ def sklearn_load_digits() -> Callable[..., Any]:
             "the digits data set needs scikit-learn, which is not installed; "
             "install the optional extra with: pip install 'isoapprox[data]'"
         ) from None
+
+
+def distributed() -> ModuleType:
+    """``dask.distributed`` (the optional extra ``isoapprox[dask]``), imported on first call.
+
+    Raises
+    ------
+    IsoapproxError
+        With an installation hint when it is missing.
+    """
+    try:
+        return importlib.import_module("distributed")
+    except ImportError:
+        raise IsoapproxError(
+            "running on a Dask cluster needs dask.distributed, which is not installed; "
+            "install it with: pip install 'isoapprox[dask]'") from None

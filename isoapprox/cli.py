@@ -4,7 +4,8 @@ Each subcommand lives in :mod:`isoapprox.commands` as a module with
 ``register(subparsers)``; the module is imported only when its subcommand
 runs (``isoapprox --help`` stays fast).  A user's mistake (bad file, bad
 value) prints one line on stderr and exits with status 2; an interrupted run
-exits with 130; an internal failure keeps its traceback.
+exits with 130; an internal failure keeps its traceback
+(:mod:`isoapprox.commands.common`, the one place that formats errors).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from .exceptions import IsoapproxError
+from .commands.common import guarded, one_line_errors
 
 __all__ = ["build_parser", "main"]
 
@@ -34,20 +35,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = one_line_errors(argparse.ArgumentParser(
         prog="isoapprox",
         description=(
             "Numerical geometry of isometric approximation for deep metric learning: "
             "triplet losses with hard negative mining, distances to the "
             "triplet-separated set, collapse diagnosis."
         ),
-    )
+    ))
     parser.add_argument("--version", action="version", version=f"isoapprox {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():
         mod = importlib.import_module(f".commands.{module}", __package__)
-        p = mod.register(sub, name, help_text)
+        p = one_line_errors(mod.register(sub, name, help_text))
         p.add_argument("-v", "--verbose", action="count", default=0,
                        help="more log output (repeat for debug)")
         p.add_argument("-q", "--quiet", action="store_true",
@@ -61,15 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     level = logging.WARNING if args.quiet else (logging.DEBUG if args.verbose > 1 else logging.INFO)
     logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr)
-    try:
-        return int(args.func(args) or 0)
-    except (IsoapproxError, FileNotFoundError, FileExistsError, IsADirectoryError,
-            PermissionError) as exc:
-        print(f"isoapprox {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"isoapprox {args.command}: interrupted", file=sys.stderr)
-        return 130
+    return guarded(f"isoapprox {args.command}", args.func, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

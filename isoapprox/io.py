@@ -12,9 +12,7 @@ and, beside it, a CSV of the flat records.  Files are written atomically: to
 a temporary file in the same folder, flushed and fsynced, then renamed over
 the target, so a crash never leaves a half-written result file.
 
-Long runs append records to a JSON-lines journal (:class:`Journal`), one
-fsynced line per finished unit of work; a resumed run reads the journal and
-skips what is done.  A line cut short by a crash is ignored on reading.
+Long runs journal their finished units of work: :mod:`isoapprox.runs`.
 
 Embeddings
 ----------
@@ -33,10 +31,9 @@ import math
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from importlib import metadata
 from pathlib import Path
@@ -44,16 +41,16 @@ from typing import Any
 
 import numpy as np
 
+from . import __version__
+from ._blas import blas_info
 from .exceptions import InvalidInputError
 
 __all__ = [
     "SCHEMA_VERSION",
-    "Journal",
     "atomic_write_bytes",
     "atomic_write_text",
     "load_embeddings",
     "provenance",
-    "read_jsonl",
     "read_results",
     "to_jsonable",
     "write_csv",
@@ -93,12 +90,8 @@ def provenance() -> dict[str, Any]:
     paths and the CPU's features: what decides the last bits of a
     trajectory.
     """
-    from ._blas import blas_info
-
     info: dict[str, Any] = {name: _version(name) for name in _VERSIONED}
     if info.get("isoapprox") is None:  # run from a source tree, not installed
-        from . import __version__
-
         info["isoapprox"] = __version__
     info["python"] = platform.python_version()
     info["platform"] = platform.platform()
@@ -266,78 +259,6 @@ def read_results(path: str | os.PathLike) -> dict[str, Any]:
             f"{SCHEMA_VERSION}"
         )
     return doc
-
-
-def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read a JSON-lines journal; a final line cut short by a crash is ignored."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    out = []
-    with path.open("r", encoding="utf-8") as fh:
-        lines = fh.read().split("\n")
-    for k, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            if k >= len(lines) - 2:  # last (unterminated) line: a crash mid-write
-                break
-            raise InvalidInputError(
-                f"`{path}` line {k + 1} is corrupt (not the last line): {line[:60]!r}"
-            ) from None
-    return out
-
-
-class Journal:
-    """Append-only JSON-lines journal of finished work units (for resumable runs).
-
-    Each :meth:`append` writes one line and fsyncs it, so an interrupted run
-    loses at most the unit in progress.  A partial last line (from a crash)
-    is truncated away when the journal is reopened.
-
-    Parameters
-    ----------
-    path : path-like
-        The ``.jsonl`` file; created if missing.
-    """
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.records = read_jsonl(self.path)
-        # rewrite without a torn tail so appends start on a clean line
-        if self.path.exists():
-            data = self.path.read_bytes()
-            if data and not data.endswith(b"\n"):
-                good = "".join(json.dumps(r, allow_nan=False) + "\n" for r in self.records)
-                atomic_write_text(self.path, good)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self.records)
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def done_keys(self, key: str) -> set:
-        """Values of ``key`` over the finished records."""
-        return {r.get(key) for r in self.records}
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        """Append one record and fsync."""
-        rec = to_jsonable(dict(record))
-        line = json.dumps(rec, allow_nan=False) + "\n"
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
-        self.records.append(rec)
-
-    def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """Append several records."""
-        for r in records:
-            self.append(r)
 
 
 _EMB_KEYS = ("embeddings", "embedding", "E", "X")
@@ -533,8 +454,3 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def stdout_is_tty() -> bool:
-    """Whether standard output is an interactive terminal (progress bars)."""
-    return sys.stdout.isatty()

@@ -25,54 +25,26 @@ reconstruction); ``theta(E)`` the thickness; ``diam(E)`` the diameter, equal to
 
 What :func:`run_toy` does
 -------------------------
-1. Draws the five inputs from ``input_seed`` and, for every
-   :class:`Scenario`, trains an MLP ``2 - 16 - 2`` (tanh) by full-batch
-   gradient descent on the mean batch-hard loss, keeping the embedding at
-   every step.  The learning rate is constant for the first
-   ``lr_decay_start`` of the steps and then decays geometrically to
-   ``lr_end`` times its start (:func:`learning_rate_schedule`): at a constant
-   rate a collapsed embedding keeps oscillating at a size set by the rate,
-   with the decay it settles orders of magnitude below every threshold.
-2. Finds when points merge, with hysteresis (a pair is merged from the
-   first step at which its distance is at most ``merge_rtol`` times the
-   initial diameter and after which it never again exceeds
-   ``merge_release`` times that), the order in which the clusters merge
-   (:func:`merge_order`) and classifies the run: ``"collapsed"`` (final
-   diameter at most ``collapse_rtol`` times the initial one),
-   ``"separated"`` (zero loss: the embedding is triplet-separated) or
-   ``"neither"``; a collapse is *sequential* when the clusters merge one
-   at a time (:func:`is_sequential`).
-3. Evaluates, at log-spaced steps and at every merge event, the loss (max
-   and mean), both distances to ``F_TS`` with their brackets, ``f*`` and its
-   kind, ``d_haus(E, f*)``, the diameter, ``theta`` and ``c``.
-4. Evaluates the same constant on ``n_random`` random 5-point embeddings
-   (Gaussian, three label layouts, margins 0 and 1) and summarises its
-   distribution against the floor 1/2 and the paper's 0.53.
+1. Trains, for every :class:`Scenario`, an MLP ``2 - 16 - 2`` (tanh) on the
+   five inputs by full-batch gradient descent on the mean batch-hard loss
+   (constant learning rate, then a geometric decay:
+   :func:`learning_rate_schedule`), keeping every step's embedding.
+2. Finds when pairs merge for good (:func:`merge_events`, with hysteresis),
+   the order in which clusters merge (:func:`merge_order`), and classifies
+   the run (:func:`classify_run`; sequential collapse: :func:`is_sequential`).
+3. Evaluates, at log-spaced steps and at every merge, the loss, both
+   distances to ``F_TS`` with brackets, ``f*``, ``d_haus(E, f*)``, the
+   diameter, ``theta`` and ``c`` (:func:`evaluate_embedding`).
+4. Evaluates ``c`` on ``n_random`` random 5-point embeddings
+   (:func:`summarize_random`).
 
 Everything is seeded: trajectories by the scenarios' ``init_seed`` and
-``input_seed``, solver starts and random toys by ``seed`` (keyed per task, so
-that ``jobs`` does not choose the seeds).  On one machine, training and what
-is derived from it alone are reproduced exactly, and certified distances to
-rounding.
-
-Across machines
----------------
-Gradient descent at a large learning rate amplifies last-bit differences
-(the BLAS kernel OpenBLAS picks for the CPU, numpy's SIMD ``tanh``) into a
-different trajectory: the steps at which points merge move by hundreds.
-What the toy claims is what survives that: each run's outcome, whether a
-collapse is sequential, the order in which the clusters merge, and the
-range of ``c`` near collapse.  The default scenarios were chosen so that
-these are the same under relative perturbations of ``1e-12`` of the
-initial weights and inputs (``ToyConfig.perturbation``),
-which is the size by which machines differ; ``tests/test_toy_robust.py``
-checks it, and CI reruns it under other OpenBLAS kernels.  An
-uncertified bracket may differ between runs (a solve's path can change with
-the rounding of a process's first call, or with the solvers' ``time_limit``
-on a heavily loaded machine; see ``iso_status``/``haus_status``), though two
-brackets of one embedding always overlap; and when several embeddings attain
-``d_iso(E, F_TS)``, which one is returned as ``f*`` (and with it
-``d_haus(E, f*)`` and ``ratio_fstar``) may change.
+``input_seed``, solver starts and random toys by ``seed`` (keyed per task,
+so the executor does not choose the seeds).  Across machines, last-bit
+differences move the merge steps; what the toy claims (outcomes, sequential
+collapse, merge order, the range of ``c``) survives relative perturbations
+of ``1e-12`` (``ToyConfig.perturbation``; ``tests/test_toy_robust.py``).
+See docs/toy.md.
 """
 
 from __future__ import annotations
@@ -81,8 +53,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +71,11 @@ from ._validation import (
     require_triplets,
 )
 from .exceptions import InvalidInputError
+from .losses import batch_hard_loss
+from .runs import RunJournal, config_key, executor, progress_bar, run_units
+from .train.losses import LOSSES
+from .train.networks import MLP
+from .train.optim import SGD
 
 __all__ = [
     "DEFAULT_SCENARIOS",
@@ -113,8 +89,6 @@ __all__ = [
     "analyse_training",
     "classify_run",
     "evaluate_embedding",
-    "format_merge_order",
-    "format_summary",
     "is_sequential",
     "learning_rate_schedule",
     "linkage_heights",
@@ -126,7 +100,6 @@ __all__ = [
     "summarize_random",
     "toy_inputs",
     "train_scenario",
-    "write_toy_results",
 ]
 
 logger = logging.getLogger(__name__)
@@ -432,10 +405,6 @@ def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
         ``embeddings`` (steps + 1, N, 2), ``loss_mean`` and ``n_active``
         (steps + 1,), ``diverged`` (bool), ``inputs`` (N, 2), ``codes``.
     """
-    from .train.losses import LOSSES
-    from .train.networks import MLP
-    from .train.optim import SGD
-
     X = toy_inputs(config)
     codes, _ = as_labels(np.asarray(scenario.labels), config.n_points, "labels")
     net = MLP((2, *config.hidden, 2), activation=config.activation,
@@ -517,8 +486,6 @@ def analyse_training(config: ToyConfig, scenario: Scenario, trained: dict[str, A
     InvalidInputError
         If the network's first output is not finite.
     """
-    from .losses import batch_hard_loss
-
     embs = trained["embeddings"]
     N = config.n_points
     ok = np.all(np.isfinite(embs), axis=(1, 2))
@@ -900,95 +867,11 @@ def _task_seed(root: int, *key: int) -> np.random.Generator:
 
 
 def _eval_task(task: tuple) -> tuple[tuple, dict[str, Any]]:
-    """Worker: evaluate one embedding (top level, so process pools can pickle it)."""
+    """One unit of work: evaluate one embedding (top level, so executors can pickle it)."""
     key, E, labels, margin, seed_key, opts = task
     rec = evaluate_embedding(np.asarray(E), np.asarray(labels), margin=margin,
                              rng=np.random.default_rng(list(seed_key)), **opts)
     return key, rec
-
-
-def _worker_init() -> None:
-    import signal
-
-    import numba
-
-    numba.set_num_threads(1)
-    # Ctrl-C reaches the whole process group: only the parent handles it (and
-    # cancels the queued work), so workers do not print tracebacks of their own
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _map(tasks: list[tuple], jobs: int, progress: Callable[[int], None] | None,
-         done: Callable[[tuple, dict[str, Any]], None] | None = None,
-         ) -> dict[tuple, dict[str, Any]]:
-    """Evaluate ``tasks`` (serially or in worker processes); ``done(key, rec)`` per result."""
-    out: dict[tuple, dict[str, Any]] = {}
-
-    def finish(k: tuple, rec: dict[str, Any]) -> None:
-        out[k] = rec
-        if done:
-            done(k, rec)
-        if progress:
-            progress(1)
-
-    if jobs <= 1 or len(tasks) <= 1:
-        from ._blas import quiet_threads
-
-        # one numba and one BLAS thread: thread wake-ups dominate tiny problems
-        with quiet_threads():
-            for t in tasks:
-                finish(*_eval_task(t))
-        return out
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
-    try:
-        # single_threaded_blas is per process: each task applies nearest_ideal's own limits
-        for k, rec in ex.map(_eval_task, tasks, chunksize=1):
-            finish(k, rec)
-    except BaseException:
-        # interrupted or failed: drop the queued work instead of waiting for it (what
-        # is finished is in the journal)
-        ex.shutdown(wait=False, cancel_futures=True)
-        raise
-    ex.shutdown(wait=True)
-    return out
-
-
-def _config_key(config: ToyConfig) -> Any:
-    """The configuration as it reads back from JSON (tuples become lists)."""
-    import json
-
-    from .io import to_jsonable
-
-    return json.loads(json.dumps(to_jsonable(config.to_dict())))
-
-
-def _open_journal(path: Any, config: ToyConfig) -> tuple[Any, dict[tuple, dict[str, Any]]]:
-    """Open (or start) the journal of a run; return it with the evaluations it holds.
-
-    The first line records the configuration; a journal written for another
-    configuration is refused rather than mixed in.
-    """
-    from .io import Journal
-
-    journal = Journal(path)
-    want = _config_key(config)
-    if len(journal) == 0:
-        journal.append({"kind": "header", "experiment": "toy", "config": want})
-        return journal, {}
-    head = journal.records[0]
-    if head.get("kind") != "header" or head.get("experiment") != "toy":
-        raise InvalidInputError(f"`journal` {str(path)!r} is not a journal of a toy run")
-    if head.get("config") != want:
-        raise InvalidInputError(
-            f"`journal` {str(path)!r} was written for another configuration; delete it "
-            "(or pass --overwrite) to start afresh"
-        )
-    done = {tuple(r["key"]): r["record"] for r in journal.records[1:]
-            if r.get("kind") == "eval"}
-    return journal, done
 
 
 #: fields of :func:`evaluate_embedding` not stored for random toys (the
@@ -1013,6 +896,8 @@ def run_toy(
     config: ToyConfig = ToyConfig(),
     *,
     jobs: int = 1,
+    scheduler: str | None = None,
+    connect_timeout: float = 10.0,
     progress: bool = False,
     journal: Any = None,
 ) -> dict[str, Any]:
@@ -1025,10 +910,15 @@ def run_toy(
     jobs : int, default 1
         Worker processes for the evaluations (seeds are keyed per task, not
         per worker; see the module notes on reproducibility).
+    scheduler : str, optional
+        Evaluate on the Dask cluster at this address instead
+        (:func:`isoapprox.runs.executor`).
+    connect_timeout : float, default 10
+        Seconds to wait for the scheduler.
     progress : bool, default False
         Show a progress bar (tqdm, on stderr).
     journal : path-like, optional
-        JSON-lines journal (:class:`isoapprox.io.Journal`): every finished
+        JSON-lines journal (:class:`isoapprox.runs.RunJournal`): every finished
         evaluation is appended and fsynced, and a rerun with the same
         journal and configuration skips what it holds (training is cheap and
         deterministic, so it is always redone).  The result is the same as
@@ -1066,7 +956,8 @@ def run_toy(
     jobs = check_int(jobs, "jobs", minimum=1)
     t_start = time.perf_counter()
     n_scen = len(config.scenarios)
-    bar = _progress_bar(progress, n_scen * (1 + config.n_logged) + config.n_random, "toy")
+    bar = progress_bar(progress, n_scen * (1 + config.n_logged) + config.n_random, "toy",
+                       log=logger)
 
     # 1. training (cheap: every step is kept)
     trained: list[dict[str, Any]] = []
@@ -1094,21 +985,26 @@ def run_toy(
 
     bar.set_total(n_scen + len(tasks))
     bar.set_description("toy: distances to F_TS")
-    resumed: dict[tuple, dict[str, Any]] = {}
-    record = None
+    results: dict[tuple, dict[str, Any]] = {}
+    jr = None
     if journal is not None:
-        jr, held = _open_journal(journal, config)
+        jr = RunJournal(journal, experiment="toy", config=config_key(config))
         keys = {t[0] for t in tasks}
-        resumed = {k: v for k, v in held.items() if k in keys}
+        results = {k: v for k, v in jr.done.items() if k in keys}
+        if results:
+            bar.note(f"toy: {len(results)} of {len(tasks)} evaluations resumed from {journal}")
+            bar.update(len(results))
 
-        def record(key: tuple, rec: dict[str, Any]) -> None:
-            jr.append({"kind": "eval", "key": list(key), "record": rec})
+    def finish(done: tuple[tuple, dict[str, Any]]) -> None:
+        key, rec = done
+        results[key] = rec
+        if jr is not None:
+            jr.add(list(key), rec)
+        bar.update(1)
 
-        if resumed:
-            bar.note(f"toy: {len(resumed)} of {len(tasks)} evaluations resumed from {journal}")
-            bar.update(len(resumed))
-    todo = [t for t in tasks if t[0] not in resumed]
-    results = {**resumed, **_map(todo, jobs, bar.update, record)}
+    todo = [t for t in tasks if t[0] not in results]
+    ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler, timeout=connect_timeout)
+    run_units(_eval_task, todo, ex, finish)
     bar.close()
 
     # 3. assemble
@@ -1163,8 +1059,6 @@ def run_toy(
 
 def _zero_loss_step(embs: np.ndarray, codes: np.ndarray, margin: float) -> int | None:
     """The first step from which the max batch-hard loss is zero to the end (or ``None``)."""
-    from .losses import batch_hard_loss
-
     if batch_hard_loss(embs[-1], codes, margin=margin, reduction="max") != 0.0:
         return None
     lo, hi = 0, len(embs) - 1  # zero loss stops gradient descent: once zero, always zero
@@ -1331,155 +1225,3 @@ def summarize_random(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out["floor"] = 0.5
     out["jung_plane"] = JUNG_PLANE
     return out
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def note(self, text: str) -> None:
-        logger.info(text)
-
-    def set_description(self, text: str) -> None:
-        pass
-
-    def set_total(self, total: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(enabled: bool, total: int, desc: str):
-    if not enabled:
-        return _NoBar()
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        return _NoBar()
-    import sys
-
-    class _Bar(tqdm):
-        def set_total(self, total: int) -> None:
-            self.total = total
-            self.refresh()
-
-        def note(self, text: str) -> None:
-            """A message above the bar (a log line would be drawn into it)."""
-            self.write(text, file=sys.stderr)
-
-    return _Bar(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
-
-
-def write_toy_results(path: Any, config: ToyConfig, result: dict[str, Any], *,
-                      jobs: int = 1) -> Any:
-    """Write :func:`run_toy`'s result as a results document (JSON + CSV).
-
-    The records are the trajectory rows followed by the random-toy rows
-    (field ``part`` tells them apart); the scenario summaries, the random
-    summary, the inputs and the figure choices are top-level fields.
-
-    Returns
-    -------
-    pathlib.Path
-        The JSON path.
-    """
-    from .io import write_results
-
-    return write_results(
-        path,
-        experiment="toy",
-        config=config.to_dict(),
-        records=result["trajectory"] + result["random"],
-        seed=config.seed,
-        extra={
-            "inputs": result["inputs"],
-            "figures": result["figures"],
-            "scenarios": result["scenarios"],
-            "random_summary": result["random_summary"],
-            "seconds": result["seconds"],
-            "jobs": jobs,
-        },
-    )
-
-
-# ---------------------------------------------------------------------------
-# text summary
-# ---------------------------------------------------------------------------
-
-
-def _fmt(x: float | None, spec: str = ".3g") -> str:
-    return "-" if x is None else format(x, spec)
-
-
-def format_merge_order(order: Sequence[Sequence[Sequence[int]]]) -> str:
-    """The clusters after each merge, with points numbered from 1 as in the figures.
-
-    Examples
-    --------
-    >>> format_merge_order([[[0, 3]], [[0, 3, 4]], [[0, 1, 3, 4]], [[0, 1, 2, 3, 4]]])
-    '{1,4} -> {1,4,5} -> {1,2,4,5} -> {1,2,3,4,5}'
-    """
-    return " -> ".join(" ".join("{" + ",".join(str(i + 1) for i in g) + "}" for g in part)
-                       for part in order)
-
-
-def format_summary(result: dict[str, Any]) -> str:
-    """A short plain-text summary of :func:`run_toy`'s result (or a results document).
-
-    Parameters
-    ----------
-    result : dict
-        With ``"scenarios"`` and ``"random_summary"`` (as returned by
-        :func:`run_toy` or stored in the results file).
-
-    Returns
-    -------
-    str
-    """
-    lines = []
-    head = ("scenario", "margin", "lr", "outcome", "merges (step: clusters left)",
-            "diam 0 -> end", "loss end", "c max / end", "d_haus(f,f*)/d_iso max")
-    rows = [head]
-    for s in result["scenarios"]:
-        merges = " ".join(f"{st}:{k}" for st, k in s["merge_events"]) or "none"
-        outcome = s["outcome"] + (" (sequential)" if s.get("sequential") else "")
-        rows.append((
-            s["name"], f"{s['margin']:g}", f"{s['lr']:g}", outcome, merges,
-            f"{s['initial_diameter']:.3g} -> {s['final_diameter']:.3g}",
-            f"{s['final_loss_mean']:.4g}",
-            f"{_fmt(s['c_max'])} / {_fmt(s['c_final'])}",
-            _fmt(s["ratio_fstar_max"]),
-        ))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    for r in rows:
-        lines.append("  ".join(x.ljust(w) for x, w in zip(r, widths, strict=True)).rstrip())
-    for s in result["scenarios"]:
-        if s.get("merge_order"):
-            lines.append(f"  {s['name']}: merge order (points 1-{len(s['labels'])}) "
-                         + format_merge_order(s["merge_order"]))
-    rs = result.get("random_summary") or {}
-    a = rs.get("all")
-    lines.append("")
-    lines.append("empirical constant c = d_haus(f, F_TS) / d_iso(f, F_TS): floor 1/2, "
-                 f"the paper reports {PAPER_C}")
-    for s in result["scenarios"]:
-        if s["c_max"] is not None:
-            lines.append(f"  {s['name']:<9s} along the run: max {s['c_max']:.3f} (step "
-                         f"{s['c_max_step']}), median {s['c_median']:.3f}, "
-                         f"end {_fmt(s['c_final'], '.3f')}")
-    if a and a["c"]["n"]:
-        c = a["c"]
-        margins = ", ".join(rs.get("by_margin", {}))
-        lines.append(
-            f"  random toys ({a['n']}: {len(rs.get('by_layout', {}))} label layouts, margins "
-            f"{margins}; {a['n_separated']} already separated): min {c['min']:.3f}, median "
-            f"{c['median']:.3f}, max {c['max']:.3f}; {100 * a['share_c_at_most_paper']:.0f}% "
-            f"have c <= {PAPER_C}")
-        rf = a["ratio_fstar"]
-        lines.append(f"  d_haus(f, f*) / d_iso over the random toys: min {rf['min']:.3f}, median "
-                     f"{rf['median']:.3f}, max {rf['max']:.3f}")
-        if a["n_uncertified"]:
-            lines.append(f"  ({a['n_uncertified']} of {a['n']} brackets not closed to the "
-                         "tolerance; their c is reported with its bracket)")
-    return "\n".join(lines)

@@ -19,7 +19,8 @@ def test_help_lists_the_grid_and_run_options(capsys):
     assert exc.value.code == 0
     text = capsys.readouterr().out
     for opt in ("--n-points", "--dims", "--classes", "--layouts", "--margins", "--distributions",
-                "--repetitions", "--scheduler", "--workers", "--stages", "--seed", "--format"):
+                "--repetitions", "--scheduler", "--workers", "--stages", "--seed", "--format",
+                "--jobs", "--overwrite", "--resume"):
         assert opt in text
     assert "dask worker" in text  # how to point it at a real cluster
 
@@ -32,7 +33,7 @@ def test_list_stages(capsys):
 
 def test_run_then_resume(tmp_path, capsys):
     args = ["batch", "--out", str(tmp_path / "r"), "--n-points", "5", "6", "--classes", "2", "3",
-            "--margins", "0", "1", "--repetitions", "40", "--chunk-size", "16", "--workers", "0"]
+            "--margins", "0", "1", "--repetitions", "40", "--chunk-size", "16", "--jobs", "1"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "320 configurations in 8 cell(s), 24 chunk(s), on this process" in out

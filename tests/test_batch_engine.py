@@ -95,7 +95,7 @@ def _bytes(res):
 def baseline(tmp_path_factory):
     """An uninterrupted in-process run of the standard configuration."""
     out = tmp_path_factory.mktemp("baseline")
-    return run_batch(_config(), out / "run", workers=0)
+    return run_batch(_config(), out / "run", jobs=1)
 
 
 # --- determinism ----------------------------------------------------------
@@ -114,19 +114,19 @@ def test_baseline_shape(baseline):
 
 
 def test_chunk_size_does_not_change_rows(tmp_path, baseline):
-    res = run_batch(_config(chunk_size=5), tmp_path / "c5", workers=0)
+    res = run_batch(_config(chunk_size=5), tmp_path / "c5", jobs=1)
     assert _bytes(res) == _bytes(baseline)
-    res = run_batch(_config(chunk_size=1000), tmp_path / "c1000", workers=0)
+    res = run_batch(_config(chunk_size=1000), tmp_path / "c1000", jobs=1)
     assert _bytes(res) == _bytes(baseline)
 
 
 def test_rerun_is_identical(tmp_path, baseline):
-    res = run_batch(_config(), tmp_path / "again", workers=0)
+    res = run_batch(_config(), tmp_path / "again", jobs=1)
     assert _bytes(res) == _bytes(baseline)
 
 
 def test_local_process_pool_matches_in_process(tmp_path, baseline):
-    res = run_batch(_config(chunk_size=100), tmp_path / "pool", workers=2)
+    res = run_batch(_config(chunk_size=100), tmp_path / "pool", jobs=2)
     assert _bytes(res) == _bytes(baseline)
 
 
@@ -171,38 +171,39 @@ def test_rows_regenerate_alone(baseline):
 
 def test_resume_after_injected_failure(tmp_path):
     cfg = _config(stages=("cheap", FLAKY, SOLVERISH))
-    clean = run_batch(cfg, tmp_path / "clean", workers=0)
+    clean = run_batch(cfg, tmp_path / "clean", jobs=1)
     FAIL_AT.add((0, 14))  # the second chunk (of the first cell) fails
     try:
         with pytest.raises(RuntimeError, match="injected failure"):
-            run_batch(cfg, tmp_path / "crash", workers=0)
+            run_batch(cfg, tmp_path / "crash", jobs=1)
     finally:
         FAIL_AT.clear()
     journal = [
         json.loads(s) for s in (tmp_path / "crash" / "journal.jsonl").read_text().splitlines()
     ]
-    assert [r["chunk"] for r in journal if r["kind"] == "chunk"] == [0]
+    assert journal[0]["kind"] == "header"
+    assert [r["unit"] for r in journal[1:]] == [0]
     assert not (tmp_path / "crash" / "results.csv").exists()
-    res = run_batch(cfg, tmp_path / "crash", workers=0)
+    res = run_batch(cfg, tmp_path / "crash", jobs=1)
     assert res.reused == 1 and res.computed == cfg.n_chunks - 1
     assert _bytes(res) == _bytes(clean)
     # a finished run is not recomputed
-    again = run_batch(cfg, tmp_path / "crash", workers=0)
+    again = run_batch(cfg, tmp_path / "crash", jobs=1)
     assert again.computed == 0 and _bytes(again) == _bytes(clean)
 
 
 def test_corrupt_part_is_recomputed(tmp_path):
     cfg = _config(stages=("cheap", FLAKY))
-    clean = run_batch(cfg, tmp_path / "clean", workers=0)
+    clean = run_batch(cfg, tmp_path / "clean", jobs=1)
     FAIL_AT.add((1, 0))  # the third chunk (first of the second cell) fails
     try:
         with pytest.raises(RuntimeError):
-            run_batch(cfg, tmp_path / "crash", workers=0)
+            run_batch(cfg, tmp_path / "crash", jobs=1)
     finally:
         FAIL_AT.clear()
     part = tmp_path / "crash" / "parts" / "chunk-00000001.csv"
     part.write_bytes(part.read_bytes().replace(b"True", b"Fals", 1))
-    res = run_batch(cfg, tmp_path / "crash", workers=0)
+    res = run_batch(cfg, tmp_path / "crash", jobs=1)
     assert res.reused == 1 and res.computed == cfg.n_chunks - 1
     assert _bytes(res) == _bytes(clean)
 
@@ -212,7 +213,7 @@ def _journal_chunks(path: Path) -> int:
         text = path.read_text()
     except FileNotFoundError:
         return 0
-    return text.count('"kind": "chunk"')
+    return text.count('"unit": ') - text.count('"unit": "complete"')
 
 
 def test_resume_after_killed_process(tmp_path):
@@ -235,8 +236,8 @@ def test_resume_after_killed_process(tmp_path):
         "--stages",
         "cheap",
         "reference",
-        "--workers",
-        "0",
+        "--jobs",
+        "1",
         "-q",
     ]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -266,22 +267,22 @@ def test_resume_after_killed_process(tmp_path):
     resumed = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert f"reused {done_before}" in resumed.stdout
-    clean = run_batch(cfg, tmp_path / "clean", workers=0)
+    clean = run_batch(cfg, tmp_path / "clean", jobs=1)
     assert (tmp_path / "killed" / "results.csv").read_bytes() == _bytes(clean)
 
 
 def test_other_configuration_in_folder_is_refused(tmp_path):
-    run_batch(_config(stages=("cheap",)), tmp_path / "o", workers=0)
+    run_batch(_config(stages=("cheap",)), tmp_path / "o", jobs=1)
     with pytest.raises(IsoapproxError, match="holds a run of another configuration"):
-        run_batch(_config(stages=("cheap",), seed=8), tmp_path / "o", workers=0)
-    res = run_batch(_config(stages=("cheap",), seed=8), tmp_path / "o", workers=0, overwrite=True)
+        run_batch(_config(stages=("cheap",), seed=8), tmp_path / "o", jobs=1)
+    res = run_batch(_config(stages=("cheap",), seed=8), tmp_path / "o", jobs=1, overwrite=True)
     assert res.computed == res.n_chunks
     (tmp_path / "o" / "run.json").unlink()
     with pytest.raises(IsoapproxError, match="holds a journal without run.json"):
-        run_batch(_config(stages=("cheap",)), tmp_path / "o", workers=0)
+        run_batch(_config(stages=("cheap",)), tmp_path / "o", jobs=1)
     (tmp_path / "f").write_text("x")
     with pytest.raises(IsoapproxError, match="must be a folder"):
-        run_batch(_config(stages=("cheap",)), tmp_path / "f", workers=0)
+        run_batch(_config(stages=("cheap",)), tmp_path / "f", jobs=1)
 
 
 # --- stages and results ---------------------------------------------------
@@ -318,12 +319,12 @@ def _same_records(a, b):
 
 def test_summary_from_values_equals_summary_from_the_table(tmp_path, baseline):
     _same_records(summarise(baseline.results, _config()), baseline.summary)
-    res = run_batch(_config(), tmp_path / "s", workers=0)
+    res = run_batch(_config(), tmp_path / "s", jobs=1)
     (tmp_path / "s" / "summary.json").unlink()  # finished run, no summary: parse the table
-    again = run_batch(_config(), tmp_path / "s", workers=0)
+    again = run_batch(_config(), tmp_path / "s", jobs=1)
     assert again.computed == 0
     _same_records(again.summary, res.summary)
-    third = run_batch(_config(), tmp_path / "s", workers=0)  # reuses summary.json
+    third = run_batch(_config(), tmp_path / "s", jobs=1)  # reuses summary.json
     _same_records(third.summary, again.summary)
 
 
@@ -350,7 +351,7 @@ def test_summary_matches_the_rows(baseline):
 
 
 def test_jsonl_has_the_same_values(tmp_path, baseline):
-    res = run_batch(_config(format="jsonl"), tmp_path / "j", workers=0)
+    res = run_batch(_config(format="jsonl"), tmp_path / "j", jobs=1)
     cols = _config().columns()
     a = dict(iter_cells(baseline.results, cols, "csv"))
     b = dict(iter_cells(res.results, cols, "jsonl"))
@@ -375,7 +376,7 @@ def test_reference_stage_agrees_with_cheap(tmp_path):
         repetitions=6,
     )
     cfg = BatchConfig(grid, seed=3, stages=("cheap", "reference"), chunk_size=6)
-    res = run_batch(cfg, tmp_path / "ref", workers=0)
+    res = run_batch(cfg, tmp_path / "ref", jobs=1)
     for _, d in iter_cells(res.results, cfg.columns(), "csv"):
         scale = np.maximum(1.0, d["diameter"])
         for name in (
@@ -398,7 +399,7 @@ def test_adversarial_cells_run(tmp_path):
     cfg = BatchConfig(
         grid, stages=("cheap",), chunk_size=3, options=GeneratorOptions(search_budget=48)
     )
-    res = run_batch(cfg, tmp_path / "adv", workers=0)
+    res = run_batch(cfg, tmp_path / "adv", jobs=1)
     adv, gau = res.summary
     assert adv["distribution"] == "adversarial"
     assert adv["collapse_ratio_median"] >= gau["collapse_ratio_median"]
@@ -466,8 +467,8 @@ def test_grid_errors():
         Grid(distributions=("uniform",))
     with pytest.raises(InvalidInputError, match="`format` must be one of"):
         BatchConfig(format="parquet")
-    with pytest.raises(IsoapproxError, match="`workers` must be an integer >= 0"):
-        run_batch(BatchConfig(Grid(repetitions=2)), "unused", workers=-1)
+    with pytest.raises(IsoapproxError, match="`jobs` must be an integer >= 1"):
+        run_batch(BatchConfig(Grid(repetitions=2)), "unused", jobs=0)
 
 
 def test_config_round_trip():

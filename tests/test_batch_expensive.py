@@ -65,7 +65,7 @@ def _rows(res, config):
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory):
     out = tmp_path_factory.mktemp("ideal") / "run"
-    return run_batch(_config(), out, workers=0)
+    return run_batch(_config(), out, jobs=1)
 
 
 # --- brackets -------------------------------------------------------------
@@ -201,7 +201,7 @@ def test_forget_solver_state_keeps_programs_and_drops_unknown_objects():
 
 
 def test_chunking_does_not_change_rows(tmp_path, baseline):
-    res = run_batch(_config(chunk_size=1), tmp_path / "c1", workers=0)
+    res = run_batch(_config(chunk_size=1), tmp_path / "c1", jobs=1)
     assert _bytes(res) == _bytes(baseline)
 
 
@@ -236,15 +236,15 @@ AFTER = Stage("test_after_ideal", "vector", _fail_after_ideal,
 
 def test_resume_after_interruption_gives_the_same_file(tmp_path):
     cfg = _config(stages=("cheap", "ideal", AFTER))
-    clean = run_batch(cfg, tmp_path / "clean", workers=0)
+    clean = run_batch(cfg, tmp_path / "clean", jobs=1)
     FAIL_CHUNKS.add(4)  # the second chunk fails after its ideal stage ran
     try:
         with pytest.raises(RuntimeError, match="injected interruption"):
-            run_batch(cfg, tmp_path / "crash", workers=0)
+            run_batch(cfg, tmp_path / "crash", jobs=1)
     finally:
         FAIL_CHUNKS.clear()
     assert not (tmp_path / "crash" / "results.csv").exists()
-    res = run_batch(cfg, tmp_path / "crash", workers=0)
+    res = run_batch(cfg, tmp_path / "crash", jobs=1)
     assert res.reused == 1 and res.computed == 1
     assert _bytes(res) == _bytes(clean)
 
@@ -253,7 +253,7 @@ def test_settings_enter_the_fingerprint(tmp_path, baseline):
     other = ideal_stage(settings=IdealSettings(n_starts=8))
     assert other.signature() != IDEAL.signature()
     with pytest.raises(IsoapproxError, match="holds a run of another configuration"):
-        run_batch(_config(stages=("cheap", other)), baseline.out, workers=0)
+        run_batch(_config(stages=("cheap", other)), baseline.out, jobs=1)
 
 
 # --- points stage, best rows ------------------------------------------------
@@ -261,7 +261,7 @@ def test_settings_enter_the_fingerprint(tmp_path, baseline):
 
 def test_points_stage_round_trips_and_best_rows(tmp_path):
     cfg = _config(stages=("cheap", "ideal", "points"))
-    res = run_batch(cfg, tmp_path / "p", workers=0)
+    res = run_batch(cfg, tmp_path / "p", jobs=1)
     best = best_rows(res.results, cfg, "c_lower", k=2)
     assert len(best) == 2 and best[0]["c_lower"] >= best[1]["c_lower"]
     for row in best:

@@ -78,3 +78,11 @@ def test_bad_option_exits_2(capsys):
         main(["diagnose", "x.npz", "--margin", "abc"])
     assert exc.value.code == 2
     assert "invalid float value" in capsys.readouterr().err
+
+
+def test_unknown_command_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["nosuch"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("isoapprox: error:"), err

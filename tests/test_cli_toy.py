@@ -34,7 +34,7 @@ def _exit_code(argv):
 def small_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("toy")
     results, figs = root / "toy.json", root / "figs"
-    argv = ["toy", *SMALL, "--results", str(results), "--out-dir", str(figs)]
+    argv = ["toy", *SMALL, "--out", str(results), "--figures", str(figs)]
     assert main(argv) == 0
     return results, figs
 
@@ -48,7 +48,7 @@ def _one_error_line(capsys, *needles):
 
 
 @pytest.mark.parametrize("command,flags", [
-    ("toy", ("--out-dir", "--results", "--seed", "--margin", "--steps", "--n-random",
+    ("toy", ("--figures", "--out", "--seed", "--margin", "--steps", "--n-random",
              "--jobs", "--scenario", "--smoke", "--no-figures", "--overwrite", "resuming")),
     ("figures", ("--out", "--list", "RESULTS")),
 ])
@@ -132,7 +132,7 @@ def test_figures_command_rebuilds_identical_files(small_run, tmp_path, capsys):
 def test_same_configuration_is_reused(small_run, capsys):
     results, _ = small_run
     before = results.read_bytes()
-    assert main(["toy", *SMALL, "--results", str(results), "--no-figures"]) == 0
+    assert main(["toy", *SMALL, "--out", str(results), "--no-figures"]) == 0
     assert "reused" in capsys.readouterr().out
     assert results.read_bytes() == before
 
@@ -141,7 +141,7 @@ def test_another_configuration_needs_overwrite(small_run, tmp_path, capsys):
     results, _ = small_run
     copy = tmp_path / "toy.json"
     copy.write_bytes(results.read_bytes())
-    argv = ["toy", *SMALL[:-1], "--seed", "1", "--results", str(copy), "--no-figures", "-q"]
+    argv = ["toy", *SMALL[:-1], "--seed", "1", "--out", str(copy), "--no-figures", "-q"]
     assert _exit_code(argv) == 2
     _one_error_line(capsys, "isoapprox toy: error:", "another configuration", "--overwrite")
 
@@ -149,11 +149,11 @@ def test_another_configuration_needs_overwrite(small_run, tmp_path, capsys):
 def test_interrupted_run_resumes(tmp_path, caplog):
     """A journal left by an interrupted run is picked up; it is removed at the end."""
     from isoapprox import toy
-    from isoapprox.commands.toy import journal_path
+    from isoapprox.runs import journal_path
 
     results = tmp_path / "r.json"
     argv = ["toy", "--smoke", "--scenario", "separate", "--steps", "5", "--n-random", "1",
-            "--jobs", "1", "--no-figures", "--results", str(results)]
+            "--jobs", "1", "--no-figures", "--out", str(results)]
     assert main([*argv, "-q"]) == 0
     full = read_results(results)
     # replay: the journal of the same configuration holding two evaluations
@@ -174,7 +174,7 @@ def test_interrupted_run_resumes(tmp_path, caplog):
 
 
 @pytest.mark.parametrize("extra,needles", [
-    (["--results", "x.txt"], ["--results must name a .json file"]),
+    (["--out", "x.txt"], ["--out must name a .json file"]),
     (["--steps", "0"], ["--steps must be >= 1; got 0"]),
     (["--n-random", "-1"], ["--n-random must be >= 0"]),
     (["--margin", "0"], ["--margin must be > 0"]),
@@ -187,7 +187,7 @@ def test_interrupted_run_resumes(tmp_path, caplog):
     (["--perturbation-seed", "-1"], ["--perturbation-seed must be >= 0; got -1"]),
 ])
 def test_toy_user_errors(tmp_path, capsys, extra, needles):
-    argv = ["toy", "--smoke", "--no-figures", "--results", str(tmp_path / "r.json"), *extra]
+    argv = ["toy", "--smoke", "--no-figures", "--out", str(tmp_path / "r.json"), *extra]
     assert _exit_code(argv) == 2
     _one_error_line(capsys, *needles)
     assert not (tmp_path / "r.json").exists()
@@ -196,9 +196,9 @@ def test_toy_user_errors(tmp_path, capsys, extra, needles):
 def test_toy_out_dir_is_a_file(tmp_path, capsys):
     f = tmp_path / "file"
     f.write_text("x")
-    assert _exit_code(["toy", "--smoke", "--out-dir", str(f),
-                       "--results", str(tmp_path / "r.json")]) == 2
-    _one_error_line(capsys, "--out-dir is a file")
+    assert _exit_code(["toy", "--smoke", "--figures", str(f),
+                       "--out", str(tmp_path / "r.json")]) == 2
+    _one_error_line(capsys, "--figures is a file")
 
 
 def test_figures_user_errors(tmp_path, capsys):

@@ -153,3 +153,15 @@ def test_theory_every_not_a_multiple_of_log_every_is_a_user_error(tmp_path, caps
                        "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "multiple of `log_every`" in err and len(err.splitlines()) == 1
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path, capsys):
+    """``--scheduler`` as in ``isoapprox batch``: a cluster that is not there is one line."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "r.json"
+    code = main(["train", *TINY, "--no-estimate", "--batch-size", "8", "16", "--out", str(out),
+                 "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "1", "-q"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert err.startswith("isoapprox train: error: could not connect to the Dask scheduler")
+    assert not out.exists()

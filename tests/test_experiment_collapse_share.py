@@ -25,7 +25,7 @@ def _load():
 def test_collapse_share_table_matches_its_rows(tmp_path, capsys):
     mod = _load()
     out = tmp_path / "share.json"
-    assert mod.main(["--workers", "0", "--repetitions", "1", "--work", str(tmp_path / "run"),
+    assert mod.main(["--jobs", "1", "--repetitions", "1", "--work", str(tmp_path / "run"),
                      "--out", str(out)]) == 0
     doc = read_results(out)
     assert doc["experiment"] == "collapse_share" and doc["seed"] == mod.SEED
@@ -62,7 +62,7 @@ def test_collapse_share_figure_from_the_committed_result(tmp_path):
 
 def test_bad_option_is_one_line_on_stderr(tmp_path, capsys):
     mod = _load()
-    code = mod.main(["--repetitions", "0", "--workers", "0", "--work", str(tmp_path / "run"),
+    code = mod.main(["--repetitions", "0", "--jobs", "1", "--work", str(tmp_path / "run"),
                      "--out", str(tmp_path / "o.json")])
     err = capsys.readouterr().err
     assert code == 2

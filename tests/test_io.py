@@ -1,4 +1,4 @@
-"""Result files, journals and embedding loaders."""
+"""Result files and embedding loaders."""
 
 from __future__ import annotations
 
@@ -58,27 +58,6 @@ def test_read_results_errors(tmp_path):
     bad.write_text(json.dumps({"schema_version": 99, "records": []}))
     with pytest.raises(InvalidInputError, match="schema_version 99"):
         io.read_results(bad)
-
-
-def test_journal_survives_a_torn_last_line(tmp_path):
-    path = tmp_path / "j.jsonl"
-    j = io.Journal(path)
-    j.append({"cell": 0, "v": 1.5})
-    j.append({"cell": 1, "v": 2.5})
-    with path.open("a") as fh:
-        fh.write('{"cell": 2, "v": 3')  # crash mid-write
-    j2 = io.Journal(path)
-    assert [r["cell"] for r in j2] == [0, 1]
-    assert j2.done_keys("cell") == {0, 1}
-    j2.append({"cell": 2, "v": 3.5})
-    assert [r["cell"] for r in io.read_jsonl(path)] == [0, 1, 2]
-
-
-def test_journal_rejects_corruption_in_the_middle(tmp_path):
-    path = tmp_path / "j.jsonl"
-    path.write_text('{"a": 1}\nGARBAGE\n{"a": 2}\n')
-    with pytest.raises(InvalidInputError, match="line 2 is corrupt"):
-        io.read_jsonl(path)
 
 
 def test_load_embeddings_formats(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from isoapprox import toy
+from isoapprox.commands import toy_report
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.geometry import pairwise_distances
 from isoapprox.losses import is_triplet_separated
@@ -411,7 +412,7 @@ def test_journal_of_another_configuration_is_refused(tmp_path):
 def test_write_results_contents(tiny_run, tmp_path):
     from isoapprox.io import read_results
 
-    path = toy.write_toy_results(tmp_path / "toy.json", TINY, tiny_run, jobs=1)
+    path = toy_report.write_toy_results(tmp_path / "toy.json", TINY, tiny_run, jobs=1)
     doc = read_results(path)
     assert doc["experiment"] == "toy" and doc["seed"] == TINY.seed
     assert doc["config"]["steps"] == TINY.steps
@@ -421,7 +422,7 @@ def test_write_results_contents(tiny_run, tmp_path):
     assert len(doc["records"]) == len(tiny_run["trajectory"]) + len(tiny_run["random"])
     assert doc["random_summary"]["paper_c"] == toy.PAPER_C
     assert (tmp_path / "toy.csv").stat().st_size > 0
-    text = toy.format_summary(doc)
+    text = toy_report.format_summary(doc)
     assert f"{tiny_run['scenarios'][0]['c_max']:.3f}" in text
 
 
@@ -464,3 +465,14 @@ def test_worker_processes_give_the_same_result(tiny_run):
     par = toy.run_toy(TINY, jobs=2)
     _assert_runs_agree(par["trajectory"], tiny_run["trajectory"])
     _assert_runs_agree(par["random"], tiny_run["random"])
+
+
+def test_a_dask_cluster_gives_the_same_result(tiny_run):
+    """``--scheduler``: the evaluations on a Dask cluster (in-process here) agree too."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        res = toy.run_toy(TINY, scheduler=cluster.scheduler_address)
+    _assert_runs_agree(res["trajectory"], tiny_run["trajectory"])
+    _assert_runs_agree(res["random"], tiny_run["random"])

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from isoapprox import toy
+from isoapprox.commands import toy_report
 from isoapprox.train.networks import MLP
 
 pytestmark = pytest.mark.reproducibility
@@ -113,7 +114,7 @@ def test_every_figure_is_drawn_and_titled_with_the_outcome(monkeypatch, tmp_path
     res = toy.run_toy(cfg)
     assert {s["name"]: s["outcome"] for s in res["scenarios"]} == OUTCOMES
     assert res["figures"]["example_scenario"] == "collapse"
-    path = toy.write_toy_results(tmp_path / "toy.json", cfg, res)
+    path = toy_report.write_toy_results(tmp_path / "toy.json", cfg, res)
     doc = read_results(path)
     written = ptoy.toy_figures(doc, tmp_path / "figs", path)
     names = {p.stem for p in written}

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from isoapprox.exceptions import InvalidInputError
-from isoapprox.io import Journal, read_results
+from isoapprox.io import read_results
+from isoapprox.runs import finished_units
 from isoapprox.train import (
     TrainConfig,
     cell_seed,
@@ -109,7 +110,7 @@ def test_interrupted_sweep_resumes_to_identical_results(tmp_path):
     journal = tmp_path / "j.jsonl"
     with pytest.raises(Interrupt):
         run_sweep(cells, root_seed=7, journal=journal, on_cell_done=stop_after_5)
-    assert len(Journal(journal)) == 5
+    assert len(finished_units(journal)) == 5
     computed = []
     resumed = run_sweep(
         cells,
@@ -140,7 +141,7 @@ def test_journal_with_another_root_seed_is_refused(tmp_path):
     journal = tmp_path / "j.jsonl"
     run_sweep(cells, root_seed=1, journal=journal)
     with pytest.raises(
-        InvalidInputError, match="computed with root seed 1; got root seed 2"
+        InvalidInputError, match="written for another configuration"
     ):
         run_sweep(cells, root_seed=2, journal=journal)
 
@@ -152,6 +153,19 @@ def test_parallel_cells_match_serial():
     serial = run_sweep(cells, root_seed=11)
     parallel = run_sweep(cells, root_seed=11, jobs=2)
     assert _strip(parallel.entries) == _strip(serial.entries)
+
+
+def test_dask_cells_match_serial(tmp_path):
+    """A sweep runs on a Dask cluster like the batch evaluation does, with the same entries."""
+    distributed = pytest.importorskip("distributed")
+    cells = _cells()[:3]
+    serial = run_sweep(cells, root_seed=5)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        dask = run_sweep(cells, root_seed=5, client=client, journal=tmp_path / "j.jsonl")
+    assert _strip(dask.entries) == _strip(serial.entries)
+    assert len(finished_units(tmp_path / "j.jsonl")) == 3
 
 
 def test_write_and_read_results(tmp_path):
@@ -226,12 +240,12 @@ def test_killed_command_resumes_to_identical_results(tmp_path):
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if journal.exists() and journal.read_bytes().count(b"\n") >= 2:
+        if journal.exists() and journal.read_bytes().count(b"\n") >= 3:  # header + 2 cells
             break
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    n_before = len(Journal(journal))
+    n_before = len(finished_units(journal))
     assert 2 <= n_before < 8 and not out.exists()
     subprocess.run(args + ["--out", str(out)], check=True, env=env, capture_output=True)
     a, b = read_results(ref), read_results(out)

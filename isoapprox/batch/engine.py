@@ -2,23 +2,19 @@
 
 :func:`run_batch` cuts the grid of a :class:`~isoapprox.batch.grid.BatchConfig`
 into chunks (a range of repetitions of one cell) and runs
-:func:`run_chunk` on each, as a task, through one of three executors with
-the same driver loop:
-
-- in this process (``workers=0``),
-- a local process pool (default: one worker per core; each worker is
-  started with ``NUMBA_NUM_THREADS``, ``OMP_NUM_THREADS``,
-  ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` set to 1, so ``W``
-  workers use ``W`` cores and never oversubscribe),
-- a Dask cluster (``scheduler="tcp://host:8786"`` or ``client=Client``;
-  ``dask.distributed`` is the optional extra ``isoapprox[dask]``).
+:func:`run_chunk` on each, as a unit of the run protocol
+(:mod:`isoapprox.runs`): in this process (``jobs=1``), on ``jobs`` local
+processes of one thread each (default: one per core), or on a Dask cluster
+(``scheduler="tcp://host:8786"`` or ``client=Client``; ``dask.distributed``
+is the optional extra ``isoapprox[dask]``).
 
 A task is pure: it regenerates its configurations from the root seed
 (:mod:`isoapprox.batch.generators`), evaluates the stages and returns the
 encoded rows together with their numeric values.  The driver (this
 process) writes each finished chunk to ``OUT/parts/`` atomically (the rows,
 and the values as ``.npy`` for the summary) and then records it in the
-fsynced journal ``OUT/journal.jsonl``; a crash loses at most the chunks in
+fsynced journal ``OUT/journal.jsonl`` (a :class:`~isoapprox.runs.RunJournal`
+whose header holds the fingerprint); a crash loses at most the chunks in
 flight, and a rerun with the same configuration skips every journaled chunk
 (its files are checked by SHA-256).  When all chunks are done the parts are
 concatenated in chunk order into ``OUT/results.csv`` (or ``.jsonl``), so
@@ -45,14 +41,12 @@ folder lives: only the client writes files; workers return rows.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import hashlib
 import io
 import json
 import logging
 import math
-import multiprocessing
 import os
 import shutil
 import time
@@ -63,13 +57,9 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import IsoapproxError
-from ..io import (
-    Journal,
-    atomic_write_bytes,
-    atomic_write_text,
-    provenance,
-    write_results,
-)
+from ..io import atomic_write_bytes, atomic_write_text, provenance, write_results
+from ..runs import RunJournal, executor, progress_bar, run_units
+from .cheap import cheap_quantities
 from .generators import GeneratorOptions, config_generator, generate
 from .grid import BatchConfig, Cell
 from .stages import Column, Stage
@@ -87,14 +77,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("isoapprox.batch")
-
-#: environment of local worker processes: one thread each
-WORKER_ENV = {
-    "NUMBA_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-}
 
 RUN_FILE = "run.json"
 JOURNAL_FILE = "journal.jsonl"
@@ -233,155 +215,10 @@ def run_chunk(task: ChunkTask) -> ChunkOutput:
 
 
 def _worker_ready() -> int:
-    """Warm-up task: load the compiled kernels in a fresh worker."""
-    from .cheap import cheap_quantities
-
+    """Warm-up of a local worker: load the compiled kernels."""
     X, codes = generate("gaussian", 3, 2, 2, "balanced", [0])
     cheap_quantities(X, codes)
-    try:
-        import numba
-
-        numba.set_num_threads(1)
-    except (ImportError, ValueError):  # pragma: no cover - numba is a dependency
-        pass
     return os.getpid()
-
-
-# ---------------------------------------------------------------------------
-# executors: one driver loop, three ways to run a task
-# ---------------------------------------------------------------------------
-
-
-class _InProcess:
-    """Runs each task at submission, in this process, as one single-threaded worker.
-
-    numba is limited to one thread while the run lasts (restored at close), as
-    in the pool's workers: the package's ``parallel=True`` kernels would
-    otherwise pay a thread-pool launch per call on tiny configurations.
-    """
-
-    slots = 1
-
-    def __init__(self) -> None:
-        import numba
-
-        self._threads = numba.get_num_threads()
-        numba.set_num_threads(1)
-
-    def submit(self, task: ChunkTask) -> cf.Future:
-        fut: cf.Future = cf.Future()
-        try:
-            fut.set_result(run_chunk(task))
-        except Exception as exc:  # delivered through the future, like the pools
-            fut.set_exception(exc)
-        return fut
-
-    def wait(self, futures):
-        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-
-    def close(self, *, cancel: bool = False) -> None:
-        import numba
-
-        numba.set_num_threads(self._threads)
-
-
-@contextlib.contextmanager
-def _pinned_environment():
-    saved = {k: os.environ.get(k) for k in WORKER_ENV}
-    os.environ.update(WORKER_ENV)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-class _LocalPool:
-    """A pool of ``workers`` spawned processes, one thread each."""
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.slots = 2 * workers
-        self._env = _pinned_environment()
-        self._env.__enter__()
-        try:
-            self._ex = cf.ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-            # start every worker now (they inherit the pinned environment)
-            pids = {f.result() for f in [self._ex.submit(_worker_ready) for _ in range(workers)]}
-            log.debug("local pool: %d worker process(es) %s", len(pids), sorted(pids))
-        except BaseException:
-            self._env.__exit__(None, None, None)
-            raise
-
-    def submit(self, task: ChunkTask) -> cf.Future:
-        return self._ex.submit(run_chunk, task)
-
-    def wait(self, futures):
-        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-
-    def close(self, *, cancel: bool = False) -> None:
-        # every result is in hand: let the workers exit in the background
-        try:
-            self._ex.shutdown(wait=False, cancel_futures=cancel)
-        finally:
-            self._env.__exit__(None, None, None)
-
-
-def _import_distributed():
-    try:
-        import distributed
-    except ImportError:
-        raise IsoapproxError(
-            "running on a Dask cluster needs dask.distributed, which is not installed; "
-            "install it with: pip install 'isoapprox[dask]'"
-        ) from None
-    return distributed
-
-
-class _Dask:
-    """Tasks on a dask.distributed cluster, through its concurrent.futures executor."""
-
-    def __init__(self, client=None, address: str | None = None, timeout: float = 10.0) -> None:
-        distributed = _import_distributed()
-        self._own = client is None
-        if client is None:
-            try:
-                client = distributed.Client(address, timeout=timeout, set_as_default=False)
-            except (OSError, TimeoutError, ValueError) as exc:
-                msg = " ".join(str(exc).split())
-                raise IsoapproxError(
-                    f"could not connect to the Dask scheduler at {address!r} within "
-                    f"{timeout:g} s: {msg}"
-                ) from None
-        self.client = client
-        self._ex = client.get_executor(pure=False)
-        threads = sum(client.nthreads().values()) or 1
-        self.slots = 2 * threads
-
-    def submit(self, task: ChunkTask) -> cf.Future:
-        return self._ex.submit(run_chunk, task)
-
-    def wait(self, futures):
-        return cf.wait(futures, return_when=cf.FIRST_COMPLETED)
-
-    def close(self, *, cancel: bool = False) -> None:
-        try:
-            self._ex.shutdown(wait=not cancel)
-        finally:
-            if self._own:
-                self.client.close()
-
-
-def _executor(workers: int | None, scheduler: str | None, client, timeout: float):
-    if client is not None or scheduler is not None:
-        return _Dask(client, scheduler, timeout)
-    if workers == 0:
-        return _InProcess()
-    return _LocalPool(workers or os.cpu_count() or 1)
 
 
 # ---------------------------------------------------------------------------
@@ -482,7 +319,7 @@ def run_batch(
     config: BatchConfig,
     out: str | os.PathLike,
     *,
-    workers: int | None = None,
+    jobs: int | None = None,
     scheduler: str | None = None,
     client: Any = None,
     progress: bool = False,
@@ -499,12 +336,12 @@ def run_batch(
     out : path-like
         Output folder (created).  If it holds an unfinished run of the same
         configuration, that run is resumed; a finished one is not recomputed.
-    workers : int, optional
-        Local worker processes (default: one per core); ``0`` runs every
+    jobs : int, optional
+        Local worker processes (default: one per core); ``1`` runs every
         chunk in this process.
     scheduler : str, optional
         Address of a Dask scheduler (``tcp://host:8786``); overrides
-        ``workers``.
+        ``jobs``.
     client : distributed.Client, optional
         An existing Dask client (for instance on a ``LocalCluster``).
     progress : bool, default False
@@ -529,9 +366,8 @@ def run_batch(
     """
     if not isinstance(config, BatchConfig):
         raise TypeError(f"`config` must be a BatchConfig; got {type(config).__name__}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 0):
-        raise IsoapproxError(f"`workers` must be an integer >= 0; got {workers!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise IsoapproxError(f"`jobs` must be an integer >= 1; got {jobs!r}")
     t0 = time.perf_counter()
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -566,42 +402,39 @@ def run_batch(
             "skipped_cells": list(config.grid.skipped),
             "provenance": provenance(),
         }, indent=1) + "\n")
-    journal = Journal(out / JOURNAL_FILE)
-    if len(journal) == 0:
-        journal.append({"kind": "run", "fingerprint": fp})
+    journal = RunJournal(out / JOURNAL_FILE, experiment="batch", config=fp)
     n_chunks = config.n_chunks
-    complete = [r for r in journal if r.get("kind") == "complete"]
-    finished = (bool(complete) and results.exists()
-                and _file_sha256(results) == complete[-1].get("sha256"))
+    complete = journal.done.get("complete")
+    finished = (complete is not None and results.exists()
+                and _file_sha256(results) == complete.get("sha256"))
     computed = 0
     reused = n_chunks
     if not finished:
         done: set[int] = set()
-        for rec in journal:
-            if rec.get("kind") != "chunk":
+        for chunk, rec in journal.done.items():
+            if chunk == "complete":
                 continue
-            p = _part_path(out, rec["chunk"], config.format)
-            v = _values_path(out, rec["chunk"])
+            p = _part_path(out, chunk, config.format)
+            v = _values_path(out, chunk)
             if (p.exists() and v.exists() and p.stat().st_size == rec["bytes"]
                     and _file_sha256(p) == rec["sha256"]
                     and _file_sha256(v) == rec.get("values_sha256")):
-                done.add(rec["chunk"])
+                done.add(chunk)
         reused = len(done)
         todo = [t for t in plan(config) if t.chunk not in done]
         if done:
             log.info("resuming %s: %d of %d chunks already done", out, len(done), n_chunks)
         (out / PARTS_DIR).mkdir(exist_ok=True)
-        computed = _drive(todo, config, out, journal, workers, scheduler, client,
+        computed = _drive(todo, config, out, journal, jobs, scheduler, client,
                           connect_timeout, progress, done_rows=_rows_of(config, done))
         sha = _assemble(out, results, config)
         summary = summarise_values(
             (np.load(_values_path(out, k), allow_pickle=False) for k in range(n_chunks)), config)
-        journal.append({"kind": "complete", "rows": config.grid.n_configurations,
-                        "sha256": sha})
+        journal.add("complete", {"rows": config.grid.n_configurations, "sha256": sha})
         if not keep_parts:
             shutil.rmtree(out / PARTS_DIR, ignore_errors=True)
     else:
-        summary = _previous_summary(out, fp, complete[-1].get("sha256"))
+        summary = _previous_summary(out, fp, complete.get("sha256"))
         if summary is None:  # parse the table (slow path)
             summary = summarise(results, config)
     elapsed = time.perf_counter() - t0
@@ -643,43 +476,26 @@ def _rows_of(config: BatchConfig, chunks: set[int]) -> int:
     return sum(stop - start for k, _, _, start, stop in config.chunks() if k in chunks)
 
 
-def _drive(todo, config, out, journal, workers, scheduler, client, timeout, progress,
+def _drive(todo, config, out, journal, jobs, scheduler, client, timeout, progress,
            done_rows: int) -> int:
     """Run the tasks through an executor, recording each finished chunk."""
     if not todo:
         return 0
-    from tqdm.auto import tqdm
+    bar = progress_bar(progress, config.grid.n_configurations, "isoapprox batch",
+                       initial=done_rows, unit="cfg", log=log)
 
-    bar = tqdm(total=config.grid.n_configurations, initial=done_rows, unit="cfg",
-               desc="isoapprox batch", disable=None if progress else True, smoothing=0.05)
-    ex = _executor(workers, scheduler, client, timeout)
-    pending: set = set()
-    it = iter(todo)
-    computed = 0
-    ok = False
-    try:
-        while True:
-            while len(pending) < ex.slots:
-                task = next(it, None)
-                if task is None:
-                    break
-                pending.add(ex.submit(task))
-            if not pending:
-                break
-            done, pending = ex.wait(pending)
-            for fut in done:
-                res: ChunkOutput = fut.result()
-                npy = _npy_bytes(res.values)
-                atomic_write_bytes(_values_path(out, res.chunk), npy)
-                atomic_write_bytes(_part_path(out, res.chunk, config.format), res.payload)
-                journal.append({"kind": "chunk", "chunk": res.chunk, "rows": res.rows,
-                                "bytes": len(res.payload), "sha256": _sha256(res.payload),
-                                "values_sha256": _sha256(npy),
+    def finish(res: ChunkOutput) -> None:
+        npy = _npy_bytes(res.values)
+        atomic_write_bytes(_values_path(out, res.chunk), npy)
+        atomic_write_bytes(_part_path(out, res.chunk, config.format), res.payload)
+        journal.add(res.chunk, {"rows": res.rows, "bytes": len(res.payload),
+                                "sha256": _sha256(res.payload), "values_sha256": _sha256(npy),
                                 "seconds": round(res.seconds, 6)})
-                computed += 1
-                bar.update(res.rows)
-        ok = True
+        bar.update(res.rows)
+
+    try:
+        ex = executor(jobs or os.cpu_count() or 1, scheduler=scheduler, client=client,
+                      timeout=timeout, warmup=_worker_ready)
+        return run_units(run_chunk, todo, ex, finish)
     finally:
-        ex.close(cancel=not ok)
         bar.close()
-    return computed

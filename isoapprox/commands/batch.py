@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
+from ..batch import BatchConfig, GeneratorOptions, Grid, format_table, run_batch, save_best
+from ..batch.best import OBJECTIVE_COLUMNS
+from ..batch.generators import DISTRIBUTIONS, LAYOUTS
+from ..batch.grid import FORMATS
+from ..batch.stages import STAGES, resolve_stages
 from ..exceptions import IsoapproxError
+from .common import add_run_arguments, check_jobs
 
 #: default chunk sizes: vector stages only / with a per-configuration stage
 VECTOR_CHUNK = 4096
@@ -61,9 +66,6 @@ def _pos_int(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
     """Add the ``batch`` subcommand."""
-    from ..batch.generators import DISTRIBUTIONS, LAYOUTS
-    from ..batch.grid import FORMATS
-
     p = sub.add_parser(
         name,
         help=help_text,
@@ -110,9 +112,13 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="candidates per generation of the adversarial search (default 16)")
     d.add_argument("--search-restarts", type=_pos_int, default=2,
                    help="restarts of the adversarial search (default 2)")
-    r = p.add_argument_group("run")
-    r.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="output folder (required; resumed if it holds this run)")
+    r = add_run_arguments(
+        p, out=None, out_help="output folder (required; a run of the same configuration in "
+                              "it is resumed, or reused when finished)",
+        jobs=None, jobs_help="local worker processes (default: one per core; 1: in this "
+                             "process)")
+    r.add_argument("--workers", type=_nonneg_int, default=None, metavar="W",
+                   help="the old spelling of --jobs (W processes; 0: in this process)")
     r.add_argument("--stages", nargs="+", default=["cheap"], metavar="STAGE",
                    help="evaluation stages in order: registered names or module:attribute "
                         "(default cheap; see --list-stages)")
@@ -122,17 +128,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="configurations per task (default 4096 with vector stages only, "
                         "32 when a per-configuration stage such as ideal is listed: a chunk "
                         "is the unit of resumption)")
-    r.add_argument("--workers", type=_nonneg_int, default=None,
-                   help="local worker processes (default: one per core; 0 = in this process)")
-    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run on the Dask cluster at ADDRESS (tcp://host:8786); needs "
-                        "isoapprox[dask]")
-    r.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
-                   help="seconds to wait for the Dask scheduler (default 10)")
     r.add_argument("--format", choices=FORMATS, default="csv",
                    help="result table format (default csv)")
-    r.add_argument("--overwrite", action="store_true",
-                   help="discard a previous run in --out instead of resuming it")
     r.add_argument("--save-best", default=None, metavar="COLUMN",
                    help="write the rows with the largest COLUMN (with their points) to "
                         "OUT/best_COLUMN.json (default with the adversarial distribution: the "
@@ -146,8 +143,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 
 
 def _list_stages() -> str:
-    from ..batch.stages import STAGES
-
     lines = []
     for st in STAGES.values():
         lines.append(f"{st.name} ({st.kind}): {st.description}")
@@ -157,13 +152,14 @@ def _list_stages() -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox batch``."""
-    from ..batch import BatchConfig, GeneratorOptions, Grid, format_table, run_batch
-
     if args.list_stages:
         print(_list_stages())
         return 0
     if args.out is None:
         raise IsoapproxError("`--out DIR` is required: the folder for the results")
+    jobs = args.jobs if args.workers is None else max(1, args.workers)
+    if jobs is not None:
+        check_jobs(jobs)
     grid = Grid(
         n_points=tuple(args.n_points), dims=tuple(args.dims), classes=tuple(args.classes),
         layouts=tuple(args.layouts), margins=tuple(args.margins),
@@ -178,21 +174,19 @@ def run(args: argparse.Namespace) -> int:
     )
     chunk_size = args.chunk_size
     if chunk_size is None:
-        from ..batch.stages import resolve_stages
-
         per_config = any(st.kind == "config" for st in resolve_stages(args.stages))
         chunk_size = CONFIG_STAGE_CHUNK if per_config else VECTOR_CHUNK
     config = BatchConfig(grid=grid, seed=args.seed, stages=tuple(args.stages),
                          chunk_size=chunk_size, options=options, format=args.format)
+    jobs = jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
-             "this process" if args.workers == 0 else
-             f"{args.workers or os.cpu_count()} local worker(s)")
+             "this process" if jobs == 1 else f"{jobs} local worker(s)")
     if not args.quiet:
         print(f"{grid.n_configurations} configurations in {len(grid.cells)} cell(s), "
               f"{config.n_chunks} chunk(s), on {where}")
         for label in grid.skipped:
             print(f"skipped cell without triplets: {label}")
-    res = run_batch(config, args.out, workers=args.workers, scheduler=args.scheduler,
+    res = run_batch(config, args.out, jobs=jobs, scheduler=args.scheduler,
                     progress=not args.quiet, overwrite=args.overwrite,
                     keep_parts=args.keep_parts, connect_timeout=args.connect_timeout)
     if not args.quiet:
@@ -202,16 +196,12 @@ def run(args: argparse.Namespace) -> int:
           f"reused {res.reused}; {res.seconds:.1f} s); summary -> {res.summary_path}")
     column = _best_column(args, config)
     if column is not None:
-        from ..batch import save_best
-
         path = save_best(args.out, config, column, k=args.save_best_count)
         print(f"best {args.save_best_count} by {column} -> {path}")
     return 0
 
 
 def _best_column(args: argparse.Namespace, config) -> str | None:
-    from ..batch.best import OBJECTIVE_COLUMNS
-
     if args.save_best is not None:
         return args.save_best
     if "adversarial" not in config.grid.distributions:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
-import sys
 import textwrap
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
+from .._validation import as_labels, as_points, require_triplets
 from ..exceptions import InvalidInputError, IsoapproxError
-from ..io import atomic_write_text, load_embeddings, to_jsonable
+from ..io import atomic_write_bytes, atomic_write_text, load_embeddings, to_jsonable
 
 _WIDTH = 92
 
@@ -63,13 +64,6 @@ examples:
 """
 
 
-def _one_line_error(prog: str):
-    def error(message: str) -> NoReturn:
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    return error
-
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
     """Add the ``diagnose`` subcommand."""
@@ -91,7 +85,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.error = _one_line_error(p.prog)  # one line on stderr, exit 2
     p.add_argument("file", type=Path, help="embedding file (.npz, .npy or .csv)")
     p.add_argument("--labels", type=Path, default=None, metavar="LABELS.npy",
                    help="labels .npy (required with an .npy FILE; overrides an .npz's labels)")
@@ -432,8 +425,6 @@ def _parse_quantiles(text: str | None):
 
 def _validated(path: Path, E, y):
     """Validate loaded arrays, naming the file in every message."""
-    from .._validation import as_labels, as_points, require_triplets
-
     try:
         X = as_points(E, "embeddings", min_points=2)
         codes, _ = as_labels(y, X.shape[0], "labels")
@@ -482,10 +473,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def save_ideal(path: Path, res, *, margin: float) -> Path:
     """Write the nearest ideal embedding of a theory result to ``path`` (.npz)."""
-    import io as _io
-
-    from ..io import atomic_write_bytes
-
     labels = np.asarray(res.labels)
     if labels.dtype == object:
         labels = labels.astype(str)
@@ -516,7 +503,7 @@ def save_ideal(path: Path, res, *, margin: float) -> Path:
         "d_star_upper": np.float64(res.d_star_upper),
         "loss_max": np.float64(res.loss_max),
     }
-    buf = _io.BytesIO()
+    buf = io.BytesIO()
     np.savez(buf, **arrays)
     return atomic_write_bytes(path, buf.getvalue())
 

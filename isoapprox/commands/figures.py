@@ -9,22 +9,14 @@ recomputed: a figure depends only on the file it is drawn from.
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from pathlib import Path
-from typing import NoReturn
 
 from ..exceptions import InvalidInputError
+from ..io import read_results
 
 DEFAULT_ROOT = Path("figures")
 
-
-def _one_line_error(prog: str):
-    def error(message: str) -> NoReturn:
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    return error
 
 
 def _epilog() -> str:
@@ -55,7 +47,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         epilog=_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.error = _one_line_error(p.prog)  # type: ignore[method-assign]
     p.add_argument("results", nargs="*", type=Path, metavar="RESULTS",
                    help="results files (.json)")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -68,7 +59,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox figures``."""
-    from ..io import read_results
     from ..plotting.registry import FIGURE_BUILDERS, build_figures
 
     if args.list:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import NoReturn
 
 from ..exceptions import InvalidInputError
+from .common import add_run_arguments, check_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -42,34 +41,26 @@ what it does:
      floor 1/2 and the paper's 0.53
 
 outputs (paths relative to the current folder):
-  --results     JSON with configuration, seeds, versions and every record; CSV beside it
-  --out-dir     toy_system, toy_iso_example, toy_curves_<scenario>, toy_collapse_<scenario>,
-                toy_constant (.png and .pdf); rebuild with `isoapprox figures RESULTS`
+  --out         JSON with configuration, seeds, versions and every record; CSV beside it
+  --figures     toy_system, toy_iso_example, toy_curves_<scenario>, toy_collapse_<scenario>,
+                toy_constant (.png and .pdf); rebuild with `isoapprox figures OUT`
 
 resuming:
-  finished evaluations are journalled in RESULTS with suffix .journal.partial; rerunning
+  finished evaluations are journalled in OUT with suffix .journal.partial; rerunning
   the same command after an interruption skips them (the journal is removed once the
-  results are written).  If RESULTS already holds a run of the same configuration, it is
+  results are written).  If OUT already holds a run of the same configuration, it is
   reused: the summary is printed and the figures are redrawn without recomputing
-  anything; another configuration needs --overwrite (or another --results).
+  anything; another configuration needs --overwrite (or another --out).
 
 exit status: 0 on success; 2 on a bad option (one line on stderr); 130 if interrupted.
 
 examples:
   isoapprox toy
-  isoapprox toy --n-random 1000 --jobs 4 --results toy1000.json --out-dir figs
+  isoapprox toy --n-random 1000 --jobs 4 --out toy1000.json --figures figs
   isoapprox toy --margin 0.5 --steps 5000
-  isoapprox toy --perturbation 1e-12 --perturbation-seed 3 --results /tmp/p3.json
-  isoapprox toy --smoke --no-figures --results /tmp/toy.json
+  isoapprox toy --perturbation 1e-12 --perturbation-seed 3 --out /tmp/p3.json
+  isoapprox toy --smoke --no-figures --out /tmp/toy.json
 """
-
-
-def _one_line_error(prog: str):
-    def error(message: str) -> NoReturn:
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    return error
 
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -91,11 +82,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.error = _one_line_error(p.prog)  # type: ignore[method-assign]
-    p.add_argument("--out-dir", type=Path, default=DEFAULT_FIGURES, metavar="DIR",
+    p.add_argument("--figures", type=Path, default=DEFAULT_FIGURES, metavar="DIR",
                    help=f"folder for the figures (default {DEFAULT_FIGURES})")
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, metavar="FILE.json",
-                   help=f"results JSON, a CSV is written beside it (default {DEFAULT_RESULTS})")
     p.add_argument("--seed", type=int, default=None,
                    help="root seed of the random toys and the solvers' starts (default 0)")
     p.add_argument("--margin", type=float, default=None,
@@ -106,9 +94,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="gradient steps per scenario (default 3000)")
     p.add_argument("--n-random", type=int, default=None, metavar="N",
                    help="random toys for the distribution of c (default 300)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="worker processes for the distance computations (default: 2, or 1 "
-                        "on a single core); the seeds do not depend on it")
     p.add_argument("--scenario", action="append", default=None, metavar="NAME",
                    help="run only this scenario (collapse, separate, margin0; repeat for "
                         "several; default all)")
@@ -121,9 +106,11 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--smoke", action="store_true",
                    help="a tiny run (60 steps, 6 random toys) to check the installation")
     p.add_argument("--no-figures", action="store_true", help="write the results only")
-    p.add_argument("--overwrite", action="store_true",
-                   help="recompute even if RESULTS exists, and discard a journal left by an "
-                        "interrupted run")
+    add_run_arguments(
+        p, out=DEFAULT_RESULTS,
+        out_help=f"results JSON, a CSV is written beside it (default {DEFAULT_RESULTS})",
+        jobs=None, jobs_help="worker processes for the distance computations (default: 2, or "
+                             "1 on a single core); the seeds do not depend on it")
     p.set_defaults(func=run)
     return p
 
@@ -179,58 +166,34 @@ def _default_jobs() -> int:
     return 2 if n >= 2 else 1
 
 
-def journal_path(results: Path) -> Path:
-    """The journal of an unfinished run writing ``results``."""
-    return results.with_suffix(".journal.partial")
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox toy``."""
-    from ..io import read_results
-    from ..toy import _config_key, format_summary, run_toy, write_toy_results
+    from ..runs import config_key, journal_path, prepare_output
+    from ..toy import run_toy
+    from .toy_report import format_summary, write_toy_results
 
-    results: Path = args.results
-    if results.suffix.lower() != ".json":
-        raise InvalidInputError(f"--results must name a .json file; got {str(results)!r}")
-    if results.exists() and results.is_dir():
-        raise InvalidInputError(f"--results names a folder: {str(results)!r}")
-    if args.out_dir.exists() and not args.out_dir.is_dir():
-        raise InvalidInputError(f"--out-dir is a file, not a folder: {str(args.out_dir)!r}")
-    jobs = _default_jobs() if args.jobs is None else args.jobs
-    if jobs < 1:
-        raise InvalidInputError(f"--jobs must be >= 1; got {jobs}")
+    results: Path = args.out
+    if args.figures.exists() and not args.figures.is_dir():
+        raise InvalidInputError(f"--figures is a file, not a folder: {str(args.figures)!r}")
+    jobs = check_jobs(_default_jobs() if args.jobs is None else args.jobs)
     config = build_config(args)
-    journal = journal_path(results)
     t0 = time.perf_counter()
-    if args.overwrite:
-        journal.unlink(missing_ok=True)
-    reused = False
-    if results.exists() and not args.overwrite:
-        try:
-            doc = read_results(results)
-        except (InvalidInputError, ValueError) as exc:
-            raise InvalidInputError(
-                f"--results {str(results)!r} exists but cannot be read ({exc}); pass "
-                "--overwrite to replace it"
-            ) from None
-        if doc.get("experiment") != EXPERIMENT or doc.get("config") != _config_key(config):
-            raise InvalidInputError(
-                f"--results {str(results)!r} holds another run (experiment "
-                f"{doc.get('experiment')!r} or another configuration); pass --overwrite to "
-                "replace it, or choose another --results"
-            )
-        out = doc
-        reused = True
-    else:
-        out = run_toy(config, jobs=jobs, progress=not args.quiet, journal=journal)
+    out = prepare_output(results, experiment=EXPERIMENT, config=config_key(config),
+                         overwrite=args.overwrite, resume=args.resume, reuse=True)
+    reused = out is not None
+    if not reused:
+        journal = journal_path(results)
+        out = run_toy(config, jobs=jobs, scheduler=args.scheduler,
+                      connect_timeout=args.connect_timeout, progress=not args.quiet,
+                      journal=journal)
         write_toy_results(results, config, out, jobs=jobs)
         journal.unlink(missing_ok=True)
     figures: list[Path] = []
     if not args.no_figures:
         from ..plotting.registry import build_figures
 
-        logger.info("toy: drawing the figures into %s", args.out_dir)
-        figures = [p for p in build_figures([results], args.out_dir)
+        logger.info("toy: drawing the figures into %s", args.figures)
+        figures = [p for p in build_figures([results], args.figures)
                    if p.suffix in (".png", ".pdf")]
     seconds = time.perf_counter() - t0
     print(format_summary(out))
@@ -242,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"results: {results} and {results.with_suffix('.csv')}")
     if figures:
         names = sorted({p.stem for p in figures})
-        print(f"figures: {args.out_dir}{os.sep} ({', '.join(names)}; .png and .pdf)")
-    workers = f"{jobs} worker process{'es' if jobs > 1 else ''}"
-    print(f"time: {seconds:.0f} s" + ("" if reused else f" with {workers}"))
+        print(f"figures: {args.figures}{os.sep} ({', '.join(names)}; .png and .pdf)")
+    where = (f"the Dask cluster at {args.scheduler}" if args.scheduler else
+             f"{jobs} worker process{'es' if jobs > 1 else ''}")
+    print(f"time: {seconds:.0f} s" + ("" if reused else f" with {where}"))
     return 0

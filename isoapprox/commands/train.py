@@ -11,16 +11,19 @@ records.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import InvalidInputError
+from .common import add_run_arguments, check_jobs
 
 logger = logging.getLogger(__name__)
+
+EXPERIMENT = "isoapprox train"
 
 _AXES = (
     # (flag, dest, TrainConfig field, type, help)
@@ -55,16 +58,6 @@ _AXES = (
 )
 
 
-def _one_line_error():
-    """``parser.error`` replacement: one line on stderr, exit status 2."""
-
-    def error(message: str):
-        print(f"isoapprox train: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-    return error
-
-
 def register(
     sub: argparse._SubParsersAction, name: str, help_text: str
 ) -> argparse.ArgumentParser:
@@ -91,7 +84,6 @@ def register(
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.error = _one_line_error()  # type: ignore[method-assign]
     for flag, dest, _field, typ, help_ in _AXES:
         p.add_argument(
             flag,
@@ -161,30 +153,11 @@ def register(
         help="set any TrainConfig field (VALUE parsed as JSON, else a string); "
         "repeatable",
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=Path("train_results.json"),
-        help="results JSON (a CSV is written beside it; default train_results.json)",
-    )
-    p.add_argument(
-        "--journal",
-        type=Path,
-        default=None,
-        help="journal of finished cells (default: OUT with suffix .journal.partial)",
-    )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="discard an existing results file and journal",
-    )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="reuse the journal even if the results file exists (e.g. after "
-        "extending the grid)",
-    )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    add_run_arguments(
+        p, out=Path("train_results.json"),
+        out_help="results JSON (a CSV is written beside it, the journal of finished cells "
+                 "as OUT with suffix .journal.partial; default train_results.json)",
+        jobs=1, jobs_help="worker processes (default 1: in this process)")
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -225,8 +198,6 @@ def _yes_no(values: list[str]) -> list[bool]:
 
 def build_cells(args: argparse.Namespace):
     """The base configuration and the cells of the command line's grid."""
-    import dataclasses
-
     from ..train import TrainConfig, expand_grid
 
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
@@ -329,55 +300,14 @@ def _table(records: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox train``."""
-    from ..io import Journal
+    from ..runs import config_key, finished_units, journal_path, prepare_output
     from ..train import estimate_runtime, run_sweep, write_sweep_results
 
-    if args.jobs < 1:
-        raise InvalidInputError(f"--jobs must be >= 1; got {args.jobs}")
+    jobs = check_jobs(args.jobs)
     if args.root_seed < 0:
         raise InvalidInputError(f"--root-seed must be >= 0; got {args.root_seed}")
     base, grid, cells = build_cells(args)
     out: Path = args.out
-    journal_path: Path = args.journal or out.with_suffix(".journal.partial")
-    if out.suffix.lower() != ".json":
-        raise InvalidInputError(f"--out must name a .json file; got {str(out)!r}")
-    if args.overwrite and not args.dry_run:
-        for path in (out, out.with_suffix(".csv"), journal_path):
-            if path.exists():
-                path.unlink()
-    elif out.exists() and not (args.resume or args.dry_run or args.overwrite):
-        raise InvalidInputError(
-            f"results file {str(out)!r} exists; pass --overwrite to recompute, "
-            "--resume to "
-            f"reuse its journal, or another --out"
-        )
-    done: set[str] = set()
-    if journal_path.exists() and not args.overwrite:
-        done = {r.get("cell_id") for r in Journal(journal_path)}
-    n_done = sum(c.cell_id in done for c in cells)
-    logger.info(
-        "grid: %d cell(s) (%d already in the journal %s)",
-        len(cells),
-        n_done,
-        journal_path,
-    )
-    if not args.no_estimate and n_done < len(cells):
-        est = estimate_runtime(cells, jobs=args.jobs, skip=done)
-        logger.info(
-            "estimated runtime: %s of compute, about %s with --jobs %d",
-            _fmt_seconds(est.seconds),
-            _fmt_seconds(est.wall_seconds),
-            args.jobs,
-        )
-    if args.dry_run:
-        return 0
-    result = run_sweep(
-        cells,
-        root_seed=args.root_seed,
-        journal=journal_path,
-        jobs=args.jobs,
-        progress=not args.quiet,
-    )
     config = {
         "base": base.to_dict(),
         "grid": grid,
@@ -385,17 +315,25 @@ def run(args: argparse.Namespace) -> int:
         "root_seed": args.root_seed,
         "n_cells": len(cells),
     }
-    write_sweep_results(
-        out,
-        result,
-        experiment="isoapprox train",
-        config=config,
-        root_seed=args.root_seed,
-    )
+    if not args.dry_run:
+        prepare_output(out, experiment=EXPERIMENT, config=config_key(config),
+                       overwrite=args.overwrite, resume=args.resume)
+    journal = journal_path(out)
+    done = set() if args.overwrite else finished_units(journal)
+    n_done = sum(c.cell_id in done for c in cells)
+    logger.info("grid: %d cell(s) (%d already in the journal %s)", len(cells), n_done, journal)
+    if not args.no_estimate and n_done < len(cells):
+        est = estimate_runtime(cells, jobs=jobs, skip=done)
+        logger.info("estimated runtime: %s of compute, about %s with --jobs %d",
+                    _fmt_seconds(est.seconds), _fmt_seconds(est.wall_seconds), jobs)
+    if args.dry_run:
+        return 0
+    result = run_sweep(cells, root_seed=args.root_seed, journal=journal, jobs=jobs,
+                       scheduler=args.scheduler, connect_timeout=args.connect_timeout,
+                       progress=not args.quiet)
+    write_sweep_results(out, result, experiment=EXPERIMENT, config=config,
+                        root_seed=args.root_seed)
     print(_table(result.records))
-    print(
-        f"\n{len(cells)} cell(s): {result.n_computed} trained, {result.n_resumed} "
-        "resumed; "
-        f"results in {out} and {out.with_suffix('.csv')}"
-    )
+    print(f"\n{len(cells)} cell(s): {result.n_computed} trained, {result.n_resumed} resumed; "
+          f"results in {out} and {out.with_suffix('.csv')}")
     return 0

@@ -217,7 +217,7 @@ def _textbox(ax, text, loc="upper left", fontsize=6.5) -> None:
 
 
 def _triplet_legend(fig, labels, *, y=0.0, extra=()) -> None:
-    from matplotlib.lines import Line2D
+    Line2D = matplotlib().lines.Line2D
 
     classes = sorted(set(int(c) for c in labels))
     handles = [Line2D([], [], marker="o", ls="", color=_class_color(c), label=f"class {c}")
@@ -321,7 +321,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
                    f"$d_{{haus}}(f_\\theta, f_c) = R = {R:.3f}$")
         for a in axes[1:]:
             a.tick_params(labelsize=6)
-        from matplotlib.lines import Line2D
+        Line2D = matplotlib().lines.Line2D
 
         extra = [Line2D([], [], marker="D", ls="", color="#444444", label="$f^*$ (aligned)")]
         fig.tight_layout(rect=(0, 0.07, 1, 1), w_pad=0.8)
@@ -383,7 +383,7 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
         ax.set_ylabel("embedding coordinate 2")
         ax.set_title(f"$d_{{iso}}(f_\\theta, F_{{TS}}) = |{r['iso_pair_d']:.3f} - "
                      f"{r['iso_pair_d_star']:.3f}| = {r['d_iso']:.3f}$", fontsize=7.5)
-        from matplotlib.lines import Line2D
+        Line2D = matplotlib().lines.Line2D
 
         handles = [
             Line2D([], [], marker="o", ls="", color="#444444", label=f"$f_\\theta$ (step {st})"),
@@ -607,7 +607,7 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         ax.set_ylabel("distance (embedding units)")
         ax.set_title("single-linkage heights $h_k$ (grey: all pairwise distances; dotted: the "
                      "snapshots)", fontsize=7)
-        from matplotlib.lines import Line2D
+        Line2D = matplotlib().lines.Line2D
 
         handles = [Line2D([], [], marker="o", ls="", color="#444444", label="$f_\\theta$"),
                    Line2D([], [], marker="D", ls="", mfc="white", mec="#444444",
@@ -635,9 +635,10 @@ def plot_constant(doc: dict[str, Any]):
     matplotlib.figure.Figure
         Two axes titled with the two ratios.
     """
-    plt = matplotlib().pyplot
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+    mpl = matplotlib()
+    plt = mpl.pyplot
+    Line2D = mpl.lines.Line2D
+    Patch = mpl.patches.Patch
 
     rows = [r for r in doc["records"] if r.get("part") == "random" and r.get("c") is not None]
     if not rows:

@@ -16,28 +16,23 @@ weights: comparisons across batch sizes, losses or learning rates are
 paired (common random numbers), which removes most seed noise from the
 differences.
 
-Resuming
---------
-Each finished cell is appended (and fsynced) to a
-:class:`~isoapprox.io.Journal` as one JSON line holding its summary record,
-history and triplet diagrams.  A rerun with the same journal skips every
-cell already there, so a finished cell is never recomputed and an
-interrupted run loses at most the cells in progress.  Results are assembled
-in grid order from JSON-normalised entries, so a resumed run gives exactly
-the records of an uninterrupted one (only the ``seconds`` timing differs).
-
-Parallelism
------------
-``jobs > 1`` runs cells in separate processes (``spawn`` start method,
-numba and BLAS on one thread each).  Each cell is computed independently
-from its own seeds, so the results do not depend on ``jobs``.  As always
-with ``spawn``, a script that calls :func:`run_sweep` with ``jobs > 1``
-must guard its entry point with ``if __name__ == "__main__":``.
+Running
+-------
+The run protocol of :mod:`isoapprox.runs`: each finished cell is one
+fsynced line of a :class:`~isoapprox.runs.RunJournal` (its summary record,
+history and triplet diagrams), keyed by ``cell_id``, under a header with the
+root seed; a rerun skips every cell already there, also after the grid was
+extended.  Results are assembled in grid order from JSON-normalised entries,
+so a resumed run gives exactly the records of an uninterrupted one (only the
+``seconds`` timing differs).  Cells run in this process, in ``jobs`` local
+processes or on a Dask cluster; each is computed from its own seeds, so the
+results do not depend on where.  As always with ``spawn``, a script that
+calls :func:`run_sweep` with ``jobs > 1`` must guard its entry point with
+``if __name__ == "__main__":``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -45,7 +40,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +49,8 @@ import numpy as np
 
 from .._validation import check_int
 from ..exceptions import InvalidInputError
-from ..io import Journal, to_jsonable, write_results
+from ..io import to_jsonable, write_results
+from ..runs import RunJournal, config_key, executor, progress_bar, run_units
 from .trainer import Callback, TrainConfig, Trainer, limit_threads
 
 __all__ = [
@@ -162,11 +158,6 @@ def expand_grid(
     return cells
 
 
-def _normalise(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """JSON round trip: the exact form a journal line is read back in."""
-    return json.loads(json.dumps(to_jsonable(dict(entry)), allow_nan=False))
-
-
 def run_cell(
     cell: Cell, root_seed: int, callbacks: Sequence[Callback] = ()
 ) -> dict[str, Any]:
@@ -186,7 +177,7 @@ def run_cell(
         "root_seed": int(root_seed),
         **result.summary(),
     }
-    return _normalise(
+    return config_key(  # the exact form a journal line is read back in
         {
             "cell_id": cell.cell_id,
             "replicate": cell.replicate,
@@ -227,39 +218,15 @@ class SweepResult:
         return [e["summary"] for e in self.entries]
 
 
-def _worker_init() -> None:  # pragma: no cover - runs in child processes
-    import numba
-
-    numba.set_num_threads(1)
-
-
-@contextlib.contextmanager
-def _single_threaded_children() -> Iterator[None]:
-    """Environment for spawned workers: BLAS and OpenMP on one thread each."""
-    names = (
-        "OMP_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "NUMBA_NUM_THREADS",
-    )
-    old = {k: os.environ.get(k) for k in names}
-    os.environ.update({k: "1" for k in names})
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def run_sweep(
     cells: Sequence[Cell],
     *,
     root_seed: int,
-    journal: str | os.PathLike | Journal | None = None,
+    journal: str | os.PathLike | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
+    client: Any = None,
+    connect_timeout: float = 10.0,
     progress: bool = False,
     callbacks: Sequence[Callback] = (),
     on_cell_done: Callable[[dict[str, Any], int], None] | None = None,
@@ -271,11 +238,13 @@ def run_sweep(
     cells : sequence of Cell
     root_seed : int
         Root of every cell's seed (see :func:`cell_seed`).
-    journal : path, Journal or None
+    journal : path or None
         Where finished cells are recorded (``None``: nowhere, no resuming).
     jobs : int, default 1
-        Worker processes.  With ``jobs > 1`` the ``callbacks`` must be
-        picklable (module-level functions).
+        Worker processes.  With ``jobs > 1`` (or on Dask) the ``callbacks``
+        must be picklable (module-level functions).
+    scheduler, client, connect_timeout
+        Run on a Dask cluster (:func:`isoapprox.runs.executor`).
     progress : bool
         A progress bar over the cells.
     callbacks : sequence of callables
@@ -292,97 +261,47 @@ def run_sweep(
     Raises
     ------
     InvalidInputError
-        If the journal holds a cell of this grid computed with another root
-        seed.
+        If the journal was written with another root seed.
     """
-    from tqdm.auto import tqdm
-
     jobs = check_int(jobs, "jobs", minimum=1)
     root_seed = check_int(root_seed, "root_seed", minimum=0)
-    jr = (
-        journal if isinstance(journal, Journal) or journal is None else Journal(journal)
-    )
+    jr = (None if journal is None else
+          RunJournal(journal, experiment="train", config={"root_seed": root_seed}))
     ids = [c.cell_id for c in cells]
-    done: dict[str, dict[str, Any]] = {}
-    if jr is not None:
-        wanted = set(ids)
-        for rec in jr:
-            cid = rec.get("cell_id")
-            if cid not in wanted:
-                continue
-            if rec.get("root_seed") != root_seed:
-                raise InvalidInputError(
-                    f"journal `{jr.path}` holds cell {cid} computed with root seed "
-                    f"{rec.get('root_seed')}; got root seed {root_seed} (use the "
-                    "same seed, "
-                    f"or start a fresh journal)"
-                )
-            done[cid] = rec
+    done = {} if jr is None else {i: jr.done[i] for i in ids if i in jr.done}
     todo = [c for c in cells if c.cell_id not in done]
     n_resumed = len(cells) - len(todo)
     if n_resumed:
-        logger.info(
-            "resuming: %d of %d cells already in the journal", n_resumed, len(cells)
-        )
+        logger.info("resuming: %d of %d cells already in the journal", n_resumed, len(cells))
     results: dict[str, dict[str, Any]] = {}
-    bar = tqdm(
-        total=len(cells),
-        initial=n_resumed,
-        disable=not progress,
-        desc="cells",
-        unit="cell",
-    )
+    bar = progress_bar(progress, len(cells), "cells", initial=n_resumed, unit="cell",
+                       log=logger)
 
     def finish(entry: dict[str, Any]) -> None:
         if jr is not None:
-            jr.append(entry)
+            jr.add(entry["cell_id"], entry)
         results[entry["cell_id"]] = entry
         bar.update(1)
         s = entry["summary"]
-        logger.debug(
-            "cell %s done: %s N=%s n=%s -> diameter %.4g (%.1f s)",
-            entry["cell_id"],
-            s.get("loss"),
-            s.get("batch_size"),
-            s.get("embedding_dim"),
-            s.get("final_eval_diameter") or float("nan"),
-            s.get("seconds") or 0.0,
-        )
+        logger.debug("cell %s done: %s N=%s n=%s -> diameter %.4g (%.1f s)", entry["cell_id"],
+                     s.get("loss"), s.get("batch_size"), s.get("embedding_dim"),
+                     s.get("final_eval_diameter") or float("nan"), s.get("seconds") or 0.0)
         if on_cell_done is not None:
             on_cell_done(entry, n_resumed + len(results))
 
     try:
-        if jobs == 1 or len(todo) <= 1:
-            for cell in todo:
-                finish(run_cell(cell, root_seed, callbacks))
-        else:
-            import multiprocessing as mp
-            from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-            with (
-                _single_threaded_children(),
-                ProcessPoolExecutor(
-                    max_workers=jobs,
-                    mp_context=mp.get_context("spawn"),
-                    initializer=_worker_init,
-                ) as pool,
-            ):
-                pending = {
-                    pool.submit(run_cell, c, root_seed, tuple(callbacks)) for c in todo
-                }
-                try:
-                    while pending:
-                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in finished:
-                            finish(fut.result())
-                except BaseException:
-                    for fut in pending:
-                        fut.cancel()
-                    raise
+        ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler, client=client,
+                      timeout=connect_timeout)
+        run_units(_run_cell_task, [(c, root_seed, tuple(callbacks)) for c in todo], ex, finish)
     finally:
         bar.close()
     entries = [done[i] if i in done else results[i] for i in ids]
     return SweepResult(entries, len(results), n_resumed)
+
+
+def _run_cell_task(task: tuple[Cell, int, tuple[Callback, ...]]) -> dict[str, Any]:
+    """One unit of work (top level, so executors can pickle it)."""
+    return run_cell(*task)
 
 
 @dataclass(frozen=True)

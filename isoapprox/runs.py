@@ -1,0 +1,444 @@
+"""The run protocol of long work: output, configuration, overwrite and resume, journal, executor.
+
+``isoapprox toy``, ``isoapprox train``, ``isoapprox batch`` and the sweep
+experiment run the same way.
+
+Output and configuration
+    A results file ``OUT.json`` (a results document of :mod:`isoapprox.io`:
+    configuration, seeds, versions, the machine's BLAS, records; written
+    atomically, with ``OUT.csv`` beside it), or for ``batch`` a folder.  The
+    configuration is frozen into its JSON form (:func:`config_key`) and
+    stored with the results and at the head of the journal.
+
+Overwrite and resume (:func:`prepare_output`)
+    ``--overwrite`` deletes the results and the journal and starts afresh.
+    Without it, existing results are never replaced: a run of the same
+    configuration is reused where the command can present it (``toy``,
+    ``batch``), otherwise refused; ``--resume`` continues from the journal
+    and replaces the results (for ``train``, after extending a grid: its
+    cells are keyed by content, so finished ones are reused).  A journal left
+    by an interrupted run of the same configuration is always picked up.
+
+Journal (:class:`RunJournal`)
+    ``OUT.journal.partial``: JSON lines, a header (experiment and
+    configuration) and one fsynced line per finished unit of work, read back
+    in the JSON form in which it was written, so a resumed run gives the
+    same results as an uninterrupted one.  A line cut short by a crash is
+    dropped on reopening.
+
+Executor (:func:`executor`, :func:`run_units`)
+    ``--jobs N`` local processes (``spawn``, numba/BLAS/OpenMP on one thread
+    each; ``N = 1``: in this process, on one thread) or ``--scheduler
+    ADDRESS`` a Dask cluster (``dask.distributed``, the extra
+    ``isoapprox[dask]``; only this process writes files).  Units are pure
+    functions of their seeds, so results do not depend on the executor.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import json
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numba
+from tqdm.auto import tqdm
+
+from . import _lazy
+from ._blas import quiet_threads
+from .exceptions import InvalidInputError, IsoapproxError
+from .io import atomic_write_text, read_results, to_jsonable
+
+__all__ = [
+    "WORKER_ENV",
+    "RunJournal",
+    "config_key",
+    "executor",
+    "finished_units",
+    "journal_path",
+    "prepare_output",
+    "progress_bar",
+    "read_jsonl",
+    "run_units",
+]
+
+logger = logging.getLogger(__name__)
+
+#: environment of local worker processes: one thread each, so ``N`` workers use ``N`` cores
+WORKER_ENV = {
+    "NUMBA_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+def config_key(obj: Any) -> Any:
+    """``obj`` (a dataclass, mapping, ...) as it reads back from JSON (tuples become lists)."""
+    return json.loads(json.dumps(to_jsonable(obj), allow_nan=False))
+
+
+def journal_path(out: str | os.PathLike) -> Path:
+    """The journal of an unfinished run writing ``out``."""
+    return Path(out).with_suffix(".journal.partial")
+
+
+def prepare_output(out: str | os.PathLike, *, experiment: str, config: Any,
+                   overwrite: bool = False, resume: bool = False, reuse: bool = False,
+                   flag: str = "--out") -> dict[str, Any] | None:
+    """Apply the overwrite/resume policy to a results file ``out`` (``.json``).
+
+    Parameters
+    ----------
+    out : path-like
+        The results file.
+    experiment : str
+        Name stored in the results document.
+    config : JSON key
+        The run's configuration, as :func:`config_key` returns it.
+    overwrite : bool
+        Delete the results (JSON and CSV) and the journal.
+    resume : bool
+        Run even though results exist (the journal supplies finished units).
+    reuse : bool
+        Return existing results of the same experiment and configuration.
+    flag : str
+        The option that named ``out``, for messages.
+
+    Returns
+    -------
+    dict or None
+        The stored results document when it is reused, else ``None`` (run).
+
+    Raises
+    ------
+    InvalidInputError
+        If ``out`` is not a ``.json`` file name or names a folder, or if
+        results exist and neither ``overwrite``, ``resume`` nor a reuse applies.
+    """
+    out = Path(out)
+    if out.suffix.lower() != ".json":
+        raise InvalidInputError(f"{flag} must name a .json file; got {str(out)!r}")
+    if out.is_dir():
+        raise InvalidInputError(f"{flag} names a folder: {str(out)!r}")
+    if overwrite:
+        for p in (out, out.with_suffix(".csv"), journal_path(out)):
+            p.unlink(missing_ok=True)
+        return None
+    if not out.exists() or resume:
+        return None
+    try:
+        doc = read_results(out)
+    except (InvalidInputError, ValueError) as exc:
+        raise InvalidInputError(f"{flag} {str(out)!r} exists but cannot be read ({exc}); "
+                                "pass --overwrite to replace it") from None
+    same = doc.get("experiment") == experiment and doc.get("config") == config
+    if same and reuse:
+        return doc
+    what = "" if same else " and holds another run (another configuration or experiment)"
+    raise InvalidInputError(f"{flag} {str(out)!r} exists{what}; pass --overwrite to recompute "
+                            f"it, --resume to continue from its journal, or another {flag}")
+
+
+def _unit(key: Any) -> Any:
+    return tuple(_unit(k) for k in key) if isinstance(key, list) else key
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The lines of a JSON-lines journal; a last line cut short by a crash is dropped.
+
+    Raises
+    ------
+    InvalidInputError
+        If a line other than the last is not JSON.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out = []
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if k >= len(lines) - 2:  # the last (unterminated) line: a crash mid-write
+                break
+            raise InvalidInputError(
+                f"`{path}` line {k + 1} is corrupt (not the last line): {line[:60]!r}") from None
+    return out
+
+
+def finished_units(path: str | os.PathLike) -> set:
+    """The keys of the units a journal holds, read without touching it (none if absent)."""
+    return {_unit(r["unit"]) for r in read_jsonl(path) if "unit" in r}
+
+
+class RunJournal:
+    """Append-only journal of a run: a header, then one line per finished unit.
+
+    Parameters
+    ----------
+    path : path-like
+        The JSON-lines file (created if missing).
+    experiment : str
+    config : JSON key
+        What every unit depends on besides its own key; a journal with
+        another header is refused rather than mixed in.
+
+    Attributes
+    ----------
+    done : dict
+        Finished units: key (lists read back as tuples) -> result, in the
+        JSON form it was written in.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, experiment: str, config: Any) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        records = read_jsonl(self.path)
+        if self.path.exists() and not self.path.read_bytes().endswith(b"\n"):
+            # drop a torn tail, so that appends start on a clean line
+            atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in records))
+        if not records:
+            self._append({"kind": "header", "experiment": experiment, "config": config})
+        else:
+            head = records[0]
+            if head.get("kind") != "header" or head.get("experiment") != experiment:
+                raise InvalidInputError(
+                    f"`journal` {str(self.path)!r} is not a journal of a {experiment} run")
+            if head.get("config") != config:
+                raise InvalidInputError(
+                    f"`journal` {str(self.path)!r} was written for another configuration; "
+                    "delete it (or pass --overwrite) to start afresh")
+        self.done: dict[Any, Any] = {_unit(r["unit"]): r["result"] for r in records[1:]
+                                     if "unit" in r}
+
+    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
+        rec = config_key(record)
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, allow_nan=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return rec
+
+    def add(self, unit: Any, result: Any) -> None:
+        """Record a finished unit (one fsynced line)."""
+        rec = self._append({"unit": unit, "result": result})
+        self.done[_unit(rec["unit"])] = rec["result"]
+
+    def remove(self) -> None:
+        """Delete the journal (the run's results are written)."""
+        self.path.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------
+# executors
+# ---------------------------------------------------------------------------
+
+
+def _worker_init() -> None:  # pragma: no cover - runs in child processes
+    numba.set_num_threads(1)
+    # Ctrl-C reaches the whole process group: only the parent handles it (and
+    # cancels the queued work), so workers print no tracebacks of their own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _InProcess:
+    """Runs each unit at submission, in this process, on one numba and one BLAS thread."""
+
+    slots = 1
+
+    def __init__(self) -> None:
+        self._threads = contextlib.ExitStack()
+        self._threads.enter_context(quiet_threads())
+
+    def submit(self, fn: Callable, *args: Any) -> cf.Future:
+        fut: cf.Future = cf.Future()
+        try:
+            fut.set_result(fn(*args))
+        except Exception as exc:  # delivered through the future, like the pools
+            fut.set_exception(exc)
+        return fut
+
+    def close(self, *, cancel: bool = False) -> None:
+        self._threads.close()
+
+
+@contextlib.contextmanager
+def _pinned_environment() -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in WORKER_ENV}
+    os.environ.update(WORKER_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _LocalPool:
+    """``jobs`` spawned processes, one thread each, all started at once."""
+
+    def __init__(self, jobs: int, warmup: Callable[[], Any] | None) -> None:
+        self.slots = 2 * jobs
+        with _pinned_environment():  # the workers inherit it at start
+            self._ex = cf.ProcessPoolExecutor(
+                max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_init)
+            try:
+                for f in [self._ex.submit(warmup or os.getpid) for _ in range(jobs)]:
+                    f.result()
+            except BaseException:
+                self._ex.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    def submit(self, fn: Callable, *args: Any) -> cf.Future:
+        return self._ex.submit(fn, *args)
+
+    def close(self, *, cancel: bool = False) -> None:
+        # every result is in hand (or the run failed): let the workers exit in the background
+        self._ex.shutdown(wait=False, cancel_futures=cancel)
+
+
+class _Dask:
+    """Units on a dask.distributed cluster, through its concurrent.futures executor."""
+
+    def __init__(self, client: Any, address: str | None, timeout: float) -> None:
+        distributed = _lazy.distributed()
+        self._own = client is None
+        if client is None:
+            try:
+                client = distributed.Client(address, timeout=timeout, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as exc:
+                msg = " ".join(str(exc).split())
+                raise IsoapproxError(f"could not connect to the Dask scheduler at {address!r} "
+                                     f"within {timeout:g} s: {msg}") from None
+        self.client = client
+        self._ex = client.get_executor(pure=False)
+        self.slots = 2 * (sum(client.nthreads().values()) or 1)
+
+    def submit(self, fn: Callable, *args: Any) -> cf.Future:
+        return self._ex.submit(fn, *args)
+
+    def close(self, *, cancel: bool = False) -> None:
+        try:
+            self._ex.shutdown(wait=not cancel)
+        finally:
+            if self._own:
+                self.client.close()
+
+
+def executor(jobs: int = 1, *, scheduler: str | None = None, client: Any = None,
+             timeout: float = 10.0, warmup: Callable[[], Any] | None = None):
+    """Where units run: this process, ``jobs`` local processes, or a Dask cluster.
+
+    Parameters
+    ----------
+    jobs : int, default 1
+        Local worker processes; ``1`` runs every unit in this process.
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``); overrides ``jobs``.
+    client : distributed.Client, optional
+        An existing Dask client (for instance on a ``LocalCluster``).
+    timeout : float, default 10
+        Seconds to wait for the scheduler.
+    warmup : callable, optional
+        Run once in every local worker at start (load compiled kernels).
+
+    Returns
+    -------
+    An object with ``slots`` (units worth keeping in flight), ``submit(fn,
+    *args) -> Future`` and ``close(cancel=...)``.
+    """
+    if client is not None or scheduler is not None:
+        return _Dask(client, scheduler, timeout)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InvalidInputError(f"`jobs` must be an integer >= 1; got {jobs!r}")
+    return _InProcess() if jobs == 1 else _LocalPool(jobs, warmup)
+
+
+def run_units(fn: Callable[[Any], Any], tasks: Iterable[Any], ex: Any,
+              done: Callable[[Any], None]) -> int:
+    """Run ``fn(task)`` for every task on ``ex``; ``done(result)`` as each finishes.
+
+    At most ``ex.slots`` units are in flight; ``done`` runs in this process
+    (it writes the journal), in completion order.  On an error or an
+    interrupt the queued units are cancelled and the executor is closed;
+    what ``done`` recorded is kept.
+
+    Returns
+    -------
+    int
+        The number of units run.
+    """
+    it = iter(tasks)
+    pending: set = set()
+    n = 0
+    ok = False
+    try:
+        while True:
+            while len(pending) < ex.slots:
+                task = next(it, None)
+                if task is None:
+                    break
+                pending.add(ex.submit(fn, task))
+            if not pending:
+                break
+            finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                done(fut.result())
+                n += 1
+        ok = True
+    finally:
+        ex.close(cancel=not ok)
+    return n
+
+
+class _NoBar:
+    def __init__(self, log: logging.Logger) -> None:
+        self._log = log
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        self._log.info(text)
+
+    def set_description(self, text: str) -> None:
+        pass
+
+    def set_total(self, total: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Bar(tqdm):
+    def set_total(self, total: int) -> None:
+        self.total = total
+        self.refresh()
+
+    def note(self, text: str) -> None:
+        """A message above the bar (a log line would be drawn into it)."""
+        self.write(text, file=sys.stderr)
+
+
+def progress_bar(enabled: bool, total: int, desc: str, *, initial: int = 0, unit: str = "it",
+                 log: logging.Logger = logger):
+    """A tqdm bar on stderr with ``note`` and ``set_total`` (disabled: notes go to ``log``)."""
+    if not enabled:
+        return _NoBar(log)
+    return _Bar(total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr,
+                leave=False, dynamic_ncols=True)

@@ -1,0 +1,135 @@
+"""The run protocol (isoapprox.runs): the overwrite/resume policy, the journal, executors."""
+
+from __future__ import annotations
+
+import pytest
+
+from isoapprox.exceptions import InvalidInputError
+from isoapprox.io import write_results
+from isoapprox.runs import (
+    RunJournal,
+    config_key,
+    executor,
+    finished_units,
+    journal_path,
+    prepare_output,
+    read_jsonl,
+    run_units,
+)
+
+CONFIG = config_key({"steps": 3, "sizes": (1, 2)})
+
+
+def _write(path, config=CONFIG):
+    write_results(path, experiment="exp", config=config, records=[{"a": 1}])
+
+
+def test_config_key_is_the_json_form():
+    assert CONFIG == {"steps": 3, "sizes": [1, 2]}
+    assert journal_path("x/r.json").name == "r.journal.partial"
+
+
+def test_policy(tmp_path):
+    out = tmp_path / "r.json"
+    assert prepare_output(out, experiment="exp", config=CONFIG) is None  # nothing there
+    _write(out)
+    with pytest.raises(InvalidInputError, match="exists; pass --overwrite"):
+        prepare_output(out, experiment="exp", config=CONFIG)
+    assert prepare_output(out, experiment="exp", config=CONFIG, reuse=True)["records"] == [
+        {"a": 1}]
+    with pytest.raises(InvalidInputError, match="another configuration"):
+        prepare_output(out, experiment="exp", config={"steps": 4}, reuse=True)
+    assert prepare_output(out, experiment="exp", config={"steps": 4}, resume=True) is None
+    assert out.exists()  # --resume keeps the results until they are rewritten
+    journal_path(out).write_text("{}\n")
+    assert prepare_output(out, experiment="exp", config={"steps": 4}, overwrite=True) is None
+    assert not out.exists() and not out.with_suffix(".csv").exists()
+    assert not journal_path(out).exists()
+    out.write_text("not json")
+    with pytest.raises(InvalidInputError, match="cannot be read"):
+        prepare_output(out, experiment="exp", config=CONFIG)
+    with pytest.raises(InvalidInputError, match="must name a .json file"):
+        prepare_output(tmp_path / "r.txt", experiment="exp", config=CONFIG)
+    (tmp_path / "d.json").mkdir()
+    with pytest.raises(InvalidInputError, match="names a folder"):
+        prepare_output(tmp_path / "d.json", experiment="exp", config=CONFIG)
+
+
+def test_journal_resumes_and_refuses_another_header(tmp_path):
+    path = tmp_path / "j.partial"
+    j = RunJournal(path, experiment="exp", config=CONFIG)
+    j.add([0, 1], {"x": 1.5})
+    j.add("cell", {"y": (1, 2)})
+    again = RunJournal(path, experiment="exp", config=CONFIG)
+    assert again.done == {(0, 1): {"x": 1.5}, "cell": {"y": [1, 2]}} == j.done
+    assert finished_units(path) == {(0, 1), "cell"}
+    # a line cut short by a crash is dropped
+    path.write_bytes(path.read_bytes()[:-5])
+    assert RunJournal(path, experiment="exp", config=CONFIG).done == {(0, 1): {"x": 1.5}}
+    with pytest.raises(InvalidInputError, match="written for another configuration"):
+        RunJournal(path, experiment="exp", config={"steps": 4})
+    with pytest.raises(InvalidInputError, match="not a journal of a other run"):
+        RunJournal(path, experiment="other", config=CONFIG)
+    j.remove()
+    assert not path.exists() and finished_units(path) == set()
+
+
+def test_journal_survives_a_torn_last_line(tmp_path):
+    path = tmp_path / "j.jsonl"
+    j = RunJournal(path, experiment="exp", config=CONFIG)
+    j.add(0, {"v": 1.5})
+    j.add(1, {"v": 2.5})
+    with path.open("a") as fh:
+        fh.write('{"unit": 2, "result": {"v": 3')  # crash mid-write
+    j2 = RunJournal(path, experiment="exp", config=CONFIG)
+    assert j2.done == {0: {"v": 1.5}, 1: {"v": 2.5}}
+    j2.add(2, {"v": 3.5})
+    assert [r.get("unit") for r in read_jsonl(path)] == [None, 0, 1, 2]
+
+
+def test_journal_rejects_corruption_in_the_middle(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"a": 1}\nGARBAGE\n{"a": 2}\n')
+    with pytest.raises(InvalidInputError, match="line 2 is corrupt"):
+        read_jsonl(path)
+    with pytest.raises(InvalidInputError, match="line 2 is corrupt"):
+        RunJournal(path, experiment="exp", config=CONFIG)
+
+
+def _square(x):
+    return x * x
+
+
+@pytest.mark.parametrize("jobs", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_executors_run_every_unit(jobs):
+    got = []
+    n = run_units(_square, range(7), executor(jobs), got.append)
+    assert n == 7 and sorted(got) == [x * x for x in range(7)]
+
+
+def test_a_failing_unit_stops_the_run_and_keeps_what_finished():
+    got = []
+
+    def fail_at_3(x):
+        if x == 3:
+            raise RuntimeError("unit 3")
+        return x
+
+    with pytest.raises(RuntimeError, match="unit 3"):
+        run_units(fail_at_3, range(6), executor(1), got.append)
+    assert got == [0, 1, 2]
+
+
+def test_executor_arguments():
+    with pytest.raises(InvalidInputError, match="`jobs` must be an integer >= 1"):
+        executor(0)
+
+
+def test_dask_executor_matches_in_process():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        got = []
+        run_units(_square, range(5), executor(client=client), got.append)
+    assert sorted(got) == [0, 1, 4, 9, 16]
