@@ -22,7 +22,7 @@ from isoapprox import (
     isometric_error,
     nearest_ideal,
 )
-from isoapprox.ideal._result import FLOOR_RTOL
+from isoapprox.tolerances import FLOOR_RTOL
 
 from . import ideal_reference as iref
 from . import reference as ref

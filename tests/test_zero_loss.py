@@ -27,7 +27,7 @@ from isoapprox import (
 from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._pairs import packing_bound, radius_lower
 from isoapprox.ideal._problem import PairBounds, Problem
-from isoapprox.ideal._result import FLOOR_RTOL
+from isoapprox.tolerances import FLOOR_RTOL
 
 from . import pairs_reference as pref
 from . import reference as ref

@@ -79,6 +79,8 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import ConvergenceWarning, SolverError
+from ..packing import packing_distance_bound
+from ..tolerances import FLOOR_RTOL, KIND_RTOL
 from . import _kernels as K
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
@@ -97,7 +99,7 @@ from ._pairs import (
     repair_pairs,
 )
 from ._problem import PairBounds, Problem, Program
-from ._result import FLOOR_RTOL, KIND_RTOL, IdealResult
+from ._result import IdealResult
 from ._session import solver_session
 from ._starts import (
     class_means,
@@ -107,7 +109,7 @@ from ._starts import (
     target_start,
 )
 
-__all__ = ["OBJECTIVES", "SOLVERS", "nearest_ideal"]
+__all__ = ["OBJECTIVES", "SOLVERS", "embedding_kind", "nearest_ideal", "solve_nearest"]
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +167,9 @@ def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
     return float(value) / s, slack / s
 
 
-def _kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
+def embedding_kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
+    """``"collapsed"``, ``"class-collapsed"`` or ``"general"`` (the one rule; see
+    :data:`isoapprox.tolerances.KIND_RTOL`); validated codes ``0 .. P-1``."""
     tol = KIND_RTOL * scale
     s = pow2_scale(G)
     diams = K.class_diameters(G * s, codes, int(codes.max()) + 1) / s
@@ -279,7 +283,7 @@ class _Search:
                                   self.pairs)
             if solver == "identity":  # E scaled about its centroid
                 solver = "construction"
-        kind = _kind(Gc, self.codes, self.scale)
+        kind = embedding_kind(Gc, self.codes, self.scale)
         if self.best is None:
             better = True
         elif _KIND_RANK[kind] != _KIND_RANK[self.best_kind]:
@@ -593,6 +597,18 @@ def nearest_ideal(
     return _run(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
 
+def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: str, rng: RNGLike,
+                  *, tol: float, solver: str, n_starts: int, max_iter: int,
+                  time_limit: float) -> IdealResult:
+    """:func:`nearest_ideal` without its checks, for callers that validated everything.
+
+    ``X`` float64 (N, n) with ``N >= 3``, ``codes`` dense int64 admitting a
+    triplet, ``margin >= 0`` and the options as :func:`nearest_ideal` accepts them.
+    """
+    opts = _SolveOptions(objective, solver, tol, n_starts, max_iter, time_limit, False)
+    return _run(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
+
+
 @dataclass(frozen=True)
 class _SolveOptions:
     objective: str
@@ -714,6 +730,13 @@ def _finish(state, t_start: float) -> IdealResult:
         raise SolverError(f"internal error: the incumbent is not {what}",
                           solver=S.best_solver, status="infeasible")
     S.best_value = value
+    if S.spec is None:
+        # the packing bound (the only one that sees the dimension), after the
+        # search so that it changes no incumbent; halved for "haus" (statement 1)
+        v = packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
+        if v > 0.0:
+            S.add_bound("packing" if S.objective == "iso" else "packing_half",
+                        v if S.objective == "iso" else v / 2.0)
     lower, source = S.lower()
     logger.debug("nearest_ideal(%s): value %.12g, bounds %s, %d local solves, %s",
                  S.objective, value, S.bounds, S.n_starts, status)
@@ -741,7 +764,7 @@ def _finish(state, t_start: float) -> IdealResult:
         n_starts=int(S.n_starts),
         seconds=float(time.perf_counter() - t_start),
         slack=float(slack),
-        kind=_kind(G, S.codes, S.scale),
+        kind=embedding_kind(G, S.codes, S.scale),
         bounds=dict(S.bounds),
         lower_source=source,
         loss="triplet" if S.spec is None else S.spec.loss,
