@@ -117,7 +117,7 @@ __all__ = [
     "PairSpec",
     "class_ball_bound",
     "clipped_layouts",
-    "packing_bound",
+    "pair_packing_bound",
     "pair_slack",
     "pair_target_start",
     "radius_lower",
@@ -300,7 +300,7 @@ def _greedy_transversals(D: np.ndarray, codes: np.ndarray, P: int, kmin: int
     return best
 
 
-def packing_bound(prob: Problem) -> float:
+def pair_packing_bound(prob: Problem) -> float:
     """The packing bound (normalised units; 0 when it does not apply)."""
     l = prob.pairs.lower
     codes = prob.codes

@@ -93,7 +93,7 @@ from ._pairs import (
     PairSpec,
     class_ball_bound,
     clipped_layouts,
-    packing_bound,
+    pair_packing_bound,
     pair_slack,
     pair_target_start,
     repair_pairs,
@@ -356,7 +356,7 @@ def _lower_cheap_pairs(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) ->
         S.add_bound("loss", _safe(L, S.scale))
     else:
         S.add_bound("half_loss", _safe(L / 2.0, S.scale))
-    v = packing_bound(S.prob)
+    v = pair_packing_bound(S.prob)
     if v > 0.0:
         S.add_bound("packing", _safe(v * S.prob.scale, S.scale))
 
