@@ -26,9 +26,10 @@ What the section reports
     The upper end and the nearest ideal embedding ``f*`` come from
     :func:`isoapprox.nearest_ideal` (``objective="iso"``).  The lower end is
     the larger of its proven bound and the *packing bound*
-    (:func:`isoapprox.packing.packing_distance_bound`): the ``P'`` representatives of any ``G in F_TS``
-    have diameter ``>= D*(P', n, alpha)``, so some pair ``(i, j)`` of them
-    has ``d_G(i, j) >= D*`` while ``d_E(i, j) <= diam(E)``, and
+    (:func:`isoapprox.packing.packing_distance_bound`): the ``P'``
+    representatives of any ``G in F_TS`` have diameter ``>= D*(P', n,
+    alpha)``, so some pair ``(i, j)`` of them has ``d_G(i, j) >= D*`` while
+    ``d_E(i, j) <= diam(E)``, and
 
         d_iso(E, F_TS) >= D*_lower(P', n, alpha) - diam(E).
 

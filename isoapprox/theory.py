@@ -207,7 +207,8 @@ def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> 
     else:
         res = minimax_procrustes(E1, E2)
         rhs = (2 * res.value, 2 * res.lower, 2 * res.upper)
-    return check_bound(f"d_iso(E1, E2) <= 2 d_haus_{mode}(E1, E2)", (d_iso, d_iso, d_iso), rhs, scale)
+    return check_bound(f"d_iso(E1, E2) <= 2 d_haus_{mode}(E1, E2)", (d_iso, d_iso, d_iso), rhs,
+                       scale)
 
 
 def check_loss_iso(

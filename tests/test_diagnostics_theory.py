@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isoapprox import (
-    diameter,
     diagnose,
     diagnose_batches,
+    diameter,
     hausdorff_like,
     isometric_error,
     min_separated_diameter,
