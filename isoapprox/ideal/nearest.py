@@ -55,6 +55,7 @@ while the gap is open and the time budget lasts.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -79,6 +80,9 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import ConvergenceWarning, SolverError
+from ..geometry import min_enclosing_ball
+from ..losses import batch_hard_loss
+from ..metrics import hausdorff_like, isometric_error
 from ..packing import packing_distance_bound
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
 from . import _kernels as K
@@ -88,6 +92,7 @@ from ._bounds import (
     metric_lp_bound,
     three_point_bound,
 )
+from ._ccp import ccp_solve
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
 from ._pairs import (
     PairSpec,
@@ -99,6 +104,7 @@ from ._pairs import (
     repair_pairs,
 )
 from ._problem import PairBounds, Problem, Program
+from ._relax import gram_sdp_bound, shor_sdp_bound
 from ._result import IdealResult
 from ._session import solver_session
 from ._starts import (
@@ -310,8 +316,6 @@ class _Search:
 def _closed_forms(S: _Search) -> None:
     """Collapsed and class-collapsed constructions."""
     prob = S.prob
-    from ..geometry import min_enclosing_ball
-
     if S.pairs is not None:
         _closed_forms_pairs(S)
         return
@@ -331,8 +335,6 @@ def _closed_forms(S: _Search) -> None:
 def _closed_forms_pairs(S: _Search) -> None:
     """Collapsed (``l = 0``), class-collapsed and clipped layouts of a pair zero set."""
     prob = S.prob
-    from ..geometry import min_enclosing_ball
-
     l_zero = prob.pairs.lower <= 0.0
     if l_zero:
         if S.objective == "iso":
@@ -371,8 +373,6 @@ def _class_balls_pairs(S: _Search) -> None:
 
 
 def _lower_cheap(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
-    from ..losses import batch_hard_loss
-
     if S.pairs is not None:
         _lower_cheap_pairs(S, E_caller, y_codes)
         return
@@ -405,8 +405,6 @@ def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...
 
 def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
     if family == "cvxpy":
-        from ._ccp import ccp_solve
-
         return ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
     if prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
@@ -453,8 +451,6 @@ def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]
         yield "target", (), target_start(prob, lo / prob.scale)
     yield "class-collapsed", multi, Cs[prob.codes]
     if 1 < len(multi) <= 3:
-        import itertools
-
         for k in range(1, len(multi)):
             for sub in itertools.combinations(multi, k):
                 G0 = prob.E.copy()
@@ -481,8 +477,6 @@ def _escalate_bounds(S: _Search, allow_cvxpy: bool) -> None:
         S.add_bound("metric_lp", _safe(v * prob.scale, S.scale))
     if S.certified() or not allow_cvxpy or prob.N > SDP_MAX_POINTS or S.time_left() <= 0:
         return
-    from ._relax import gram_sdp_bound, shor_sdp_bound
-
     key = "sdp" if S.objective == "iso" else "shor_sdp"
     if key in S.bounds:
         return
@@ -692,8 +686,6 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
     if not S.certified() and solver == "auto" and S.time_left() > 0:
         prog = S.prob.program(())
         if _affordable_ccp(prog):
-            from ._ccp import ccp_solve
-
             G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=max_iter,
                               deadline=S.deadline)
             S.n_iter += it
@@ -716,8 +708,6 @@ def _affordable_ccp(prog: Program) -> bool:
 
 def _finish(state, t_start: float) -> IdealResult:
     S, status = state
-    from ..metrics import hausdorff_like, isometric_error
-
     G = S.best
     with _serial_numba(G.shape[0]):
         if S.objective == "iso":

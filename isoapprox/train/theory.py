@@ -247,7 +247,7 @@ class BatchTheory:
         ``collapsed``, ``class-collapsed`` or ``general``.
     d_star, d_star_lower, d_star_upper : float
         ``D*(P', n, alpha)`` of the evaluated batch and its bracket.
-    checks : dict of str to BoundCheck
+    checks : dict of str to CheckResult
         By key of :data:`STATEMENTS` (only the ones that apply).
     """
 
