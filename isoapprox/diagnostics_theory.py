@@ -22,29 +22,16 @@ The classes that an ideal embedding keeps apart
 
 What the section reports
 ------------------------
-``d_iso(E, F_TS)`` with a certified bracket
-    The upper end and the nearest ideal embedding ``f*`` come from
-    :func:`isoapprox.nearest_ideal` (``objective="iso"``).  The lower end is
-    the larger of its proven bound and the *packing bound*
-    (:func:`isoapprox.packing.packing_distance_bound`): the ``P'``
-    representatives of any ``G in F_TS`` have diameter ``>= D*(P', n,
-    alpha)``, so some pair ``(i, j)`` of them has ``d_G(i, j) >= D*`` while
-    ``d_E(i, j) <= diam(E)``, and
-
-        d_iso(E, F_TS) >= D*_lower(P', n, alpha) - diam(E).
-
-    It is the only bound here that sees the dimension ``n``; at collapse
-    (``diam(E) ~ 0``) it gives ``d_iso ~ D*`` (SPEC section 3, statement 4)
-    where the solver's own bounds stay near ``alpha``.
-``d_haus(E, F_TS)`` with a certified bracket
-    Upper end: the better of :func:`isoapprox.nearest_ideal`
-    (``objective="haus"``, run only for ``N <= haus_max_points``, default
-    12: its exact single-triplet bound costs ~30 s at ``N = 64``) and ``f*`` moved onto
-    ``E`` by the best isometry (:func:`isoapprox.minimax_procrustes`; ``F_TS``
-    is closed under isometries, so the moved copy is ideal too; it is
-    re-checked triplet-separated in float64).  Lower end: the larger of the
-    solver's bound and half the lower end of ``d_iso`` (statement 1:
-    ``|d_E(i,j) - d_G(i,j)| <= ||E_i - G_i|| + ||E_j - G_j||``).
+``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` with certified brackets
+    From :func:`isoapprox.evaluate_theory`.  The lower end of ``d_iso``
+    includes the *packing bound* ``D*_lower(P', n, alpha) - diam(E)``
+    (:func:`isoapprox.packing.packing_distance_bound`), the only bound that
+    sees the dimension ``n``: at collapse it gives ``d_iso ~ D*`` (statement
+    4) where the solver's other bounds stay near ``alpha``.  The haus solver
+    runs only for ``N <= haus_max_points`` (default 12: its exact
+    single-triplet bound costs ~30 s at ``N = 64``); above it the ``d_haus``
+    bracket comes from ``f*`` moved onto ``E`` and half the lower end of
+    ``d_iso`` (statement 1).
 Statement 3
     ``L/2 <= d_iso(E, F_TS)`` (proven; checked) and ``d_iso(E, F_TS) <= L``,
     which holds while the perturbed distance table is realisable in

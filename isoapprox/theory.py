@@ -1,4 +1,9 @@
-"""Numerical checks of the statements of the theory (SPEC section 3).
+"""The theory evaluated: distances to the ideal set and the statements of SPEC section 3.
+
+:func:`evaluate_theory` is the one evaluation (both distances to ``F_TS``
+with every proven bound, ``c``, ``theta``, ``D*`` and the checks) that the
+toy, ``diagnose``, the training callbacks and the batch stage format;
+the ``check_*`` functions check single statements.
 
 Notation
 --------
