@@ -828,33 +828,17 @@ def _identity_procrustes(n: int) -> ProcrustesResult:
 
 @dataclass(frozen=True)
 class ConstantResult:
-    """The empirical constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` (a view of
-    :class:`TheoryResult`).
+    """The empirical constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)``: a view of
+    :class:`TheoryResult` (same names and meanings; ``d_iso*`` / ``d_haus*`` are
+    its ``iso`` / ``haus`` brackets).
 
-    Attributes
-    ----------
-    c, c_lower, c_upper : float
-        The ratio of the two incumbents and its certified bracket
-        ``[haus.lower / iso.upper, haus.upper / iso.lower]`` (``inf`` when
-        ``iso.lower == 0``; all ``nan`` when ``E`` is triplet separated).
-    d_iso, d_iso_lower, d_iso_upper, d_haus, d_haus_lower, d_haus_upper : float
-        The two distances and their brackets (see :func:`evaluate_theory`);
-        ``extra["d_haus_source"]`` says where ``d_haus`` comes from
-        (``"nearest_ideal"`` or ``"procrustes_fstar"``).
-    ratio_fstar, d_haus_fstar : float
-        ``d_haus_isometry(E, f*) / d_iso(E, F_TS)`` and ``d_haus_isometry(E, f*)``
-        with ``f*`` the iso-nearest ideal embedding (our reading of the
-        quantity the paper's toy figure annotates as ``d_haus(f_theta, f*)``).
-    theta, theta_lower, theta_upper : float
-        Thickness of ``E`` and its bracket (0 for flat sets).
-    implied_cn : float
-        ``c * theta`` (``nan`` when undefined).
-    half_check : CheckResult or None
-        ``1/2 <= c(E)`` (a consequence of statement 1).
-    cn_check : CheckResult or None
-        ``d_haus <= (c_n / theta) d_iso`` (None without ``c_n`` or when ``theta == 0``).
-    kind_iso, kind_haus : str
-        Kinds of the two nearest ideal embeddings.
+    ``half_check`` and ``cn_check`` are its checks ``"2_half"`` and ``"2_cn"``
+    (None where they do not apply); ``kind_iso`` / ``kind_haus`` the kinds of
+    the two nearest ideal embeddings; ``extra["d_haus_source"]`` is
+    ``"procrustes_fstar"`` when ``d_haus`` comes from ``f*`` moved onto ``E``,
+    else ``"nearest_ideal"``.  ``ratio_fstar`` (our reading of the quantity the
+    paper's toy figure annotates as ``d_haus(f_theta, f*)``) is ``>= c`` up to
+    the brackets.
     """
 
     c: float

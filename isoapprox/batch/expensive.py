@@ -3,17 +3,14 @@
 Stages (kind ``config``, registered on import):
 
 ``ideal``
-    For each configuration ``E`` (labels ``y``, margin ``alpha``) the two
-    nearest ideal embeddings (:func:`isoapprox.nearest_ideal`, objectives
-    ``"iso"`` and ``"haus"``) with their certified brackets, the empirical
-    constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` with its bracket and
-    ``ratio_fstar`` (:func:`isoapprox.theory.empirical_constant` given the two
-    results), the thickness ``theta`` with its bracket (any dimension), the
-    slack and the verdict of statements 1, 2 (``c >= 1/2``) and 3 (lower and
-    upper), whether each nearest ideal embedding is collapsed or
-    class-collapsed, and statement 4 for the configuration's label layout:
-    ``d_iso(collapsed, F_TS)`` against the loss at collapse and against
-    ``D*(P, n, alpha)``.
+    For each configuration ``E`` (labels ``y``, margin ``alpha``) the record of
+    :func:`isoapprox.evaluate_theory` (both objectives solved, each improved
+    by the other's solution, see :func:`solve_pair`) formatted as columns:
+    the two distances to ``F_TS`` with their brackets, ``c`` with its bracket
+    and ``ratio_fstar``, ``theta``, the slack and verdicts of statements 1, 2
+    (``c >= 1/2``) and 3, the kinds of the nearest ideal embeddings, and
+    statement 4 for the configuration's label layout: ``d_iso(collapsed,
+    F_TS)`` against the loss at collapse and against ``D*(P, n, alpha)``.
 ``points``
     The configuration itself (coordinates and labels as JSON text), so that
     the configurations an adversarial search found can be saved and
