@@ -40,10 +40,8 @@ from .diagnostics import (
 from .diagnostics_theory import (
     LayoutSuggestion,
     TheoryDiagnosis,
-    TheoryOptions,
     TheorySection,
     diagnose_theory,
-    packing_bound,
     suggest_layout,
 )
 from .exceptions import (
@@ -75,17 +73,22 @@ from .packing import (
     lower_bound_curve,
     min_separated_diameter,
     packing_lower_bound,
+    separated_class_count,
 )
 from .procrustes import ProcrustesResult, minimax_procrustes
 from .theory import (
-    BoundCheck,
-    CollapseCheck,
-    ConstantReport,
+    CheckResult,
+    CollapseResult,
+    ConstantResult,
+    DistanceResult,
+    TheoryOptions,
+    TheoryResult,
     check_collapse,
     check_iso_haus,
     check_loss_iso,
     check_pair_loss,
     empirical_constant,
+    evaluate_theory,
 )
 from .thickness import ThicknessResult, thickness, thickness_report
 
@@ -95,14 +98,17 @@ except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.1.0"
 
 __all__ = [
-    "BoundCheck",
-    "CollapseCheck",
-    "ConstantReport",
+    "CheckResult",
+    "CollapseResult",
+    "ConstantResult",
+    "DistanceResult",
+    "TheoryResult",
     "check_collapse",
     "check_iso_haus",
     "check_loss_iso",
     "check_pair_loss",
     "empirical_constant",
+    "evaluate_theory",
     "BallResult",
     "ClassSpread",
     "CollapseStatistics",
@@ -154,10 +160,10 @@ __all__ = [
     "margin_loss_report",
     "min_enclosing_ball",
     "min_separated_diameter",
+    "separated_class_count",
     "minimax_procrustes",
     "nearest_ideal",
     "nearest_zero_loss",
-    "packing_bound",
     "packing_lower_bound",
     "pairwise_distances",
     "rankme",

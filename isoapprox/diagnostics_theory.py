@@ -17,33 +17,21 @@ The classes that an ideal embedding keeps apart
     classes constrain nothing between them.  So one representative of each
     class with two or more points, plus one singleton class if there is one,
     gives ``P' = #{classes with >= 2 points} + [a singleton class exists]``
-    points that are pairwise ``>= alpha`` apart (:func:`separated_class_count`;
+    points that are pairwise ``>= alpha`` apart (:func:`isoapprox.separated_class_count`;
     ``P' = P`` for the ``P x K`` batches of training).
 
 What the section reports
 ------------------------
-``d_iso(E, F_TS)`` with a certified bracket
-    The upper end and the nearest ideal embedding ``f*`` come from
-    :func:`isoapprox.nearest_ideal` (``objective="iso"``).  The lower end is
-    the larger of its proven bound and the *packing bound*
-    (:func:`packing_bound`): the ``P'`` representatives of any ``G in F_TS``
-    have diameter ``>= D*(P', n, alpha)``, so some pair ``(i, j)`` of them
-    has ``d_G(i, j) >= D*`` while ``d_E(i, j) <= diam(E)``, and
-
-        d_iso(E, F_TS) >= D*_lower(P', n, alpha) - diam(E).
-
-    It is the only bound here that sees the dimension ``n``; at collapse
-    (``diam(E) ~ 0``) it gives ``d_iso ~ D*`` (SPEC section 3, statement 4)
-    where the solver's own bounds stay near ``alpha``.
-``d_haus(E, F_TS)`` with a certified bracket
-    Upper end: the better of :func:`isoapprox.nearest_ideal`
-    (``objective="haus"``, run only for ``N <= haus_max_points``, default
-    12: its exact single-triplet bound costs ~30 s at ``N = 64``) and ``f*`` moved onto
-    ``E`` by the best isometry (:func:`isoapprox.minimax_procrustes`; ``F_TS``
-    is closed under isometries, so the moved copy is ideal too; it is
-    re-checked triplet-separated in float64).  Lower end: the larger of the
-    solver's bound and half the lower end of ``d_iso`` (statement 1:
-    ``|d_E(i,j) - d_G(i,j)| <= ||E_i - G_i|| + ||E_j - G_j||``).
+``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` with certified brackets
+    From :func:`isoapprox.evaluate_theory`.  The lower end of ``d_iso``
+    includes the *packing bound* ``D*_lower(P', n, alpha) - diam(E)``
+    (:func:`isoapprox.packing.packing_distance_bound`), the only bound that
+    sees the dimension ``n``: at collapse it gives ``d_iso ~ D*`` (statement
+    4) where the solver's other bounds stay near ``alpha``.  The haus solver
+    runs only for ``N <= haus_max_points`` (default 12: its exact
+    single-triplet bound costs ~30 s at ``N = 64``); above it the ``d_haus``
+    bracket comes from ``f*`` moved onto ``E`` and half the lower end of
+    ``d_iso`` (statement 1).
 Statement 3
     ``L/2 <= d_iso(E, F_TS)`` (proven; checked) and ``d_iso(E, F_TS) <= L``,
     which holds while the perturbed distance table is realisable in
@@ -65,8 +53,11 @@ Statement 4 and ``D*``
 The nearest ideal embedding, ``theta`` and ``c``
     Its kind (collapsed, class-collapsed or general), its diameter, the
     thickness ``theta(E)`` and the empirical constant ``c = d_haus /
-    d_iso`` with its bracket (:func:`isoapprox.empirical_constant`, given
-    the two brackets above).
+    d_iso`` with its bracket.
+
+All of these numbers are one :func:`isoapprox.evaluate_theory` record
+(:attr:`TheoryDiagnosis.theory`); this module adds the subsample, the
+layout suggestion and the sentences.
 Suggested batch layout (:func:`suggest_layout`)
     **Our criterion, not the paper's eq. 17** (whose form is unknown): the
     loss of a collapsed batch is ``alpha`` and its distance to the ideal set
@@ -99,16 +90,15 @@ problem and ~4 s for the thickness).
 
 from __future__ import annotations
 
-import logging
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from ._typing import ArrayLike, FloatArray, IntArray
+from ._typing import ArrayLike, IntArray
 from ._validation import (
     as_labels,
     as_points,
@@ -121,11 +111,22 @@ from ._validation import (
     require_triplets,
 )
 from .diagnostics import DEFAULT_SECTIONS, Batch, DiagnoseOptions
-from .exceptions import InvalidInputError, SolverError
-from .geometry import diameter
-from .losses import batch_hard_loss, separation_report
-from .metrics import hausdorff_like
-from .packing import LOWER_BOUND_CURVES, lower_bound_curve, packing_lower_bound
+from .exceptions import InvalidInputError
+from .packing import LOWER_BOUND_CURVES, lower_bound_curve, separated_class_count
+from .theory import (
+    DEFAULT_TIME_LIMIT,
+    FAITHFUL_RATIO,
+    HAUS_MAX_POINTS,
+    THEORY_MAX_POINTS,
+    CheckResult,
+    ConstantResult,
+    TheoryOptions,
+    TheoryResult,
+    constant_result,
+    evaluate_theory,
+    solver_dict,
+)
+from .tolerances import VERDICT_RTOL
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -135,7 +136,6 @@ __all__ = [
     "THEORY_MAX_POINTS",
     "THEORY_SECTIONS",
     "VIEW_MAX_POINTS",
-    "DistanceBracket",
     "LayoutSuggestion",
     "TheoryDiagnosis",
     "TheoryOptions",
@@ -143,7 +143,6 @@ __all__ = [
     "bracket_text",
     "diagnose_theory",
     "embedding_view",
-    "packing_bound",
     "separated_class_count",
     "suggest_layout",
     "theory_batch_summary",
@@ -151,123 +150,12 @@ __all__ = [
     "theory_subsample",
 ]
 
-logger = logging.getLogger(__name__)
-
-#: seconds allowed to each nearest_ideal solve (checked between local solves)
-DEFAULT_TIME_LIMIT = 5.0
-#: batches larger than this are evaluated on a seeded stratified subsample
-THEORY_MAX_POINTS = 200
-#: nearest_ideal(objective="haus") runs only up to this many points, the toy
-#: sizes where it can certify (its exact single-triplet bound alone took 1.6 s
-#: at N = 16 and 28 s at N = 64 on the shared 2-core machine, whatever the
-#: time limit); above it the haus bracket comes from the iso solution
-HAUS_MAX_POINTS = 12
-#: ``rho``: the loss of a collapsed batch (alpha) should be within this factor
-#: of its distance to the ideal set (D*); 2 is the factor of statement 3
-FAITHFUL_RATIO = 2.0
 #: the search for the largest faithful number of classes stops here
 SUGGEST_MAX_CLASSES = 10**6
 #: the 2-D view shows at most this many points (a seeded subsample)
 VIEW_MAX_POINTS = 2000
 #: points per class preferred by the subsample (as in P x K batches)
 _SUBSAMPLE_PER_CLASS = 4
-#: a class counts as collapsed when its diameter is at most this times the
-#: instance scale (the rule of :class:`isoapprox.IdealResult`)
-_KIND_RTOL = 1e-9
-#: a computed bound exceeding a feasible value by more than this (relative)
-#: is a contradiction, not rounding
-_CONTRADICTION_RTOL = 1e-9
-
-
-# --- small helpers ------------------------------------------------------------
-
-
-def separated_class_count(y: ArrayLike) -> int:
-    """``P'``: classes that every triplet-separated embedding keeps ``alpha`` apart.
-
-    Parameters
-    ----------
-    y : array_like of shape (N,)
-        Class labels.
-
-    Returns
-    -------
-    int
-        The number of classes with at least two points, plus one if some
-        class is a singleton (see the module notes).
-
-    Examples
-    --------
-    >>> separated_class_count([0, 0, 1, 1, 2])
-    3
-    >>> separated_class_count([0, 0, 1, 2, 3])
-    2
-    """
-    arr = np.asarray(y)
-    codes, _ = as_labels(arr, arr.shape[0] if arr.ndim == 1 else -1, "y")
-    counts = class_counts(codes)
-    return int(np.sum(counts >= 2) + (1 if np.any(counts == 1) else 0))
-
-
-def _representatives(codes: np.ndarray) -> np.ndarray:
-    """One row per class with >= 2 points (its first), plus the first singleton."""
-    counts = class_counts(codes)
-    first = np.full(len(counts), -1, dtype=np.int64)
-    for i in range(codes.shape[0] - 1, -1, -1):
-        first[codes[i]] = i
-    multi = np.flatnonzero(counts >= 2)
-    single = np.flatnonzero(counts == 1)
-    keep = list(multi) + ([single[0]] if single.size else [])
-    return np.sort(first[keep])
-
-
-def packing_bound(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> float:
-    """Proven lower bound ``D*_lower(P', n, margin) - diam(E)`` of ``d_iso(E, F_TS)``.
-
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels admitting a triplet.
-    margin : float, default 0.0
-        ``alpha >= 0``.
-
-    Returns
-    -------
-    float
-        ``max(0, packing_lower_bound(P', n, margin) - diam(E))`` lowered by a
-        few rounding units (see the module notes for the proof).
-
-    Examples
-    --------
-    >>> E = [[0.0, 0.0]] * 8                     # 4 classes collapsed in R^2
-    >>> round(packing_bound(E, [0, 0, 1, 1, 2, 2, 3, 3], margin=1.0), 9)  # sqrt 2
-    1.414213562
-    """
-    X = as_points(E, "E", min_points=2)
-    codes, _ = as_labels(y, X.shape[0], "y")
-    require_triplets(codes)
-    margin = check_margin(margin)
-    return _packing_bound(X, codes, margin, diameter(X))
-
-
-def _packing_bound(X: np.ndarray, codes: np.ndarray, margin: float, diam: float) -> float:
-    P = separated_class_count(codes)
-    ds = packing_lower_bound(P, X.shape[1], margin=margin)
-    v = ds - diam
-    return max(0.0, v - 1e-12 * max(ds, diam))
-
-
-def _kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
-    tol = _KIND_RTOL * scale
-    if diameter(G) <= tol:
-        return "collapsed"
-    for c in range(int(codes.max()) + 1):
-        rows = G[codes == c]
-        if rows.shape[0] > 1 and diameter(rows) > tol:
-            return "general"
-    return "class-collapsed"
 
 
 def _ratio(num: float, den: float) -> float:
@@ -450,125 +338,23 @@ def suggest_layout(
     )
 
 
-# --- results ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DistanceBracket:
-    """A distance to ``F_TS`` with its certified bracket and a minimiser.
-
-    Has the attributes :func:`isoapprox.empirical_constant` and
-    :func:`isoapprox.check_loss_iso` read from a ``nearest_ideal`` result.
-
-    Attributes
-    ----------
-    objective : {"iso", "haus"}
-    value : float
-        The objective at ``embedding`` (re-scored in float64); ``= upper``.
-    lower, upper : float
-        ``lower <= d(E, F_TS) <= upper``.
-    gap, rel_gap : float
-        ``upper - lower`` and ``gap / max(value, 1e-3 * max(diam E, alpha))``
-        (the convention of :class:`isoapprox.IdealResult`).
-    certified : bool
-        ``rel_gap <= tol``.
-    lower_source : str
-        Which bound gives ``lower`` (``"packing"``, ``"iso_half"`` or the
-        name of a :func:`~isoapprox.nearest_ideal` bound).
-    solver : str
-        Where ``embedding`` comes from (``nearest_ideal``'s solver name, or
-        ``"procrustes"`` for the iso solution moved onto ``E``).
-    status : str
-        The solver status (``"certified"``, ``"time_limit"``,
-        ``"exhausted"``), or ``"bracket"`` when no solver of this objective
-        ran.
-    kind : {"collapsed", "class-collapsed", "general"}
-        Of ``embedding``.
-    seconds : float
-        Solver wall time.
-    embedding : ndarray of shape (N, n)
-        Triplet-separated in float64.
-    """
-
-    objective: str
-    value: float
-    lower: float
-    upper: float
-    gap: float
-    rel_gap: float
-    certified: bool
-    lower_source: str
-    solver: str
-    status: str
-    kind: str
-    seconds: float
-    embedding: FloatArray = field(repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary without the embedding (JSON-ready)."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "embedding"}
-
-
-@dataclass(frozen=True)
-class TheoryOptions:
-    """Options of the theory section (see the module notes for each).
-
-    Attributes
-    ----------
-    time_limit : float
-        Seconds per ``nearest_ideal`` solve (``DEFAULT_TIME_LIMIT``).
-    tol : float
-        Requested relative gap of the solvers.
-    seed : int
-        Seeds the solvers' starts and the subsample.
-    max_points : int
-        Larger batches are evaluated on a subsample (``THEORY_MAX_POINTS``).
-    haus_max_points : int
-        ``nearest_ideal(objective="haus")`` runs up to this many points.
-    faithful_ratio : float
-        ``rho`` of the layout criterion (``FAITHFUL_RATIO``).
-    curve : str or callable
-        Lower-bound curve of the suggestion (``"packing"``).
-    c_n : float or None
-        If given, statement 2 is checked with this constant.
-    """
-
-    time_limit: float = DEFAULT_TIME_LIMIT
-    tol: float = 1e-6
-    seed: int = 0
-    max_points: int = THEORY_MAX_POINTS
-    haus_max_points: int = HAUS_MAX_POINTS
-    faithful_ratio: float = FAITHFUL_RATIO
-    curve: str | Callable[[int, int, float], float] = "packing"
-    c_n: float | None = None
-
-    def __post_init__(self) -> None:
-        check_positive(self.time_limit, "time_limit")
-        check_positive(self.tol, "tol")
-        check_int(self.seed, "seed", minimum=0)
-        check_int(self.max_points, "max_points", minimum=3)
-        check_int(self.haus_max_points, "haus_max_points", minimum=0)
-        rho = check_positive(self.faithful_ratio, "faithful_ratio")
-        if rho < 1.0:
-            raise InvalidInputError(f"`faithful_ratio` must be >= 1; got {rho!r}")
-        if not callable(self.curve):
-            check_option(self.curve, "curve", LOWER_BOUND_CURVES)
-        if self.c_n is not None:
-            check_positive(self.c_n, "c_n")
+# --- the result -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class TheoryDiagnosis:
     """The theory section's numbers for one batch (see the module notes).
 
+    The numbers of the evaluated points are the :class:`~isoapprox.TheoryResult`
+    ``theory``; its attributes (``iso``, ``haus``, ``loss_max``, ``d_star``,
+    ``beyond_simplex``, ...) read through this object too.
+
     Attributes
     ----------
-    n_points, dim, n_classes, n_separated_classes : int
-        ``N``, ``n``, ``P`` and ``P'`` of the evaluated points.
+    theory : TheoryResult
+        :func:`isoapprox.evaluate_theory` of the evaluated points.
     samples_per_class : int
         Median class size (``K`` of a ``P x K`` batch).
-    margin : float
-        ``alpha``.
     evaluated : str
         ``"all"`` or ``"subsample"``.
     n_input_points : int
@@ -577,140 +363,121 @@ class TheoryDiagnosis:
         Rows of the batch that were evaluated (increasing).
     labels : ndarray
         Their original labels.
-    loss_max, loss_mean : float
-        Batch-hard loss ``L`` (max) and its mean reduction, at ``alpha``.
-    diameter : float
-        ``diam(E)`` of the evaluated points.
-    iso, haus : DistanceBracket
-        ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)``.
-    packing_lower : float
-        The packing bound on ``d_iso`` (see :func:`packing_bound`).
-    ideal_solver : dict
-        ``nearest_ideal``'s own result for ``"iso"`` (and ``"haus"`` when it
-        ran): value, bracket, bounds, status, seconds.
-    loss_lower_check, loss_upper_check : BoundCheck
-        Statement 3: ``L/2 <= d_iso`` and ``d_iso <= L``.
-    loss_faithful : bool or None
-        ``loss_upper_check.holds``.
-    proxy_ratio, proxy_ratio_lower, proxy_ratio_upper : float
-        ``d_iso / L`` and its bracket (``nan`` when ``L = 0``).
-    d_star, d_star_lower, d_star_upper : float
-        ``D*(P', n, alpha)`` (best layout found) and its bracket.
-    d_star_exact : bool
-        Known in closed form or by a theorem.
-    d_star_source : str
-        Where ``d_star_lower`` comes from.
-    collapse_ratio, collapse_ratio_lower, collapse_ratio_upper : float
-        ``D* / alpha`` with its bracket (``nan`` when ``alpha = 0``).
-    beyond_simplex : bool
-        ``P' > n + 1``.
-    ideal_diameter : float
-        Diameter of the iso-nearest ideal embedding ``f*``.
-    constant : ConstantReport
-        From :func:`isoapprox.empirical_constant`: ``c`` with its bracket,
-        ``theta`` with its bracket, ``ratio_fstar``.
     suggestion : LayoutSuggestion
-    aligned : ndarray of shape (N, n)
-        ``f*`` moved onto ``E`` by the best isometry (for viewing; it is
-        ``f*`` itself when ``d_iso = 0``).
     findings : tuple of str
         Plain-language sentences quoted by the verdict.
     seconds : float
         Wall time of the section.
+
+    Derived: ``loss_lower_check`` / ``loss_upper_check`` (statement 3),
+    ``loss_faithful`` (``loss_upper_check.holds``), ``proxy_ratio`` with its
+    bracket (``d_iso / L``), ``collapse_ratio`` with its bracket (``D* /
+    alpha``), ``constant`` (:class:`~isoapprox.ConstantResult`) and
+    ``ideal_solver`` (``nearest_ideal``'s own results).
     """
 
-    n_points: int
-    dim: int
-    n_classes: int
-    n_separated_classes: int
+    theory: TheoryResult
     samples_per_class: int
-    margin: float
     evaluated: str
     n_input_points: int
     indices: IntArray = field(repr=False)
     labels: np.ndarray = field(repr=False)
-    loss_max: float = 0.0
-    loss_mean: float = 0.0
-    diameter: float = 0.0
-    iso: DistanceBracket | None = None
-    haus: DistanceBracket | None = None
-    packing_lower: float = 0.0
-    ideal_solver: dict = field(default_factory=dict)
-    loss_lower_check: Any = None
-    loss_upper_check: Any = None
-    loss_faithful: bool | None = None
-    proxy_ratio: float = math.nan
-    proxy_ratio_lower: float = math.nan
-    proxy_ratio_upper: float = math.nan
-    d_star: float = 0.0
-    d_star_lower: float = 0.0
-    d_star_upper: float = 0.0
-    d_star_exact: bool = True
-    d_star_source: str = ""
-    collapse_ratio: float = math.nan
-    collapse_ratio_lower: float = math.nan
-    collapse_ratio_upper: float = math.nan
-    beyond_simplex: bool = False
-    ideal_diameter: float = 0.0
-    constant: Any = None
     suggestion: LayoutSuggestion | None = None
-    aligned: FloatArray | None = field(default=None, repr=False)
     findings: tuple[str, ...] = ()
     seconds: float = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "theory":
+            raise AttributeError(name)
+        return getattr(self.theory, name)
+
+    @property
+    def loss_lower_check(self) -> CheckResult:
+        return self.theory.checks["3_lower"]
+
+    @property
+    def loss_upper_check(self) -> CheckResult:
+        return self.theory.checks["3_upper"]
+
+    @property
+    def loss_faithful(self) -> bool | None:
+        return self.loss_upper_check.holds
+
+    def _per_loss(self, v: float) -> float:
+        return _ratio(v, self.theory.loss_max) if self.theory.loss_max > 0 else math.nan
+
+    @property
+    def proxy_ratio(self) -> float:
+        return self._per_loss(self.theory.iso.value)
+
+    @property
+    def proxy_ratio_lower(self) -> float:
+        return self._per_loss(self.theory.iso.lower)
+
+    @property
+    def proxy_ratio_upper(self) -> float:
+        return self._per_loss(self.theory.iso.upper)
+
+    def _per_margin(self, v: float) -> float:
+        return _ratio(v, self.theory.margin) if self.theory.margin > 0 else math.nan
+
+    @property
+    def collapse_ratio(self) -> float:
+        return self._per_margin(self.theory.d_star)
+
+    @property
+    def collapse_ratio_lower(self) -> float:
+        return self._per_margin(self.theory.d_star_lower)
+
+    @property
+    def collapse_ratio_upper(self) -> float:
+        return self._per_margin(self.theory.d_star_upper)
+
+    @property
+    def constant(self) -> ConstantResult:
+        return constant_result(self.theory)
+
+    @property
+    def ideal_solver(self) -> dict[str, Any]:
+        return {k: solver_dict(r) for k, r in self.theory.solver_results.items()}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary: flat numbers first (summarised over batches), then details.
 
         Leaves out the embeddings; ``indices`` only when subsampled.
         """
-        iso, haus, cst = self.iso, self.haus, self.constant
-        out: dict[str, Any] = {
-            "findings": list(self.findings),
-            "n_points": self.n_points,
-            "dim": self.dim,
-            "n_classes": self.n_classes,
-            "n_separated_classes": self.n_separated_classes,
-            "samples_per_class": self.samples_per_class,
-            "margin": self.margin,
-            "loss_max": self.loss_max,
-            "loss_mean": self.loss_mean,
-            "diameter": self.diameter,
-            "d_iso": iso.value,
-            "d_iso_lower": iso.lower,
-            "d_iso_upper": iso.upper,
-            "d_haus": haus.value,
-            "d_haus_lower": haus.lower,
-            "d_haus_upper": haus.upper,
-            "packing_lower": self.packing_lower,
-            "proxy_ratio": self.proxy_ratio,
-            "proxy_ratio_lower": self.proxy_ratio_lower,
+        t = self.theory
+        iso, haus = t.iso, t.haus
+        flat = {
+            "n_points": t.n_points, "dim": t.dim, "n_classes": t.n_classes,
+            "n_separated_classes": t.n_separated_classes,
+            "samples_per_class": self.samples_per_class, "margin": t.margin,
+            "loss_max": t.loss_max, "loss_mean": t.loss_mean, "diameter": t.diameter,
+            "d_iso": iso.value, "d_iso_lower": iso.lower, "d_iso_upper": iso.upper,
+            "d_haus": haus.value, "d_haus_lower": haus.lower, "d_haus_upper": haus.upper,
+            "packing_lower": t.packing_lower,
+            "proxy_ratio": self.proxy_ratio, "proxy_ratio_lower": self.proxy_ratio_lower,
             "proxy_ratio_upper": self.proxy_ratio_upper,
-            "d_star": self.d_star,
-            "d_star_lower": self.d_star_lower,
-            "d_star_upper": self.d_star_upper,
+            "d_star": t.d_star, "d_star_lower": t.d_star_lower, "d_star_upper": t.d_star_upper,
             "collapse_ratio": self.collapse_ratio,
             "collapse_ratio_lower": self.collapse_ratio_lower,
             "collapse_ratio_upper": self.collapse_ratio_upper,
-            "ideal_diameter": self.ideal_diameter,
-            "c": cst.c,
-            "c_lower": cst.c_lower,
-            "c_upper": cst.c_upper,
-            "theta": cst.theta,
-            "theta_lower": cst.theta_lower,
-            "theta_upper": cst.theta_upper,
-            "max_classes": self.suggestion.max_classes,
-            "min_dim": self.suggestion.min_dim,
+            "ideal_diameter": t.ideal_diameter,
+            "c": t.c, "c_lower": t.c_lower, "c_upper": t.c_upper,
+            "theta": t.theta, "theta_lower": t.theta_lower, "theta_upper": t.theta_upper,
+            "max_classes": self.suggestion.max_classes, "min_dim": self.suggestion.min_dim,
             "seconds": self.seconds,
             # flags and words
-            "beyond_simplex": self.beyond_simplex,
-            "loss_faithful": self.loss_faithful,
-            "kind": iso.kind,
-            "kind_haus": haus.kind,
-            "d_star_exact": self.d_star_exact,
-            "d_star_source": self.d_star_source,
+            "beyond_simplex": t.beyond_simplex, "loss_faithful": self.loss_faithful,
+            "kind": iso.kind, "kind_haus": haus.kind, "d_star_exact": t.d_star_exact,
+            "d_star_source": t.d_star_source,
+        }
+        return {
+            "findings": list(self.findings),
+            **flat,
             "evaluated": {
                 "mode": self.evaluated,
-                "n_points": self.n_points,
+                "n_points": t.n_points,
                 "n_input_points": self.n_input_points,
                 "indices": self.indices.tolist() if self.evaluated != "all" else None,
             },
@@ -719,10 +486,9 @@ class TheoryDiagnosis:
             "ideal_solver": self.ideal_solver,
             "loss_lower_check": self.loss_lower_check.to_dict(),
             "loss_upper_check": self.loss_upper_check.to_dict(),
-            "constant": cst.to_dict(),
+            "constant": self.constant.to_dict(),
             "suggestion": self.suggestion.to_dict(),
         }
-        return out
 
 
 # --- subsample ----------------------------------------------------------------------
@@ -782,72 +548,6 @@ def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray
 # --- the section --------------------------------------------------------------------
 
 
-def _bracket_from(res, *, lower: float, lower_source: str, scale: float,
-                  tol: float) -> DistanceBracket:
-    """Wrap a nearest_ideal result with a (possibly raised) lower end."""
-    value = float(res.value)
-    if lower > value * (1.0 + _CONTRADICTION_RTOL) + 1e-300:
-        raise SolverError(
-            f"internal inconsistency: the lower bound {lower!r} ({lower_source}) exceeds the "
-            f"value {value!r} of a feasible embedding", solver=res.solver, status=res.status,
-        )
-    lower = min(lower, value)
-    gap = value - lower
-    rel = gap / max(value, 1e-3 * scale) if scale > 0 else 0.0
-    return DistanceBracket(
-        objective=res.objective, value=value, lower=lower, upper=value, gap=gap,
-        rel_gap=rel, certified=rel <= tol, lower_source=lower_source, solver=res.solver,
-        status=res.status, kind=res.kind, seconds=float(res.seconds),
-        embedding=np.asarray(res.embedding),
-    )
-
-
-def _solver_dict(res) -> dict[str, Any]:
-    return {
-        "objective": res.objective, "value": res.value, "lower": res.lower,
-        "upper": res.upper, "rel_gap": res.rel_gap, "certified": res.certified,
-        "solver": res.solver, "status": res.status, "kind": res.kind,
-        "n_starts": res.n_starts, "n_iter": res.n_iter, "seconds": res.seconds,
-        "bounds": dict(res.bounds), "lower_source": res.lower_source,
-    }
-
-
-def _aligned_ideal(X: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float, seed: int):
-    """Minimax Procrustes of ``X`` onto ``G``; ``G`` moved onto ``X``; its feasibility."""
-    from .procrustes import minimax_procrustes
-
-    proc = minimax_procrustes(X, G, rng=seed)
-    # the best isometry maps X_k to Q X_k + b ~ G_k; its inverse moves G onto X
-    A = (G - proc.b) @ proc.Q
-    ok = separation_report(A, codes, margin=margin, atol=0.0).worst_slack >= 0.0
-    return proc, A, bool(ok)
-
-
-def _identity_procrustes(n: int):
-    from .procrustes import ProcrustesResult
-
-    return ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
-                            gap=0.0, certified=True, reflection=False, n_iter=0,
-                            method="trivial")
-
-
-def _d_star(P: int, n: int, margin: float, G: np.ndarray, codes: np.ndarray):
-    """``(value, lower, upper, exact, source)`` of ``D*(P', n, margin)``."""
-    from .packing import _lower_unit
-
-    lower_unit, source = _lower_unit(P, n)
-    lower = margin * lower_unit
-    exact = margin == 0.0 or P <= n + 1 or n == 1 or (n == 2 and P <= 8)
-    if exact:
-        return lower, lower, lower, True, source
-    reps = G[_representatives(codes)]
-    iu, ju = np.triu_indices(reps.shape[0], 1)
-    d = np.sqrt(np.sum((reps[iu] - reps[ju]) ** 2, axis=1))
-    upper = float(d.max()) * max(1.0, margin / float(d.min()))
-    upper = max(upper, lower)
-    return upper, lower, upper, False, source
-
-
 def _fmt(v: float, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
@@ -870,16 +570,17 @@ _KIND_WORDS = {
 }
 
 
-def _findings(t: dict[str, Any]) -> list[str]:
-    """Plain-language sentences from the computed numbers ``t``."""
+def _findings(res: TheoryDiagnosis, max_points: int) -> list[str]:
+    """Plain-language sentences from the computed numbers."""
     out: list[str] = []
-    P, n, alpha = t["P"], t["n"], t["alpha"]
-    iso, haus, L, sug = t["iso"], t["haus"], t["L"], t["suggestion"]
+    r = res.theory
+    P, n, alpha = r.n_separated_classes, r.dim, r.margin
+    iso, haus, L, sug = r.iso, r.haus, r.loss_max, res.suggestion
     where = f"{P} classes in R^{n}"
-    if t["evaluated"] != "all":
+    if res.evaluated != "all":
         out.append(
-            f"Theory numbers on a seeded subsample of {t['n_points']} of {t['n_input']} points "
-            f"({t['n_classes']} classes; batches above {t['max_points']} points are subsampled "
+            f"Theory numbers on a seeded subsample of {r.n_points} of {res.n_input_points} "
+            f"points ({r.n_classes} classes; batches above {max_points} points are subsampled "
             "to keep the nearest-ideal solver affordable)."
         )
     if alpha == 0.0:
@@ -889,11 +590,11 @@ def _findings(t: dict[str, Any]) -> list[str]:
             "collapse, so neither can reveal it. Pass the training margin (--margin) to "
             "compare them."
         )
-    elif t["beyond_simplex"]:
-        ds = (f"= {_fmt(t['d_star'])}" if t["d_star_exact"] else
-              f"in [{_fmt(t['d_star_lower'])}, {_fmt(t['d_star_upper'])}]")
-        ratio = (f"{t['cr_lower']:.2g}" if t["d_star_exact"] else
-                 f"{t['cr_lower']:.2g}-{t['cr_upper']:.2g}")
+    elif r.beyond_simplex:
+        ds = (f"= {_fmt(r.d_star)}" if r.d_star_exact else
+              f"in [{_fmt(r.d_star_lower)}, {_fmt(r.d_star_upper)}]")
+        cr_lo, cr_up = _ratio(r.d_star_lower, alpha), _ratio(r.d_star_upper, alpha)
+        ratio = f"{cr_lo:.2g}" if r.d_star_exact else f"{cr_lo:.2g}-{cr_up:.2g}"
         out.append(
             f"This batch holds {where}, more than n + 1 = {n + 1}: a collapsed batch has loss "
             f"L = margin = {alpha:g}, yet its distance to the nearest triplet-separated (ideal) "
@@ -914,7 +615,7 @@ def _findings(t: dict[str, Any]) -> list[str]:
         )
     else:
         br = bracket_text(iso.value, iso.lower, iso.upper)
-        faithful = t["faithful"]
+        faithful = res.loss_faithful
         if faithful is False:
             out.append(
                 f"Measured: d_iso(E, F_TS) {br} > L = {_fmt(L)} (batch-hard loss, max): the "
@@ -932,16 +633,15 @@ def _findings(t: dict[str, Any]) -> list[str]:
                 "so whether the loss still bounds the distance is undecided (a longer "
                 "--theory-time-limit narrows it)."
             )
-        cst = t["constant"]
-        c_txt = (f"c = d_haus / d_iso = {_fmt(cst.c, 3)} "
-                 f"(bracket [{_fmt(cst.c_lower, 3)}, {_fmt(cst.c_upper, 3)}])")
+        c_txt = (f"c = d_haus / d_iso = {_fmt(r.c, 3)} "
+                 f"(bracket [{_fmt(r.c_lower, 3)}, {_fmt(r.c_upper, 3)}])")
         out.append(
             f"The nearest ideal embedding is {_KIND_WORDS[iso.kind]}, diameter "
-            f"{_fmt(t['ideal_diameter'], 3)}; reaching one moves every point by at most "
+            f"{_fmt(r.ideal_diameter, 3)}; reaching one moves every point by at most "
             f"d_haus(E, F_TS) {bracket_text(haus.value, haus.lower, haus.upper, 3)}; {c_txt}, "
-            f"thickness theta(E) = {_fmt(cst.theta, 3)}."
+            f"thickness theta(E) = {_fmt(r.theta, 3)}."
         )
-    if sug.applicable and (t["beyond_simplex"] or not sug.within_ratio):
+    if sug.applicable and (r.beyond_simplex or not sug.within_ratio):
         rho = f"{sug.ratio:g}"
         if sug.max_classes_capped:
             cls = (f"any number of classes up to {SUGGEST_MAX_CLASSES} per batch in R^{n} "
@@ -998,9 +698,6 @@ def diagnose_theory(
     >>> t.iso.value, t.loss_faithful, t.beyond_simplex
     (0.0, True, False)
     """
-    from .ideal import nearest_ideal
-    from .theory import check_loss_iso, empirical_constant
-
     t0 = time.perf_counter()
     opts = options if options is not None else TheoryOptions()
     if not isinstance(opts, TheoryOptions):
@@ -1014,101 +711,18 @@ def diagnose_theory(
     X = X_all[idx]
     codes, sub_classes = as_labels(codes_all[idx], idx.size, "y")
     require_triplets(codes)
-    labels = classes[sub_classes[codes]]
-    N, n = X.shape
-    P = int(sub_classes.size)
-    P_sep = separated_class_count(codes)
+    theory = evaluate_theory(X, codes, margin=alpha, options=opts, rng=opts.seed)
+    P_sep, n = theory.n_separated_classes, theory.dim
     K = int(np.median(class_counts(codes)))
-    diam = diameter(X)
-    scale = max(diam, alpha)
-    L = batch_hard_loss(X, codes, margin=alpha, reduction="max")
-    L_mean = batch_hard_loss(X, codes, margin=alpha, reduction="mean")
-
-    # d_iso with the packing bound -------------------------------------------------
-    raw = nearest_ideal(X, codes, margin=alpha, objective="iso", rng=opts.seed, tol=opts.tol,
-                        time_limit=opts.time_limit)
-    solver_info = {"iso": _solver_dict(raw)}
-    pack = _packing_bound(X, codes, alpha, diam)
-    if pack > raw.lower:
-        iso = _bracket_from(raw, lower=pack, lower_source="packing", scale=scale, tol=opts.tol)
-    else:
-        iso = _bracket_from(raw, lower=raw.lower, lower_source=raw.lower_source, scale=scale,
-                            tol=opts.tol)
-
-    # d_haus: solver (small N) and the iso solution moved onto E -------------------
-    if iso.value == 0.0:
-        proc = _identity_procrustes(n)
-        aligned = iso.embedding
-        haus = DistanceBracket("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
-                               iso.solver, iso.status, iso.kind, 0.0, iso.embedding)
-    else:
-        proc, aligned, aligned_ok = _aligned_ideal(X, iso.embedding, codes, alpha, opts.seed)
-        cands = []
-        if aligned_ok:
-            cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned, "procrustes",
-                          "bracket", iso.kind, 0.0))
-        h_lower, h_source = iso.lower / 2.0, "iso_half"
-        if N <= opts.haus_max_points:
-            raw_h = nearest_ideal(X, codes, margin=alpha, objective="haus", rng=opts.seed,
-                                  tol=opts.tol, time_limit=opts.time_limit)
-            solver_info["haus"] = _solver_dict(raw_h)
-            cands.append((raw_h.value, np.asarray(raw_h.embedding), raw_h.solver, raw_h.status,
-                          raw_h.kind, raw_h.seconds))
-            if raw_h.lower > h_lower:
-                h_lower, h_source = raw_h.lower, raw_h.lower_source
-        if not cands:  # rounding broke the moved copy and no solver ran
-            logger.warning("the ideal embedding moved onto E is not triplet-separated in "
-                           "float64 (rounding); the d_haus upper end uses f* unmoved")
-            G = iso.embedding
-            cands.append((hausdorff_like(X, G, mode="pointwise"), G, iso.solver, "bracket",
-                          iso.kind, 0.0))
-        value, G, solver, status, kind, secs = min(cands, key=lambda c: c[0])
-        if h_lower > value * (1.0 + _CONTRADICTION_RTOL):
-            raise SolverError(
-                f"internal inconsistency: d_haus lower bound {h_lower!r} ({h_source}) exceeds "
-                f"a feasible value {value!r}", solver=solver, status=status)
-        h_lower = min(h_lower, value)
-        gap = value - h_lower
-        rel = gap / max(value, 1e-3 * scale)
-        haus = DistanceBracket("haus", float(value), float(h_lower), float(value), gap, rel,
-                               rel <= opts.tol, h_source, solver, status, kind, float(secs),
-                               np.asarray(G))
-
-    constant = empirical_constant(X, codes, margin=alpha, iso=iso, haus=haus, rng=opts.seed,
-                                  tol=opts.tol, c_n=opts.c_n, fstar_procrustes=proc)
-    lower_check, upper_check = check_loss_iso(X, codes, margin=alpha, iso=iso)
-    ds, ds_lo, ds_up, ds_exact, ds_src = _d_star(P_sep, n, alpha, iso.embedding, codes)
     suggestion = suggest_layout(P_sep, n, margin=alpha, samples_per_class=K,
                                 ratio=opts.faithful_ratio, curve=opts.curve)
-    beyond = P_sep > n + 1
-    ideal_diam = diameter(iso.embedding)
-    t = {
-        "P": P_sep, "n": n, "alpha": alpha, "iso": iso, "haus": haus, "L": L,
-        "suggestion": suggestion, "evaluated": evaluated, "n_points": N,
-        "n_input": X_all.shape[0], "n_classes": P, "max_points": opts.max_points,
-        "beyond_simplex": beyond, "d_star": ds, "d_star_lower": ds_lo, "d_star_upper": ds_up,
-        "d_star_exact": ds_exact,
-        "cr_lower": _ratio(ds_lo, alpha), "cr_upper": _ratio(ds_up, alpha),
-        "faithful": upper_check.holds, "constant": constant, "ideal_diameter": ideal_diam,
-    }
-    return TheoryDiagnosis(
-        n_points=N, dim=n, n_classes=P, n_separated_classes=P_sep, samples_per_class=K,
-        margin=alpha, evaluated=evaluated, n_input_points=int(X_all.shape[0]), indices=idx,
-        labels=labels, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,
-        packing_lower=pack, ideal_solver=solver_info, loss_lower_check=lower_check,
-        loss_upper_check=upper_check, loss_faithful=upper_check.holds,
-        proxy_ratio=_ratio(iso.value, L) if L > 0 else math.nan,
-        proxy_ratio_lower=_ratio(iso.lower, L) if L > 0 else math.nan,
-        proxy_ratio_upper=_ratio(iso.upper, L) if L > 0 else math.nan,
-        d_star=ds, d_star_lower=ds_lo, d_star_upper=ds_up, d_star_exact=ds_exact,
-        d_star_source=ds_src,
-        collapse_ratio=_ratio(ds, alpha) if alpha > 0 else math.nan,
-        collapse_ratio_lower=_ratio(ds_lo, alpha) if alpha > 0 else math.nan,
-        collapse_ratio_upper=_ratio(ds_up, alpha) if alpha > 0 else math.nan,
-        beyond_simplex=beyond, ideal_diameter=ideal_diam, constant=constant,
-        suggestion=suggestion, aligned=np.asarray(aligned), findings=tuple(_findings(t)),
-        seconds=time.perf_counter() - t0,
+    res = TheoryDiagnosis(
+        theory=theory, samples_per_class=K, evaluated=evaluated,
+        n_input_points=int(X_all.shape[0]), indices=idx, labels=classes[sub_classes[codes]],
+        suggestion=suggestion,
     )
+    return replace(res, findings=tuple(_findings(res, opts.max_points)),
+                   seconds=time.perf_counter() - t0)
 
 
 class TheorySection:
@@ -1161,8 +775,6 @@ class TheorySection:
 
 
 def _with_labels(res: TheoryDiagnosis, labels: np.ndarray) -> TheoryDiagnosis:
-    from dataclasses import replace
-
     return replace(res, labels=np.asarray(labels))
 
 
@@ -1207,7 +819,7 @@ def theory_batch_summary(report: Mapping[str, Any]) -> dict[str, Any]:
 
     P, n = col("n_separated_classes"), col("dim")
     lo, up, L = col("d_iso_lower"), col("d_iso_upper"), col("loss_max")
-    tol = 1e-9 * np.maximum(np.maximum(up, L), 1e-300)
+    tol = VERDICT_RTOL * np.maximum(np.maximum(up, L), 1e-300)
     beyond = int(np.sum(P > n + 1))
     unfaithful = int(np.sum(lo > L + tol))
     faithful = int(np.sum(up <= L + tol))
@@ -1330,4 +942,5 @@ def embedding_view(
         "ideal": None if G is None else ((G[sel] - center) @ V.T).tolist(),
     }
     return out
+
 

@@ -62,15 +62,29 @@ import numpy as np
 from ._blas import single_threaded_blas
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, RNGLike
-from ._validation import as_rng, check_int, check_margin, check_option, check_positive
+from ._validation import (
+    as_labels,
+    as_rng,
+    check_int,
+    check_margin,
+    check_option,
+    check_positive,
+    class_counts,
+)
 from .exceptions import InvalidInputError
+from .tolerances import PACKING_RTOL
 
 __all__ = [
     "LOWER_BOUND_CURVES",
     "PackingResult",
+    "class_representatives",
+    "d_star_bracket",
     "lower_bound_curve",
     "min_separated_diameter",
+    "packing_distance_bound",
     "packing_lower_bound",
+    "separated_class_count",
+    "unit_lower_bound",
 ]
 
 LOWER_BOUND_CURVES = ("packing", "simplex")
@@ -136,8 +150,8 @@ class PackingResult:
 # ---------------------------------------------------------------------------
 
 
-def _lower_unit(P: int, n: int) -> tuple[float, str]:
-    """Best proven lower bound of ``D*(P, n, 1)`` and its source."""
+def unit_lower_bound(P: int, n: int) -> tuple[float, str]:
+    """Best proven lower bound of ``D*(P, n, 1)`` and its source (arguments not checked)."""
     if P <= 1:
         return 0.0, "exact: a single point"
     if n == 1:
@@ -181,7 +195,99 @@ def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     P = check_int(P, "P", minimum=1)
     n = check_int(n, "n", minimum=1)
     margin = check_margin(margin)
-    return margin * _lower_unit(P, n)[0]
+    return margin * unit_lower_bound(P, n)[0]
+
+
+def separated_class_count(y: ArrayLike) -> int:
+    """``P'``: classes that every triplet-separated embedding keeps ``margin`` apart.
+
+    In ``G in F_TS(alpha)`` a point of a class with two or more points (an
+    anchor with a positive ``p``) is at distance ``d(a, m) >= d(a, p) + alpha
+    >= alpha`` from every point ``m`` of another class; two singleton
+    classes constrain nothing between them.  So one point of each class with
+    two or more points, plus one singleton class if there is one, are
+    pairwise ``>= alpha`` apart.
+
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Class labels.
+
+    Returns
+    -------
+    int
+        Classes with at least two points, plus one if some class is a singleton.
+
+    Examples
+    --------
+    >>> separated_class_count([0, 0, 1, 1, 2])
+    3
+    >>> separated_class_count([0, 0, 1, 2, 3])
+    2
+    """
+    arr = np.asarray(y)
+    codes, _ = as_labels(arr, arr.shape[0] if arr.ndim == 1 else -1, "y")
+    return separated_count(codes)
+
+
+def separated_count(codes: np.ndarray) -> int:
+    """:func:`separated_class_count` of validated codes ``0 .. P-1``."""
+    counts = class_counts(codes)
+    return int(np.sum(counts >= 2) + (1 if np.any(counts == 1) else 0))
+
+
+def class_representatives(codes: np.ndarray) -> np.ndarray:
+    """Rows of the ``P'`` representatives: the first of each class with >= 2 points,
+    plus the first singleton (validated codes; increasing indices)."""
+    counts = class_counts(codes)
+    first = np.full(len(counts), -1, dtype=np.int64)
+    for i in range(codes.shape[0] - 1, -1, -1):
+        first[codes[i]] = i
+    multi = np.flatnonzero(counts >= 2)
+    single = np.flatnonzero(counts == 1)
+    keep = list(multi) + ([single[0]] if single.size else [])
+    return np.sort(first[keep])
+
+
+def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: float) -> float:
+    """Proven float64 lower bound of ``d_iso(E, F_TS)``: ``D*_lower(P', n, alpha) - diam(E)``.
+
+    The ``P'`` representatives (:func:`separated_class_count`) of any ``G``
+    in ``F_TS(alpha)`` are pairwise ``>= alpha`` apart, so some pair has
+    ``d_G(i, j) >= D*(P', n, alpha)`` while ``d_E(i, j) <= diam(E)``.  The
+    difference is lowered once by ``PACKING_RTOL * max(D*_lower, diam)``
+    (see :mod:`isoapprox.tolerances`) and clipped at 0.  Arguments are not
+    checked (validated codes ``0 .. P-1``, ``diam = diam(E)``).
+
+    Examples
+    --------
+    >>> codes = np.repeat(np.arange(4), 2)          # 4 classes collapsed in R^2
+    >>> round(packing_distance_bound(codes, 2, 1.0, 0.0), 9)  # sqrt 2
+    1.414213562
+    """
+    ds = margin * unit_lower_bound(separated_count(codes), dim)[0]
+    return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
+
+
+def d_star_bracket(codes: np.ndarray, dim: int, margin: float,
+                   G: np.ndarray) -> tuple[float, float, float, bool, str]:
+    """``(value, lower, upper, exact, source)`` of ``D*(P', n, margin)``.
+
+    The lower end is :func:`packing_lower_bound`; unless it is exact
+    (``P' <= n + 1``, ``n = 1``, the planar theorems ``P' <= 8``), the upper
+    end is the diameter of the ``P'`` representatives of an ideal embedding
+    ``G`` scaled up to pairwise distances ``>= margin`` (a feasible layout).
+    """
+    P = separated_count(codes)
+    lower_unit, source = unit_lower_bound(P, dim)
+    lower = margin * lower_unit
+    if margin == 0.0 or P <= dim + 1 or dim == 1 or (dim == 2 and P <= 8):
+        return lower, lower, lower, True, source
+    reps = G[class_representatives(codes)]
+    iu, ju = np.triu_indices(reps.shape[0], 1)
+    d = np.sqrt(np.sum((reps[iu] - reps[ju]) ** 2, axis=1))
+    upper = max(float(d.max()) * max(1.0, margin / float(d.min())), lower)
+    return upper, lower, upper, False, source
 
 
 # ---------------------------------------------------------------------------
@@ -487,7 +593,7 @@ def min_separated_diameter(
         seed = check_int(rng, "rng", minimum=0)
     else:
         seed = int(as_rng(rng).integers(2**31))
-    lo_unit, source = _lower_unit(P, n)
+    lo_unit, source = unit_lower_bound(P, n)
     closed = P == 1 or margin == 0.0 or n == 1 or P <= n + 1
     if closed:
         if P == 1 or margin == 0.0:

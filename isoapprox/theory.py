@@ -1,4 +1,9 @@
-"""Numerical checks of the statements of the theory (SPEC section 3).
+"""The theory evaluated: distances to the ideal set and the statements of SPEC section 3.
+
+:func:`evaluate_theory` is the one evaluation (both distances to ``F_TS``
+with every proven bound, ``c``, ``theta``, ``D*`` and the checks) that the
+toy, ``diagnose``, the training callbacks and the batch stage format;
+the ``check_*`` functions check single statements.
 
 Notation
 --------
@@ -40,13 +45,16 @@ a verdict that is ``True`` or ``False`` only when the brackets decide it
 
 from __future__ import annotations
 
+import logging
 import math
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._typing import ArrayLike, RNGLike
+from ._typing import ArrayLike, FloatArray, RNGLike
 from ._validation import (
     as_labels,
     as_points,
@@ -56,29 +64,70 @@ from ._validation import (
     check_positive,
     require_triplets,
 )
-from .exceptions import InvalidInputError
+from .exceptions import InvalidInputError, SolverError
 from .geometry import diameter
-from .losses import batch_hard_loss, separation_report
+from .ideal import (
+    SOLVERS,
+    IdealResult,
+    embedding_kind,
+    nearest_ideal,
+    nearest_zero_loss,
+    pair_bounds,
+    solve_nearest,
+)
+from .losses import (
+    batch_hard_loss,
+    contrastive_loss,
+    margin_loss,
+    separation_report,
+)
 from .metrics import hausdorff_like, isometric_error
+from .packing import (
+    LOWER_BOUND_CURVES,
+    d_star_bracket,
+    min_separated_diameter,
+    packing_distance_bound,
+    separated_count,
+)
+from .procrustes import ProcrustesResult, minimax_procrustes
+from .thickness import thickness_report
+from .tolerances import BOUND_RTOL, FLOOR_RTOL, VERDICT_RTOL
 
 __all__ = [
-    "BoundCheck",
-    "CollapseCheck",
-    "ConstantReport",
+    "CHECKS",
+    "CheckResult",
+    "CollapseResult",
+    "ConstantResult",
+    "DistanceResult",
+    "TheoryOptions",
+    "TheoryResult",
+    "check_bound",
     "check_collapse",
     "check_iso_haus",
     "check_loss_iso",
     "check_pair_loss",
+    "constant_result",
     "empirical_constant",
+    "evaluate_theory",
 ]
 
-#: rounding allowance when a verdict is decided from brackets, relative to the
-#: larger of the two sides and of the instance's own scale (its diameter)
-VERDICT_RTOL = 1e-9
+logger = logging.getLogger(__name__)
+
+#: seconds allowed to each nearest_ideal solve by default (checked between local solves)
+DEFAULT_TIME_LIMIT = 5.0
+#: ``diagnose`` evaluates batches larger than this on a seeded stratified subsample
+THEORY_MAX_POINTS = 200
+#: nearest_ideal(objective="haus") runs by default only up to this many points,
+#: the toy sizes where it can certify (its exact single-triplet bound alone took
+#: 1.6 s at N = 16 and 28 s at N = 64 on the shared 2-core machine)
+HAUS_MAX_POINTS = 12
+#: ``rho``: the loss of a collapsed batch (alpha) should be within this factor
+#: of its distance to the ideal set (D*); 2 is the factor of statement 3
+FAITHFUL_RATIO = 2.0
 
 
 @dataclass(frozen=True)
-class BoundCheck:
+class CheckResult:
     """One inequality ``lhs <= rhs`` evaluated numerically.
 
     Attributes
@@ -111,9 +160,9 @@ class BoundCheck:
         return asdict(self)
 
 
-def _check(statement: str, lhs: tuple[float, float, float], rhs: tuple[float, float, float],
-           scale: float = 0.0) -> BoundCheck:
-    """Build a :class:`BoundCheck` from ``(estimate, lower, upper)`` of each side.
+def check_bound(statement: str, lhs: tuple[float, float, float], rhs: tuple[float, float, float],
+           scale: float = 0.0) -> CheckResult:
+    """Build a :class:`CheckResult` from ``(estimate, lower, upper)`` of each side.
 
     ``scale`` is the size of the instance (e.g. its diameter): rounding
     noise of the inputs is of that size times machine epsilon, even when
@@ -129,11 +178,11 @@ def _check(statement: str, lhs: tuple[float, float, float], rhs: tuple[float, fl
         holds = False
     else:
         holds = None
-    return BoundCheck(statement, float(l), float(r), float(l_lo), float(l_up), float(r_lo),
+    return CheckResult(statement, float(l), float(r), float(l_lo), float(l_up), float(r_lo),
                       float(r_up), float(r - l), holds)
 
 
-def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> BoundCheck:
+def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> CheckResult:
     """Statement 1: ``d_iso(E1, E2) <= 2 d_haus(E1, E2)``.
 
     Parameters
@@ -146,7 +195,7 @@ def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> 
 
     Returns
     -------
-    BoundCheck
+    CheckResult
 
     Examples
     --------
@@ -161,17 +210,16 @@ def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> 
         h = hausdorff_like(E1, E2, mode="pointwise")
         rhs = (2 * h, 2 * h, 2 * h)
     else:
-        from .procrustes import minimax_procrustes
-
         res = minimax_procrustes(E1, E2)
         rhs = (2 * res.value, 2 * res.lower, 2 * res.upper)
-    return _check(f"d_iso(E1, E2) <= 2 d_haus_{mode}(E1, E2)", (d_iso, d_iso, d_iso), rhs, scale)
+    return check_bound(f"d_iso(E1, E2) <= 2 d_haus_{mode}(E1, E2)", (d_iso, d_iso, d_iso), rhs,
+                       scale)
 
 
 def check_loss_iso(
     E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, iso: Any = None, rng: RNGLike = None,
     tol: float = 1e-6,
-) -> tuple[BoundCheck, BoundCheck]:
+) -> tuple[CheckResult, CheckResult]:
     """Statement 3: ``L(E)/2 <= d_iso(E, F_TS)`` and ``d_iso(E, F_TS) <= L(E)``.
 
     Parameters
@@ -191,20 +239,18 @@ def check_loss_iso(
 
     Returns
     -------
-    lower_check, upper_check : BoundCheck
+    lower_check, upper_check : CheckResult
         The proven lower bound (always holds) and the upper bound (may fail
         when the perturbed table is not realisable in ``R^n``).
     """
-    from .ideal import nearest_ideal
-
     margin = check_margin(margin)
     if iso is None:
         iso = nearest_ideal(E, y, margin=margin, objective="iso", rng=rng, tol=tol)
     L = batch_hard_loss(E, y, margin=margin, reduction="max")
     scale = max(diameter(E), margin)
     d = (iso.value, iso.lower, iso.upper)
-    lower = _check("L(E)/2 <= d_iso(E, F_TS)", (L / 2, L / 2, L / 2), d, scale)
-    upper = _check("d_iso(E, F_TS) <= L(E)", d, (L, L, L), scale)
+    lower = check_bound("L(E)/2 <= d_iso(E, F_TS)", (L / 2, L / 2, L / 2), d, scale)
+    upper = check_bound("d_iso(E, F_TS) <= L(E)", d, (L, L, L), scale)
     return lower, upper
 
 
@@ -219,7 +265,7 @@ def check_pair_loss(
     iso: Any = None,
     rng: RNGLike = None,
     tol: float = 1e-6,
-) -> tuple[BoundCheck, BoundCheck]:
+) -> tuple[CheckResult, CheckResult]:
     """Statement 5: ``L(E) <= d_iso(E, F)`` and ``d_iso(E, F) <= L(E)`` for a pair loss.
 
     ``L`` is the max-reduced pair loss and ``F`` its zero-loss set
@@ -248,7 +294,7 @@ def check_pair_loss(
 
     Returns
     -------
-    lower_check, upper_check : BoundCheck
+    lower_check, upper_check : CheckResult
         The proven lower bound ``L(E) <= d_iso(E, F)`` (factor 1; it always
         holds) and the upper bound ``d_iso(E, F) <= L(E)``, which holds
         (with equality) when the clipped distance table is realisable in
@@ -267,10 +313,6 @@ def check_pair_loss(
     >>> lo.lhs, lo.holds, up.holds
     (2.0, True, True)
     """
-    from .ideal import nearest_zero_loss
-    from .ideal.zero_loss import pair_bounds
-    from .losses import contrastive_loss, margin_loss
-
     u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
     if iso is None:
         iso = nearest_zero_loss(E, y, loss=loss, margin=margin, pos_margin=pos_margin,
@@ -288,50 +330,515 @@ def check_pair_loss(
         L = margin_loss(E, y, margin=margin, beta=beta, reduction="max")
     scale = max(diameter(E), l)
     d = (iso.value, iso.lower, iso.upper)
-    lower = _check("L(E) <= d_iso(E, F)", (L, L, L), d, scale)
-    upper = _check("d_iso(E, F) <= L(E)", d, (L, L, L), scale)
+    lower = check_bound("L(E) <= d_iso(E, F)", (L, L, L), d, scale)
+    upper = check_bound("d_iso(E, F) <= L(E)", d, (L, L, L), scale)
     return lower, upper
 
 
 @dataclass(frozen=True)
-class ConstantReport:
-    """The empirical constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)``.
+class TheoryOptions:
+    """Options of :func:`evaluate_theory` (and of the theory section of ``diagnose``).
 
     Attributes
     ----------
+    time_limit : float, default 5.0
+        Seconds per ``nearest_ideal`` solve (checked between local solves).
+    tol : float, default 1e-6
+        Requested relative gap of the solvers.
+    solver : {"auto", "scipy", "cvxpy"}, default "auto"
+    n_starts, max_iter : int, default 24, 200
+        Local solves of each ``nearest_ideal`` call and their iteration cap.
+    haus_max_points : int or None, default 12
+        ``nearest_ideal(objective="haus")`` runs only up to this many points
+        (its exact single-triplet bound costs ~30 s at ``N = 64``); above it
+        the ``d_haus`` bracket comes from the iso solution.  None: always.
+    procrustes_max_dim : int or None, default None
+        ``f*`` is moved onto ``E`` by the minimax Procrustes isometry (seconds
+        in ``n = 32``) only up to this dimension; 0: never.  None: always.
+    seed : int, default 0
+        Seeds the minimax Procrustes starts (and, in ``diagnose``, the
+        solvers and the subsample).
+    c_n : float or None
+        If given, statement 2 is checked with this constant.
+    max_points, faithful_ratio, curve
+        Of the ``diagnose`` theory section: its subsample size, the ``rho``
+        of the layout criterion and the lower-bound curve of the suggestion.
+    """
+
+    time_limit: float = DEFAULT_TIME_LIMIT
+    tol: float = 1e-6
+    solver: str = "auto"
+    n_starts: int = 24
+    max_iter: int = 200
+    haus_max_points: int | None = HAUS_MAX_POINTS
+    procrustes_max_dim: int | None = None
+    seed: int = 0
+    c_n: float | None = None
+    max_points: int = THEORY_MAX_POINTS
+    faithful_ratio: float = FAITHFUL_RATIO
+    curve: str | Callable[[int, int, float], float] = "packing"
+
+    def __post_init__(self) -> None:
+        check_positive(self.time_limit, "time_limit")
+        check_positive(self.tol, "tol")
+        check_option(self.solver, "solver", SOLVERS)
+        check_int(self.n_starts, "n_starts", minimum=1)
+        check_int(self.max_iter, "max_iter", minimum=1)
+        if self.haus_max_points is not None:
+            check_int(self.haus_max_points, "haus_max_points", minimum=0)
+        if self.procrustes_max_dim is not None:
+            check_int(self.procrustes_max_dim, "procrustes_max_dim", minimum=0)
+        check_int(self.seed, "seed", minimum=0)
+        if self.c_n is not None:
+            check_positive(self.c_n, "c_n")
+        check_int(self.max_points, "max_points", minimum=3)
+        rho = check_positive(self.faithful_ratio, "faithful_ratio")
+        if rho < 1.0:
+            raise InvalidInputError(f"`faithful_ratio` must be >= 1; got {rho!r}")
+        if not callable(self.curve):
+            check_option(self.curve, "curve", LOWER_BOUND_CURVES)
+
+    def solver_options(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
+        return {"tol": self.tol, "solver": self.solver, "n_starts": self.n_starts,
+                "max_iter": self.max_iter, "time_limit": self.time_limit}
+
+
+@dataclass(frozen=True)
+class DistanceResult:
+    """A distance to ``F_TS`` with its certified bracket and a minimiser.
+
+    Attributes
+    ----------
+    objective : {"iso", "haus"}
+    value : float
+        The objective at ``embedding`` (re-scored in float64); ``= upper``.
+    lower, upper : float
+        ``lower <= d(E, F_TS) <= upper``.
+    gap, rel_gap : float
+        ``upper - lower`` and ``gap / max(value, FLOOR_RTOL * max(diam E, alpha))``.
+    certified : bool
+        ``rel_gap <= tol``.
+    lower_source : str
+        The bound that gives ``lower`` (a :attr:`IdealResult.bounds` name, or
+        ``"iso_half"``: half the lower end of ``d_iso``, statement 1).
+    solver : str
+        Where ``embedding`` comes from: ``nearest_ideal``'s solver,
+        ``"cross:haus"`` (the haus solution, for ``d_iso``) or
+        ``"procrustes"`` (``f*`` moved onto ``E``, for ``d_haus``).
+    status : str
+        ``"certified"``, the solver's status, or ``"bracket"`` (no solver of
+        this objective gave the embedding).
+    kind : {"collapsed", "class-collapsed", "general"}
+        Of ``embedding`` (:func:`isoapprox.ideal.embedding_kind`).
+    seconds : float
+        Solver wall time.
+    embedding : ndarray of shape (N, n)
+        Triplet-separated in float64.
+    """
+
+    objective: str
+    value: float
+    lower: float
+    upper: float
+    gap: float
+    rel_gap: float
+    certified: bool
+    lower_source: str
+    solver: str
+    status: str
+    kind: str
+    seconds: float
+    embedding: FloatArray = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary without the embedding (JSON-ready)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "embedding"}
+
+
+def _distance(objective: str, value: float, lower: float, source: str, solver: str,
+              status: str, kind: str, seconds: float, G: np.ndarray, scale: float,
+              tol: float) -> DistanceResult:
+    """A bracket ``[lower, value]``; a lower end above the value is a contradiction."""
+    if lower > value * (1.0 + BOUND_RTOL) + 1e-300:
+        raise SolverError(f"internal inconsistency: the {objective} lower bound {lower!r} "
+                          f"({source}) exceeds the value {value!r} of a feasible embedding",
+                          solver=solver, status=status)
+    lower = min(lower, value)
+    gap = value - lower
+    rel = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
+    certified = rel <= tol
+    return DistanceResult(objective, float(value), float(lower), float(value), float(gap),
+                          float(rel), bool(certified), source, solver,
+                          "certified" if certified else status, kind, float(seconds),
+                          np.asarray(G))
+
+
+@dataclass(frozen=True)
+class TheoryResult:
+    """Every quantity of the theory for one embedding (:func:`evaluate_theory`).
+
+    Attributes
+    ----------
+    n_points, dim, n_classes, n_separated_classes : int
+        ``N``, ``n``, ``P`` and ``P'`` (:func:`isoapprox.packing.separated_class_count`).
+    margin : float
+        ``alpha``.
+    loss_max, loss_mean : float
+        Batch-hard loss ``L`` (max reduction) and its mean, at ``alpha``.
+    diameter : float
+        ``diam(E)``.
+    iso, haus : DistanceResult
+        ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` with their certified brackets.
+    iso_crossed, haus_crossed : bool
+        The iso upper end comes from the haus solution; the haus bracket was
+        tightened from the iso solution (moved ``f*`` or half of ``d_iso``).
+    packing_lower : float
+        The packing bound ``D*_lower(P', n, alpha) - diam(E)`` (proven, float64).
+    solver_results : dict of str to IdealResult
+        ``nearest_ideal``'s own results (``"iso"``, and ``"haus"`` when it ran).
     c, c_lower, c_upper : float
-        The ratio of the two incumbents and its certified bracket
-        ``[haus.lower / iso.upper, haus.upper / iso.lower]`` (``inf`` when
-        ``iso.lower == 0``; all ``nan`` when ``E`` is already triplet
-        separated, since then both distances vanish).
-    d_iso, d_iso_lower, d_iso_upper : float
-        ``d_iso(E, F_TS)`` and its bracket.
-    d_haus, d_haus_lower, d_haus_upper : float
-        ``d_haus(E, F_TS)`` and its bracket: the value is the better of the
-        ``objective="haus"`` solver's incumbent and ``f*`` moved onto ``E``
-        by its best isometry (when ``fstar``; ideal too, re-checked
-        triplet-separated and re-scored in float64); ``extra["d_haus_source"]``
-        says which (``"nearest_ideal"`` or ``"procrustes_fstar"``).
-    ratio_fstar : float
-        ``d_haus_isometry(E, f*) / d_iso(E, F_TS)`` with ``f*`` the
-        iso-nearest ideal embedding (our reading of the quantity the paper's
-        toy figure annotates as ``d_haus(f_theta, f*)``: a reconstruction);
-        ``>= c`` up to the brackets.
-    d_haus_fstar : float
-        ``d_haus_isometry(E, f*)``.
+        ``c = d_haus / d_iso`` and its bracket ``[haus.lower / iso.upper,
+        haus.upper / iso.lower]`` (all NaN when ``E`` is separated).
     theta, theta_lower, theta_upper : float
-        Thickness of ``E`` and its bracket (0 for flat sets, e.g. ``N <= n``).
+        Thickness of ``E`` with its bracket (0 when ``E`` is flat).
     implied_cn : float
-        ``c * theta``: the smallest ``c_n`` compatible with this ``E`` in
-        statement 2 (``nan`` when undefined).
-    half_check : BoundCheck
-        ``1/2 <= c(E)`` (a consequence of statement 1).
-    cn_check : BoundCheck or None
-        ``d_haus <= (c_n / theta) d_iso`` for the given ``c_n`` (None when
-        ``c_n`` is not given or ``theta == 0``).
-    kind_iso, kind_haus : str
-        Whether each nearest ideal embedding is collapsed, class-collapsed
-        or general.
+        ``c * theta``: the least ``c_n`` compatible with ``E`` in statement 2.
+    d_haus_fstar, d_haus_fstar_lower, d_haus_fstar_upper : float
+        ``d_haus_isometry(E, f*)`` (minimax Procrustes; NaN when not run).
+    ratio_fstar : float
+        ``d_haus_fstar / d_iso``.
+    aligned : ndarray of shape (N, n) or None
+        ``f*`` moved onto ``E`` by the best isometry (``f*`` when ``d_iso = 0``).
+    d_star, d_star_lower, d_star_upper : float
+        ``D*(P', n, alpha)`` and its bracket (:func:`isoapprox.packing.d_star_bracket`).
+    d_star_exact : bool
+    d_star_source : str
+        Where ``d_star_lower`` comes from.
+    beyond_simplex : bool
+        ``P' > n + 1``.
+    ideal_diameter : float
+        ``diam(f*)``.
+    checks : dict of str to CheckResult
+        Statements of SPEC section 3 that apply, by key: ``"1_pointwise"``,
+        ``"1_pointwise_haus"``, ``"1_isometry"``, ``"2_half"``, ``"2_cn"``,
+        ``"3_lower"``, ``"3_upper"``, ``"4_diameter"`` (see :data:`CHECKS`).
+    seconds : float
+        Wall time.
+    """
+
+    n_points: int
+    dim: int
+    n_classes: int
+    n_separated_classes: int
+    margin: float
+    loss_max: float
+    loss_mean: float
+    diameter: float
+    iso: DistanceResult
+    haus: DistanceResult
+    iso_crossed: bool
+    haus_crossed: bool
+    packing_lower: float
+    c: float
+    c_lower: float
+    c_upper: float
+    theta: float
+    theta_lower: float
+    theta_upper: float
+    implied_cn: float
+    d_haus_fstar: float
+    d_haus_fstar_lower: float
+    d_haus_fstar_upper: float
+    ratio_fstar: float
+    d_star: float
+    d_star_lower: float
+    d_star_upper: float
+    d_star_exact: bool
+    d_star_source: str
+    beyond_simplex: bool
+    ideal_diameter: float
+    checks: dict = field(default_factory=dict, repr=False)
+    solver_results: dict = field(default_factory=dict, repr=False)
+    aligned: FloatArray | None = field(default=None, repr=False)
+    seconds: float = 0.0
+
+    @property
+    def separated(self) -> bool:
+        """``E`` is triplet-separated (both distances vanish)."""
+        return self.iso.value == 0.0
+
+    def to_row(self) -> dict[str, Any]:
+        """Flat dictionary of scalars (one CSV row); checks as ``<key>_slack`` / ``<key>_holds``."""
+        out: dict[str, Any] = {}
+        for k in self.__dataclass_fields__:
+            v = getattr(self, k)
+            if isinstance(v, DistanceResult):
+                for f in ("value", "lower", "upper", "rel_gap", "certified", "lower_source",
+                          "solver", "status", "kind"):
+                    out[f"d_{k}" if f == "value" else f"d_{k}_{f}"] = getattr(v, f)
+            elif isinstance(v, (bool, int, float, str, np.floating, np.integer)):
+                out[k] = v
+        for key, chk in self.checks.items():
+            out[f"{key}_slack"] = chk.slack
+            out[f"{key}_holds"] = chk.holds
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary: the row, the two brackets, the checks and the solvers' results."""
+        out = self.to_row()
+        out["iso"] = self.iso.to_dict()
+        out["haus"] = self.haus.to_dict()
+        out["checks"] = {k: c.to_dict() for k, c in self.checks.items()}
+        out["ideal_solver"] = {k: solver_dict(r) for k, r in self.solver_results.items()}
+        return out
+
+
+#: the checks of :attr:`TheoryResult.checks`: key -> (SPEC section 3 item, inequality, kind)
+CHECKS: dict[str, tuple[str, str, str]] = {
+    "1_pointwise": ("1", "d_iso(E, f*) <= 2 d_haus_pointwise(E, f*)", "theorem"),
+    "1_pointwise_haus": ("1", "d_iso(E, f*_haus) <= 2 d_haus_pointwise(E, f*_haus)", "theorem"),
+    "1_isometry": ("1", "d_iso(E, f*) <= 2 d_haus_isometry(E, f*)", "theorem"),
+    "2_half": ("2", "1/2 <= c(E)", "theorem"),
+    "2_cn": ("2", "d_haus(E, F_TS) <= (c_n / theta) d_iso(E, F_TS)", "conjecture"),
+    "3_lower": ("3", "L(E)/2 <= d_iso(E, F_TS)", "theorem"),
+    "3_upper": ("3", "d_iso(E, F_TS) <= L(E)", "conditional"),
+    "4_diameter": ("4", "D*(P, n, alpha) - d_iso(E, F_TS) <= diam(E)", "theorem"),
+}
+
+
+def solver_dict(res: IdealResult) -> dict[str, Any]:
+    """The summary of a ``nearest_ideal`` result kept in reports (no embedding)."""
+    return {
+        "objective": res.objective, "value": res.value, "lower": res.lower,
+        "upper": res.upper, "rel_gap": res.rel_gap, "certified": res.certified,
+        "solver": res.solver, "status": res.status, "kind": res.kind,
+        "n_starts": res.n_starts, "n_iter": res.n_iter, "seconds": res.seconds,
+        "bounds": dict(res.bounds), "lower_source": res.lower_source,
+    }
+
+
+def _ratio(num: float, den: float) -> float:
+    if den == 0.0:
+        return math.nan if num == 0.0 else math.inf
+    return num / den
+
+
+def evaluate_theory(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    margin: float = 0.0,
+    options: TheoryOptions | None = None,
+    rng: RNGLike = None,
+    haus_rng: RNGLike = None,
+    iso: IdealResult | None = None,
+    haus: IdealResult | None = None,
+    procrustes: ProcrustesResult | None = None,
+) -> TheoryResult:
+    """Both distances to ``F_TS`` with every proven bound, ``c``, ``theta`` and the checks.
+
+    The one evaluation of the theory: the toy, ``diagnose``, the training
+    callbacks, the batch stage and :func:`empirical_constant` format its
+    record.  One tightening strategy:
+
+    - ``d_iso``: :func:`isoapprox.nearest_ideal` (its proven bounds include
+      the packing bound); its upper end is replaced by ``d_iso(E, f*_haus)``
+      when the haus solution is better (both lie in ``F_TS``);
+    - ``d_haus``: the better of the haus solver's incumbent (when
+      ``N <= haus_max_points``) and ``f*`` moved onto ``E`` by its minimax
+      Procrustes isometry (``F_TS`` is closed under isometries; re-checked
+      triplet-separated in float64); lower end the larger of the solver's
+      bound and ``d_iso``'s lower end over 2 (statement 1);
+    - ``c`` in ``[haus.lower / iso.upper, haus.upper / iso.lower]``.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 3``).
+    y : array_like of shape (N,)
+        Labels admitting a triplet.
+    margin : float, default 0.0
+        ``alpha >= 0``.
+    options : TheoryOptions, optional
+    rng : None, int or Generator
+        Seeds the iso solver's starts (then the haus solver's, unless ``haus_rng``).
+    haus_rng : None, int or Generator, optional
+        Seeds the haus solver's starts.
+    iso, haus : IdealResult, optional
+        Precomputed ``nearest_ideal`` results for this ``E``, ``y`` and margin.
+    procrustes : ProcrustesResult, optional
+        A precomputed ``minimax_procrustes(E, iso.embedding)``.
+
+    Returns
+    -------
+    TheoryResult
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [1.0, 0.0], [0.5, 0.2], [0.6, 1.0], [2.0, 0.5]]
+    >>> r = evaluate_theory(E, [0, 0, 1, 1, 2], options=TheoryOptions(time_limit=10.0))
+    >>> r.iso.certified, round(r.iso.value, 6), round(r.c_lower, 4), r.checks["2_half"].holds
+    (True, 0.230742, 0.9622, True)
+    """
+    t0 = time.perf_counter()
+    opts = options if options is not None else TheoryOptions()
+    if not isinstance(opts, TheoryOptions):
+        raise TypeError(f"`options` must be a TheoryOptions; got {type(opts).__name__}")
+    X = as_points(E, "E", min_points=3)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    require_triplets(codes)
+    alpha = check_margin(margin)
+    return _evaluate(X, codes, alpha, opts, rng, haus_rng, iso, haus, procrustes, t0)
+
+
+def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0):
+    N, n = X.shape
+    tol = opts.tol
+    diam = diameter(X)
+    scale = max(diam, alpha)
+    L = batch_hard_loss(X, codes, margin=alpha, reduction="max")
+    L_mean = batch_hard_loss(X, codes, margin=alpha, reduction="mean")
+    P_sep = separated_count(codes)
+    solve = opts.solver_options()
+    if iso_res is None:
+        iso_res = solve_nearest(X, codes, alpha, "iso", rng, **solve)
+    runs_haus = opts.haus_max_points is None or N <= opts.haus_max_points
+    if haus_res is None and runs_haus:
+        haus_res = solve_nearest(X, codes, alpha, "haus", rng if haus_rng is None else haus_rng,
+                                 **solve)
+    solvers = {"iso": iso_res} if haus_res is None else {"iso": iso_res, "haus": haus_res}
+    pack = packing_distance_bound(codes, n, alpha, diam)
+
+    # d_iso: the solver's bracket, the haus solution as a candidate ---------------
+    iso = _distance("iso", iso_res.value, iso_res.lower, iso_res.lower_source, iso_res.solver,
+                    iso_res.status, iso_res.kind, iso_res.seconds, iso_res.embedding, scale, tol)
+    iso_crossed = False
+    if haus_res is not None and iso.value > 0.0:
+        v = isometric_error(X, haus_res.embedding)
+        if v < iso.upper:
+            iso_crossed = True
+            iso = _distance("iso", v, iso.lower, iso.lower_source, "cross:haus", "bracket",
+                            haus_res.kind, iso_res.seconds, haus_res.embedding, scale, tol)
+    fstar = iso.embedding
+
+    # d_haus: the solver (small N) and f* moved onto E ------------------------------
+    run_proc = opts.procrustes_max_dim is None or n <= opts.procrustes_max_dim
+    if iso.value == 0.0:
+        aligned = fstar
+        proc = _identity_procrustes(n)
+        haus = DistanceResult("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
+                              iso.solver, iso.status, iso.kind, 0.0, fstar)
+        haus_crossed = False
+    else:
+        cands = []  # (value, G, solver, status, seconds); the solver's first: it wins ties
+        if haus_res is not None:
+            cands.append((haus_res.value, np.asarray(haus_res.embedding), haus_res.solver,
+                          haus_res.status, haus_res.seconds))
+        aligned = None
+        if proc is None and run_proc:
+            proc = minimax_procrustes(X, fstar, rng=opts.seed)
+        if proc is not None:
+            # the best isometry maps X_k to Q X_k + b ~ f*_k; its inverse moves f* onto X
+            aligned = (fstar - proc.b) @ proc.Q
+            if separation_report(aligned, codes, margin=alpha, atol=0.0).worst_slack >= 0.0:
+                cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned,
+                              "procrustes", "bracket", 0.0))
+        lower, source = iso.lower / 2.0, "iso_half"
+        if haus_res is not None:
+            if haus_res.lower > lower:
+                lower, source = haus_res.lower, haus_res.lower_source
+        if not cands:  # rounding broke the moved copy and no solver ran
+            logger.warning("the ideal embedding moved onto E is not triplet-separated in "
+                           "float64 (rounding); the d_haus upper end uses f* unmoved")
+            cands.append((hausdorff_like(X, fstar, mode="pointwise"), fstar, iso.solver,
+                          "bracket", 0.0))
+        value, G, solver, status, secs = min(cands, key=lambda c: c[0])
+        kind = haus_res.kind if (haus_res is not None and G is haus_res.embedding) else \
+            embedding_kind(G, codes, scale)
+        haus = _distance("haus", value, lower, source, solver, status, kind, secs, G, scale,
+                         tol)
+        haus_crossed = haus_res is None or solver != haus_res.solver or source == "iso_half"
+        if aligned is None:
+            aligned = fstar
+
+    # c, theta, f* ratio -------------------------------------------------------------
+    separated = iso.value == 0.0
+    c = _ratio(haus.value, iso.value)
+    c_lo = _ratio(haus.lower, iso.upper) if iso.upper > 0 else math.nan
+    c_up = _ratio(haus.upper, iso.lower) if iso.value > 0 else math.nan
+    if np.ptp(X, axis=0).max() > 0.0:
+        th = thickness_report(X)
+        theta, th_lo, th_up = th.value, th.lower, th.upper
+    else:
+        theta = th_lo = th_up = 0.0
+    if proc is not None:
+        f_val, f_lo, f_up = proc.value, proc.lower, proc.upper
+    else:
+        f_val = f_lo = f_up = math.nan
+    ds, ds_lo, ds_up, ds_exact, ds_src = d_star_bracket(codes, n, alpha, fstar)
+
+    # the checks of SPEC section 3 -----------------------------------------------------
+    iso_b = (iso.value, iso.lower, iso.upper)
+    checks: dict[str, CheckResult] = {}
+    if not separated:  # else f* = E and statements 1 and 2 are void
+        d_f = isometric_error(X, fstar)
+        sc = max(diam, diameter(fstar))
+        h_f = hausdorff_like(X, fstar, mode="pointwise")
+        checks["1_pointwise"] = check_bound(CHECKS["1_pointwise"][1], (d_f,) * 3, (2 * h_f,) * 3,
+                                            sc)
+        G = haus.embedding
+        d_h, h_h = isometric_error(X, G), hausdorff_like(X, G, mode="pointwise")
+        checks["1_pointwise_haus"] = check_bound(CHECKS["1_pointwise_haus"][1], (d_h,) * 3,
+                                                 (2 * h_h,) * 3, max(diam, diameter(G)))
+        if proc is not None:
+            checks["1_isometry"] = check_bound(CHECKS["1_isometry"][1], (d_f,) * 3,
+                                               (2 * f_val, 2 * f_lo, 2 * f_up), sc)
+        checks["2_half"] = check_bound(CHECKS["2_half"][1], (0.5, 0.5, 0.5), (c, c_lo, c_up))
+    if opts.c_n is not None and th_lo > 0.0:
+        bound = (opts.c_n / theta * iso.value, opts.c_n / th_up * iso.lower,
+                 opts.c_n / th_lo * iso.upper)
+        checks["2_cn"] = check_bound(CHECKS["2_cn"][1], (haus.value, haus.lower, haus.upper),
+                                     bound, scale)
+    checks["3_lower"] = check_bound(CHECKS["3_lower"][1], (L / 2, L / 2, L / 2), iso_b, scale)
+    checks["3_upper"] = check_bound(CHECKS["3_upper"][1], iso_b, (L, L, L), scale)
+    checks["4_diameter"] = check_bound(
+        CHECKS["4_diameter"][1], (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower),
+        (diam, diam, diam), scale)
+    return TheoryResult(
+        n_points=N, dim=n, n_classes=int(codes.max()) + 1, n_separated_classes=P_sep,
+        margin=alpha, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,
+        iso_crossed=iso_crossed, haus_crossed=bool(haus_crossed), packing_lower=pack,
+        c=c, c_lower=c_lo, c_upper=c_up, theta=theta, theta_lower=th_lo, theta_upper=th_up,
+        implied_cn=c * theta if math.isfinite(c) else math.nan,
+        d_haus_fstar=f_val, d_haus_fstar_lower=f_lo, d_haus_fstar_upper=f_up,
+        ratio_fstar=_ratio(f_val, iso.value) if proc is not None else math.nan,
+        d_star=ds, d_star_lower=ds_lo, d_star_upper=ds_up, d_star_exact=ds_exact,
+        d_star_source=ds_src, beyond_simplex=P_sep > n + 1, ideal_diameter=diameter(fstar),
+        checks=checks, solver_results=solvers, aligned=np.asarray(aligned),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _identity_procrustes(n: int) -> ProcrustesResult:
+    return ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
+                            gap=0.0, certified=True, reflection=False, n_iter=0,
+                            method="trivial")
+
+
+@dataclass(frozen=True)
+class ConstantResult:
+    """The empirical constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)``: a view of
+    :class:`TheoryResult` (same names and meanings; ``d_iso*`` / ``d_haus*`` are
+    its ``iso`` / ``haus`` brackets).
+
+    ``half_check`` and ``cn_check`` are its checks ``"2_half"`` and ``"2_cn"``
+    (None where they do not apply); ``kind_iso`` / ``kind_haus`` the kinds of
+    the two nearest ideal embeddings; ``extra["d_haus_source"]`` is
+    ``"procrustes_fstar"`` when ``d_haus`` comes from ``f*`` moved onto ``E``,
+    else ``"nearest_ideal"``.  ``ratio_fstar`` (our reading of the quantity the
+    paper's toy figure annotates as ``d_haus(f_theta, f*)``) is ``>= c`` up to
+    the brackets.
     """
 
     c: float
@@ -349,22 +856,15 @@ class ConstantReport:
     theta_lower: float
     theta_upper: float
     implied_cn: float
-    half_check: BoundCheck | None
-    cn_check: BoundCheck | None
+    half_check: CheckResult | None
+    cn_check: CheckResult | None
     kind_iso: str
     kind_haus: str
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (JSON-ready)."""
-        out = asdict(self)
-        return out
-
-
-def _ratio(num: float, den: float) -> float:
-    if den == 0.0:
-        return math.nan if num == 0.0 else math.inf
-    return num / den
+        return asdict(self)
 
 
 def empirical_constant(
@@ -379,8 +879,11 @@ def empirical_constant(
     tol: float = 1e-6,
     fstar: bool = True,
     fstar_procrustes: Any = None,
-) -> ConstantReport:
+) -> ConstantResult:
     """Statement 2: the empirical constant ``c(E)`` with its bracket and ``theta(E)``.
+
+    :func:`evaluate_theory` with ``nearest_ideal``'s defaults (both
+    objectives solved, 10 s each), formatted.
 
     Parameters
     ----------
@@ -391,9 +894,8 @@ def empirical_constant(
     margin : float, default 0.0
         ``alpha >= 0``.
     c_n : float, optional
-        The dimension constant of the isometric approximation theorem
-        (unknown in closed form); when given, the bound
-        ``d_haus <= (c_n / theta) d_iso`` is checked.
+        The dimension constant of the isometric approximation theorem; when
+        given, ``d_haus <= (c_n / theta) d_iso`` is checked.
     iso, haus : IdealResult, optional
         Precomputed ``nearest_ideal`` results for the two objectives.
     rng : None, int or Generator
@@ -401,81 +903,42 @@ def empirical_constant(
     tol : float, default 1e-6
         Requested relative gap of the solvers.
     fstar : bool, default True
-        Compute ``ratio_fstar`` (a minimax Procrustes problem: seconds in
-        ``n = 32``); ``False`` leaves it and ``d_haus_fstar`` NaN.
+        Move ``f*`` onto ``E`` (a minimax Procrustes problem: seconds in
+        ``n = 32``); ``False`` leaves ``ratio_fstar`` and ``d_haus_fstar`` NaN.
     fstar_procrustes : ProcrustesResult, optional
-        A precomputed ``minimax_procrustes(E, iso.embedding)`` (it costs
-        seconds for a few hundred points in tens of dimensions; pass it to
-        reuse it).  Ignored when ``fstar`` is False.
+        A precomputed ``minimax_procrustes(E, iso.embedding)``.
 
     Returns
     -------
-    ConstantReport
+    ConstantResult
     """
-    from .ideal import nearest_ideal
-    from .procrustes import minimax_procrustes
-    from .thickness import thickness_report
-
-    X = as_points(E, "E", min_points=2)
-    codes, _ = as_labels(y, X.shape[0], "y")
-    require_triplets(codes)
-    margin = check_margin(margin)
     if c_n is not None:
         c_n = check_positive(c_n, "c_n")
-    if iso is None:
-        iso = nearest_ideal(X, codes, margin=margin, objective="iso", rng=rng, tol=tol)
-    if haus is None:
-        haus = nearest_ideal(X, codes, margin=margin, objective="haus", rng=rng, tol=tol)
-    h_value, h_lower, h_upper, kind_haus = haus.value, haus.lower, haus.upper, haus.kind
-    h_source = "nearest_ideal"
-    if fstar:
-        proc = (fstar_procrustes if fstar_procrustes is not None
-                else minimax_procrustes(X, iso.embedding))
-        d_haus_fstar = proc.value
-        ratio_fstar = _ratio(d_haus_fstar, iso.value)
-        # f* moved onto E by the best isometry is ideal too (F_TS is closed
-        # under isometries): a feasible point for d_haus, re-checked and
-        # re-scored in float64, that can beat the haus solver's incumbent
-        moved = (iso.embedding - proc.b) @ proc.Q
-        if separation_report(moved, codes, margin=margin, atol=0.0).worst_slack >= 0.0:
-            v = hausdorff_like(X, moved, mode="pointwise")
-            if v < h_value:
-                h_value = h_upper = v
-                h_lower = min(h_lower, v)
-                kind_haus, h_source = iso.kind, "procrustes_fstar"
-    else:
-        d_haus_fstar = ratio_fstar = math.nan
-    c = _ratio(h_value, iso.value)
-    c_lo = _ratio(h_lower, iso.upper) if iso.upper > 0 else math.nan
-    c_up = _ratio(h_upper, iso.lower) if iso.value > 0 else math.nan
-    if np.ptp(X, axis=0).max() > 0.0:
-        th = thickness_report(X)
-        theta, th_lo, th_up = th.value, th.lower, th.upper
-    else:
-        theta = th_lo = th_up = 0.0
-    implied = c * theta if math.isfinite(c) else math.nan
-    scale = max(diameter(X), margin)
-    half = None
-    if math.isfinite(c):
-        half = _check("1/2 <= c(E)", (0.5, 0.5, 0.5), (c, c_lo, c_up))
-    cn_check = None
-    if c_n is not None and th_lo > 0.0:
-        bound = (c_n / theta * iso.value, c_n / th_up * iso.lower, c_n / th_lo * iso.upper)
-        cn_check = _check("d_haus(E, F_TS) <= (c_n / theta) d_iso(E, F_TS)",
-                          (h_value, h_lower, h_upper), bound, scale)
-    return ConstantReport(
-        c=c, c_lower=c_lo, c_upper=c_up,
-        d_iso=iso.value, d_iso_lower=iso.lower, d_iso_upper=iso.upper,
-        d_haus=h_value, d_haus_lower=h_lower, d_haus_upper=h_upper,
-        ratio_fstar=ratio_fstar, d_haus_fstar=d_haus_fstar,
-        theta=theta, theta_lower=th_lo, theta_upper=th_up,
-        implied_cn=implied, half_check=half, cn_check=cn_check,
-        kind_iso=iso.kind, kind_haus=kind_haus, extra={"d_haus_source": h_source},
+    opts = TheoryOptions(tol=check_positive(tol, "tol"), time_limit=10.0, haus_max_points=None,
+                         procrustes_max_dim=None if fstar else 0, c_n=c_n)
+    r = evaluate_theory(E, y, margin=margin, options=opts, rng=rng, iso=iso, haus=haus,
+                        procrustes=fstar_procrustes if fstar else None)
+    return constant_result(r)
+
+
+def constant_result(r: TheoryResult) -> ConstantResult:
+    """The :class:`ConstantResult` view of a :class:`TheoryResult`."""
+    h = r.haus
+    return ConstantResult(
+        c=r.c, c_lower=r.c_lower, c_upper=r.c_upper,
+        d_iso=r.iso.value, d_iso_lower=r.iso.lower, d_iso_upper=r.iso.upper,
+        d_haus=h.value, d_haus_lower=h.lower, d_haus_upper=h.upper,
+        ratio_fstar=r.ratio_fstar, d_haus_fstar=r.d_haus_fstar,
+        theta=r.theta, theta_lower=r.theta_lower, theta_upper=r.theta_upper,
+        implied_cn=r.implied_cn, half_check=r.checks.get("2_half"),
+        cn_check=r.checks.get("2_cn"), kind_iso=r.iso.kind, kind_haus=h.kind,
+        extra={"d_haus_source": "procrustes_fstar" if h.solver == "procrustes"
+               else "nearest_ideal"},
     )
 
 
 @dataclass(frozen=True)
-class CollapseCheck:
+class CollapseResult:
     """Statement 4 for one label layout in ``R^n``.
 
     Attributes
@@ -501,7 +964,7 @@ class CollapseCheck:
         ``P >> n``.
     beyond_simplex : bool
         ``P > n + 1``.
-    agreement : BoundCheck
+    agreement : CheckResult
         ``|d_iso(collapsed, F_TS) - D*| <= 0`` evaluated from both brackets
         (``holds`` is True when the brackets force agreement within
         rounding, None when they only overlap, False when they are disjoint).
@@ -520,7 +983,7 @@ class CollapseCheck:
     d_star_upper: float
     faithful_ratio: float
     beyond_simplex: bool
-    agreement: BoundCheck
+    agreement: CheckResult
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (JSON-ready)."""
@@ -529,7 +992,7 @@ class CollapseCheck:
 
 def check_collapse(
     y: ArrayLike, dim: int, *, margin: float = 1.0, rng: RNGLike = None, tol: float = 1e-6
-) -> CollapseCheck:
+) -> CollapseResult:
     """Statement 4: at collapse the loss is ``alpha`` but the distance is ``D*``.
 
     Parameters
@@ -549,11 +1012,8 @@ def check_collapse(
 
     Returns
     -------
-    CollapseCheck
+    CollapseResult
     """
-    from .ideal import nearest_ideal
-    from .packing import min_separated_diameter
-
     dim = check_int(dim, "dim", minimum=1)
     margin = check_margin(margin)
     y_arr = np.asarray(y)
@@ -568,9 +1028,9 @@ def check_collapse(
     ds = min_separated_diameter(P, dim, margin=margin, rng=rng)
     # agreement: |d_iso - D*| <= 0, i.e. both d_iso <= D* and D* <= d_iso;
     # encode as the larger violation of the two one-sided checks
-    a = _check("d_iso(collapsed, F_TS) <= D*(P, n, alpha)",
+    a = check_bound("d_iso(collapsed, F_TS) <= D*(P, n, alpha)",
                (iso.value, iso.lower, iso.upper), (ds.value, ds.lower, ds.upper), margin)
-    b = _check("D*(P, n, alpha) <= d_iso(collapsed, F_TS)",
+    b = check_bound("D*(P, n, alpha) <= d_iso(collapsed, F_TS)",
                (ds.value, ds.lower, ds.upper), (iso.value, iso.lower, iso.upper), margin)
     if a.holds is False or b.holds is False:
         verdict: bool | None = False
@@ -578,11 +1038,11 @@ def check_collapse(
         verdict = True
     else:
         verdict = None
-    agreement = BoundCheck(
+    agreement = CheckResult(
         "d_iso(collapsed, F_TS) == D*(P, n, alpha)", iso.value, ds.value, iso.lower, iso.upper,
         ds.lower, ds.upper, float(ds.value - iso.value), verdict,
     )
-    return CollapseCheck(
+    return CollapseResult(
         n_classes=P, dim=dim, margin=margin, loss_collapsed=L, loss_collapsed_mean=L_mean,
         d_iso=iso.value, d_iso_lower=iso.lower, d_iso_upper=iso.upper,
         d_star=ds.value, d_star_lower=ds.lower, d_star_upper=ds.upper,

@@ -783,78 +783,47 @@ def evaluate_embedding(
         ``separated``.  Undefined ratios (``E`` already separated) are
         ``None``.
     """
-    from .geometry import diameter, min_enclosing_ball
-    from .ideal import nearest_ideal
-    from .losses import batch_hard_loss, hardest_pairs
+    from .geometry import min_enclosing_ball
+    from .losses import hardest_pairs
     from .metrics import isometric_error_report
-    from .procrustes import minimax_procrustes
-    from .theory import check_loss_iso, empirical_constant
+    from .theory import TheoryOptions, evaluate_theory
 
-    X = as_points(E, "E", min_points=3)
-    codes, _ = as_labels(y, X.shape[0], "y")
-    require_triplets(codes)
-    margin = check_margin(margin)
-    t0 = time.perf_counter()
-    opts = dict(margin=margin, rng=rng, tol=tol, n_starts=n_starts, time_limit=time_limit)
-    iso = nearest_ideal(X, codes, objective="iso", **opts)
-    haus = nearest_ideal(X, codes, objective="haus", **opts)
-    rep = empirical_constant(X, codes, margin=margin, iso=iso, haus=haus)
-    proc = minimax_procrustes(X, iso.embedding)
-    # Q x + b ~ f*(x): move f* onto E's frame with the inverse isometry
-    aligned = (iso.embedding - proc.b) @ proc.Q
-    pair = isometric_error_report(X, iso.embedding)
-    lower_chk, upper_chk = check_loss_iso(X, codes, margin=margin, iso=iso)
+    opts = TheoryOptions(tol=tol, n_starts=n_starts, time_limit=time_limit, haus_max_points=None)
+    r = evaluate_theory(E, y, margin=margin, options=opts, rng=rng)
+    X = as_points(E, "E", min_points=3)  # validated by evaluate_theory: a cheap float64 view
+    codes = as_labels(y, X.shape[0], "y")[0]
+    iso, haus = r.iso, r.haus
+    fstar = iso.embedding
+    pair = isometric_error_report(X, fstar)
     ball = min_enclosing_ball(X)
-    hp = hardest_pairs(X, codes)
-    hp_star = hardest_pairs(iso.embedding, codes)
-    loss_max = batch_hard_loss(X, codes, margin=margin, reduction="max")
-    rec: dict[str, Any] = {
-        "loss_max": loss_max,
-        "loss_mean": batch_hard_loss(X, codes, margin=margin, reduction="mean"),
-        "separated": bool(iso.value == 0.0),
-        "diameter": diameter(X),
-        "radius": float(ball.radius),
-        "center": ball.center.tolist(),
-        "d_iso": iso.value,
-        "d_iso_lower": iso.lower,
-        "d_iso_upper": iso.upper,
-        "iso_certified": iso.certified,
-        "iso_status": iso.status,
-        "iso_solver": iso.solver,
-        "fstar_kind": iso.kind,
-        "fstar": iso.embedding.tolist(),
-        "fstar_aligned": aligned.tolist(),
-        "fstar_diameter": diameter(iso.embedding),
+    hp, hp_star = hardest_pairs(X, codes), hardest_pairs(fstar, codes)
+    half = r.checks.get("2_half")
+    return {
+        "loss_max": r.loss_max, "loss_mean": r.loss_mean, "separated": r.separated,
+        "diameter": r.diameter, "radius": float(ball.radius), "center": ball.center.tolist(),
+        "d_iso": iso.value, "d_iso_lower": iso.lower, "d_iso_upper": iso.upper,
+        "iso_certified": iso.certified, "iso_status": iso.status, "iso_solver": iso.solver,
+        "fstar_kind": iso.kind, "fstar": fstar.tolist(), "fstar_aligned": r.aligned.tolist(),
+        "fstar_diameter": r.ideal_diameter,
         "iso_pair": [int(pair.pair[0]), int(pair.pair[1])],
-        "iso_pair_d": pair.d1,
-        "iso_pair_d_star": pair.d2,
-        "d_haus": haus.value,
-        "d_haus_lower": haus.lower,
-        "d_haus_upper": haus.upper,
-        "haus_certified": haus.certified,
-        "haus_status": haus.status,
-        "fhaus_kind": haus.kind,
+        "iso_pair_d": pair.d1, "iso_pair_d_star": pair.d2,
+        "d_haus": haus.value, "d_haus_lower": haus.lower, "d_haus_upper": haus.upper,
+        "haus_certified": haus.certified, "haus_status": haus.status, "fhaus_kind": haus.kind,
         "fhaus": haus.embedding.tolist(),
-        "d_haus_fstar": proc.value,
-        "d_haus_fstar_lower": proc.lower,
-        "d_haus_fstar_upper": proc.upper,
-        "theta": rep.theta,
-        "theta_lower": rep.theta_lower,
-        "theta_upper": rep.theta_upper,
-        "c": _finite_or_none(rep.c),
-        "c_lower": _finite_or_none(rep.c_lower),
-        "c_upper": _finite_or_none(rep.c_upper),
-        "ratio_fstar": _finite_or_none(rep.ratio_fstar),
-        "half_holds": None if rep.half_check is None else rep.half_check.holds,
-        "loss_half_holds": lower_chk.holds,
-        "loss_upper_holds": upper_chk.holds,
+        "d_haus_fstar": r.d_haus_fstar, "d_haus_fstar_lower": r.d_haus_fstar_lower,
+        "d_haus_fstar_upper": r.d_haus_fstar_upper,
+        "theta": r.theta, "theta_lower": r.theta_lower, "theta_upper": r.theta_upper,
+        "c": _finite_or_none(r.c), "c_lower": _finite_or_none(r.c_lower),
+        "c_upper": _finite_or_none(r.c_upper), "ratio_fstar": _finite_or_none(r.ratio_fstar),
+        "half_holds": None if half is None else half.holds,
+        "loss_half_holds": r.checks["3_lower"].holds,
+        "loss_upper_holds": r.checks["3_upper"].holds,
         "hard_pos": [int(i) for i in hp.positive_index],
         "hard_neg": [int(i) for i in hp.negative_index],
         "fstar_hard_pos": [int(i) for i in hp_star.positive_index],
         "fstar_hard_neg": [int(i) for i in hp_star.negative_index],
-        "seconds": time.perf_counter() - t0,
+        "seconds": r.seconds,
     }
-    return rec
 
 
 # ---------------------------------------------------------------------------

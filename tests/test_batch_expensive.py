@@ -121,7 +121,8 @@ def test_lower_ends_hold_against_an_independent_search(seed):
 def test_solve_pair_incumbents_are_feasible_and_rescored():
     X, y = generate("collapsed", 6, 2, 3, "random", [0], seed=1)
     E, codes = X[0], y[0]
-    iso, haus, _, _ = solve_pair(E, codes, 1.0, rng=0)
+    r = solve_pair(E, codes, 1.0, rng=0)
+    iso, haus = r.iso, r.haus
     for res, rescore in ((iso, isometric_error(E, iso.embedding)),
                          (haus, hausdorff_like(E, haus.embedding, mode="pointwise"))):
         assert is_triplet_separated(res.embedding, codes, margin=1.0, atol=0.0)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from isoapprox import (
     diagnose,
     diagnose_batches,
+    diameter,
     hausdorff_like,
     isometric_error,
     min_separated_diameter,
@@ -28,7 +29,6 @@ from isoapprox.diagnostics_theory import (
     TheorySection,
     diagnose_theory,
     embedding_view,
-    packing_bound,
     separated_class_count,
     suggest_layout,
     theory_batch_summary,
@@ -36,7 +36,7 @@ from isoapprox.diagnostics_theory import (
 )
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.io import to_jsonable
-from isoapprox.packing import lower_bound_curve, packing_lower_bound
+from isoapprox.packing import lower_bound_curve, packing_distance_bound, packing_lower_bound
 
 from . import planted
 from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
@@ -183,6 +183,13 @@ def test_options_and_input_errors():
 
 
 # --- the packing bound ---------------------------------------------------------------
+
+
+def packing_bound(E, y, *, margin):
+    """The packing bound of ``d_iso(E, F_TS)`` through its one home."""
+    E = np.asarray(E, dtype=float)
+    codes = np.unique(np.asarray(y), return_inverse=True)[1]
+    return packing_distance_bound(codes, E.shape[1], margin, diameter(E))
 
 
 def test_packing_bound_never_exceeds_a_feasible_value(rng):

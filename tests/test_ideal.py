@@ -22,7 +22,7 @@ from isoapprox import (
     isometric_error,
     nearest_ideal,
 )
-from isoapprox.ideal._result import FLOOR_RTOL
+from isoapprox.tolerances import FLOOR_RTOL
 
 from . import ideal_reference as iref
 from . import reference as ref
@@ -181,15 +181,20 @@ def test_near_collapse_small_class_counts_certified(rng, P, dstar):
 
 
 def test_near_collapse_four_classes_in_the_plane(rng):
-    """P = 4 > n + 1: the value is the packing diameter sqrt 2; no bound here sees
-    the dimension, so the bracket stays open at [1, sqrt 2]."""
+    """P = 4 > n + 1: the value is the packing diameter sqrt 2.  The solver's own
+    bounds cannot see the dimension (they stay at the margin, 1); the packing
+    bound D*(4, 2, 1) - diam(E) = sqrt 2 - diam(E) closes the bracket to diam(E)."""
     y = np.repeat(np.arange(4), 2)
     E = 1e-6 * rng.normal(size=(8, 2))
     res = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0)
     check_result(res, E, y, 1.0, "iso")
     assert res.value == pytest.approx(math.sqrt(2), abs=DSTAR_ATOL)
-    assert res.lower == pytest.approx(1.0, abs=DSTAR_ATOL)
-    assert not res.certified
+    assert max(v for k, v in res.bounds.items() if k != "packing") == pytest.approx(
+        1.0, abs=DSTAR_ATOL)
+    diam = ref.diameter(E)
+    assert res.lower_source == "packing"
+    assert res.lower == pytest.approx(math.sqrt(2) - diam, rel=1e-11)
+    assert res.gap <= diam * (1 + 1e-6) + DSTAR_ATOL
     assert res.kind == "class-collapsed"
 
 

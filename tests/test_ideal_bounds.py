@@ -174,3 +174,37 @@ def test_haus_triplet_bound_below_feasible_values(rng, alpha):
         v = K.haus_triplet_bound(prob.E, prob.codes, prob.alpha, 0.0) * prob.scale
         best = iref.independent_search(E, y, alpha, "haus", rng, n_random=200, n_polish=4)
         assert v <= best + BRACKET_RTOL * max(ref.diameter(E), alpha)
+
+
+def test_nearest_ideal_applies_the_packing_bound_on_a_collapsed_batch():
+    """16 classes of 4 points within 1e-3 of the origin in R^2, margin 0.2: any
+    ideal embedding holds 16 points pairwise >= 0.2 apart, so d_iso >= D*(16, 2,
+    0.2) - diam(E) ~ 0.519, where the solver's own bounds stay near the margin."""
+    from isoapprox import nearest_ideal, packing_lower_bound
+
+    gen = np.random.default_rng(3)
+    y = np.repeat(np.arange(16), 4)
+    E = gen.uniform(-5e-4, 5e-4, size=(64, 2))
+    diam = ref.diameter(E)
+    expected = packing_lower_bound(16, 2, margin=0.2) - diam
+    iso = nearest_ideal(E, y, margin=0.2, objective="iso", rng=0, solver="scipy", n_starts=2,
+                        time_limit=2.0)
+    assert iso.lower >= 0.5 and iso.lower_source == "packing"
+    assert iso.bounds["packing"] <= expected <= iso.bounds["packing"] * (1 + 1e-11)
+    assert iso.lower <= iso.value
+    haus = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, solver="scipy",
+                         n_starts=2, time_limit=2.0)
+    assert haus.lower_source == "packing_half" and haus.lower == iso.bounds["packing"] / 2
+
+
+@pytest.mark.parametrize("layout", [(0, 0, 1, 1, 2, 2, 3, 3), (0, 0, 1, 1, 2, 3, 4)])
+def test_packing_distance_bound_below_feasible_values(rng, layout):
+    """A proven bound: below d_iso(E, G) for feasible G found without the package's solvers."""
+    from isoapprox.packing import packing_distance_bound
+
+    y = np.array(layout)
+    for scale in (1e-3, 0.1):
+        E = scale * rng.normal(size=(len(y), 2))
+        v = packing_distance_bound(y, 2, 1.0, ref.diameter(E))
+        best = iref.independent_search(E, y, 1.0, "iso", rng, n_random=100, n_polish=2)
+        assert 0.0 < v <= best

@@ -170,3 +170,39 @@ def test_constant_takes_the_better_feasible_haus_point():
     assert same.d_haus <= haus.value
     if same.extra["d_haus_source"] == "nearest_ideal":
         assert same.d_haus == haus.value
+
+
+def test_evaluate_theory_record_is_consistent_and_flat():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.2], [0.6, 1.0], [2.0, 0.5]])
+    y = [0, 0, 1, 1, 2]
+    r = T.evaluate_theory(X, y, options=T.TheoryOptions(time_limit=10.0), rng=0)
+    assert r.iso.lower <= r.iso.value == r.iso.upper and r.haus.lower <= r.haus.value
+    assert r.c == r.haus.value / r.iso.value
+    assert r.c_lower == r.haus.lower / r.iso.upper and r.c_upper == r.haus.upper / r.iso.lower
+    assert r.haus.lower >= r.iso.lower / 2  # statement 1
+    assert r.checks["2_half"].holds and r.checks["3_lower"].holds
+    row = r.to_row()
+    assert row["d_iso"] == r.iso.value and row["c_lower"] == r.c_lower
+    assert all(isinstance(v, (bool, int, float, str, type(None))) for v in row.values())
+    assert row["3_upper_holds"] == r.checks["3_upper"].holds
+    d = r.to_dict()
+    assert d["iso"]["lower_source"] == r.iso.lower_source and "embedding" not in d["iso"]
+    # the same numbers as empirical_constant, which formats this record
+    k = T.empirical_constant(X, y, rng=0)
+    assert (k.c, k.c_lower, k.c_upper) == (r.c, r.c_lower, r.c_upper)
+    with pytest.raises(TypeError, match="TheoryOptions"):
+        T.evaluate_theory(X, y, options={})
+
+
+def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
+    """16 classes collapsed in R^2: d_iso >= D*(16, 2, 0.2) - diam > L, certified."""
+    gen = np.random.default_rng(3)
+    y = np.repeat(np.arange(16), 4)
+    E = gen.uniform(-5e-4, 5e-4, size=(64, 2))
+    opts = T.TheoryOptions(time_limit=1.0, solver="scipy", n_starts=2,
+                           procrustes_max_dim=0)
+    r = T.evaluate_theory(E, y, margin=0.2, options=opts, rng=0)
+    assert r.iso.lower_source == "packing" and r.iso.lower == r.packing_lower >= 0.5
+    assert r.haus.lower == r.iso.lower / 2 and r.haus.lower_source == "iso_half"
+    assert r.checks["3_upper"].holds is False and r.beyond_simplex
+    assert r.d_star_lower <= r.d_star <= r.d_star_upper

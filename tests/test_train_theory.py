@@ -14,6 +14,7 @@ import pytest
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.losses import batch_hard_loss, is_triplet_separated
 from isoapprox.metrics import hausdorff_like, isometric_error
+from isoapprox.packing import packing_distance_bound
 from isoapprox.train import TrainConfig, train
 from isoapprox.train.theory import (
     STATEMENTS,
@@ -23,7 +24,6 @@ from isoapprox.train.theory import (
     crosscheck_rows,
     crosscheck_summary,
     curve_rows,
-    packing_diameter_bound,
     sub_batch,
 )
 
@@ -182,7 +182,7 @@ def test_near_collapse_beyond_n_plus_one_classes_certifies_statement_4():
     t = batch_theory(E, codes, margin=alpha, rng=0, n_starts=3)
     d_star = 2 * np.sin(np.radians(72)) * alpha
     assert t.loss_max == pytest.approx(alpha, abs=1e-5)
-    assert t.d_iso_lower_source == "packing-diameter"
+    assert t.d_iso_lower_source == "packing"
     assert t.d_iso_lower == pytest.approx(d_star - t.diameter, rel=1e-9)
     assert t.d_iso_lower <= t.d_iso <= t.d_iso_upper
     assert t.d_iso_upper - t.d_iso_lower < 1e-3 * d_star
@@ -193,19 +193,19 @@ def test_near_collapse_beyond_n_plus_one_classes_certifies_statement_4():
     _check_brackets(t, E, codes, alpha, rng)
 
 
-def test_packing_diameter_bound_against_feasible_points():
+def test_packing_distance_bound_against_feasible_points():
     rng = np.random.default_rng(3)
     for trial in range(20):
         P, n = int(rng.integers(2, 7)), int(rng.integers(1, 4))
         codes = np.r_[np.repeat(np.arange(P), 2), P]  # one singleton class
         E = rng.normal(size=(codes.size, n)) * rng.uniform(0.01, 1.0)
         diam = float(np.max(np.linalg.norm(E[:, None] - E[None], axis=-1)))
-        bound, _ = packing_diameter_bound(codes, n, 0.5, diam)
+        bound = packing_distance_bound(codes, n, 0.5, diam)
         for F in _feasible_points(E, codes, 0.5, rng, count=4):
             assert bound <= isometric_error(E, F) + RESCORE_TOL, trial
-    # no bound without a margin, or with fewer than two classes
-    assert packing_diameter_bound(np.array([0, 0, 1, 1]), 2, 0.0, 0.0) == (0.0, "solver")
-    assert packing_diameter_bound(np.array([0, 0, 1, 1]), 2, 1.0, 5.0, 0.3) == (0.3, "solver")
+    # no bound without a margin, or when the batch is wider than D*
+    assert packing_distance_bound(np.array([0, 0, 1, 1]), 2, 0.0, 0.0) == 0.0
+    assert packing_distance_bound(np.array([0, 0, 1, 1]), 2, 1.0, 5.0) == 0.0
 
 
 def test_batch_theory_sub_batch_is_a_lower_bound():

@@ -25,9 +25,9 @@ from isoapprox import (
     nearest_zero_loss,
 )
 from isoapprox.ideal import _kernels as K
-from isoapprox.ideal._pairs import packing_bound, radius_lower
+from isoapprox.ideal._pairs import pair_packing_bound, radius_lower
 from isoapprox.ideal._problem import PairBounds, Problem
-from isoapprox.ideal._result import FLOOR_RTOL
+from isoapprox.tolerances import FLOOR_RTOL
 
 from . import pairs_reference as pref
 from . import reference as ref
@@ -222,7 +222,7 @@ def test_packing_bound_is_below_feasible_values(rng, objective):
         y = np.repeat(np.arange(P), 2)
         E = 0.05 * rng.normal(size=(2 * P, n))
         prob = Problem.build(E, y, 0.0, objective, ref.diameter(E), PairBounds(0.1, 1.0))
-        v = packing_bound(prob) * prob.scale
+        v = pair_packing_bound(prob) * prob.scale
         assert v > 0.0
         best = pref.independent_search(E, y, 0.1, 1.0, objective, rng, n_random=200,
                                        n_polish=4)

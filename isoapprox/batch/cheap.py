@@ -32,13 +32,13 @@ import numpy as np
 from .._typing import ArrayLike
 from .._validation import check_margin, check_nonnegative
 from ..exceptions import InvalidInputError, NoTripletError
+from ..tolerances import BOUND_RTOL
 from . import _kernels as BK
 
 __all__ = ["BOUND_RTOL", "CHEAP_FIELDS", "SEPARATION_ATOL", "cheap_from_kernel", "cheap_quantities"]
 
-#: a bound counts as holding when ``slack >= -BOUND_RTOL * diameter``: the
-#: slacks are differences of O(1)-flop float64 quantities of size ``diam``
-BOUND_RTOL = 1e-9
+# a bound counts as holding when ``slack >= -BOUND_RTOL * diameter``
+# (:mod:`isoapprox.tolerances`)
 #: absolute tolerance of ``separated`` (as :func:`isoapprox.is_triplet_separated`)
 SEPARATION_ATOL = 1e-9
 

@@ -3,17 +3,14 @@
 Stages (kind ``config``, registered on import):
 
 ``ideal``
-    For each configuration ``E`` (labels ``y``, margin ``alpha``) the two
-    nearest ideal embeddings (:func:`isoapprox.nearest_ideal`, objectives
-    ``"iso"`` and ``"haus"``) with their certified brackets, the empirical
-    constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` with its bracket and
-    ``ratio_fstar`` (:func:`isoapprox.theory.empirical_constant` given the two
-    results), the thickness ``theta`` with its bracket (any dimension), the
-    slack and the verdict of statements 1, 2 (``c >= 1/2``) and 3 (lower and
-    upper), whether each nearest ideal embedding is collapsed or
-    class-collapsed, and statement 4 for the configuration's label layout:
-    ``d_iso(collapsed, F_TS)`` against the loss at collapse and against
-    ``D*(P, n, alpha)``.
+    For each configuration ``E`` (labels ``y``, margin ``alpha``) the record of
+    :func:`isoapprox.evaluate_theory` (both objectives solved, each improved
+    by the other's solution, see :func:`solve_pair`) formatted as columns:
+    the two distances to ``F_TS`` with their brackets, ``c`` with its bracket
+    and ``ratio_fstar``, ``theta``, the slack and verdicts of statements 1, 2
+    (``c >= 1/2``) and 3, the kinds of the nearest ideal embeddings, and
+    statement 4 for the configuration's label layout: ``d_iso(collapsed,
+    F_TS)`` against the loss at collapse and against ``D*(P, n, alpha)``.
 ``points``
     The configuration itself (coordinates and labels as JSON text), so that
     the configurations an adversarial search found can be saved and
@@ -82,16 +79,19 @@ import contextlib
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
+from .._blas import quiet_threads
 from .._validation import check_int, check_option, check_positive
-from ..ideal._session import SOLVER_LOCK
+from ..ideal import SOLVER_LOCK, nearest_ideal
+from ..losses import batch_hard_loss
+from ..packing import min_separated_diameter
+from ..theory import TheoryOptions, TheoryResult, evaluate_theory
+from ..tolerances import BOUND_RTOL
 from .adversarial import OBJECTIVES, register_objective
-from .cheap import BOUND_RTOL
 from .stages import Column, Stage, register_stage
 
 __all__ = [
@@ -156,6 +156,12 @@ class IdealSettings:
         """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
         return {"tol": self.tol, "n_starts": self.n_starts, "max_iter": self.max_iter,
                 "solver": self.solver, "time_limit": NO_TIME_LIMIT}
+
+    def theory_options(self) -> TheoryOptions:
+        """The :func:`isoapprox.evaluate_theory` options: both objectives solved, no time limit."""
+        return TheoryOptions(time_limit=NO_TIME_LIMIT, haus_max_points=None,
+                             **{k: v for k, v in self.solver_options().items()
+                                if k != "time_limit"})
 
 
 _C = Column
@@ -240,8 +246,6 @@ def _single_threaded() -> Iterator[None]:
     several solves, and the BLAS limit set here, which is process-wide, are
     not interleaved with another thread's), and numba and BLAS on one thread
     (results must not depend on thread counts or on other threads)."""
-    from .._blas import quiet_threads
-
     with SOLVER_LOCK, quiet_threads():
         yield
 
@@ -260,10 +264,6 @@ def _canonical_codes(codes: np.ndarray) -> tuple[int, ...]:
 @lru_cache(maxsize=4096)
 def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
                      settings: IdealSettings) -> tuple[tuple[str, float], ...]:
-    from ..ideal import nearest_ideal
-    from ..losses import batch_hard_loss
-    from ..packing import min_separated_diameter
-
     codes = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     E0 = np.zeros((codes.shape[0], dim))
     L = batch_hard_loss(E0, codes, margin=margin, reduction="max")
@@ -341,96 +341,22 @@ def collapse_quantities(codes: np.ndarray, dim: int, margin: float,
     return out
 
 
-def _ratio(num: float, den: float) -> float:
-    if den == 0.0:
-        return math.nan if num == 0.0 else math.inf
-    return num / den
-
-
 def solve_pair(E: np.ndarray, codes: np.ndarray, margin: float, *,
                rng: np.random.Generator | int | None = None,
-               settings: IdealSettings | None = None) -> tuple[Any, Any, bool, bool]:
-    """Both nearest ideal embeddings, each improved by the other's solution.
+               settings: IdealSettings | None = None) -> TheoryResult:
+    """:func:`isoapprox.evaluate_theory` with the stage's settings, in the solver lock.
 
-    The two solves see the same feasible set, so each solution is a
-    candidate for the other objective:
-
-    - ``d_iso(E, f*_haus)`` is an upper bound of ``d_iso(E, F_TS)``;
-    - ``f*_iso`` moved by the minimax-Procrustes isometry onto ``E`` is in
-      ``F_TS`` (checked in float64 with no tolerance) and its pointwise
-      distance is an upper bound of ``d_haus(E, F_TS)``;
-    - ``d_iso <= 2 d_haus`` (statement 1) makes ``d_iso_lower / 2`` a lower
-      bound of ``d_haus(E, F_TS)``.
-
-    A multi-start solver can miss its optimum where the other one does not
-    (measured: a near-collapsed configuration whose iso solve returned the
-    collapsed embedding at ``d_iso = diam(E)`` while the haus solution was
-    at a third of that); the cross-check repairs such incumbents.
-
-    Returns
-    -------
-    iso, haus : IdealResult
-        The (possibly improved) results; an improved result has ``solver``
-        ``"cross:haus"`` / ``"cross:iso"`` and its bracket, gap, relative
-        gap, verdict and ``kind`` recomputed.
-    iso_crossed, haus_crossed : bool
-        Whether each result was improved.
+    Both nearest ideal embeddings, each improved by the other's solution
+    (a multi-start solver can miss its optimum where the other one does not:
+    measured, a near-collapsed configuration whose iso solve returned the
+    collapsed embedding at ``d_iso = diam(E)`` while the haus solution was at
+    a third of that).  ``rng`` seeds the iso starts, then the haus starts.
     """
-    from ..geometry import diameter
-    from ..ideal import nearest_ideal
-    from ..ideal._result import FLOOR_RTOL, KIND_RTOL
-    from ..losses import is_triplet_separated
-    from ..metrics import hausdorff_like, isometric_error
-    from ..procrustes import minimax_procrustes
-
     settings = settings or IdealSettings()
-    opts = settings.solver_options()
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    iso = nearest_ideal(E, codes, margin=margin, objective="iso", rng=gen, **opts)
-    haus = nearest_ideal(E, codes, margin=margin, objective="haus", rng=gen, **opts)
-    if iso.value == 0.0:  # E is separated: both vanish
-        return iso, haus, False, False
-    scale = max(diameter(E), float(margin))
-    floor = FLOOR_RTOL * scale
-
-    def kind_of(G: np.ndarray) -> str:
-        tol = KIND_RTOL * scale
-        diams = [diameter(G[codes == c]) if np.count_nonzero(codes == c) > 1 else 0.0
-                 for c in np.unique(codes)]
-        if diameter(G) <= tol:
-            return "collapsed"
-        return "class-collapsed" if max(diams) <= tol else "general"
-
-    def improved(res, G, value, lower, solver):
-        lower = max(res.lower, lower)
-        upper = min(res.upper, value)
-        if upper < res.upper:
-            res = replace(res, embedding=G, value=value, upper=value, solver=solver,
-                          kind=kind_of(G))
-        gap = max(upper - lower, 0.0)
-        rel = gap / max(upper, floor) if gap > 0.0 else 0.0
-        source = res.lower_source if lower == res.lower else "cross:iso_lower_half"
-        return replace(res, lower=lower, gap=gap, rel_gap=rel,
-                       certified=bool(rel <= res.tol),
-                       status="certified" if rel <= res.tol else res.status,
-                       lower_source=source)
-
-    # haus solution as an iso candidate
-    v_iso = isometric_error(E, haus.embedding)
-    iso_crossed = v_iso < iso.upper
-    iso2 = improved(iso, haus.embedding, v_iso, iso.lower, "cross:haus") if iso_crossed else iso
-    # aligned iso solution as a haus candidate, and the statement-1 lower bound
-    proc = minimax_procrustes(E, iso.embedding)
-    G = (iso.embedding - proc.b) @ proc.Q  # Q^T (G - b), row-wise
-    v_haus = math.inf
-    if is_triplet_separated(G, codes, margin=margin, atol=0.0):
-        v_haus = hausdorff_like(E, G, mode="pointwise")
-    half = iso2.lower / 2.0
-    haus_crossed = v_haus < haus.upper or half > haus.lower
-    if haus_crossed:
-        haus = improved(haus, G if v_haus < haus.upper else haus.embedding,
-                        min(v_haus, haus.upper), half, "cross:iso")
-    return iso2, haus, bool(iso_crossed), bool(haus_crossed)
+    with _single_threaded():
+        return evaluate_theory(E, codes, margin=margin, options=settings.theory_options(),
+                               rng=gen)
 
 
 def ideal_quantities(E: np.ndarray, codes: np.ndarray, margin: float, *,
@@ -454,52 +380,43 @@ def ideal_quantities(E: np.ndarray, codes: np.ndarray, margin: float, *,
     dict
         One value per :data:`IDEAL_COLUMNS` name.
     """
-    from ..geometry import diameter
-    from ..losses import batch_hard_loss
-    from ..metrics import isometric_error
-    from ..theory import empirical_constant
-
     settings = settings or IdealSettings()
-    E = np.asarray(E, dtype=np.float64)
-    codes = np.asarray(codes, dtype=np.int64)
+    r = solve_pair(np.asarray(E, dtype=np.float64), np.asarray(codes, dtype=np.int64), margin,
+                   rng=rng, settings=settings)
     with _single_threaded():
-        iso, haus, iso_x, haus_x = solve_pair(E, codes, margin, rng=rng, settings=settings)
-        rep = empirical_constant(E, codes, margin=margin, iso=iso, haus=haus)
-        L = batch_hard_loss(E, codes, margin=margin, reduction="max")
-        diam = diameter(E)
-        d_iso_h = isometric_error(E, haus.embedding)
-        collapse = collapse_quantities(codes, E.shape[1], margin, settings)
-    scale = max(diam, float(margin))
-    rounding = BOUND_RTOL * scale
-    ci, cci = _kind_flags(iso.kind)
-    ch, cch = _kind_flags(haus.kind)
-    separated = iso.value == 0.0
-    slack_half = rep.c - 0.5 if math.isfinite(rep.c) else math.nan
-    s1_iso = 2.0 * rep.d_haus_fstar - iso.value
+        collapse = collapse_quantities(codes, r.dim, margin, settings)
+    iso, haus, L = r.iso, r.haus, r.loss_max
+    rounding = BOUND_RTOL * max(r.diameter, float(margin))
+    separated = r.separated
+    slack_half = r.c - 0.5 if math.isfinite(r.c) else math.nan
+    s1_pw = r.checks["1_pointwise_haus"].slack if not separated else 0.0
+    s1_iso = 2.0 * r.d_haus_fstar - iso.value
     out = {
         "loss": L,
         "d_iso": iso.value, "d_iso_lower": iso.lower, "d_iso_upper": iso.upper,
         "d_iso_rel_gap": iso.rel_gap, "d_iso_certified": iso.certified,
         "d_iso_lower_source": iso.lower_source, "d_iso_kind": iso.kind,
-        "d_iso_cross": iso_x,
+        "d_iso_cross": r.iso_crossed,
         "d_haus": haus.value, "d_haus_lower": haus.lower, "d_haus_upper": haus.upper,
         "d_haus_rel_gap": haus.rel_gap, "d_haus_certified": haus.certified,
         "d_haus_lower_source": haus.lower_source, "d_haus_kind": haus.kind,
-        "d_haus_cross": haus_x,
+        "d_haus_cross": r.haus_crossed,
         "certified": iso.certified and haus.certified,
-        "collapsed_iso": ci, "class_collapsed_iso": cci,
-        "collapsed_haus": ch, "class_collapsed_haus": cch,
-        "c": rep.c, "c_lower": rep.c_lower, "c_upper": rep.c_upper,
-        "ratio_fstar": rep.ratio_fstar,
-        "theta": rep.theta, "theta_lower": rep.theta_lower, "theta_upper": rep.theta_upper,
-        "implied_cn": rep.implied_cn,
+        "collapsed_iso": iso.kind == "collapsed",
+        "class_collapsed_iso": iso.kind == "class-collapsed",
+        "collapsed_haus": haus.kind == "collapsed",
+        "class_collapsed_haus": haus.kind == "class-collapsed",
+        "c": r.c, "c_lower": r.c_lower, "c_upper": r.c_upper,
+        "ratio_fstar": r.ratio_fstar,
+        "theta": r.theta, "theta_lower": r.theta_lower, "theta_upper": r.theta_upper,
+        "implied_cn": r.implied_cn,
         "slack_s2_half": slack_half,
         # c >= 1/2 is a theorem (statement 1 at the haus-nearest point); with
         # E separated both distances vanish and c is undefined
         "holds_s2_half": None if separated else bool(slack_half >= -BOUND_RTOL),
-        "proven_s2_half": None if separated else bool(rep.c_lower >= 0.5 - BOUND_RTOL),
-        "slack_s1_pointwise": 2.0 * haus.value - d_iso_h,
-        "holds_s1_pointwise": bool(2.0 * haus.value - d_iso_h >= -rounding),
+        "proven_s2_half": None if separated else bool(r.c_lower >= 0.5 - BOUND_RTOL),
+        "slack_s1_pointwise": s1_pw,
+        "holds_s1_pointwise": bool(s1_pw >= -rounding),
         "slack_s1_isometry": s1_iso,
         "holds_s1_isometry": bool(s1_iso >= -rounding),
         "slack_s3_lower": iso.value - L / 2.0,
@@ -575,11 +492,8 @@ POINTS = register_stage(Stage(
 
 def _c_pair(E: np.ndarray, codes: np.ndarray, margin: float,
             settings: IdealSettings) -> tuple[float, float]:
-    with _single_threaded():
-        iso, haus, _, _ = solve_pair(E, codes, margin, rng=settings.seed, settings=settings)
-    if iso.value == 0.0:  # separated: c undefined
-        return math.nan, math.nan
-    return haus.lower / iso.upper, _ratio(haus.value, iso.value)
+    r = solve_pair(E, codes, margin, rng=settings.seed, settings=settings)
+    return r.c_lower, r.c  # NaN when separated
 
 
 #: settings of the adversarial objectives: fewer starts than the stage (the

@@ -24,6 +24,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._lazy import cvxpy
 from ._problem import Program
 
 __all__ = ["CCP_MARGIN", "ccp_solve"]
@@ -53,7 +54,7 @@ def _selector(rows_i: np.ndarray, rows_j: np.ndarray | None, M: int):
 
 class _CCPProblem:
     def __init__(self, prog: Program):
-        import cvxpy as cp
+        cp = cvxpy()
 
         prob = prog.prob
         n = prob.n
@@ -174,7 +175,7 @@ def ccp_solve(prog: Program, G0: np.ndarray, *, max_iter: int = 50,
     objective improves by less than ``rtol`` (relative), at ``max_iter``,
     at ``deadline`` or when a solve fails.
     """
-    import cvxpy as cp
+    cp = cvxpy()
 
     obj = _get(prog)
     obj.set_data(prog)

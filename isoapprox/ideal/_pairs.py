@@ -108,6 +108,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._scaling import pow2_scale
+from ..geometry import min_enclosing_ball
+from ..losses import contrastive_report, margin_loss_report
+from ..packing import packing_lower_bound
 from . import _kernels as K
 from ._problem import PairBounds, Problem
 from ._starts import class_means, smacof, spread_centres
@@ -117,7 +120,7 @@ __all__ = [
     "PairSpec",
     "class_ball_bound",
     "clipped_layouts",
-    "packing_bound",
+    "pair_packing_bound",
     "pair_slack",
     "pair_target_start",
     "radius_lower",
@@ -155,8 +158,6 @@ class PairSpec:
 
     def loss_max(self, E: np.ndarray, codes: np.ndarray) -> float:
         """``L_max``, the max-reduced loss, by the public loss functions."""
-        from ..losses import contrastive_report, margin_loss_report
-
         if self.loss == "contrastive":
             rep = contrastive_report(E, codes, margin=self.margin, pos_margin=self.pos_margin,
                                      reduction="max")
@@ -259,8 +260,6 @@ def radius_lower(k: int, n: int, lower: float) -> float:
 
     The largest of the candidates listed under ``packing`` in the module docstring.
     """
-    from ..packing import packing_lower_bound
-
     if k <= 1 or lower <= 0.0:
         return 0.0
     cands = [math.sqrt((k - 1) / (2.0 * k)), 0.5 * (k ** (1.0 / n) - 1.0),
@@ -300,7 +299,7 @@ def _greedy_transversals(D: np.ndarray, codes: np.ndarray, P: int, kmin: int
     return best
 
 
-def packing_bound(prob: Problem) -> float:
+def pair_packing_bound(prob: Problem) -> float:
     """The packing bound (normalised units; 0 when it does not apply)."""
     l = prob.pairs.lower
     codes = prob.codes
@@ -309,9 +308,6 @@ def packing_bound(prob: Problem) -> float:
     kmin = n + 2 if prob.objective == "iso" else 3
     if l <= 0.0 or P < kmin:
         return 0.0
-    from ..geometry import min_enclosing_ball
-    from ..packing import packing_lower_bound
-
     E = prob.E
     N = prob.N
     D = np.zeros((N, N))
@@ -337,8 +333,6 @@ def packing_bound(prob: Problem) -> float:
 
 def _class_balls(prob: Problem):
     """Per class: computed centre, certified ``R_lo``, centre error bound, ``rho``."""
-    from ..geometry import min_enclosing_ball
-
     codes = prob.codes
     P = int(codes.max()) + 1
     n = prob.n

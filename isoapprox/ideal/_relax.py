@@ -56,6 +56,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._lazy import cvxpy
 from ._problem import Problem
 
 __all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
@@ -94,7 +95,7 @@ def _pair_index(N: int) -> np.ndarray:
 
 def _q_expr(Kmat, N: int):
     """Vector of ``K_ii + K_jj - 2 K_ij`` over the pairs ``i < j``."""
-    import cvxpy as cp
+    cp = cvxpy()
     import scipy.sparse as sp
 
     I, J = np.triu_indices(N, 1)
@@ -109,7 +110,7 @@ def _q_expr(Kmat, N: int):
 
 def _pair_rows(prob: Problem, q, cons: list) -> tuple:
     """``q_pos <= u^2`` and ``q_neg >= l^2`` with the bounds as parameters."""
-    import cvxpy as cp
+    cp = cvxpy()
 
     I, J = np.triu_indices(prob.N, 1)
     same = prob.codes[I] == prob.codes[J]
@@ -140,7 +141,7 @@ def _chords(prob: Problem, trip: np.ndarray, pid: np.ndarray, width: float):
 
 class _GramSDP:
     def __init__(self, prob: Problem):
-        import cvxpy as cp
+        cp = cvxpy()
 
         N = prob.N
         self.trip = _triplets(prob)
@@ -196,7 +197,7 @@ class _GramSDP:
 
 class _ShorSDP:
     def __init__(self, prob: Problem):
-        import cvxpy as cp
+        cp = cvxpy()
 
         N, n = prob.N, prob.n
         self.trip = _triplets(prob)
@@ -264,7 +265,7 @@ def _solve(problem, var) -> float | None:
     The tight tolerances are tried first; when Clarabel cannot reach them
     the default ones are used with the larger ``SDP_SAFETY_LOOSE``.
     """
-    import cvxpy as cp
+    cp = cvxpy()
 
     for opts, safety in ((_CLARABEL, 0.0), ({"max_threads": 1}, SDP_SAFETY_LOOSE)):
         try:

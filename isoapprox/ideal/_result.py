@@ -9,18 +9,7 @@ import numpy as np
 
 from .._typing import FloatArray
 
-__all__ = ["FLOOR_RTOL", "KIND_RTOL", "IdealResult"]
-
-#: the relative gap is measured against ``max(value, FLOOR_RTOL * scale)``
-#: with ``scale = max(diam(E), margin)``: values below a thousandth of the
-#: instance's size are certified to the absolute accuracy
-#: ``tol * FLOOR_RTOL * scale`` instead of to a relative one.
-FLOOR_RTOL = 1e-3
-
-#: a class (or the whole embedding) counts as collapsed when its diameter is
-#: at most ``KIND_RTOL * scale``; the solvers produce exact collapse (equal
-#: rows), so this only absorbs rounding.
-KIND_RTOL = 1e-9
+__all__ = ["IdealResult"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +40,7 @@ class IdealResult:
     gap : float
         ``upper - lower >= 0``.
     rel_gap : float
-        ``gap / max(value, FLOOR_RTOL * scale)`` with
+        ``gap / max(value, FLOOR_RTOL * scale)`` (:mod:`isoapprox.tolerances`) with
         ``scale = max(diam(E), margin)``.
     certified : bool
         ``rel_gap <= tol``.
@@ -86,8 +75,10 @@ class IdealResult:
     bounds : dict[str, float]
         Every lower bound computed, by name (caller's units): ``"separated"``
         (0 when ``E`` is already separated), ``"half_loss"``,
-        ``"three_point"``, ``"metric_lp"``, ``"sdp"`` for ``"iso"``;
-        ``"iso_half"`` and ``"shor_sdp"`` for ``"haus"``.  For a pair loss:
+        ``"three_point"``, ``"metric_lp"``, ``"sdp"``, ``"packing"``
+        (:func:`isoapprox.packing.packing_distance_bound`) for ``"iso"``;
+        ``"iso_half"``, ``"haus_triplet"``, ``"shor_sdp"`` and
+        ``"packing_half"`` (half the packing bound) for ``"haus"``.  For a pair loss:
         ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
         (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``
         (``L_max / 2``) and ``"shor_sdp"`` for ``"haus"``, ``"packing"`` for

@@ -30,6 +30,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from . import _ccp, _relax
+
 __all__ = ["SOLVER_LOCK", "forget_solver_state", "solver_session"]
 
 #: held for the whole of each solve; re-entrant, so a solve may call another
@@ -44,8 +46,6 @@ def forget_solver_state() -> None:
     instead, which also gives history-free values at the cost of compiling
     it again.
     """
-    from . import _ccp, _relax
-
     for cache in (_relax._CACHE, _ccp._CACHE):
         for key, obj in list(cache.items()):
             holders = [v for v in vars(obj).values() if hasattr(v, "_solver_cache")]

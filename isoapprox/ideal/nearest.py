@@ -55,6 +55,7 @@ while the gap is open and the time budget lasts.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -79,6 +80,11 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import ConvergenceWarning, SolverError
+from ..geometry import min_enclosing_ball
+from ..losses import batch_hard_loss
+from ..metrics import hausdorff_like, isometric_error
+from ..packing import packing_distance_bound
+from ..tolerances import FLOOR_RTOL, KIND_RTOL
 from . import _kernels as K
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
@@ -86,18 +92,20 @@ from ._bounds import (
     metric_lp_bound,
     three_point_bound,
 )
+from ._ccp import ccp_solve
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
 from ._pairs import (
     PairSpec,
     class_ball_bound,
     clipped_layouts,
-    packing_bound,
+    pair_packing_bound,
     pair_slack,
     pair_target_start,
     repair_pairs,
 )
 from ._problem import PairBounds, Problem, Program
-from ._result import FLOOR_RTOL, KIND_RTOL, IdealResult
+from ._relax import gram_sdp_bound, shor_sdp_bound
+from ._result import IdealResult
 from ._session import solver_session
 from ._starts import (
     class_means,
@@ -107,7 +115,7 @@ from ._starts import (
     target_start,
 )
 
-__all__ = ["OBJECTIVES", "SOLVERS", "nearest_ideal"]
+__all__ = ["OBJECTIVES", "SOLVERS", "embedding_kind", "nearest_ideal", "solve_nearest"]
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +173,9 @@ def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
     return float(value) / s, slack / s
 
 
-def _kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
+def embedding_kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
+    """``"collapsed"``, ``"class-collapsed"`` or ``"general"`` (the one rule; see
+    :data:`isoapprox.tolerances.KIND_RTOL`); validated codes ``0 .. P-1``."""
     tol = KIND_RTOL * scale
     s = pow2_scale(G)
     diams = K.class_diameters(G * s, codes, int(codes.max()) + 1) / s
@@ -279,7 +289,7 @@ class _Search:
                                   self.pairs)
             if solver == "identity":  # E scaled about its centroid
                 solver = "construction"
-        kind = _kind(Gc, self.codes, self.scale)
+        kind = embedding_kind(Gc, self.codes, self.scale)
         if self.best is None:
             better = True
         elif _KIND_RANK[kind] != _KIND_RANK[self.best_kind]:
@@ -306,8 +316,6 @@ class _Search:
 def _closed_forms(S: _Search) -> None:
     """Collapsed and class-collapsed constructions."""
     prob = S.prob
-    from ..geometry import min_enclosing_ball
-
     if S.pairs is not None:
         _closed_forms_pairs(S)
         return
@@ -327,8 +335,6 @@ def _closed_forms(S: _Search) -> None:
 def _closed_forms_pairs(S: _Search) -> None:
     """Collapsed (``l = 0``), class-collapsed and clipped layouts of a pair zero set."""
     prob = S.prob
-    from ..geometry import min_enclosing_ball
-
     l_zero = prob.pairs.lower <= 0.0
     if l_zero:
         if S.objective == "iso":
@@ -352,7 +358,7 @@ def _lower_cheap_pairs(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) ->
         S.add_bound("loss", _safe(L, S.scale))
     else:
         S.add_bound("half_loss", _safe(L / 2.0, S.scale))
-    v = packing_bound(S.prob)
+    v = pair_packing_bound(S.prob)
     if v > 0.0:
         S.add_bound("packing", _safe(v * S.prob.scale, S.scale))
 
@@ -367,8 +373,6 @@ def _class_balls_pairs(S: _Search) -> None:
 
 
 def _lower_cheap(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
-    from ..losses import batch_hard_loss
-
     if S.pairs is not None:
         _lower_cheap_pairs(S, E_caller, y_codes)
         return
@@ -401,8 +405,6 @@ def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...
 
 def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
     if family == "cvxpy":
-        from ._ccp import ccp_solve
-
         return ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
     if prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
@@ -449,8 +451,6 @@ def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]
         yield "target", (), target_start(prob, lo / prob.scale)
     yield "class-collapsed", multi, Cs[prob.codes]
     if 1 < len(multi) <= 3:
-        import itertools
-
         for k in range(1, len(multi)):
             for sub in itertools.combinations(multi, k):
                 G0 = prob.E.copy()
@@ -477,8 +477,6 @@ def _escalate_bounds(S: _Search, allow_cvxpy: bool) -> None:
         S.add_bound("metric_lp", _safe(v * prob.scale, S.scale))
     if S.certified() or not allow_cvxpy or prob.N > SDP_MAX_POINTS or S.time_left() <= 0:
         return
-    from ._relax import gram_sdp_bound, shor_sdp_bound
-
     key = "sdp" if S.objective == "iso" else "shor_sdp"
     if key in S.bounds:
         return
@@ -593,6 +591,18 @@ def nearest_ideal(
     return _run(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
 
+def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: str, rng: RNGLike,
+                  *, tol: float, solver: str, n_starts: int, max_iter: int,
+                  time_limit: float) -> IdealResult:
+    """:func:`nearest_ideal` without its checks, for callers that validated everything.
+
+    ``X`` float64 (N, n) with ``N >= 3``, ``codes`` dense int64 admitting a
+    triplet, ``margin >= 0`` and the options as :func:`nearest_ideal` accepts them.
+    """
+    opts = _SolveOptions(objective, solver, tol, n_starts, max_iter, time_limit, False)
+    return _run(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
+
+
 @dataclass(frozen=True)
 class _SolveOptions:
     objective: str
@@ -676,8 +686,6 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
     if not S.certified() and solver == "auto" and S.time_left() > 0:
         prog = S.prob.program(())
         if _affordable_ccp(prog):
-            from ._ccp import ccp_solve
-
             G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=max_iter,
                               deadline=S.deadline)
             S.n_iter += it
@@ -700,8 +708,6 @@ def _affordable_ccp(prog: Program) -> bool:
 
 def _finish(state, t_start: float) -> IdealResult:
     S, status = state
-    from ..metrics import hausdorff_like, isometric_error
-
     G = S.best
     with _serial_numba(G.shape[0]):
         if S.objective == "iso":
@@ -714,6 +720,13 @@ def _finish(state, t_start: float) -> IdealResult:
         raise SolverError(f"internal error: the incumbent is not {what}",
                           solver=S.best_solver, status="infeasible")
     S.best_value = value
+    if S.spec is None:
+        # the packing bound (the only one that sees the dimension), after the
+        # search so that it changes no incumbent; halved for "haus" (statement 1)
+        v = packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
+        if v > 0.0:
+            S.add_bound("packing" if S.objective == "iso" else "packing_half",
+                        v if S.objective == "iso" else v / 2.0)
     lower, source = S.lower()
     logger.debug("nearest_ideal(%s): value %.12g, bounds %s, %d local solves, %s",
                  S.objective, value, S.bounds, S.n_starts, status)
@@ -741,7 +754,7 @@ def _finish(state, t_start: float) -> IdealResult:
         n_starts=int(S.n_starts),
         seconds=float(time.perf_counter() - t_start),
         slack=float(slack),
-        kind=_kind(G, S.codes, S.scale),
+        kind=embedding_kind(G, S.codes, S.scale),
         bounds=dict(S.bounds),
         lower_source=source,
         loss="triplet" if S.spec is None else S.spec.loss,

@@ -71,12 +71,10 @@ from .theory import (
     crosscheck_rows,
     crosscheck_summary,
     curve_rows,
-    packing_diameter_bound,
 )
 from .trainer import LogState, TrainConfig, Trainer, TrainResult, build_split, train
 
 __all__ = [
-    "packing_diameter_bound",
     "curve_rows",
     "crosscheck_summary",
     "crosscheck_rows",

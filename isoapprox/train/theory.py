@@ -49,16 +49,16 @@ evaluated only for ``n <= isometry_max_dim`` (default 8).
 
 Lower bounds
 ------------
-The solvers' lower bounds (half the loss, small sub-problems, relaxations;
-``solver="scipy"`` runs the cheap ones) are sharpened by two proven bounds:
-``d_iso >= D*_lower(P_eff, n, alpha) - diam(E)``
-(:func:`packing_diameter_bound`: a triplet-separated embedding has classes
-``alpha`` apart, so its diameter is at least ``D*``) and ``d_haus >= d_iso /
-2``.  The first certifies, on (nearly) collapsed batches with more than ``n
-+ 1`` classes, that ``d_iso`` is about ``D* > L``: statement 4's
-prediction, and a certified failure of the conditional ``d_iso <= L``.
-Statement ``4_diameter`` is that same inequality read the other way, so it
-holds by construction wherever the packing bound is the active one.
+The brackets are those of :func:`isoapprox.evaluate_theory` (``solver="scipy"``
+runs the cheap bounds), whose lower end of ``d_iso`` includes the packing
+bound ``D*_lower(P', n, alpha) - diam(E)``
+(:func:`isoapprox.packing.packing_distance_bound`) and that of ``d_haus``
+half of it (statement 1).  The packing bound certifies, on (nearly)
+collapsed batches with more than ``n + 1`` classes, that ``d_iso`` is about
+``D* > L``: statement 4's prediction, and a certified failure of the
+conditional ``d_iso <= L``.  Statement ``4_diameter`` is that same
+inequality read the other way, so it holds by construction wherever the
+packing bound is the active one.
 
 Reproducibility
 ---------------
@@ -73,7 +73,6 @@ change no trained number.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,6 +90,9 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
+from ..packing import lower_bound_curve, min_separated_diameter, packing_lower_bound
+from ..theory import TheoryOptions, check_bound, check_collapse, evaluate_theory
+from .data import PKSampler
 
 __all__ = [
     "MAX_POINTS",
@@ -104,7 +106,6 @@ __all__ = [
     "crosscheck_rows",
     "crosscheck_summary",
     "curve_rows",
-    "packing_diameter_bound",
     "sub_batch",
 ]
 
@@ -220,12 +221,11 @@ class BatchTheory:
     diameter, loss_max : float
         Diameter and ``L`` of the evaluated batch.
     d_iso, d_iso_lower, d_iso_upper : float
-        ``d_iso(E, F_TS)`` and its certified bracket: the solver's, with the
-        lower end raised by :func:`packing_diameter_bound` where that is larger.
+        ``d_iso(E, F_TS)`` and its certified bracket (:func:`isoapprox.evaluate_theory`).
     d_iso_solver_lower : float
-        The solver's own lower bound.
+        The solver's largest lower bound other than the packing bound.
     d_iso_lower_source : str
-        ``"solver"`` or ``"packing-diameter"``: which gave ``d_iso_lower``.
+        The bound that gives ``d_iso_lower`` (``"packing"``, ``"three_point"``, ...).
     d_iso_certified : bool
         The relative gap is at most ``tol``.
     d_iso_status : str
@@ -247,7 +247,7 @@ class BatchTheory:
         ``collapsed``, ``class-collapsed`` or ``general``.
     d_star, d_star_lower, d_star_upper : float
         ``D*(P', n, alpha)`` of the evaluated batch and its bracket.
-    checks : dict of str to BoundCheck
+    checks : dict of str to CheckResult
         By key of :data:`STATEMENTS` (only the ones that apply).
     """
 
@@ -313,16 +313,12 @@ class BatchTheory:
 
 @functools.lru_cache(maxsize=256)
 def _collapse(counts: tuple[int, ...], dim: int, margin: float):
-    from ..theory import check_collapse
-
     y = np.repeat(np.arange(len(counts)), counts)
     return check_collapse(y, dim, margin=margin, rng=0)
 
 
 @functools.lru_cache(maxsize=1024)
 def _d_star(P: int, dim: int, margin: float):
-    from ..packing import min_separated_diameter
-
     return min_separated_diameter(P, dim, margin=margin)
 
 
@@ -330,63 +326,6 @@ def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
     hp, hn, pi, ni = K.batch_hard_terms(E, codes, margin)
     valid = (pi >= 0) & (ni >= 0)
     return float(np.max(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
-
-
-def _rel_gap(lower: float, upper: float) -> float:
-    if upper <= 0.0:
-        return 0.0
-    return (upper - lower) / upper
-
-
-def packing_diameter_bound(
-    codes: IntArray, dim: int, margin: float, diam: float, lower: float = 0.0
-) -> tuple[float, str]:
-    """A proven lower bound of ``d_iso(E, F_TS)`` from the diameter: ``D*_lower(P_eff) - diam(E)``.
-
-    Any ``G`` in ``F_TS(alpha)`` holds ``P_eff`` points pairwise at least
-    ``alpha`` apart: one of each class with two or more members (each is an
-    anchor with a positive, so ``d_G(a, m) >= d_G(a, p) + alpha >= alpha``
-    for every point ``m`` of another class), plus one point of a singleton
-    class if there is one.  Hence ``diam(G) >= D*(P_eff, n, alpha)``, and
-    ``diam(G) <= diam(E) + d_iso(E, G)``.  Near collapse (``diam(E)`` small,
-    ``P_eff > n + 1``) this certifies what statement 4 predicts, where the
-    batch-hard loss only bounds ``d_iso`` from below by ``L / 2``.
-
-    Parameters
-    ----------
-    codes : ndarray of int
-        Label codes ``0 .. P-1`` of the batch.
-    dim : int
-        Embedding dimension ``n``.
-    margin : float
-        ``alpha``.
-    diam : float
-        ``diam(E)``.
-    lower : float, default 0.0
-        Another lower bound (e.g. the solver's).
-
-    Returns
-    -------
-    value : float
-        ``max(lower, D*_lower(P_eff, n, alpha) - diam)``.
-    source : str
-        ``"packing-diameter"`` when this bound is the larger, else ``"solver"``.
-
-    Examples
-    --------
-    >>> packing_diameter_bound(np.repeat(np.arange(6), 2), 2, 1.0, 0.0)[0] > 1.9
-    True
-    """
-    from ..packing import packing_lower_bound
-
-    counts = np.bincount(np.asarray(codes))
-    p_eff = int(np.sum(counts >= 2)) + int(np.any(counts == 1))
-    if p_eff < 2 or margin <= 0.0:
-        return float(lower), "solver"
-    bound = packing_lower_bound(p_eff, dim, margin=margin) - diam
-    if bound > lower:
-        return float(bound), "packing-diameter"
-    return float(lower), "solver"
 
 
 def batch_theory(
@@ -438,10 +377,6 @@ def batch_theory(
     >>> t.d_iso, t.subsampled
     (0.0, False)
     """
-    from ..ideal import nearest_ideal
-    from ..packing import packing_lower_bound
-    from ..theory import _check, check_iso_haus, empirical_constant
-
     X = as_points(E, "E", min_points=3)
     codes, _ = as_labels(y, X.shape[0], "y")
     require_triplets(codes)
@@ -460,76 +395,46 @@ def batch_theory(
     Xs, cs = X[idx], as_labels(codes[idx], idx.size, "y")[0]
     sc = np.bincount(cs)
     sub_P, sub_K = int(sc.size), int(sc.min())
-    diam = float(K.diameter_kernel(Xs)[0])
-    L = _batch_hard_max(Xs, cs, margin)
     seed_iso, seed_haus = (int(s) for s in gen.integers(2**31, size=2))
-    kw = dict(margin=margin, solver="scipy", n_starts=n_starts, tol=tol,
-              time_limit=SAFETY_TIME_LIMIT)
-    iso = nearest_ideal(Xs, cs, objective="iso", rng=seed_iso, **kw)
-    haus = nearest_ideal(Xs, cs, objective="haus", rng=seed_haus, **kw)
-    const = empirical_constant(Xs, cs, margin=margin, iso=iso, haus=haus, fstar=False)
+    opts = TheoryOptions(tol=tol, solver="scipy", n_starts=n_starts,
+                         time_limit=SAFETY_TIME_LIMIT, haus_max_points=None,
+                         procrustes_max_dim=isometry_max_dim)
+    r = evaluate_theory(Xs, cs, margin=margin, options=opts, rng=seed_iso, haus_rng=seed_haus)
+    iso, haus = r.iso, r.haus
+    raw_iso, raw_haus = r.solver_results["iso"], r.solver_results["haus"]
     ds = _d_star(sub_P, n, margin)
-    # sharpened lower bounds (proven; see the module notes, "Lower bounds")
-    iso_lo, iso_src = packing_diameter_bound(cs, n, margin, diam, iso.lower)
-    haus_lo = max(haus.lower, iso_lo / 2.0)
-    iso_d = (iso.value, iso_lo, iso.upper)
-    c_lo = const.c_lower
-    if math.isfinite(const.c) and iso.upper > 0:
-        c_lo = max(c_lo, haus_lo / iso.upper)
-    c_up = const.c_upper
-    if math.isfinite(const.c) and iso_lo > 0:
-        c_up = min(c_up, haus.upper / iso_lo)
-    ratio_fstar = math.nan
-    separated = iso.value == 0.0
+    diam = r.diameter
     found: dict[str, Any] = {}
-    if n <= isometry_max_dim and not separated:
-        found["1_isometry"] = check_iso_haus(Xs, iso.embedding, mode="isometry")
-        ratio_fstar = (found["1_isometry"].rhs / 2.0) / iso.value
     if checks:
-        if not separated:  # else f* = E and statements 1 and 2 are void
-            found["1_pointwise"] = check_iso_haus(Xs, iso.embedding, mode="pointwise")
-            found["1_pointwise_haus"] = check_iso_haus(Xs, haus.embedding, mode="pointwise")
-        if math.isfinite(const.c):
-            found["2_half"] = _check(STATEMENTS["2_half"][1], (0.5, 0.5, 0.5),
-                                     (const.c, c_lo, c_up))
-        # statement 3 as in isoapprox.theory.check_loss_iso, on the sharpened bracket
-        scale = max(diam, margin)
-        found["3_lower"] = _check(STATEMENTS["3_lower"][1], (L / 2, L / 2, L / 2), iso_d, scale)
-        found["3_upper"] = _check(STATEMENTS["3_upper"][1], iso_d, (L, L, L), scale)
-        col = _collapse(tuple(int(c) for c in sc), n, margin)
-        found["4_collapse"] = col.agreement
-        found["4_diameter"] = _check(
+        found = {k: r.checks[k] for k in ("1_pointwise", "1_pointwise_haus", "1_isometry",
+                                          "2_half", "3_lower", "3_upper") if k in r.checks}
+        found["4_collapse"] = _collapse(tuple(int(c) for c in sc), n, margin).agreement
+        # statement 4 with the D* bracket of min_separated_diameter (the logged d_star)
+        found["4_diameter"] = check_bound(
             STATEMENTS["4_diameter"][1],
-            (ds.value - iso.value, ds.lower - iso.upper, ds.upper - iso_lo),
-            (diam, diam, diam),
-            max(diam, margin),
-        )
-        found["4_curve"] = _check(
-            STATEMENTS["4_curve"][1],
-            (full_curve, full_curve, full_curve),
-            (full_diam, full_diam, full_diam),
-            max(full_diam, margin),
-        )
+            (ds.value - iso.value, ds.lower - iso.upper, ds.upper - iso.lower),
+            (diam, diam, diam), max(diam, margin))
+        found["4_curve"] = check_bound(
+            STATEMENTS["4_curve"][1], (full_curve,) * 3, (full_diam,) * 3,
+            max(full_diam, margin))
         found = {k: found[k] for k in STATEMENTS if k in found}
-    else:
-        found = {}
+    solver_lower = max((v for k, v in raw_iso.bounds.items() if k != "packing"), default=0.0)
     return BatchTheory(
         N=N, P=P_full, K=int(counts[counts > 0].min()), dim=n, margin=margin,
         full_diameter=full_diam, full_loss_max=full_L, full_curve=full_curve,
         points=int(idx.size), sub_P=sub_P, sub_K=sub_K, subsampled=bool(idx.size < N),
-        diameter=diam, loss_max=L,
-        d_iso=iso.value, d_iso_lower=iso_lo, d_iso_upper=iso.upper,
-        d_iso_solver_lower=iso.lower, d_iso_lower_source=iso_src,
-        d_iso_certified=bool(iso.certified or _rel_gap(iso_lo, iso.upper) <= tol),
-        d_iso_status=iso.status,
-        d_haus=haus.value, d_haus_lower=haus_lo, d_haus_upper=haus.upper,
-        d_haus_solver_lower=haus.lower,
-        d_haus_certified=bool(haus.certified or _rel_gap(haus_lo, haus.upper) <= tol),
+        diameter=diam, loss_max=r.loss_max,
+        d_iso=iso.value, d_iso_lower=iso.lower, d_iso_upper=iso.upper,
+        d_iso_solver_lower=float(max(solver_lower, 0.0)), d_iso_lower_source=iso.lower_source,
+        d_iso_certified=iso.certified, d_iso_status=iso.status,
+        d_haus=haus.value, d_haus_lower=haus.lower, d_haus_upper=haus.upper,
+        d_haus_solver_lower=raw_haus.lower, d_haus_certified=haus.certified,
         d_haus_status=haus.status,
-        c=const.c, c_lower=c_lo, c_upper=c_up,
-        theta=const.theta, theta_lower=const.theta_lower, theta_upper=const.theta_upper,
-        implied_cn=const.implied_cn, ratio_fstar=ratio_fstar,
-        fstar_slack=float(iso.slack), fstar_kind=iso.kind,
+        c=r.c, c_lower=r.c_lower, c_upper=r.c_upper,
+        theta=r.theta, theta_lower=r.theta_lower, theta_upper=r.theta_upper,
+        implied_cn=r.implied_cn, ratio_fstar=r.ratio_fstar,
+        fstar_slack=float((raw_haus if r.iso_crossed else raw_iso).slack),
+        fstar_kind=iso.kind,
         d_star=ds.value, d_star_lower=ds.lower, d_star_upper=ds.upper,
         checks=found,
     )
@@ -615,8 +520,6 @@ class CrossCheckCallback:
         self.rng = np.random.default_rng(seed)
 
     def __call__(self, state) -> dict[str, Any] | None:
-        from .data import PKSampler
-
         if state.step != state.config.steps:
             return None
         E, codes = np.asarray(state.eval_E), np.asarray(state.eval_y)
@@ -799,8 +702,6 @@ def curve_rows(
         diameter is smaller than the proven lower bound: the held-out batches
         cannot be triplet separated at this margin).
     """
-    from ..packing import lower_bound_curve
-
     out = []
     for r in records:
         P, n, m = int(r["P"]), int(r["embedding_dim"]), float(r["margin"])

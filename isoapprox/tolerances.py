@@ -1,0 +1,37 @@
+"""The named numerical tolerances of verdicts, kinds and certificates (one home).
+
+Each is relative to the size of the instance, ``scale = max(diam(E), margin)``
+unless said otherwise, so that results are invariant under scaling.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BOUND_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL", "VERDICT_RTOL"]
+
+#: a verdict ``lhs <= rhs`` decided from brackets allows this much rounding,
+#: relative to the larger of both sides and of the instance's scale: the
+#: inputs carry rounding noise of that size times a few machine epsilons
+VERDICT_RTOL = 1e-9
+
+#: a bound counts as holding for the estimates when ``slack >= -BOUND_RTOL *
+#: scale`` (the same rounding allowance as :data:`VERDICT_RTOL`, applied to
+#: the incumbents instead of the brackets); a computed lower bound above a
+#: feasible value by more than this is a contradiction, not rounding
+BOUND_RTOL = VERDICT_RTOL
+
+#: a class (or the whole embedding) counts as collapsed when its diameter is
+#: at most ``KIND_RTOL * scale``; the solvers produce exact collapse (equal
+#: rows), so this only absorbs rounding
+KIND_RTOL = 1e-9
+
+#: the relative gap of a bracket is measured against ``max(value, FLOOR_RTOL *
+#: scale)``: values below a thousandth of the instance's size are certified to
+#: the absolute accuracy ``tol * FLOOR_RTOL * scale`` instead of a relative one
+FLOOR_RTOL = 1e-3
+
+#: the packing bound ``D*_lower - diam(E)`` is lowered by ``PACKING_RTOL *
+#: max(D*_lower, diam(E))``: ``D*_lower`` (square roots, powers, a product with
+#: the margin) and ``diam(E)`` (a kernel's sum of squares) are each within a
+#: few ulps of the exact reals, so a thousand times more keeps the float64
+#: bound proven
+PACKING_RTOL = 1e-12
