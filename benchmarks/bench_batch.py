@@ -58,7 +58,7 @@ from isoapprox.batch import (  # noqa: E402
     plan,
     run_batch,
 )
-from isoapprox.batch import _kernels as BK  # noqa: E402
+from isoapprox.kernels import batch as BK  # noqa: E402
 from isoapprox.batch.engine import _LocalPool, evaluate_chunk  # noqa: E402
 from isoapprox.batch.table import encode_rows  # noqa: E402
 

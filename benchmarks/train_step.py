@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from isoapprox.train import TrainConfig, Trainer, train
-from isoapprox.train import _kernels as TK
+from isoapprox.kernels import train as TK
 from isoapprox.train.trainer import limit_threads
 
 

@@ -130,7 +130,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from . import _kernels_stats as KS
+from .kernels import stats as KS
 from ._blas import numba_threads, single_threaded_blas
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, IntArray, RNGLike

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as K
+from .kernels import losses as K
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import (

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as K
+from .kernels import distances as K
 from ._scaling import pow2_scale
 from ._typing import ArrayLike
 from ._validation import as_labels, as_points, check_option, check_same_shape
@@ -110,8 +110,8 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricError:
     value, i, j = K.isometric_error_kernel(X1, X2)
     i, j = int(i), int(j)
     # the kernel's own direct-difference distances, so value == |d1 - d2|
-    d1 = float(K._dist(X1, i, X1, j))
-    d2 = float(K._dist(X2, i, X2, j))
+    d1 = float(K.dist(X1, i, X1, j))
+    d2 = float(K.dist(X2, i, X2, j))
     return IsometricError(float(value) / s, (i, j), d1 / s, d2 / s)
 
 

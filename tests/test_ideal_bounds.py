@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isoapprox import batch_hard_loss
-from isoapprox.ideal import _kernels as K
+from isoapprox.kernels import ideal as K
 from isoapprox.ideal._bounds import metric_lp_bound, three_point_bound
 from isoapprox.ideal._problem import Problem
 

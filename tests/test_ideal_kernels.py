@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from isoapprox.ideal import _kernels as K
+from isoapprox.kernels import ideal as K
 from isoapprox.ideal._problem import Problem
 
 from . import reference as ref

@@ -24,7 +24,7 @@ from isoapprox import (
     margin_loss_report,
     nearest_zero_loss,
 )
-from isoapprox.ideal import _kernels as K
+from isoapprox.kernels import ideal as K
 from isoapprox.ideal._pairs import packing_bound, radius_lower
 from isoapprox.ideal._problem import PairBounds, Problem
 from isoapprox.ideal._result import FLOOR_RTOL

@@ -32,7 +32,7 @@ import numpy as np
 from .._typing import ArrayLike
 from .._validation import check_margin, check_nonnegative
 from ..exceptions import InvalidInputError, NoTripletError
-from . import _kernels as BK
+from ..kernels import batch as BK
 
 __all__ = ["BOUND_RTOL", "CHEAP_FIELDS", "SEPARATION_ATOL", "cheap_from_kernel", "cheap_quantities"]
 

@@ -108,7 +108,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._scaling import pow2_scale
-from . import _kernels as K
+from ..kernels import ideal as K
 from ._problem import PairBounds, Problem
 from ._starts import class_means, smacof, spread_centres
 

@@ -79,7 +79,7 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import ConvergenceWarning, SolverError
-from . import _kernels as K
+from ..kernels import ideal as K
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
     haus_triplet_bound,

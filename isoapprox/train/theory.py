@@ -80,7 +80,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from .._typing import ArrayLike, IntArray, RNGLike
 from .._validation import (
     as_labels,
@@ -327,7 +328,7 @@ def _d_star(P: int, dim: int, margin: float):
 
 
 def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
-    hp, hn, pi, ni = K.batch_hard_terms(E, codes, margin)
+    hp, hn, pi, ni = KL.batch_hard_terms(E, codes, margin)
     valid = (pi >= 0) & (ni >= 0)
     return float(np.max(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
 

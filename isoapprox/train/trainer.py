@@ -64,7 +64,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from .._blas import numba_threads, single_threaded_blas
 from .._typing import FloatArray, IntArray
 from .._validation import (
@@ -682,7 +683,7 @@ class Trainer:
         N = idx.size
         D = K.pairwise_distances_kernel(E)
         st = _stats_from(D, E)
-        hp, hn, pi, ni = K.batch_hard_terms(E, codes, c.margin)
+        hp, hn, pi, ni = KL.batch_hard_terms(E, codes, c.margin)
         valid = (pi >= 0) & (ni >= 0)
         z = hp[valid] - hn[valid] + c.margin
         bh = np.maximum(z, 0.0)
