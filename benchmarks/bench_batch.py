@@ -58,9 +58,9 @@ from isoapprox.batch import (  # noqa: E402
     plan,
     run_batch,
 )
-from isoapprox.kernels import batch as BK  # noqa: E402
 from isoapprox.batch.engine import _LocalPool, evaluate_chunk  # noqa: E402
 from isoapprox.batch.table import encode_rows  # noqa: E402
+from isoapprox.kernels import batch as BK  # noqa: E402
 
 CODES = np.array([0, 0, 0, 1, 1])
 

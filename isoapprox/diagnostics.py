@@ -130,7 +130,6 @@ from typing import Any
 import numba
 import numpy as np
 
-from .kernels import stats as KS
 from ._blas import numba_threads, single_threaded_blas
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, IntArray, RNGLike
@@ -147,6 +146,7 @@ from ._validation import (
 )
 from .exceptions import InvalidInputError
 from .geometry import farthest_pair, min_enclosing_ball
+from .kernels import stats as KS
 from .losses import batch_hard_loss, separation_report, triplet_loss
 from .metrics import isometric_error
 

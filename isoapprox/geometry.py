@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import distances as K
-from .kernels.meb import meb_dual_fw
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_points, check_positive
+from .kernels import distances as K
+from .kernels.meb import meb_dual_fw
 
 __all__ = [
     "BallResult",

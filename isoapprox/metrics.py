@@ -40,10 +40,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import distances as K
 from ._scaling import pow2_scale
 from ._typing import ArrayLike
 from ._validation import as_labels, as_points, check_option, check_same_shape
+from .kernels import distances as K
 
 __all__ = [
     "HAUSDORFF_MODES",

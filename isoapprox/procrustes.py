@@ -58,10 +58,6 @@ from itertools import combinations
 import numpy as np
 from scipy.optimize import minimize
 
-from .geometry import ball_bracket
-from .kernels import distances as KD
-from .kernels import meb as KM
-from .kernels import planar as KP
 from ._blas import single_threaded_blas
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, RNGLike
@@ -74,6 +70,10 @@ from ._validation import (
     check_same_shape,
 )
 from .exceptions import ConvergenceWarning
+from .geometry import ball_bracket
+from .kernels import distances as KD
+from .kernels import meb as KM
+from .kernels import planar as KP
 
 __all__ = ["ProcrustesResult", "minimax_procrustes"]
 

@@ -62,12 +62,12 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
-from .kernels import distances as KD
-from .kernels import planar as KP
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, RNGLike
 from ._validation import as_points, as_rng, check_int, check_positive
 from .exceptions import InvalidInputError
+from .kernels import distances as KD
+from .kernels import planar as KP
 
 __all__ = ["ThicknessResult", "thickness", "thickness_report"]
 

@@ -118,6 +118,6 @@ def test_independent_of_worker_count(workers):
     X, y = _chunk(np.arange(12))
     chunks = [np.arange(s, s + 4) for s in (8, 0, 4)]  # out of order
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        parts = dict(zip((8, 0, 4), pool.map(_chunk, chunks)))
+        parts = dict(zip((8, 0, 4), pool.map(_chunk, chunks), strict=True))
     np.testing.assert_array_equal(np.concatenate([parts[s][0] for s in (0, 4, 8)]), X)
     np.testing.assert_array_equal(np.concatenate([parts[s][1] for s in (0, 4, 8)]), y)

@@ -70,7 +70,8 @@ CHECKS = textwrap.dedent(
     close(r, np.linalg.norm(P - [cx, cy], axis=1).max())
     # the smallest circle through two or three of the points that holds them all
     best = np.inf
-    for S in itertools.chain(itertools.combinations(range(23), 2), itertools.combinations(range(23), 3)):
+    pairs_triples = itertools.chain(*(itertools.combinations(range(23), k) for k in (2, 3)))
+    for S in pairs_triples:
         Q = P[list(S)]
         if len(S) == 2:
             c = Q.mean(0)
@@ -90,8 +91,8 @@ CHECKS = textwrap.dedent(
     F, I = batch.cheap_kernel(P[None], codes[None], 0.0)
     close(F[0, 5], r)
     close(F[0, 3], diam_p)
-    hits = sum(f.stats.cache_hits and sum(f.stats.cache_hits.values())
-               for f in (distances.diameter_kernel, losses.batch_hard_terms, batch.cheap_kernel))
+    kernels = (distances.diameter_kernel, losses.batch_hard_terms, batch.cheap_kernel)
+    hits = sum(sum(f.stats.cache_hits.values()) for f in kernels)
     print("CACHE_HITS", hits)
     """
 )

@@ -1,12 +1,13 @@
 """Blocked large-batch kernels against exact references.
 
-The blocked kernels of :mod:`isoapprox.kernels.distances` and :mod:`isoapprox.kernels.losses` promise *bitwise*
-the values of the scalar direct-difference loop (``s += (x_k - y_k)**2`` in
-feature order, then ``sqrt``), and arg-max / arg-min with ties broken towards
-the smallest index.  :func:`seq_distances` below computes the same sums in the
-same order with numpy (one vectorised pass per feature), so the comparisons
-here are exact equalities, not tolerances; it is itself checked against the
-loop references of ``tests/reference.py``.
+The blocked kernels of :mod:`isoapprox.kernels.distances` and
+:mod:`isoapprox.kernels.losses` promise *bitwise* the values of the scalar
+direct-difference loop (``s += (x_k - y_k)**2`` in feature order, then
+``sqrt``), and arg-max / arg-min with ties broken towards the smallest index.
+:func:`seq_distances` below computes the same sums in the same order with
+numpy (one vectorised pass per feature), so the comparisons here are exact
+equalities, not tolerances; it is itself checked against the loop references
+of ``tests/reference.py``.
 
 Block-boundary cases: sizes one below / at / one above the micro-tile
 (``TA = 8`` rows, ``TJ = 64`` columns), the block size, the 256-row sweeps,
@@ -29,9 +30,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from isoapprox.geometry import diameter, farthest_pair
 from isoapprox.kernels import distances as KD
 from isoapprox.kernels import losses as KL
-from isoapprox.geometry import diameter, farthest_pair
 from isoapprox.losses import (
     batch_hard_loss,
     hardest_pairs,

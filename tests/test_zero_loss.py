@@ -24,10 +24,10 @@ from isoapprox import (
     margin_loss_report,
     nearest_zero_loss,
 )
-from isoapprox.kernels import ideal as K
 from isoapprox.ideal._pairs import packing_bound, radius_lower
 from isoapprox.ideal._problem import PairBounds, Problem
 from isoapprox.ideal._result import FLOOR_RTOL
+from isoapprox.kernels import ideal as K
 
 from . import pairs_reference as pref
 from . import reference as ref

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import distances as K
-from ..kernels import losses as KL
 from .._typing import ArrayLike, FloatArray, IntArray
 from .._validation import as_labels, as_points, check_int
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from .networks import l2_normalize
 
 __all__ = [

@@ -79,8 +79,6 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from ..kernels import distances as K
-from ..kernels import losses as KL
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
     as_labels,
@@ -92,6 +90,8 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from ..kernels import train as TK
 from .networks import l2_normalize, l2_normalize_backward
 

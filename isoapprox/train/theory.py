@@ -80,8 +80,6 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels import distances as K
-from ..kernels import losses as KL
 from .._typing import ArrayLike, IntArray, RNGLike
 from .._validation import (
     as_labels,
@@ -92,6 +90,8 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
+from ..kernels import distances as K
+from ..kernels import losses as KL
 
 __all__ = [
     "MAX_POINTS",

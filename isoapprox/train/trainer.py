@@ -64,8 +64,6 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels import distances as K
-from ..kernels import losses as KL
 from .._blas import numba_threads, single_threaded_blas
 from .._typing import FloatArray, IntArray
 from .._validation import (
@@ -77,6 +75,8 @@ from .._validation import (
     check_positive,
 )
 from ..exceptions import InvalidInputError
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from .data import (
     DATASETS,
     DIGITS_TRAIN_CLASSES,
