@@ -32,7 +32,8 @@ file changes.  The only such calls go to the primitives of ``distances``
 (``dist``, the tile engine), ``meb`` and ``planar``; each module docstring
 lists its own, and ``tests/test_kernels_cache.py`` runs the kernels against
 brute force from a cold and from a warm cache.  After editing one of those
-primitives, clear ``__pycache__`` (or set ``NUMBA_CACHE_DIR``).
+primitives or :data:`JIT` (neither is part of a dependent kernel's cache
+key), clear ``isoapprox/kernels/__pycache__``.
 """
 
 #: the one set of numba options of every kernel

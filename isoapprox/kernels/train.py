@@ -2,8 +2,8 @@
 
 Distances by the shared :func:`isoapprox.kernels.distances.dist` (the one
 cross-file jitted call; checked from a cold and a warm cache by
-``tests/test_kernels_cache.py``).  Every ``prange`` loop writes only its own row of
-the output, so results do not depend on the number of threads.
+``tests/test_kernels_cache.py``).  Every ``prange`` loop writes only its own
+row of the output, so results do not depend on the number of threads.
 
 Subgradient at zero distance
 ----------------------------
@@ -186,7 +186,7 @@ def semihard_kernel(X, codes, offsets):
 def nearest_positive_kernel(X, codes):
     """Nearest same-class point of every anchor (the "easy" positive).
 
-    Distances by ``_dist`` (bitwise those of every other kernel here); ties
+    Distances by ``dist`` (bitwise those of every other kernel); ties
     go to the smallest index.  Serial: with ``K`` samples per class only
     ``K - 1`` distances per anchor are computed, the rest is a label scan.
 
