@@ -46,6 +46,8 @@ no ``N x N`` matrix unless the name says so.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -67,6 +69,7 @@ __all__ = [
     "pairwise_distances_kernel",
     "partition",
     "pointwise_kernel",
+    "serial_twin",
     "serial_work",
     "tile_dist",
     "tile_sq",
@@ -87,6 +90,20 @@ N_BLOCKS = 16
 SUB = 256
 #: smallest block (a multiple of ``TA``)
 _MIN_BLOCK = 64
+
+
+def serial_twin(kernel):
+    """The same function body compiled without ``parallel`` (``prange`` runs as ``range``).
+
+    The twin gets its own qualified name: numba names a cache file after the
+    function, so a twin sharing the parallel kernel's name would share its
+    cache entry and one of the two would load the other's machine code.
+    """
+    f = kernel.py_func
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__,
+                           f.__closure__)
+    g.__qualname__ = f.__qualname__ + "_serial"
+    return njit(**JIT)(g)
 
 
 def serial_work(n_rows: int, n_cols: int, n_feat: int) -> bool:
@@ -292,7 +309,7 @@ def _farthest_from_par(Y, c):
     return d[best], best
 
 
-_pairwise_distances_kernel_ser = njit(**JIT)(_pairwise_distances_kernel_par.py_func)
+_pairwise_distances_kernel_ser = serial_twin(_pairwise_distances_kernel_par)
 
 
 def pairwise_distances_kernel(X):
@@ -302,7 +319,7 @@ def pairwise_distances_kernel(X):
     return _pairwise_distances_kernel_par(X)
 
 
-_classwise_directed_kernel_ser = njit(**JIT)(_classwise_directed_kernel_par.py_func)
+_classwise_directed_kernel_ser = serial_twin(_classwise_directed_kernel_par)
 
 
 def classwise_directed_kernel(X1, X2, codes):
@@ -312,7 +329,7 @@ def classwise_directed_kernel(X1, X2, codes):
     return _classwise_directed_kernel_par(X1, X2, codes)
 
 
-_farthest_from_ser = njit(**JIT)(_farthest_from_par.py_func)
+_farthest_from_ser = serial_twin(_farthest_from_par)
 
 
 def farthest_from(Y, c):

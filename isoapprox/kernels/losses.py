@@ -24,7 +24,18 @@ import numpy as np
 from numba import njit, prange
 
 from . import JIT
-from .distances import SUB, TA, TJ, dist, is_serial, partition, serial_work, tile_dist, transpose
+from .distances import (
+    SUB,
+    TA,
+    TJ,
+    dist,
+    is_serial,
+    partition,
+    serial_twin,
+    serial_work,
+    tile_dist,
+    transpose,
+)
 
 __all__ = [
     "batch_hard_terms",
@@ -148,7 +159,7 @@ def _pair_loss_kernel_par(X, codes, pos_threshold, neg_threshold):
     return sums, best, arg, active
 
 
-_triplet_loss_kernel_ser = njit(**JIT)(_triplet_loss_kernel_par.py_func)
+_triplet_loss_kernel_ser = serial_twin(_triplet_loss_kernel_par)
 
 
 def triplet_loss_kernel(X, codes, margin):
@@ -158,7 +169,7 @@ def triplet_loss_kernel(X, codes, margin):
     return _triplet_loss_kernel_par(X, codes, margin)
 
 
-_pair_loss_kernel_ser = njit(**JIT)(_pair_loss_kernel_par.py_func)
+_pair_loss_kernel_ser = serial_twin(_pair_loss_kernel_par)
 
 
 def pair_loss_kernel(X, codes, pos_threshold, neg_threshold):
