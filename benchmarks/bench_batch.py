@@ -16,7 +16,7 @@ section prints its ratio against a baseline timed in the same run):
    ``isometric_error``, ``min_enclosing_ball``; the kernel also computes
    thickness, which the loop does not).  Then the kernel on two cores (two
    processes, one thread each, timed together after a barrier), the goal
-   being >= 1e6 configurations per second; the vectorised generator; and
+   being >= 1e6 configurations per second; the generator (numpy streams per configuration); and
    the CSV encoding of the result rows.
 2. Scaling of ``run_batch`` (stage ``cheap``) from ``jobs=1`` (in this process) to 2 on
    the same grid: wall time, including the start of the worker processes
@@ -58,9 +58,9 @@ from isoapprox.batch import (  # noqa: E402
     plan,
     run_batch,
 )
-from isoapprox.batch import _kernels as BK  # noqa: E402
 from isoapprox.batch.engine import evaluate_chunk, run_chunk  # noqa: E402
 from isoapprox.batch.table import encode_rows  # noqa: E402
+from isoapprox.kernels import batch as BK  # noqa: E402
 from isoapprox.runs import executor  # noqa: E402
 
 CODES = np.array([0, 0, 0, 1, 1])
@@ -158,7 +158,7 @@ def section_cheap(B: int, B_loop: int, repeats: int) -> None:
           f"({'meets' if r_two >= 1e6 else 'below'} the 1e6 goal; x{r_two / r_vec:.2f} of 1 core)")
 
     t_gen = _median_time(lambda: generate("gaussian", 5, 2, 2, "balanced", np.arange(B)), repeats)
-    print(f"   vectorised generator, 1 thread  {B / t_gen:12,.0f} configurations/s "
+    print(f"   generator (numpy streams)       {B / t_gen:12,.0f} configurations/s "
           f"(ratio to the kernel {t_vec / t_gen:.2f})")
     cfg = BatchConfig(Grid(repetitions=min(B, 50_000)), chunk_size=min(B, 50_000))
     task = plan(cfg)[0]

@@ -38,7 +38,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 import isoapprox as ia
-from isoapprox import _kernels_geom as KG
+from isoapprox.kernels import meb as KG
 
 
 def _rot(phi: float, refl: bool) -> np.ndarray:

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
+from isoapprox.kernels import train as TK
 from isoapprox.train import TrainConfig, Trainer, train
-from isoapprox.train import _kernels as TK
 from isoapprox.train.trainer import limit_threads
 
 

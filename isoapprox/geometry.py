@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as K
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_points, check_positive
+from .kernels import distances as K
+from .kernels.meb import meb_dual_fw
 
 __all__ = [
     "BallResult",
@@ -170,6 +171,79 @@ def _polish(Y: np.ndarray, idx: np.ndarray, u: np.ndarray):
     return None
 
 
+def ball_bracket(X: np.ndarray, rtol: float = 1e-12, max_iter: int = 100_000):
+    """Minimum enclosing ball of validated float64 rows ``X`` (the one driver).
+
+    Frank-Wolfe with away steps (:func:`~isoapprox.kernels.meb.meb_dual_fw`)
+    on a working set grown by the farthest violator, then the exact
+    circumcentre of the support, then (if the bracket is still wider than
+    ``rtol``) a fine Frank-Wolfe run.  Used by :func:`min_enclosing_ball` and
+    the minimax Procrustes inner loops.
+
+    Returns
+    -------
+    center : ndarray (n,)
+        Centre of the best ball found, in the coordinates of ``X``.
+    lower : float
+        Proven lower bound of the radius (a dual value; no rounding allowance).
+    support : ndarray of int
+        Points carrying weight in the solution that gave ``center``.
+    cert : tuple of ndarray
+        ``(indices, weights)``: the dual weights of the best lower bound found
+        together with a centre no worse than before (a warm start for duals).
+    n_iter : int
+        Frank-Wolfe iterations.
+    """
+    N = X.shape[0]
+    shift = X.mean(axis=0)
+    Y = np.ascontiguousarray(X - shift)
+    _, a = K.farthest_from(Y, Y[0])
+    _, b = K.farthest_from(Y, Y[a])
+    idx = np.unique(np.array([a, b], dtype=np.int64))
+    u = np.full(len(idx), 1.0 / len(idx))
+    # coarse Frank-Wolfe while the working set grows; the exact polish below
+    # closes the bracket, and a fine Frank-Wolfe run is the fallback
+    eps = max(rtol, 1e-7)
+    total_iter = 0
+    while True:
+        c, it = meb_dual_fw(Y, idx, u, max_iter, eps)
+        total_iter += int(it)
+        r_out, far = K.farthest_from(Y, c)
+        phi, _ = _dual_value(Y, idx, u)
+        r_in = float(np.sqrt(max(phi, 0.0)))
+        if far in idx or r_out <= r_in * (1.0 + eps) or len(idx) >= N:
+            break
+        idx = np.append(idx, far)
+        u = np.append(u, 0.0)
+    keep = u > 0.0
+    best_c, best_up, best_lo = c, float(r_out), r_in
+    support = cert_idx = idx[keep]
+    cert_w = u[keep]
+    pol = _polish(Y, idx, u)
+    if pol is not None:
+        sup, w = pol
+        phi_w, c_w = _dual_value(Y, sup, w)
+        up_w, _ = K.farthest_from(Y, c_w)
+        lo_w = float(np.sqrt(max(phi_w, 0.0)))
+        if lo_w > best_lo and up_w <= best_up:
+            cert_idx, cert_w = sup, np.asarray(w)
+        best_lo = max(best_lo, lo_w)
+        if up_w <= best_up:
+            best_c, best_up, support = c_w, float(up_w), sup
+    if best_up - best_lo > rtol * best_up:
+        c, it = meb_dual_fw(Y, idx, u, max_iter, max(rtol * 1e-2, 1e-15))
+        total_iter += int(it)
+        r_out, _ = K.farthest_from(Y, c)
+        phi, _ = _dual_value(Y, idx, u)
+        best_lo = max(best_lo, float(np.sqrt(max(phi, 0.0))))
+        if r_out < best_up:
+            keep = u > 0.0
+            best_c, best_up = c, float(r_out)
+            support = cert_idx = idx[keep]
+            cert_w = u[keep]
+    return best_c + shift, best_lo, support, (cert_idx, cert_w), total_iter
+
+
 def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100_000) -> BallResult:
     """Minimum enclosing ball (smallest ball containing every row of ``E``).
 
@@ -210,51 +284,12 @@ def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100
     """
     X = as_points(E, "E")
     rtol = check_positive(rtol, "rtol")
-    N = X.shape[0]
-    s = pow2_scale(X)
-    Xs = X * s if s != 1.0 else X
-    shift = Xs.mean(axis=0)
-    Y = Xs - shift
-    if N == 1:
+    if X.shape[0] == 1:
         return BallResult(X[0].copy(), 0.0, 0.0, np.array([0]), 0)
-    # initial working set: a point, the farthest from it, the farthest from that
-    _, a = K.farthest_from(Y, Y[0])
-    _, b = K.farthest_from(Y, Y[a])
-    idx = np.unique(np.array([a, b], dtype=np.int64))
-    u = np.full(len(idx), 1.0 / len(idx))
-    # coarse Frank-Wolfe while the working set grows; the exact polish below
-    # closes the bracket, and a fine Frank-Wolfe run is the fallback.
-    eps = max(rtol, 1e-7)
-    total_iter = 0
-    while True:
-        c, it = K._meb_dual_fw(Y, idx, u, max_iter, eps)
-        total_iter += int(it)
-        r_out, far = K.farthest_from(Y, c)
-        phi, _ = _dual_value(Y, idx, u)
-        r_in = np.sqrt(max(phi, 0.0))
-        if far in idx or r_out <= r_in * (1.0 + eps) or len(idx) >= N:
-            break
-        idx = np.append(idx, far)
-        u = np.append(u, 0.0)
-    best_c, best_up, best_lo, support = c, float(r_out), float(r_in), idx[u > 0.0]
-    pol = _polish(Y, idx, u)
-    if pol is not None:
-        sup, w = pol
-        phi_w, c_w = _dual_value(Y, sup, w)
-        up_w, _ = K.farthest_from(Y, c_w)
-        best_lo = max(best_lo, float(np.sqrt(max(phi_w, 0.0))))
-        if up_w <= best_up:
-            best_c, best_up, support = c_w, float(up_w), sup
-    if best_up - best_lo > rtol * best_up:
-        c, it = K._meb_dual_fw(Y, idx, u, max_iter, max(rtol * 1e-2, 1e-15))
-        total_iter += int(it)
-        r_out, _ = K.farthest_from(Y, c)
-        phi, _ = _dual_value(Y, idx, u)
-        best_lo = max(best_lo, float(np.sqrt(max(phi, 0.0))))
-        if r_out < best_up:
-            best_c, best_up, support = c, float(r_out), idx[u > 0.0]
-    center = (best_c + shift) / s
-    # re-score the returned centre on the unshifted points
+    s = pow2_scale(X)
+    c, lo, support, _, n_iter = ball_bracket(X * s if s != 1.0 else X, rtol, max_iter)
+    center = c / s
+    # re-score the returned centre on the unscaled points
     radius, _ = K.farthest_from(X, center)
-    lower = min(best_lo / s, float(radius))
-    return BallResult(center, float(radius), float(lower), np.sort(support), total_iter)
+    lower = min(lo / s, float(radius))
+    return BallResult(center, float(radius), float(lower), np.sort(support), n_iter)

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _kernels as K
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, IntArray
 from ._validation import (
@@ -53,6 +52,7 @@ from ._validation import (
     check_option,
     require_triplets,
 )
+from .kernels import losses as K
 
 __all__ = [
     "REDUCTIONS",

@@ -53,10 +53,11 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
+from scipy.optimize import minimize
 
-from . import _kernels_geom as KG
 from ._blas import single_threaded_blas
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, RNGLike
@@ -69,6 +70,10 @@ from ._validation import (
     check_same_shape,
 )
 from .exceptions import ConvergenceWarning
+from .geometry import ball_bracket
+from .kernels import distances as KD
+from .kernels import meb as KM
+from .kernels import planar as KP
 
 __all__ = ["ProcrustesResult", "minimax_procrustes"]
 
@@ -124,62 +129,18 @@ class ProcrustesResult:
 
 
 def _meb_nd(X: np.ndarray):
-    """Serial MEB for the small point sets of inner loops (any dimension).
+    """MEB of the small point sets of inner loops (any dimension).
 
-    The algorithm of :func:`isoapprox.geometry.min_enclosing_ball`
-    (Frank-Wolfe with away steps on a growing working set, then the exact
-    circumcentre of the support) with a serial farthest-point search: on a
-    few dozen points a thread pool costs more than the work.  Returns
-    ``(center, radius, lower, support, weights)``; ``radius`` is attained by
-    ``center`` and ``lower`` is a dual value, both proven.
+    :func:`isoapprox.geometry.ball_bracket` with a rounding allowance on the
+    lower bound.  Returns ``(center, radius, lower, support, weights)``;
+    ``radius`` is attained by ``center`` and ``lower`` is a dual value, both
+    proven; ``weights`` on ``support`` certify ``lower``.
     """
-    from . import _kernels as K
-    from .geometry import _dual_value as _phi
-    from .geometry import _polish
-
-    N = X.shape[0]
-    shift = X.mean(axis=0)
-    Y = np.ascontiguousarray(X - shift)
-    _, a = KG.farthest_from_serial(Y, Y[0])
-    _, b = KG.farthest_from_serial(Y, Y[a])
-    idx = np.unique(np.array([a, b], dtype=np.int64))
-    u = np.full(len(idx), 1.0 / len(idx))
-    eps = 1e-7
-    while True:
-        c, _ = K._meb_dual_fw(Y, idx, u, 100_000, eps)
-        r_out, far = KG.farthest_from_serial(Y, c)
-        phi, _ = _phi(Y, idx, u)
-        r_in = float(np.sqrt(max(phi, 0.0)))
-        if far in idx or r_out <= r_in * (1.0 + eps) or len(idx) >= N:
-            break
-        idx = np.append(idx, far)
-        u = np.append(u, 0.0)
-    keep = u > 0.0
-    best = [c, float(r_out), r_in, idx[keep], u[keep]]
-    pol = _polish(Y, idx, u)
-    if pol is not None:
-        sup, w = pol
-        phi_w, c_w = _phi(Y, sup, w)
-        up_w, _ = KG.farthest_from_serial(Y, c_w)
-        lo_w = float(np.sqrt(max(phi_w, 0.0)))
-        if lo_w > best[2]:
-            best[2] = lo_w
-            if up_w <= best[1]:
-                best[0], best[1], best[3], best[4] = c_w, float(up_w), sup, np.asarray(w)
-        elif up_w <= best[1]:
-            best[0], best[1] = c_w, float(up_w)
-    if best[1] - best[2] > 1e-12 * best[1]:
-        c, _ = K._meb_dual_fw(Y, idx, u, 100_000, 1e-14)
-        r_out, _ = KG.farthest_from_serial(Y, c)
-        phi, _ = _phi(Y, idx, u)
-        best[2] = max(best[2], float(np.sqrt(max(phi, 0.0))))
-        if r_out < best[1]:
-            keep = u > 0.0
-            best[0], best[1], best[3], best[4] = c, float(r_out), idx[keep], u[keep]
-    center = best[0] + shift
-    radius, _ = KG.farthest_from_serial(X, center)
-    lower = max(min(best[2] - 64 * _EPS * _absmax(Y), float(radius)), 0.0)
-    return center, float(radius), lower, best[3], best[4]
+    center, lo, _, (support, weights), _ = ball_bracket(X)
+    radius, _ = KD.farthest_from(X, center)
+    Y = X - X.mean(axis=0)
+    lower = max(min(lo - 64 * _EPS * _absmax(Y), float(radius)), 0.0)
+    return center, float(radius), lower, support, weights
 
 
 def _meb(X: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -188,7 +149,7 @@ def _meb(X: np.ndarray) -> tuple[np.ndarray, float, float]:
         order = np.arange(X.shape[0])
         sup = np.empty(3, dtype=np.int64)
         w = np.empty(3)
-        cx, cy, r = KG.meb_2d(X, order, sup, w)
+        cx, cy, r = KM.meb_2d(X, order, sup, w)
         c = np.array([cx, cy])
         idx = sup[sup >= 0]
         ww = w[: len(idx)]
@@ -248,9 +209,7 @@ def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) ->
     """
     N = X1.shape[0]
     if N > max_points:
-        from . import _kernels as K
-
-        value, _, _ = K.isometric_error_kernel(X1, X2)  # fused, O(N) memory
+        value, _, _ = KD.isometric_error_kernel(X1, X2)  # fused, O(N) memory
         slack = 64 * _EPS * 2 * (_absmax(X1) + _absmax(X2))
         return max(0.5 * float(value) - slack, 0.0)
     D1 = _pairwise(X1)
@@ -258,8 +217,6 @@ def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) ->
     iu = np.triu_indices(N, 1)
     best = 0.5 * float(np.max(np.abs(D1[iu] - D2[iu]))) if N >= 2 else 0.0
     if N >= 3:
-        from itertools import combinations
-
         idx = np.array(list(combinations(range(N), 3)), dtype=np.int64)
         r1 = _triangle_radii(D1, idx)
         r2 = _triangle_radii(D2, idx)
@@ -337,8 +294,6 @@ def _dual_lower_bound(
     # SLSQP polish of the best weights (smooth where singular values are
     # simple), over the points that carry weight or lie farthest from the
     # weighted centre (at most 60 variables)
-    from scipy.optimize import minimize
-
     _, _, Q = _dual_value(a, e, best_w)
     p = e - a @ Q.T
     far = np.argsort(-np.einsum("ij,ij->i", p - best_w @ p, p - best_w @ p), kind="stable")
@@ -404,7 +359,7 @@ def _solve_2d(X1, X2, tol, max_iter):
     AF = A.copy()
     AF[:, 1] = -AF[:, 1]
     L = float(np.max(np.sqrt(np.einsum("ij,ij->i", A, A)))) * (1.0 + 1e-12)
-    fam, phi, cx, cy, upper, lower, n_eval, conv = KG.minimax_angle_search(
+    fam, phi, cx, cy, upper, lower, n_eval, conv = KP.minimax_angle_search(
         A, AF, E, L, tol, max_iter, _M0
     )
     c, s = np.cos(phi), np.sin(phi)
@@ -424,8 +379,6 @@ def _cayley_parts(S: np.ndarray):
 
 def _refine_slsqp(a, e, Q0, max_iter):
     """SLSQP on the epigraph problem from ``Q0``; returns (Q, t, multipliers, nit)."""
-    from scipy.optimize import minimize
-
     N, n = a.shape
     iu = np.triu_indices(n, 1)
     m = len(iu[0])

@@ -59,12 +59,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linprog
+from scipy.spatial import ConvexHull, QhullError
 
-from . import _kernels_geom as KG
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray, RNGLike
 from ._validation import as_points, as_rng, check_int, check_positive
 from .exceptions import InvalidInputError
+from .kernels import distances as KD
+from .kernels import planar as KP
 
 __all__ = ["ThicknessResult", "thickness", "thickness_report"]
 
@@ -132,21 +135,15 @@ def _diameter(X: np.ndarray) -> float:
     """``diam(X)``, attained by hull vertices: reduce to them in 2-D and 3-D."""
     N, n = X.shape
     if n == 2 and N > 3:
-        V = KG.hull_2d(X, np.lexsort((X[:, 1], X[:, 0])))
+        V = KP.hull_2d(X, np.lexsort((X[:, 1], X[:, 0])))
         if len(V) >= 2:
             X = X[V]
     elif n == 3 and N > 500:
-        from scipy.spatial import ConvexHull, QhullError
-
         try:
             X = X[ConvexHull(X).vertices]
         except (QhullError, ValueError):  # flat: keep every point
             pass
-    if X.shape[0] > 2000:
-        from .geometry import farthest_pair
-
-        return farthest_pair(X)[0]
-    return float(KG.diameter_serial(np.ascontiguousarray(X))[0])
+    return float(KD.diameter_kernel(np.ascontiguousarray(X))[0])
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -155,19 +152,18 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def _calipers(X: np.ndarray) -> tuple[float, np.ndarray]:
     order = np.lexsort((X[:, 1], X[:, 0]))
-    hull = KG.hull_2d(X, order)
-    width, e_idx = KG.min_width_2d(X, hull)
+    hull = KP.hull_2d(X, order)
+    width, e_idx = KP.min_width_2d(X, hull)
     a = X[hull[e_idx]]
     b = X[hull[(e_idx + 1) % len(hull)]]
     edge = b - a
     normal = _unit(np.array([-edge[1], edge[0]]))
-    w, _, _ = KG.width_along(X, normal)
+    w, _, _ = KP.width_along(X, normal)
     return float(min(width, w)), normal
 
 
 def _difference_body(S: np.ndarray):
     """Facet normals (unit, rows) of ``conv(S - S)`` and the least facet offset."""
-    from scipy.spatial import ConvexHull
 
     n = S.shape[1]
     D = (S[:, None, :] - S[None, :, :]).reshape(-1, n)
@@ -205,7 +201,7 @@ def _simplex_width(V: np.ndarray) -> tuple[float, np.ndarray]:
 def _maximal_simplex(X: np.ndarray) -> np.ndarray:
     """Vaisala's maximal sequence: each vertex farthest from the previous span."""
     n = X.shape[1]
-    _, i, j = KG.diameter_serial(X)
+    _, i, j = KD.diameter_kernel(np.ascontiguousarray(X))
     idx = [int(i), int(j)]
     for _ in range(n - 1):
         B = X[idx[1:]] - X[idx[0]]
@@ -250,11 +246,9 @@ def _lp_descent(X: np.ndarray, e0: np.ndarray, max_steps: int = 30) -> tuple[flo
     slab offsets); ``|e| >= 1`` there, so ``e / |e|`` is no wider than
     ``e0``.  Returns the best width and unit direction.
     """
-    from scipy.optimize import linprog
-
     N, n = X.shape
     e0 = _unit(e0)
-    w0, _, _ = KG.width_along(X, e0)
+    w0, _, _ = KP.width_along(X, e0)
     best_w, best_e = float(w0), e0
     c = np.zeros(n + 2)
     c[n] = 1.0
@@ -273,7 +267,7 @@ def _lp_descent(X: np.ndarray, e0: np.ndarray, max_steps: int = 30) -> tuple[flo
         if res.status != 0:
             break
         e = _unit(res.x[:n])
-        w, _, _ = KG.width_along(X, e)
+        w, _, _ = KP.width_along(X, e)
         if not w < best_w * (1 - 1e-13):
             break
         best_w, best_e = float(w), e
@@ -370,7 +364,7 @@ def thickness_report(
     # flat test along the least principal axis
     _, _, Vt = np.linalg.svd(X, full_matrices=N < n)  # (n, n) either way
     e_min = Vt[-1]
-    w_min, _, _ = KG.width_along(X, e_min)
+    w_min, _, _ = KP.width_along(X, e_min)
     if N <= n or w_min <= rank_tol * diam:
         return result(0.0, 0.0, w_min / diam, True, e_min, w_min, "flat")
     if n == 2:
@@ -381,7 +375,7 @@ def thickness_report(
     # candidate directions: principal axes
     best_w, best_e = float(w_min), e_min
     for k in range(n - 1):
-        wk, _, _ = KG.width_along(X, Vt[k])
+        wk, _, _ = KP.width_along(X, Vt[k])
         if wk < best_w:
             best_w, best_e = float(wk), Vt[k]
     lower = 0.0
@@ -391,11 +385,9 @@ def thickness_report(
         # core set: the extremes along the principal axes and the diameter pair
         ext = set()
         for k in range(n):
-            _, i0, i1 = KG.width_along(X, Vt[k])
+            _, i0, i1 = KP.width_along(X, Vt[k])
             ext.update((int(i0), int(i1)))
         core = sorted(ext)
-        from scipy.spatial import QhullError
-
         while len(core) <= _CORE_CAP[n]:
             try:
                 normals, _ = _difference_body(X[core])
@@ -404,7 +396,7 @@ def thickness_report(
                 dirs = gen.normal(size=(n, n))
                 new = set(core)
                 for d in dirs:
-                    _, i0, i1 = KG.width_along(X, d)
+                    _, i0, i1 = KP.width_along(X, d)
                     new.update((int(i0), int(i1)))
                 if len(new) == len(core):
                     break
@@ -424,7 +416,7 @@ def thickness_report(
                 break
             new = set(core)
             for k in cand:
-                w_all, i0, i1 = KG.width_along(X, normals[k])
+                w_all, i0, i1 = KP.width_along(X, normals[k])
                 if w_all > wS[k] * (1 + 1e-12):
                     new.update((int(i0), int(i1)))
             if len(new) == len(core):
@@ -434,8 +426,6 @@ def thickness_report(
         # facet normals of conv(A) while qhull stays cheap
         facet_starts = []
         if n <= 10 and N <= _HULL_CAP.get(n, 30):
-            from scipy.spatial import ConvexHull, QhullError
-
             try:
                 normals = ConvexHull(X).equations[:, :-1]
             except (QhullError, ValueError):
@@ -458,7 +448,7 @@ def thickness_report(
             ws, _ = _simplex_width(X[_maximal_simplex(X)])
             lower = max(lower, ws - allow)
     best_e = _unit(best_e)
-    w_final, _, _ = KG.width_along(X, best_e)
+    w_final, _, _ = KP.width_along(X, best_e)
     best_w = min(best_w, float(w_final)) if np.isfinite(w_final) else best_w
     lower = min(lower, best_w)
     exact = method == "difference-body" or best_w - lower <= rtol * diam

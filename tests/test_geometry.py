@@ -120,10 +120,10 @@ def test_geometry_errors():
 def test_meb_kernel_survives_a_weighted_point_at_the_centre():
     # uniform start weights on a set whose centroid coincides with a point used
     # to divide by zero in the away step (1 - dminus == 0)
-    from isoapprox import _kernels as K
+    from isoapprox.kernels.meb import meb_dual_fw
 
     Y = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [0.0, 0.0]])
     idx = np.arange(4, dtype=np.int64)
     u = np.full(4, 0.25)
-    c, _ = K._meb_dual_fw(Y, idx, u, 1000, 1e-12)
+    c, _ = meb_dual_fw(Y, idx, u, 1000, 1e-12)
     assert np.max(np.linalg.norm(Y - c, axis=1)) == pytest.approx(1.0, rel=1e-9)

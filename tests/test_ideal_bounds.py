@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from isoapprox import batch_hard_loss
-from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._bounds import metric_lp_bound, three_point_bound
 from isoapprox.ideal._problem import Problem
+from isoapprox.kernels import ideal as K
 
 from . import ideal_reference as iref
 from . import reference as ref

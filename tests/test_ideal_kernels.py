@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._problem import Problem
+from isoapprox.kernels import ideal as K
 
 from . import reference as ref
 from .conftest import KERNEL_ATOL, KERNEL_RTOL, labelled_cloud

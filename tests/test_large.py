@@ -1,12 +1,13 @@
 """Blocked large-batch kernels against exact references.
 
-The blocked kernels of :mod:`isoapprox._kernels_blocked` promise *bitwise*
-the values of the scalar direct-difference loop (``s += (x_k - y_k)**2`` in
-feature order, then ``sqrt``), and arg-max / arg-min with ties broken towards
-the smallest index.  :func:`seq_distances` below computes the same sums in the
-same order with numpy (one vectorised pass per feature), so the comparisons
-here are exact equalities, not tolerances; it is itself checked against the
-loop references of ``tests/reference.py``.
+The blocked kernels of :mod:`isoapprox.kernels.distances` and
+:mod:`isoapprox.kernels.losses` promise *bitwise* the values of the scalar
+direct-difference loop (``s += (x_k - y_k)**2`` in feature order, then
+``sqrt``), and arg-max / arg-min with ties broken towards the smallest index.
+:func:`seq_distances` below computes the same sums in the same order with
+numpy (one vectorised pass per feature), so the comparisons here are exact
+equalities, not tolerances; it is itself checked against the loop references
+of ``tests/reference.py``.
 
 Block-boundary cases: sizes one below / at / one above the micro-tile
 (``TA = 8`` rows, ``TJ = 64`` columns), the block size, the 256-row sweeps,
@@ -29,9 +30,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import isoapprox._kernels as K
-import isoapprox._kernels_blocked as B
 from isoapprox.geometry import diameter, farthest_pair
+from isoapprox.kernels import distances as KD
+from isoapprox.kernels import losses as KL
 from isoapprox.losses import (
     batch_hard_loss,
     hardest_pairs,
@@ -163,7 +164,7 @@ def test_batch_hard_exact_across_boundaries(rng, N):
     n = int(rng.integers(1, 20))
     X = rng.normal(size=(N, n))
     codes = rng.integers(0, max(2, N // 4), size=N).astype(np.int64)
-    assert_bh_equal(K.batch_hard_terms(X, codes, 0.0), exact_batch_hard(X, codes))
+    assert_bh_equal(KL.batch_hard_terms(X, codes, 0.0), exact_batch_hard(X, codes))
 
 
 # blocks of 8..700 points: partial micro-tiles, one-block schedules, and
@@ -187,19 +188,19 @@ def test_batch_hard_serial_and_parallel_schedules_agree(rng, N, bs):
     X = rng.normal(size=(N, 6))
     codes = rng.integers(0, 30, size=N).astype(np.int64)
     want = exact_batch_hard(X, codes)
-    assert_bh_equal(B._bh_serial(X, codes, bs), want)
-    assert_bh_equal(B._bh_parallel(X, codes, bs), want)
+    assert_bh_equal(KL._bh_serial(X, codes, bs), want)
+    assert_bh_equal(KL._bh_parallel(X, codes, bs), want)
 
 
 def test_batch_hard_independent_of_thread_count(rng, threads):
     N = 1100  # above SERIAL_WORK at n = 16
-    assert N * N * (16 + 8) > B.SERIAL_WORK
+    assert N * N * (16 + 8) > KD.SERIAL_WORK
     X = rng.normal(size=(N, 16))
     codes = group_labels(N, 4)[rng.permutation(N)]
     results = []
     for t in sorted({1, threads}):
         numba.set_num_threads(t)
-        results.append(K.batch_hard_terms(X, codes, 0.0))
+        results.append(KL.batch_hard_terms(X, codes, 0.0))
     for r in results[1:]:
         assert_bh_equal(r, results[0])
     assert_bh_equal(results[0], exact_batch_hard(X, codes))
@@ -211,7 +212,7 @@ def test_batch_hard_duplicates_and_ties_take_smallest_index(rng):
     X = rng.integers(-2, 3, size=(N, 3)).astype(float)
     X[50:60] = X[7]
     codes = rng.integers(0, 5, size=N).astype(np.int64)
-    got = K.batch_hard_terms(X, codes, 0.0)
+    got = KL.batch_hard_terms(X, codes, 0.0)
     assert_bh_equal(got, exact_batch_hard(X, codes))
     # ties really occur: some anchor has several negatives at its minimum distance
     D = seq_distances(X)
@@ -224,7 +225,7 @@ def test_batch_hard_all_points_equal():
     N = 150
     X = np.full((N, 4), 0.3)
     codes = group_labels(N, 5)
-    hp, hn, hpi, hni = K.batch_hard_terms(X, codes, 0.0)
+    hp, hn, hpi, hni = KL.batch_hard_terms(X, codes, 0.0)
     assert np.all(hp == 0.0) and np.all(hn == 0.0)
     first_pos = np.where(
         np.arange(N) % 5 == 0, np.arange(N) + 1, (np.arange(N) // 5) * 5
@@ -237,7 +238,7 @@ def test_batch_hard_near_duplicates_far_from_origin(rng):
     N, n = 260, 8
     X = 1e6 + 1e-5 * rng.normal(size=(N, n))
     codes = group_labels(N, 4)
-    got = K.batch_hard_terms(X, codes, 0.0)
+    got = KL.batch_hard_terms(X, codes, 0.0)
     assert_bh_equal(got, exact_batch_hard(X, codes))
     # and the values are accurate, not just reproducible: compare with exact
     # rational arithmetic on a few anchors
@@ -293,8 +294,8 @@ def test_batch_hard_property_serial_parallel_exact(N, n, n_classes, seed, dup):
     X = r.integers(-3, 4, size=(N, n)).astype(float) if dup else r.normal(size=(N, n))
     codes = r.integers(0, n_classes, size=N).astype(np.int64)
     want = exact_batch_hard(X, codes)
-    assert_bh_equal(B._bh_serial(X, codes, 16), want)
-    assert_bh_equal(B._bh_parallel(X, codes, 16), want)
+    assert_bh_equal(KL._bh_serial(X, codes, 16), want)
+    assert_bh_equal(KL._bh_parallel(X, codes, 16), want)
 
 
 # ---------------------------------------------------------------------------
@@ -307,7 +308,7 @@ TRI_SIZES = [2, 3, 9, 63, 64, 65, 129, 1023, 1025]
 @pytest.mark.parametrize("N", TRI_SIZES)
 def test_diameter_exact_across_boundaries(rng, N):
     X = rng.normal(size=(N, int(rng.integers(1, 12))))
-    assert K.diameter_kernel(X) == exact_diameter(X)
+    assert KD.diameter_kernel(X) == exact_diameter(X)
 
 
 @pytest.mark.parametrize("N", TRI_SIZES)
@@ -315,7 +316,7 @@ def test_isometric_error_exact_across_boundaries(rng, N):
     n = int(rng.integers(1, 12))
     X1 = rng.normal(size=(N, n))
     X2 = X1 + 0.01 * rng.normal(size=(N, n))
-    assert K.isometric_error_kernel(X1, X2) == exact_isometric(X1, X2)
+    assert KD.isometric_error_kernel(X1, X2) == exact_isometric(X1, X2)
 
 
 @pytest.mark.parametrize(
@@ -337,10 +338,10 @@ def test_triangular_serial_and_parallel_schedules_agree(rng, N, bs):
     X2 = rng.normal(size=(N, 5))
     want_d = exact_diameter(X1)
     want_i = exact_isometric(X1, X2)
-    for best, arg in (B._diam_serial(X1), B._diam_parallel(X1, bs)):
-        assert B._argmax_rows(best, arg, 0.0, 0, 1) == want_d
-    for best, arg in (B._iso_serial(X1, X2), B._iso_parallel(X1, X2, bs)):
-        assert B._argmax_rows(best, arg, -1.0, 0, 1) == want_i
+    for best, arg in (KD._diam_serial(X1), KD._diam_parallel(X1, bs)):
+        assert KD.argmax_rows(best, arg, 0.0, 0, 1) == want_d
+    for best, arg in (KD._iso_serial(X1, X2), KD._iso_parallel(X1, X2, bs)):
+        assert KD.argmax_rows(best, arg, -1.0, 0, 1) == want_i
 
 
 def test_triangular_independent_of_thread_count(rng, threads):
@@ -350,7 +351,7 @@ def test_triangular_independent_of_thread_count(rng, threads):
     results = []
     for t in sorted({1, threads}):
         numba.set_num_threads(t)
-        results.append((K.diameter_kernel(X1), K.isometric_error_kernel(X1, X2)))
+        results.append((KD.diameter_kernel(X1), KD.isometric_error_kernel(X1, X2)))
     assert all(r == results[0] for r in results)
     assert results[0][1] == exact_isometric(X1, X2)
 
@@ -358,8 +359,8 @@ def test_triangular_independent_of_thread_count(rng, threads):
 def test_diameter_ties_duplicates_and_all_equal(rng):
     # a lattice with many pairs at the maximal distance: the first one wins
     X = rng.integers(0, 2, size=(200, 3)).astype(float)
-    assert K.diameter_kernel(X) == exact_diameter(X)
-    assert K.diameter_kernel(np.full((130, 3), -2.5)) == (0.0, 0, 1)
+    assert KD.diameter_kernel(X) == exact_diameter(X)
+    assert KD.diameter_kernel(np.full((130, 3), -2.5)) == (0.0, 0, 1)
 
 
 def test_isometric_error_of_equal_and_isometric_inputs(rng):
@@ -376,9 +377,9 @@ def test_near_duplicates_far_from_origin_triangular(rng):
     N, n = 200, 6
     X1 = 1e6 + 1e-5 * rng.normal(size=(N, n))
     X2 = 1e6 + 1e-5 * rng.normal(size=(N, n))
-    assert K.diameter_kernel(X1) == exact_diameter(X1)
-    assert K.isometric_error_kernel(X1, X2) == exact_isometric(X1, X2)
-    value, i, j = K.diameter_kernel(X1)
+    assert KD.diameter_kernel(X1) == exact_diameter(X1)
+    assert KD.isometric_error_kernel(X1, X2) == exact_isometric(X1, X2)
+    value, i, j = KD.diameter_kernel(X1)
     from fractions import Fraction
 
     true = math.sqrt(
@@ -420,9 +421,9 @@ def test_separation_counts_exact(rng, N, n_classes):
     codes = rng.integers(0, n_classes, size=N).astype(np.int64)
     for margin, atol in ((0.0, 1e-9), (0.3, 0.0), (0.5, 0.1)):
         want = exact_violations(X, codes, margin, atol)
-        np.testing.assert_array_equal(K.separation_counts(X, codes, margin, atol), want)
-        np.testing.assert_array_equal(B._sep_serial(X, codes, margin, atol), want)
-        np.testing.assert_array_equal(B._sep_parallel(X, codes, margin, atol), want)
+        np.testing.assert_array_equal(KL.separation_counts(X, codes, margin, atol), want)
+        np.testing.assert_array_equal(KL._sep_serial(X, codes, margin, atol), want)
+        np.testing.assert_array_equal(KL._sep_parallel(X, codes, margin, atol), want)
 
 
 def test_separation_counts_at_the_threshold_exactly():
@@ -431,7 +432,7 @@ def test_separation_counts_at_the_threshold_exactly():
     codes = (np.arange(len(X)) % 3).astype(np.int64)
     for margin, atol in ((1.0, 0.0), (1.0, 1.0), (0.0, 2.0), (2.0, 1.0)):
         want = exact_violations(X, codes, margin, atol)
-        np.testing.assert_array_equal(K.separation_counts(X, codes, margin, atol), want)
+        np.testing.assert_array_equal(KL.separation_counts(X, codes, margin, atol), want)
 
 
 def test_separation_report_matches_brute_force(rng):
@@ -453,7 +454,8 @@ _MEMORY_SCRIPT = textwrap.dedent(
     """
     import sys
     import numpy as np
-    import isoapprox._kernels as K
+    from isoapprox.kernels import distances as KD
+    from isoapprox.kernels import losses as KL
 
     def hwm_kib():
         with open("/proc/self/status") as fh:
@@ -468,15 +470,15 @@ _MEMORY_SCRIPT = textwrap.dedent(
     small = rng.normal(size=(1100, n))
     # compile (or load from cache) every kernel and start the thread pool on
     # an input large enough for the parallel path
-    K.batch_hard_terms(small, codes[:1100], 0.0)
-    K.separation_counts(small, codes[:1100], 0.0, 1e-9)
-    K.diameter_kernel(small)
-    K.isometric_error_kernel(small, small)
+    KL.batch_hard_terms(small, codes[:1100], 0.0)
+    KL.separation_counts(small, codes[:1100], 0.0, 1e-9)
+    KD.diameter_kernel(small)
+    KD.isometric_error_kernel(small, small)
     base = hwm_kib()
-    K.batch_hard_terms(X, codes, 0.0)
-    K.separation_counts(X, codes, 0.0, 1e-9)
-    K.diameter_kernel(X)
-    K.isometric_error_kernel(X, X)
+    KL.batch_hard_terms(X, codes, 0.0)
+    KL.separation_counts(X, codes, 0.0, 1e-9)
+    KD.diameter_kernel(X)
+    KD.isometric_error_kernel(X, X)
     print(hwm_kib() - base)
     """
 )
@@ -514,7 +516,7 @@ def test_full_size_batch_65536_by_128():
     N, n = 65_536, 128
     X = unit_rows(rng, N, n)
     y = group_labels(N, 4)
-    hp, hn, hpi, hni = K.batch_hard_terms(X, y, 0.0)
+    hp, hn, hpi, hni = KL.batch_hard_terms(X, y, 0.0)
     # spot-check whole rows exactly for a sample of anchors
     for a in rng.choice(N, size=24, replace=False):
         d = seq_distances(X[a : a + 1], X)[0]
@@ -531,7 +533,7 @@ def test_full_size_batch_65536_by_128():
     Z = X.copy()
     Z[123] *= 3.0
     Z[40_000] = -Z[123]
-    value, i, j = K.diameter_kernel(Z)
+    value, i, j = KD.diameter_kernel(Z)
     assert (i, j) == (123, 40_000) and value == seq_distances(
         Z[123:124], Z[40_000:40_001]
     )[0, 0]

@@ -19,7 +19,8 @@ from isoapprox import (
     isometric_error,
     minimax_procrustes,
 )
-from isoapprox import _kernels_geom as KG
+from isoapprox.kernels import meb as KM
+from isoapprox.kernels import planar as KG
 from isoapprox.procrustes import _meb_nd, _subset_lower_bound
 
 from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
@@ -38,7 +39,7 @@ def _scale(E1, E2) -> float:
 def meb_radius(X) -> float:
     X = np.ascontiguousarray(X, dtype=float)
     if X.shape[1] == 2:
-        return float(KG.meb_2d(X, np.arange(len(X)), np.empty(3, dtype=np.int64), np.empty(3))[2])
+        return float(KM.meb_2d(X, np.arange(len(X)), np.empty(3, dtype=np.int64), np.empty(3))[2])
     return _meb_nd(X)[1]
 
 
@@ -94,7 +95,7 @@ def test_meb_2d_matches_bruteforce(rng):
             P[:] = P[0]  # all equal
         sup = np.empty(3, dtype=np.int64)
         w = np.empty(3)
-        cx, cy, r = KG.meb_2d(np.ascontiguousarray(P), rng.permutation(N), sup, w)
+        cx, cy, r = KM.meb_2d(np.ascontiguousarray(P), rng.permutation(N), sup, w)
         assert r == pytest.approx(meb_radius_bruteforce_2d(P), rel=1e-12, abs=1e-12)
         # the radius is attained by the centre, and the dual weights certify it
         assert r == pytest.approx(max(dist(p, (cx, cy)) for p in P), rel=1e-15, abs=1e-300)

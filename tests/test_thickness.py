@@ -14,7 +14,7 @@ from hypothesis.extra.numpy import arrays
 from scipy.spatial import ConvexHull
 
 from isoapprox import InvalidInputError, ThicknessResult, diameter, thickness, thickness_report
-from isoapprox import _kernels_geom as KG
+from isoapprox.kernels import planar as KG
 from isoapprox.thickness import (
     _difference_body,
     _lp_descent,

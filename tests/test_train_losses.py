@@ -297,14 +297,14 @@ def test_sc_lambda_zero_silences_hard_triplets():
 @pytest.mark.parametrize("positive", ["easy", "hard"])
 def test_sc_mining_matches_batch_hard_kernel(rng, positive):
     """On the sphere the most similar negative is the nearest one: the indices
-    are those of isoapprox._kernels.batch_hard_terms on the normalised rows."""
-    from isoapprox import _kernels
+    are those of isoapprox.kernels.losses.batch_hard_terms on the normalised rows."""
+    from isoapprox.kernels import losses as KL
     from isoapprox.train.networks import l2_normalize
 
     E, y = _cloud(rng, N=24, n=4, P=4)
     res = TL.selectively_contrastive_loss_grad(E, y, positive=positive)
     U, _ = l2_normalize(E)
-    hp, hn, pi, ni = _kernels.batch_hard_terms(U, y, 0.0)
+    hp, hn, pi, ni = KL.batch_hard_terms(U, y, 0.0)
     assert res.selection["negative"].tolist() == ni.tolist()
     if positive == "hard":
         assert res.selection["positive"].tolist() == pi.tolist()

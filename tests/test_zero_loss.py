@@ -24,9 +24,9 @@ from isoapprox import (
     margin_loss_report,
     nearest_zero_loss,
 )
-from isoapprox.ideal import _kernels as K
 from isoapprox.ideal._pairs import pair_packing_bound, radius_lower
 from isoapprox.ideal._problem import PairBounds, Problem
+from isoapprox.kernels import ideal as K
 from isoapprox.tolerances import FLOOR_RTOL
 
 from . import pairs_reference as pref

@@ -42,7 +42,7 @@ import numpy as np
 from .._typing import FloatArray
 from .._validation import as_rng, check_int, check_nonnegative, check_positive
 from ..exceptions import InvalidInputError
-from . import _kernels as BK
+from ..kernels import batch as BK
 
 __all__ = [
     "OBJECTIVES",

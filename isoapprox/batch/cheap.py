@@ -32,8 +32,8 @@ import numpy as np
 from .._typing import ArrayLike
 from .._validation import check_margin, check_nonnegative
 from ..exceptions import InvalidInputError, NoTripletError
+from ..kernels import batch as BK
 from ..tolerances import BOUND_RTOL
-from . import _kernels as BK
 
 __all__ = ["BOUND_RTOL", "CHEAP_FIELDS", "SEPARATION_ATOL", "cheap_from_kernel", "cheap_quantities"]
 

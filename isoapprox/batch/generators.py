@@ -9,13 +9,16 @@ Seeding
 Everything derives from one root seed ``s`` through numpy's
 ``SeedSequence``.  The cell is named by two 32-bit words ``(k0, k1)`` (a
 BLAKE2b hash of its generation parameters, :func:`cell_words`), and
-repetition ``r`` draws from the stream::
+repetition ``r`` draws from child ``r`` of the cell's ``SeedSequence(s,
+spawn_key=(k0, k1))``, that is from::
 
-    numpy.random.Philox(numpy.random.SeedSequence(s, spawn_key=(k0, k1, r)))
+    numpy.random.Generator(numpy.random.Philox(numpy.random.SeedSequence(s, spawn_key=(k0, k1, r))))
 
-(computed bit-exactly inside numba, see :mod:`isoapprox.batch._random`).  So
-any configuration can be regenerated alone, and the result never depends on
-how a run is cut into chunks, on their order or on the number of workers.
+(:func:`config_generator`; the child is built directly, without spawning
+its ``r`` elder siblings).  numpy draws the uniforms a configuration needs
+and a numba kernel turns them into labels and points (Box-Muller normals).
+So any configuration can be regenerated alone, and the result never depends
+on how a run is cut into chunks, on their order or on the number of workers.
 The margin is not part of the key: cells that differ only in the margin see
 the same point clouds (a paired design).
 
@@ -57,8 +60,8 @@ import numpy as np
 from .._typing import FloatArray, IntArray
 from .._validation import check_int, check_nonnegative, check_option, check_positive
 from ..exceptions import InvalidInputError
-from . import _kernels as BK
-from . import _random as R
+from ..kernels import batch as BK
+from .adversarial import adversarial_search, get_objective
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -69,7 +72,6 @@ __all__ = [
     "config_generator",
     "generate",
     "layout_codes",
-    "root_entropy",
     "validate_cell",
 ]
 
@@ -121,8 +123,6 @@ class GeneratorOptions:
         check_int(self.search_budget, "search_budget", minimum=1)
         check_int(self.search_population, "search_population", minimum=1)
         check_int(self.search_restarts, "search_restarts", minimum=1)
-        from .adversarial import get_objective
-
         get_objective(self.objective)
 
     def to_dict(self) -> dict:
@@ -201,20 +201,14 @@ def cell_words(distribution: str, n_points: int, dim: int, n_classes: int,
     return int.from_bytes(h[:4], "little"), int.from_bytes(h[4:], "little")
 
 
-def root_entropy(seed: int) -> np.ndarray:
-    """The root seed as the 32-bit words ``SeedSequence`` reads (uint64 array)."""
-    seed = check_int(seed, "seed", minimum=0)
-    return R.int_to_words(seed)
-
-
 def config_generator(seed: int, words: tuple[int, int], rep: int,
                      *extra: int) -> np.random.Generator:
     """numpy Generator on ``Philox(SeedSequence(seed, spawn_key=(*words, rep, *extra)))``.
 
     With no ``extra`` this is the stream the points of configuration ``rep``
-    are drawn from (uniforms via :meth:`~numpy.random.Generator.random`
-    agree bit for bit); ``extra`` words give independent streams for the
-    adversarial search and for per-configuration stages.
+    are drawn from (:meth:`~numpy.random.Generator.random`); ``extra`` words
+    give independent streams for the adversarial search and for
+    per-configuration stages.
     """
     ss = np.random.SeedSequence(int(seed), spawn_key=(*words, int(rep), *extra))
     return np.random.Generator(np.random.Philox(ss))
@@ -284,7 +278,7 @@ def generate(
     options = options or GeneratorOptions()
     margin = check_nonnegative(margin, "margin")
     r = _check_reps(reps)
-    ent = root_entropy(seed)
+    seed = check_int(seed, "seed", minimum=0)
     w0, w1 = cell_words(distribution, n_points, dim, n_classes, layout)
     B = r.shape[0]
     X = np.empty((B, n_points, dim))
@@ -292,13 +286,14 @@ def generate(
     random_layout = layout == "random"
     base = (np.zeros(n_points, dtype=np.int64) if random_layout
             else layout_codes(n_points, n_classes, layout, ratio=options.unbalanced_ratio))
-    dist = distribution if distribution != "adversarial" else "gaussian"
-    BK.generate_kernel(ent, np.uint64(w0), np.uint64(w1), r, BK.DISTRIBUTION_CODES[dist],
-                       n_classes, random_layout, base, float(options.spread),
+    code = BK.DISTRIBUTION_CODES[distribution if distribution != "adversarial" else "gaussian"]
+    n_u = BK.uniform_count(code, n_points, dim, n_classes, random_layout)
+    U = np.empty((B, n_u))
+    for b in range(B):
+        U[b] = config_generator(seed, (w0, w1), int(r[b])).random(n_u)
+    BK.generate_kernel(U, code, n_classes, random_layout, base, float(options.spread),
                        float(options.collapse_scale), X, codes)
     if distribution == "adversarial":
-        from .adversarial import adversarial_search, get_objective
-
         objective = get_objective(options.objective)
         for b in range(B):
             rng = config_generator(seed, (w0, w1), int(r[b]), SEARCH_WORD)

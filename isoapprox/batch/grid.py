@@ -25,7 +25,7 @@ from .generators import (
     cell_words,
     validate_cell,
 )
-from .stages import Column, Stage, resolve_stages
+from .stages import PARAM_COLUMNS, Column, Stage, resolve_stages
 
 __all__ = [
     "FORMATS",
@@ -36,19 +36,6 @@ __all__ = [
 ]
 
 FORMATS = ("csv", "jsonl")
-
-#: the columns every result row starts with
-PARAM_COLUMNS: tuple[Column, ...] = (
-    Column("config", "int", "global configuration index: cell * repetitions + rep"),
-    Column("cell", "int", "grid cell index"),
-    Column("rep", "int", "repetition within the cell"),
-    Column("distribution", "str", "point distribution"),
-    Column("n_points", "int", "N"),
-    Column("dim", "int", "embedding dimension n"),
-    Column("n_classes", "int", "number of classes P"),
-    Column("layout", "str", "label layout"),
-    Column("margin", "float", "triplet margin alpha"),
-)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ from .cheap import CHEAP_FIELDS, cheap_from_kernel
 __all__ = [
     "CHEAP",
     "COLUMN_DTYPES",
+    "PARAM_COLUMNS",
     "REFERENCE",
     "STAGES",
     "STAGE_KINDS",
@@ -101,6 +102,20 @@ class Column:
             raise InvalidInputError(
                 f"column {self.name!r}: dtype must be one of {COLUMN_DTYPES}; got {self.dtype!r}"
             )
+
+
+#: the columns every result row starts with
+PARAM_COLUMNS: tuple[Column, ...] = (
+    Column("config", "int", "global configuration index: cell * repetitions + rep"),
+    Column("cell", "int", "grid cell index"),
+    Column("rep", "int", "repetition within the cell"),
+    Column("distribution", "str", "point distribution"),
+    Column("n_points", "int", "N"),
+    Column("dim", "int", "embedding dimension n"),
+    Column("n_classes", "int", "number of classes P"),
+    Column("layout", "str", "label layout"),
+    Column("margin", "float", "triplet margin alpha"),
+)
 
 
 @dataclass(frozen=True)
@@ -243,8 +258,6 @@ def resolve_stages(specs) -> tuple[Stage, ...]:
     stages = tuple(get_stage(s) for s in specs)
     if not stages:
         raise InvalidInputError("`stages` must name at least one stage; got none")
-    from .grid import PARAM_COLUMNS
-
     seen = {c.name for c in PARAM_COLUMNS}
     names = set()
     for st in stages:

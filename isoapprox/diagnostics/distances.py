@@ -12,7 +12,7 @@ each with its exact least and largest value), then a sweep that collects
 only the values in the bins holding the wanted ranks (at most
 ``MAX_CANDIDATES``; a bin with more is refined by another sweep restricted
 to it).  A rank first or last in its bin, or a bin of equal values, needs
-no collection.  The sweeps are in :mod:`isoapprox._kernels_stats`.
+no collection.  The sweeps are in :mod:`isoapprox.kernels.stats`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from typing import Any
 import numba
 import numpy as np
 
-from .. import _kernels_stats as KS
 from .._scaling import pow2_scale
 from .._typing import ArrayLike, FloatArray
 from .._validation import as_points, check_int, check_quantiles
 from ..exceptions import InvalidInputError
+from ..kernels import stats as KS
 
 __all__ = [
     "DEFAULT_QUANTILES",

@@ -3,7 +3,7 @@
 ``E`` has shape ``(N, n)``, ``y`` holds ``N`` labels of ``P`` classes,
 ``d(i, j) = ||E_i - E_j||`` (direct differences in float64) and ``alpha =
 margin >= 0``.  Every statistic is exact (no sampling) and none builds the
-``N x N`` matrix; the sweeps over pairs are in :mod:`isoapprox._kernels_stats`.
+``N x N`` matrix; the sweeps over pairs are in :mod:`isoapprox.kernels.stats`.
 
 Minimum enclosing ball radius ``R(E)``
     :func:`isoapprox.geometry.min_enclosing_ball` (certified bracket): the
@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels_stats as KS
 from .._blas import numba_threads, single_threaded_blas
 from .._scaling import pow2_scale
 from .._typing import ArrayLike, FloatArray, IntArray
@@ -65,6 +64,7 @@ from .._validation import (
 )
 from ..exceptions import InvalidInputError
 from ..geometry import min_enclosing_ball
+from ..kernels import stats as KS
 from .distances import (
     DEFAULT_QUANTILES,
     MAX_CANDIDATES,
@@ -428,7 +428,7 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn)
 
 
 def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float):
-    """Anchor sweep in input units: see :func:`isoapprox._kernels_stats.anchor_pass`."""
+    """Anchor sweep in input units: see :func:`isoapprox.kernels.stats.anchor_pass`."""
     Xs, XT, s = scaled(X, margin, atol)
     nb = (X.shape[0] + KS.RB - 1) // KS.RB
     members = np.argsort(codes, kind="stable").astype(np.int64)

@@ -72,7 +72,7 @@ import itertools
 
 import numpy as np
 
-from . import _kernels as K
+from ..kernels import ideal as K
 from ._problem import Problem
 
 __all__ = [

@@ -1,7 +1,7 @@
 """scipy local solvers on the smooth epigraph form: SLSQP and an augmented Lagrangian.
 
 ``min t`` over ``x = [G, t, r]`` subject to the rows of
-:mod:`isoapprox.ideal._kernels` (all ``>= 0``), with ``t >= t_min`` and
+:mod:`isoapprox.kernels.ideal` (all ``>= 0``), with ``t >= t_min`` and
 ``r >= 0``.  The margin is tightened (``alpha (1 + TIGHTEN_ALPHA)`` for
 ``alpha > 0``; a factor ``1 + TIGHTEN_KAPPA`` on the squared radius for
 ``alpha = 0``, which keeps collapsed and class-collapsed points feasible) so
@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from . import _kernels as K
+from ..kernels import ideal as K
 from ._problem import Program
 
 __all__ = ["SLSQP_MAX_ROWS", "TIGHTEN_ALPHA", "TIGHTEN_KAPPA", "al_epigraph",

@@ -95,7 +95,7 @@ class minimum-enclosing-ball centres for ``"haus"`` when ``l = 0``), the
 fully collapsed layout when ``l = 0``, clipped layouts (each class shrunk
 about its mean to diameter ``<= u``, centres spread by a growing factor),
 and the shared local solvers with rows 5 and 6 of
-:mod:`isoapprox.ideal._kernels`; every point is re-scored and checked
+:mod:`isoapprox.kernels.ideal`; every point is re-scored and checked
 feasible in float64 by the caller.  With ``u = 0`` every class with two or
 more points is merged into one point in every program.
 """
@@ -109,9 +109,9 @@ import numpy as np
 
 from .._scaling import pow2_scale
 from ..geometry import min_enclosing_ball
+from ..kernels import ideal as K
 from ..losses import contrastive_report, margin_loss_report
 from ..packing import packing_lower_bound
-from . import _kernels as K
 from ._problem import PairBounds, Problem
 from ._starts import class_means, smacof, spread_centres
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _kernels as K
+from ..kernels import ideal as K
 
 __all__ = ["PairBounds", "Problem", "Program"]
 
@@ -203,7 +203,7 @@ class Problem:
 
 @dataclass
 class Program:
-    """Rows of one epigraph program (see :mod:`isoapprox.ideal._kernels`).
+    """Rows of one epigraph program (see :mod:`isoapprox.kernels.ideal`).
 
     With classes collapsed, every point of such a class maps to one shared
     row of ``G`` (``pmap``); pairs inside a collapsed class have distance 0,

@@ -81,11 +81,11 @@ from .._validation import (
 )
 from ..exceptions import ConvergenceWarning, SolverError
 from ..geometry import min_enclosing_ball
+from ..kernels import ideal as K
 from ..losses import batch_hard_loss
 from ..metrics import hausdorff_like, isometric_error
 from ..packing import packing_distance_bound
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
-from . import _kernels as K
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
     haus_triplet_bound,

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _kernels as K
 from .._typing import ArrayLike, FloatArray, IntArray
 from .._validation import as_labels, as_points, check_int
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from .networks import l2_normalize
 
 __all__ = [
@@ -228,7 +229,7 @@ def diagram_of_codes(X: np.ndarray, codes: np.ndarray) -> TripletDiagram:
     s_ap = np.where(same[a], Sv, np.inf).min(axis=1)
     s_ap_easy = np.where(same[a], Sv, -np.inf).max(axis=1)
     s_an = np.where(diff[a], Sv, -np.inf).max(axis=1)
-    hp, hn, _, _ = K.batch_hard_terms(X, codes, 0.0)
+    hp, hn, _, _ = KL.batch_hard_terms(X, codes, 0.0)
     return TripletDiagram(a, s_ap, s_ap_easy, s_an, hp[a], hn[a])
 
 

@@ -13,7 +13,7 @@ Forward values are computed by the package's own kernels, so they are
 :mod:`isoapprox.losses`: batch-hard and all-triplet values to
 :func:`~isoapprox.losses.batch_hard_loss` and
 :func:`~isoapprox.losses.triplet_loss` (the mined indices come from
-:func:`isoapprox._kernels.batch_hard_terms`), contrastive and margin values
+:func:`isoapprox.kernels.losses.batch_hard_terms`), contrastive and margin values
 to :func:`~isoapprox.losses.contrastive_loss` and
 :func:`~isoapprox.losses.margin_loss`.
 
@@ -79,7 +79,6 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from .. import _kernels as K
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
     as_labels,
@@ -91,7 +90,9 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
-from . import _kernels as TK
+from ..kernels import distances as K
+from ..kernels import losses as KL
+from ..kernels import train as TK
 from .networks import l2_normalize, l2_normalize_backward
 
 __all__ = [
@@ -191,7 +192,7 @@ def _scatter_triplets(X, a, p, m, d_ap, d_am, coef) -> np.ndarray:
 
 
 def _batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> LossResult:
-    hp, hn, pi, ni = K.batch_hard_terms(X, codes, margin)
+    hp, hn, pi, ni = KL.batch_hard_terms(X, codes, margin)
     valid = (pi >= 0) & (ni >= 0)
     anchors = np.flatnonzero(valid)
     z = hp[valid] - hn[valid] + margin
@@ -220,7 +221,7 @@ def _batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> LossRe
 
 
 def _all_triplet(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
-    sums, counts, active = K.triplet_loss_kernel(X, codes, margin)
+    sums, counts, active = KL.triplet_loss_kernel(X, codes, margin)
     n_trip = int(np.sum(counts))
     n_act = int(np.sum(active))
     if reduction == "max":
@@ -277,14 +278,14 @@ def _mine_on_sphere(U: np.ndarray, codes: np.ndarray, positive: str):
     On unit vectors ``S = 1 - d^2 / 2`` is decreasing in ``d``, so the most
     similar negative is the nearest one.  The hardest negative (and the
     ``hard`` positive, the farthest) come from
-    :func:`isoapprox._kernels.batch_hard_terms`; the ``easy`` positive, the
-    nearest, from :func:`~isoapprox.train._kernels.nearest_positive_kernel`.
+    :func:`isoapprox.kernels.losses.batch_hard_terms`; the ``easy`` positive, the
+    nearest, from :func:`~isoapprox.kernels.train.nearest_positive_kernel`.
     All distances are the package's direct differences, bit for bit, with
     the first index on ties, so the selection equals an argmin/argmax over
     the full distance matrix.  ``-1`` marks anchors without a positive or a
     negative.
     """
-    _, _, hp_idx, hn_idx = K.batch_hard_terms(U, codes, 0.0)
+    _, _, hp_idx, hn_idx = KL.batch_hard_terms(U, codes, 0.0)
     if positive == "easy":
         return TK.nearest_positive_kernel(U, codes), hn_idx
     return hp_idx, hn_idx
@@ -341,7 +342,7 @@ def _selectively_contrastive(
 
 def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
     N = X.shape[0]
-    sums, best, arg, active = K.pair_loss_kernel(X, codes, pos_thr, neg_thr)
+    sums, best, arg, active = KL.pair_loss_kernel(X, codes, pos_thr, neg_thr)
     n_pairs = N * (N - 1) // 2
     rows = np.flatnonzero(arg >= 0)
     iw = int(rows[np.argmax(best[rows])])

@@ -79,7 +79,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
 from .._typing import ArrayLike, IntArray, RNGLike
 from .._validation import (
     as_labels,
@@ -90,6 +89,8 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from ..packing import lower_bound_curve, min_separated_diameter, packing_lower_bound
 from ..theory import TheoryOptions, check_bound, check_collapse, evaluate_theory
 from .data import PKSampler
@@ -323,7 +324,7 @@ def _d_star(P: int, dim: int, margin: float):
 
 
 def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
-    hp, hn, pi, ni = K.batch_hard_terms(E, codes, margin)
+    hp, hn, pi, ni = KL.batch_hard_terms(E, codes, margin)
     valid = (pi >= 0) & (ni >= 0)
     return float(np.max(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
 

@@ -64,7 +64,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels as K
 from .._blas import numba_threads, single_threaded_blas
 from .._typing import FloatArray, IntArray
 from .._validation import (
@@ -76,6 +75,8 @@ from .._validation import (
     check_positive,
 )
 from ..exceptions import InvalidInputError
+from ..kernels import distances as K
+from ..kernels import losses as KL
 from .data import (
     DATASETS,
     DIGITS_TRAIN_CLASSES,
@@ -682,7 +683,7 @@ class Trainer:
         N = idx.size
         D = K.pairwise_distances_kernel(E)
         st = stats_from_distances(D, E)
-        hp, hn, pi, ni = K.batch_hard_terms(E, codes, c.margin)
+        hp, hn, pi, ni = KL.batch_hard_terms(E, codes, c.margin)
         valid = (pi >= 0) & (ni >= 0)
         z = hp[valid] - hn[valid] + c.margin
         bh = np.maximum(z, 0.0)

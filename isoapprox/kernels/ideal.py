@@ -1,8 +1,8 @@
 """numba kernels of the nearest-ideal solvers: arrays in, arrays out.
 
-No validation, no randomness.  Every kernel is compiled at module level with
-``cache=True`` and ``fastmath=False`` and computes distances by direct
-differences.
+Distances by :func:`isoapprox.kernels.distances.dist`.  Cross-file jitted
+calls (checked from a cold and a warm cache by ``tests/test_kernels_cache.py``):
+``dist``, ``isometric_error_kernel``, ``pointwise_kernel``.
 
 Constraint rows of the epigraph programs
 ----------------------------------------
@@ -40,6 +40,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import JIT
+from .distances import dist, isometric_error_kernel, pointwise_kernel
+
 __all__ = [
     "al_value_grad",
     "anchor_slack",
@@ -53,10 +56,7 @@ __all__ = [
     "three_point_bounds",
 ]
 
-_JIT = dict(cache=True, fastmath=False, nogil=True)
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def epigraph_rows(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, want_jac, c, J):
     """Evaluate the constraint rows (and their Jacobian when ``want_jac``).
 
@@ -139,51 +139,26 @@ def epigraph_rows(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, want_jac, c, J
     return c
 
 
-@njit(**_JIT)
-def _dist(X, i, j):
-    s = 0.0
-    for d in range(X.shape[1]):
-        u = X[i, d] - X[j, d]
-        s += u * u
-    return np.sqrt(s)
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def iso_value(X1, X2):
-    """``max_{i<j} |d1(i, j) - d2(i, j)|`` (serial: for the solvers' inner loops)."""
-    N = X1.shape[0]
-    best = 0.0
-    for i in range(N):
-        for j in range(i + 1, N):
-            e = abs(_dist(X1, i, j) - _dist(X2, i, j))
-            if e > best:
-                best = e
-    return best
+    """``max_{i<j} |d1(i, j) - d2(i, j)|`` (``0.0`` without a pair)."""
+    return max(isometric_error_kernel(X1, X2)[0], 0.0)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def haus_value(X1, X2):
-    """``max_k ||X1_k - X2_k||`` (serial)."""
-    best = 0.0
-    for k in range(X1.shape[0]):
-        s = 0.0
-        for d in range(X1.shape[1]):
-            u = X1[k, d] - X2[k, d]
-            s += u * u
-        s = np.sqrt(s)
-        if s > best:
-            best = s
-    return best
+    """``max_k ||X1_k - X2_k||`` (``0.0`` without a point)."""
+    return max(pointwise_kernel(X1, X2)[0], 0.0)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def class_diameters(X, codes, n_classes):
     """Diameter of every class and (last entry) of all of ``X`` (serial)."""
     out = np.zeros(n_classes + 1)
     N = X.shape[0]
     for i in range(N):
         for j in range(i + 1, N):
-            d = _dist(X, i, j)
+            d = dist(X, i, X, j)
             if d > out[n_classes]:
                 out[n_classes] = d
             if codes[i] == codes[j] and d > out[codes[i]]:
@@ -191,7 +166,7 @@ def class_diameters(X, codes, n_classes):
     return out
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def anchor_slack(X, codes, alpha):
     """Per-anchor ``min_m d_am - (max_p d_ap + alpha)`` (``+inf`` if not an anchor)."""
     N = X.shape[0]
@@ -202,7 +177,7 @@ def anchor_slack(X, codes, alpha):
         for b in range(N):
             if b == a:
                 continue
-            d = _dist(X, a, b)
+            d = dist(X, a, X, b)
             if codes[b] == codes[a]:
                 if d > hp:
                     hp = d
@@ -213,7 +188,7 @@ def anchor_slack(X, codes, alpha):
     return out
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def pair_slack(X, codes, upper, lower):
     """Worst slacks of the pair bounds: ``(min_pos upper - d, min_neg d - lower)``.
 
@@ -225,7 +200,7 @@ def pair_slack(X, codes, upper, lower):
     sn = np.inf
     for i in range(N):
         for j in range(i + 1, N):
-            d = _dist(X, i, j)
+            d = dist(X, i, X, j)
             if codes[i] == codes[j]:
                 v = upper - d
                 if v < sp:
@@ -237,7 +212,7 @@ def pair_slack(X, codes, upper, lower):
     return sp, sn
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _three_point_level(Dx, Du, Dv, alpha):
     """Least ``s`` at which the 3-point table problem is feasible.
 
@@ -265,7 +240,7 @@ def _three_point_level(Dx, Du, Dv, alpha):
     return s
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def three_point_bounds(X, codes, alpha):
     """Largest 3-point sub-problem value over all ``{i, j, k}`` (``y_i = y_j != y_k``).
 
@@ -280,11 +255,11 @@ def three_point_bounds(X, codes, alpha):
         for j in range(i + 1, N):
             if codes[i] != codes[j]:
                 continue
-            Dx = _dist(X, i, j)
+            Dx = dist(X, i, X, j)
             for k in range(N):
                 if codes[k] == codes[i]:
                     continue
-                s = _three_point_level(Dx, _dist(X, i, k), _dist(X, j, k), alpha)
+                s = _three_point_level(Dx, dist(X, i, X, k), dist(X, j, X, k), alpha)
                 if s > best:
                     best = s
                     bi = i
@@ -293,7 +268,7 @@ def three_point_bounds(X, codes, alpha):
     return best, bi, bj, bk
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def al_value_grad(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, lam, rho, grad, c):
     """Augmented Lagrangian ``t + sum_i psi(c_i, lam_i)`` and its gradient.
 
@@ -387,7 +362,7 @@ def al_value_grad(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, lam, rho, grad
 # ---------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _circle_g(px, mx, my, delta, phi):
     """``g = |x - m| - |x - p|`` at ``x = delta (cos phi, sin phi)`` and ``dg/dphi``."""
     x = delta * np.cos(phi)
@@ -401,7 +376,7 @@ def _circle_g(px, mx, my, delta, phi):
     return dm - dp, gm - gp, dp
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _circle_max_below(px, mx, my, delta, thresh, max_eval):
     """Is ``max_phi g(delta e(phi)) < thresh`` provably?  ``g(x) = |x - m| - |x - p|``.
 
@@ -461,7 +436,7 @@ def _circle_max_below(px, mx, my, delta, thresh, max_eval):
     return 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _lens_far(px, mx, my, delta):
     """Largest distance from ``m`` to the lens ``B(0, delta) & B((px, 0), delta)``.
 
@@ -496,7 +471,7 @@ def _lens_far(px, mx, my, delta):
     return best * (1.0 + 1e-12) + tol
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _triplet_infeasible(dap, px, mx, my, dam, dpm, delta, alpha):
     """Certify that no moves of ``a, p, m`` by ``<= delta`` satisfy the triplet."""
     # a at the origin, p = (px, 0), m = (mx, my), all in the plane of the three
@@ -531,7 +506,7 @@ def _triplet_infeasible(dap, px, mx, my, dam, dpm, delta, alpha):
     return _circle_max_below(px, mx, my, delta, alpha - 2.0 * delta, 4000) == 1
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def haus_triplet_level(A, P, Mv, alpha):
     """Certified lower bound on the single-triplet haus problem of ``(a, p, m)``.
 
@@ -579,7 +554,7 @@ def haus_triplet_level(A, P, Mv, alpha):
     return lo
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def haus_triplet_bound(X, codes, alpha, floor):
     """Max over triplets of :func:`haus_triplet_level` when it exceeds ``floor``.
 
@@ -596,8 +571,8 @@ def haus_triplet_bound(X, codes, alpha, floor):
             for m in range(N):
                 if codes[m] == codes[a]:
                     continue
-                dap = _dist(X, a, p)
-                dam = _dist(X, a, m)
+                dap = dist(X, a, X, p)
+                dam = dist(X, a, X, m)
                 if 0.5 * (dap - dam + alpha) <= best:
                     continue
                 v = haus_triplet_level(X[a], X[p], X[m], alpha)

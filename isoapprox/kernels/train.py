@@ -1,9 +1,9 @@
 """numba kernels of the training harness: arrays in, arrays out.
 
-Same rules as :mod:`isoapprox._kernels`: float64, distances by direct
-differences (the shared ``_dist``), ``cache=True``, ``fastmath=False``, no
-validation, no randomness.  Every ``prange`` loop writes only its own row of
-the output, so results do not depend on the number of threads.
+Distances by the shared :func:`isoapprox.kernels.distances.dist` (the one
+cross-file jitted call; checked from a cold and a warm cache by
+``tests/test_kernels_cache.py``).  Every ``prange`` loop writes only its own
+row of the output, so results do not depend on the number of threads.
 
 Subgradient at zero distance
 ----------------------------
@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._kernels import _dist
+from . import JIT
+from .distances import dist
 
 __all__ = [
     "nearest_positive_kernel",
@@ -27,10 +28,7 @@ __all__ = [
     "triplet_pair_counts",
 ]
 
-_JIT = dict(cache=True, fastmath=False, nogil=True)
-
-
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def pair_grad_kernel(X, S):
     """Gradient of a function of the pairwise distances.
 
@@ -55,7 +53,7 @@ def pair_grad_kernel(X, S):
             s = S[i, j]
             if j == i or s == 0.0:
                 continue
-            d = _dist(X, i, X, j)
+            d = dist(X, i, X, j)
             if d == 0.0:
                 continue
             w = s / d
@@ -64,7 +62,7 @@ def pair_grad_kernel(X, S):
     return G
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def triplet_pair_counts(X, codes, margin):
     """Derivative of the all-triplet hinge sum with respect to each distance.
 
@@ -73,7 +71,7 @@ def triplet_pair_counts(X, codes, margin):
     taken as the *ordered* pair seen from anchor ``a``: ``+#{m: term > 0}``
     for a positive ``b`` and ``-#{p: term > 0}`` for a negative ``b``.  A term
     is active when ``d(a,p) + margin > d(a,m)``, compared exactly as
-    :func:`isoapprox._kernels.triplet_loss_kernel` compares it (a term equal
+    :func:`isoapprox.kernels.losses.triplet_loss_kernel` compares it (a term equal
     to zero is inactive: the subgradient 0 of the hinge at its kink).
     """
     N = X.shape[0]
@@ -89,7 +87,7 @@ def triplet_pair_counts(X, codes, margin):
         for b in range(N):
             if b == a:
                 continue
-            d = _dist(X, a, X, b)
+            d = dist(X, a, X, b)
             if codes[b] == ca:
                 pos_t[npos] = d + margin
                 pos_i[npos] = b
@@ -111,7 +109,7 @@ def triplet_pair_counts(X, codes, margin):
     return C
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def semihard_kernel(X, codes, offsets):
     """Semi-hard negative of every anchor-positive pair (FaceNet / TF rule).
 
@@ -150,7 +148,7 @@ def semihard_kernel(X, codes, offsets):
         ca = codes[a]
         row = np.empty(N)
         for b in range(N):
-            row[b] = _dist(X, a, X, b)
+            row[b] = dist(X, a, X, b)
         slot = offsets[a]
         for p in range(N):
             if p == a or codes[p] != ca:
@@ -184,11 +182,11 @@ def semihard_kernel(X, codes, offsets):
     return a_idx, p_idx, m_idx, d_ap, d_am, fallback
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def nearest_positive_kernel(X, codes):
     """Nearest same-class point of every anchor (the "easy" positive).
 
-    Distances by ``_dist`` (bitwise those of every other kernel here); ties
+    Distances by ``dist`` (bitwise those of every other kernel); ties
     go to the smallest index.  Serial: with ``K`` samples per class only
     ``K - 1`` distances per anchor are computed, the rest is a label scan.
 
@@ -205,7 +203,7 @@ def nearest_positive_kernel(X, codes):
         for b in range(N):
             if b == a or codes[b] != ca:
                 continue
-            d = _dist(X, a, X, b)
+            d = dist(X, a, X, b)
             if idx[a] < 0 or d < best:
                 best = d
                 idx[a] = b

@@ -1,34 +1,26 @@
-"""numba kernels for the collapse statistics of :mod:`isoapprox.diagnostics`.
+"""Kernels of the collapse statistics of :mod:`isoapprox.diagnostics`.
 
-Arrays in, arrays out: no validation, no I/O, no randomness.  The kernels
-sweep all pairs of an ``(N, n)`` embedding without building the ``N x N``
-distance matrix:
-
-- distances come from a register tile of ``RB`` rows by up to ``CB``
-  columns (:func:`_tile_sq`).  Each squared distance is the sum
-  ``sum_k (x_k - y_k)**2`` accumulated in the order ``k = 0, 1, ..., n-1``
-  with ``fastmath`` off, exactly as :func:`isoapprox._kernels._dist` does, so
-  every distance here is bit-identical to the one the rest of the package
-  computes; the tile only vectorises *across* columns (it reads a transposed
-  copy ``XT`` of the points), never across the sum;
-- a sweep is split into ``n_chunks`` chunks run in parallel (``prange``).
-  Each chunk owns its output slots (histogram rows, per-row-block sums), and
-  every floating-point sum is taken in an order that depends only on ``N``,
-  never on the chunk or thread count; integer counts and min/max are exact.
-  Results therefore do not depend on the number of threads;
-- memory is ``O(N + n_chunks * n_bins)`` besides the inputs, plus the
-  candidate buffer that :func:`pair_collect` fills (its size is known
-  exactly before it runs).
-
-The half sweeps (each unordered pair ``i < j`` once) pair row block ``q``
-with row block ``nb - 1 - q`` in one work unit, so that every unit does the
-same amount of work.
+They sweep all pairs of an ``(N, n)`` embedding without building the
+``N x N`` matrix, with the one tile engine of
+:mod:`isoapprox.kernels.distances` (cross-file jitted calls: ``tile_sq``,
+``tile_dist``; ``tests/test_kernels_cache.py`` checks them from a cold and a
+warm cache), so every distance is bitwise the one the rest of the package
+computes.  A sweep is split into ``n_chunks`` chunks run in parallel; each
+chunk owns its output slots and every floating-point sum is taken in an
+order that depends only on ``N``, so results do not depend on the thread
+count.  Memory is ``O(N + n_chunks * n_bins)`` plus the candidate buffer of
+:func:`pair_collect` (its size is known before it runs).  The half sweeps
+(pairs ``i < j``) pair row block ``q`` with block ``nb - 1 - q`` in one work
+unit, so every unit does the same work.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from . import JIT
+from .distances import TA, TJ, tile_dist, tile_sq
 
 __all__ = [
     "CB",
@@ -41,83 +33,13 @@ __all__ = [
     "uniformity_blocks",
 ]
 
-_JIT = dict(cache=True, fastmath=False, nogil=True, boundscheck=False)
-
 #: rows per distance tile
-RB = 8
+RB = TA
 #: columns per distance tile
-CB = 64
+CB = TJ
 
 
-@njit(**_JIT)
-def _tile_sq(X, XT, i0, nr, j0, nc, acc):
-    """``acc[r, c] = ||X[i0 + r] - X[j0 + c]||^2`` for ``r < nr``, ``c < nc``.
-
-    Rows past ``nr`` repeat the last row (their results are ignored).  The
-    sum over coordinates runs in order ``k = 0 .. n-1`` for every entry.
-    """
-    n = X.shape[1]
-    last = i0 + nr - 1
-    r1 = min(i0 + 1, last)
-    r2 = min(i0 + 2, last)
-    r3 = min(i0 + 3, last)
-    r4 = min(i0 + 4, last)
-    r5 = min(i0 + 5, last)
-    r6 = min(i0 + 6, last)
-    r7 = min(i0 + 7, last)
-    # 1-D views of the accumulator rows and of each coordinate's column
-    # slice let LLVM vectorise across columns (several times faster than
-    # 2-D indexing); the order of the sum over k is unchanged
-    a0 = acc[0, :nc]
-    a1 = acc[1, :nc]
-    a2 = acc[2, :nc]
-    a3 = acc[3, :nc]
-    a4 = acc[4, :nc]
-    a5 = acc[5, :nc]
-    a6 = acc[6, :nc]
-    a7 = acc[7, :nc]
-    acc[:, :nc] = 0.0
-    for k in range(n):
-        row = XT[k, j0:j0 + nc]
-        x0 = X[i0, k]
-        x1 = X[r1, k]
-        x2 = X[r2, k]
-        x3 = X[r3, k]
-        x4 = X[r4, k]
-        x5 = X[r5, k]
-        x6 = X[r6, k]
-        x7 = X[r7, k]
-        for c in range(nc):
-            v = row[c]
-            t = x0 - v
-            a0[c] += t * t
-            t = x1 - v
-            a1[c] += t * t
-            t = x2 - v
-            a2[c] += t * t
-            t = x3 - v
-            a3[c] += t * t
-            t = x4 - v
-            a4[c] += t * t
-            t = x5 - v
-            a5[c] += t * t
-            t = x6 - v
-            a6[c] += t * t
-            t = x7 - v
-            a7[c] += t * t
-
-
-@njit(**_JIT)
-def _tile_dist(X, XT, i0, nr, j0, nc, acc):
-    """:func:`_tile_sq` followed by the square roots (a separate, vectorised loop)."""
-    _tile_sq(X, XT, i0, nr, j0, nc, acc)
-    for r in range(nr):
-        a = acc[r, :nc]
-        for c in range(nc):
-            a[c] = np.sqrt(a[c])
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def _unit_block(q, side, nb):
     """Row block handled by side ``side`` (0 or 1) of half-sweep unit ``q``; -1 if none."""
     if side == 0:
@@ -128,7 +50,7 @@ def _unit_block(q, side, nb):
     return other
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
     """Histogram of the pair distances ``d(i, j)``, ``i < j``, that lie in ``[lo, hi]``.
 
@@ -163,7 +85,7 @@ def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
                 s = 0.0
                 for j0 in range(i0, N, CB):
                     nc = min(CB, N - j0)
-                    _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                    tile_dist(X, XT, i0, nr, j0, nc, acc)
                     for r in range(nr):
                         # pairs i < j only: on the diagonal tile, start past i
                         for c in range(max(0, i0 + r + 1 - j0), nc):
@@ -191,7 +113,7 @@ def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
     return counts, mins, maxs, block_sums
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
     """Every pair distance in ``[lo, hi]`` whose bin (as in :func:`pair_histogram`) is masked.
 
@@ -217,7 +139,7 @@ def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
                 nr = min(RB, N - i0)
                 for j0 in range(i0, N, CB):
                     nc = min(CB, N - j0)
-                    _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                    tile_dist(X, XT, i0, nr, j0, nc, acc)
                     for r in range(nr):
                         for c in range(max(0, i0 + r + 1 - j0), nc):
                             d = acc[r, c]
@@ -232,7 +154,7 @@ def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
     return out
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def uniformity_blocks(Z, ZT, t, n_chunks):
     """Per row block, a log-sum-exp partial of ``-t ||z_i - z_j||^2`` over ``i < j``.
 
@@ -260,7 +182,7 @@ def uniformity_blocks(Z, ZT, t, n_chunks):
                 S = 0.0
                 for j0 in range(i0, N, CB):
                     nc = min(CB, N - j0)
-                    _tile_sq(Z, ZT, i0, nr, j0, nc, acc)
+                    tile_sq(Z, ZT, i0, nr, j0, nc, acc)
                     for r in range(nr):
                         for c in range(max(0, i0 + r + 1 - j0), nc):
                             s = -t * acc[r, c]
@@ -279,7 +201,7 @@ def uniformity_blocks(Z, ZT, t, n_chunks):
 _LINEAR = 16
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count_against_sorted(ts, nt, v, atol):
     """For one negative distance ``v`` and sorted ``ts[:nt]`` (positives + margin):
     ``#{t > v}`` (active) and ``#{t - v > atol}`` (violated)."""
@@ -315,7 +237,7 @@ def _count_against_sorted(ts, nt, v, atol):
     return act, nt - lo
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _count_sorted_negatives(ts, nt, vs, nv, atol):
     """Counts as :func:`_count_against_sorted` summed over ``v``, with ``vs[:nv]`` sorted."""
     active = 0
@@ -345,7 +267,7 @@ def _count_sorted_negatives(ts, nt, vs, nv, atol):
     return active, viol
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
     """One sweep over every anchor's full row of distances.
 
@@ -392,7 +314,7 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
             nr = min(RB, N - i0)
             for j0 in range(0, N, CB):
                 nc = min(CB, N - j0)
-                _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                tile_dist(X, XT, i0, nr, j0, nc, acc)
                 for r in range(nr):
                     Dr = D[r, j0:j0 + nc]
                     ar = acc[r, :nc]
@@ -472,7 +394,7 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
     return hp, hn, hp_idx, hn_idx, far, far_idx, near, active, violated
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def nearest_other(X, XT, n_chunks):
     """For every row, the distance to the nearest *other* row and its index (smallest on ties)."""
     N = X.shape[0]
@@ -486,7 +408,7 @@ def nearest_other(X, XT, n_chunks):
             nr = min(RB, N - i0)
             for j0 in range(0, N, CB):
                 nc = min(CB, N - j0)
-                _tile_dist(X, XT, i0, nr, j0, nc, acc)
+                tile_dist(X, XT, i0, nr, j0, nc, acc)
                 for r in range(nr):
                     i = i0 + r
                     for c in range(nc):
@@ -500,7 +422,7 @@ def nearest_other(X, XT, n_chunks):
     return best, arg
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT)
 def alignment_rows(Z, ends, alpha):
     """Per row ``i``, ``sum_{i < j < ends[i]} ||z_i - z_j||^alpha``.
 

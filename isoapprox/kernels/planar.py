@@ -1,13 +1,9 @@
-"""numba kernels for planar geometry: exact minimum enclosing circle, the
-certified angle search of minimax Procrustes, convex hull and rotating
-calipers.
+"""Planar geometry: convex hull, width and thickness, minimax angle search.
 
-Arrays in, arrays out: no validation, no I/O, no randomness (the public
-wrappers in :mod:`isoapprox.procrustes` and :mod:`isoapprox.thickness` check
-their inputs and call these).  Every kernel works in float64, computes
-distances by direct differences and is compiled with ``cache=True`` and
-``fastmath=False`` (max/min semantics matter everywhere here).  None of them
-is parallel.
+Not parallel.  The certified angle search of minimax Procrustes evaluates
+the minimum enclosing circle of :mod:`isoapprox.kernels.meb` (cross-file
+jitted call: ``meb_2d``; ``tests/test_kernels_cache.py`` checks it from a
+cold and a warm cache).
 """
 
 from __future__ import annotations
@@ -17,180 +13,19 @@ import heapq
 import numpy as np
 from numba import njit
 
+from . import JIT
+from .meb import meb_2d
+
 __all__ = [
-    "diameter_serial",
-    "farthest_from_serial",
     "hull_2d",
-    "meb_2d",
     "min_width_2d",
     "minimax_angle_search",
+    "thickness_2d",
     "width_along",
 ]
 
-_JIT = dict(cache=True, fastmath=False, nogil=True)
-
-#: a point is "outside" the current circle only beyond this relative slack
-#: on the squared radius; the radius returned is always re-scored exactly.
-_IN_RTOL = 1e-12
 _EPS = 2.220446049250313e-16
 _TWO_PI = 2.0 * np.pi
-
-
-# ---------------------------------------------------------------------------
-# Minimum enclosing circle (Welzl's algorithm, iterative, move-to-front)
-# ---------------------------------------------------------------------------
-
-
-@njit(inline="always", **_JIT)
-def _d2(P, i, cx, cy):
-    dx = P[i, 0] - cx
-    dy = P[i, 1] - cy
-    return dx * dx + dy * dy
-
-
-@njit(**_JIT)
-def _circle3(P, i, j, k):
-    """Circumcircle of three points; the farthest pair's diametral circle if
-    they are (nearly) collinear.  Returns (cx, cy, r2, degenerate)."""
-    bx = P[j, 0] - P[i, 0]
-    by = P[j, 1] - P[i, 1]
-    qx = P[k, 0] - P[i, 0]
-    qy = P[k, 1] - P[i, 1]
-    d = 2.0 * (bx * qy - by * qx)
-    b2 = bx * bx + by * by
-    q2 = qx * qx + qy * qy
-    if abs(d) <= 1e-14 * (b2 + q2) or d == 0.0:
-        # collinear: diametral circle of the farthest pair
-        r_jk = (P[j, 0] - P[k, 0]) ** 2 + (P[j, 1] - P[k, 1]) ** 2
-        if b2 >= q2 and b2 >= r_jk:
-            return 0.5 * (P[i, 0] + P[j, 0]), 0.5 * (P[i, 1] + P[j, 1]), 0.25 * b2, True
-        if q2 >= r_jk:
-            return 0.5 * (P[i, 0] + P[k, 0]), 0.5 * (P[i, 1] + P[k, 1]), 0.25 * q2, True
-        return 0.5 * (P[j, 0] + P[k, 0]), 0.5 * (P[j, 1] + P[k, 1]), 0.25 * r_jk, True
-    ux = (qy * b2 - by * q2) / d
-    uy = (bx * q2 - qx * b2) / d
-    return P[i, 0] + ux, P[i, 1] + uy, ux * ux + uy * uy, False
-
-
-@njit(**_JIT)
-def meb_2d(P, order, sup, w):
-    """Minimum enclosing circle of the rows of ``P`` (N, 2).
-
-    Iterative Welzl (de Berg et al., MiniDisc) over the index permutation
-    ``order``; afterwards the support points are moved to the front of
-    ``order`` (in place), so a nearby point set is solved in one ``O(N)``
-    pass.  ``sup`` (3,) receives the support indices (``-1`` padded) and
-    ``w`` (3,) dual weights on them (barycentric coordinates of the centre,
-    clipped to the simplex: any simplex weights give a valid lower bound).
-
-    Returns ``(cx, cy, radius)`` with ``radius = max_k ||P_k - c||`` computed
-    by direct differences.
-    """
-    N = P.shape[0]
-    i0 = order[0]
-    cx = P[i0, 0]
-    cy = P[i0, 1]
-    r2 = 0.0
-    s0 = i0
-    s1 = -1
-    s2 = -1
-    for a in range(1, N):
-        pa = order[a]
-        if _d2(P, pa, cx, cy) <= r2 * (1.0 + _IN_RTOL):
-            continue
-        cx = P[pa, 0]
-        cy = P[pa, 1]
-        r2 = 0.0
-        s0 = pa
-        s1 = -1
-        s2 = -1
-        for b in range(a):
-            pb = order[b]
-            if _d2(P, pb, cx, cy) <= r2 * (1.0 + _IN_RTOL):
-                continue
-            cx = 0.5 * (P[pa, 0] + P[pb, 0])
-            cy = 0.5 * (P[pa, 1] + P[pb, 1])
-            r2 = _d2(P, pa, cx, cy)
-            s0 = pa
-            s1 = pb
-            s2 = -1
-            for c in range(b):
-                pc = order[c]
-                if _d2(P, pc, cx, cy) <= r2 * (1.0 + _IN_RTOL):
-                    continue
-                cx, cy, r2, degen = _circle3(P, pa, pb, pc)
-                s0 = pa
-                s1 = pb
-                s2 = pc
-                if degen:
-                    # keep the two points whose diametral circle was taken
-                    d_ab = (P[pa, 0] - P[pb, 0]) ** 2 + (P[pa, 1] - P[pb, 1]) ** 2
-                    d_ac = (P[pa, 0] - P[pc, 0]) ** 2 + (P[pa, 1] - P[pc, 1]) ** 2
-                    d_bc = (P[pb, 0] - P[pc, 0]) ** 2 + (P[pb, 1] - P[pc, 1]) ** 2
-                    if d_ab >= d_ac and d_ab >= d_bc:
-                        s2 = -1
-                    elif d_ac >= d_bc:
-                        s1 = pc
-                        s2 = -1
-                    else:
-                        s0 = pb
-                        s1 = pc
-                        s2 = -1
-    sup[0] = s0
-    sup[1] = s1
-    sup[2] = s2
-    # dual weights on the support
-    if s1 < 0:
-        w[0] = 1.0
-        w[1] = 0.0
-        w[2] = 0.0
-    elif s2 < 0:
-        w[0] = 0.5
-        w[1] = 0.5
-        w[2] = 0.0
-    else:
-        bx = P[s1, 0] - P[s0, 0]
-        by = P[s1, 1] - P[s0, 1]
-        qx = P[s2, 0] - P[s0, 0]
-        qy = P[s2, 1] - P[s0, 1]
-        ox = cx - P[s0, 0]
-        oy = cy - P[s0, 1]
-        det = bx * qy - by * qx
-        l1 = (ox * qy - oy * qx) / det
-        l2 = (bx * oy - by * ox) / det
-        l0 = 1.0 - l1 - l2
-        l0 = max(l0, 0.0)
-        l1 = max(l1, 0.0)
-        l2 = max(l2, 0.0)
-        t = l0 + l1 + l2
-        if not (t > 0.0) or not np.isfinite(t):
-            l0 = 1.0 / 3.0
-            l1 = 1.0 / 3.0
-            l2 = 1.0 / 3.0
-            t = 1.0
-        w[0] = l0 / t
-        w[1] = l1 / t
-        w[2] = l2 / t
-    # move the support to the front of the order
-    pos = 0
-    for s in range(3):
-        ss = sup[s]
-        if ss < 0:
-            continue
-        for q in range(N):
-            if order[q] == ss:
-                for r in range(q, pos, -1):
-                    order[r] = order[r - 1]
-                order[pos] = ss
-                pos += 1
-                break
-    # exact radius of the returned centre
-    rr = 0.0
-    for k in range(N):
-        d = _d2(P, k, cx, cy)
-        if d > rr:
-            rr = d
-    return cx, cy, np.sqrt(rr)
 
 
 # ---------------------------------------------------------------------------
@@ -198,7 +33,7 @@ def meb_2d(P, order, sup, w):
 # ---------------------------------------------------------------------------
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _eval_angle(A, E, phi, P, order, sup, w):
     """Evaluate ``r(phi)`` = MEB radius of ``{E_k - R(phi) A_k}``.
 
@@ -257,7 +92,7 @@ def _eval_angle(A, E, phi, P, order, sup, w):
     return r_up, g, K, alpha, beta, cx, cy
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _maxcos(psi, lo, hi):
     """``max_{t in [lo, hi]} cos(t - psi)`` for an interval shorter than 2 pi."""
     t = lo + ((psi - lo) % _TWO_PI)
@@ -266,7 +101,7 @@ def _maxcos(psi, lo, hi):
     return max(np.cos(lo - psi), np.cos(hi - psi))
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _sinus_min(K, Zr, Zi, lo, hi):
     """Proven lower bound of ``min_{t in [lo, hi]} K - 2 Re(Z e^{-it})``."""
     rho = np.hypot(Zr, Zi)
@@ -277,7 +112,7 @@ def _sinus_min(K, Zr, Zi, lo, hi):
     return m - 64.0 * _EPS * (K + 2.0 * rho)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def _interval_bound(lo, hi, ra, rb, Ka, Zra, Zia, Kb, Zrb, Zib, L, slack, target):
     """Proven lower bound of ``min r`` on ``[lo, hi]`` (angles of one family).
 
@@ -347,7 +182,7 @@ def _interval_bound(lo, hi, ra, rb, Ka, Zra, Zia, Kb, Zrb, Zib, L, slack, target
     return max(best - slack, 0.0)
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
     """Certified global minimisation of ``r(phi)`` over both planar families.
 
@@ -539,16 +374,16 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
 
 
 # ---------------------------------------------------------------------------
-# Convex hull and rotating calipers (thickness in the plane)
+# Convex hull, width, thickness
 # ---------------------------------------------------------------------------
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT)
 def _cross(P, o, a, b):
     return (P[a, 0] - P[o, 0]) * (P[b, 1] - P[o, 1]) - (P[a, 1] - P[o, 1]) * (P[b, 0] - P[o, 0])
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def hull_2d(P, order):
     """Convex hull (Andrew's monotone chain) of the rows of ``P`` (N, 2).
 
@@ -577,7 +412,7 @@ def hull_2d(P, order):
     return H[:k].copy()
 
 
-@njit(**_JIT)
+@njit(**JIT)
 def min_width_2d(P, hull):
     """Minimum width of a convex polygon by rotating calipers.
 
@@ -617,51 +452,7 @@ def min_width_2d(P, hull):
     return best, best_e
 
 
-@njit(**_JIT)
-def farthest_from_serial(Y, c):
-    """``(max_k ||Y_k - c||, argmax)`` by direct differences, serially.
-
-    The serial twin of :func:`isoapprox._kernels.farthest_from` for the small
-    point sets of inner loops, where a thread pool costs more than the work.
-    """
-    best = -1.0
-    arg = 0
-    for i in range(Y.shape[0]):
-        s = 0.0
-        for k in range(Y.shape[1]):
-            t = Y[i, k] - c[k]
-            s += t * t
-        if s > best:
-            best = s
-            arg = i
-    return np.sqrt(best), arg
-
-
-@njit(**_JIT)
-def diameter_serial(X):
-    """``(max_{i<j} ||X_i - X_j||, i, j)`` by direct differences, serially.
-
-    The serial twin of :func:`isoapprox._kernels.diameter_kernel` for small
-    point sets (first pair on ties).  Returns ``(0.0, 0, 0)`` for ``N < 2``.
-    """
-    N = X.shape[0]
-    best = 0.0
-    bi = 0
-    bj = 0
-    for i in range(N):
-        for j in range(i + 1, N):
-            s = 0.0
-            for k in range(X.shape[1]):
-                t = X[i, k] - X[j, k]
-                s += t * t
-            if s > best:
-                best = s
-                bi = i
-                bj = j
-    return np.sqrt(best), bi, bj
-
-
-@njit(**_JIT)
+@njit(**JIT)
 def width_along(X, e):
     """``max_k <X_k, e> - min_k <X_k, e>`` with its two extreme indices."""
     lo = np.inf
@@ -679,3 +470,39 @@ def width_along(X, e):
             hi = s
             ihi = i
     return hi - lo, ilo, ihi
+
+
+
+@njit(**JIT)
+def thickness_2d(W, diam):
+    """Exact thickness ``min_e width_e / diam`` of a planar point set.
+
+    The minimal width of a convex polygon is attained normal to one of its
+    edges, and the width normal to any other line is at least as large, so
+    the minimum over all point pairs ``(i, j)`` of the spread of the signed
+    distances ``cross(p_j - p_i, p_k - p_i) / |p_j - p_i|`` is exact; no
+    hull is needed.  ``0`` for collinear sets and when ``diam == 0``.
+    """
+    N = W.shape[0]
+    if diam == 0.0 or N < 3:
+        return 0.0
+    best = np.inf
+    for i in range(N):
+        for j in range(i + 1, N):
+            dx = W[j, 0] - W[i, 0]
+            dy = W[j, 1] - W[i, 1]
+            L = np.sqrt(dx * dx + dy * dy)
+            if L == 0.0:
+                continue
+            cap = best * L
+            lo = 0.0
+            hi = 0.0
+            for k in range(N):
+                s = dx * (W[k, 1] - W[i, 1]) - dy * (W[k, 0] - W[i, 0])
+                lo = min(lo, s)
+                hi = max(hi, s)
+            if hi - lo < cap:
+                best = (hi - lo) / L
+    if not np.isfinite(best):
+        return 0.0
+    return min(best / diam, 1.0)

@@ -1,0 +1,581 @@
+"""Loss kernels: triplet and pair hinge sums, batch-hard mining, separation counts.
+
+Distances come from :mod:`isoapprox.kernels.distances` (``dist`` for one
+pair, ``tile_dist`` for the blocked sweeps), so they are bitwise those of
+every other kernel.  Cross-file jitted calls (numba's cache is keyed on this
+file only): ``dist``, ``tile_dist``, ``transpose``, ``partition``,
+``is_serial``; ``tests/test_kernels_cache.py`` runs these kernels against
+brute force from a cold and a warm cache.
+
+Batch-hard mining uses each unordered pair once: the points form ``M <= 16``
+blocks, each block pair ``I <= J`` is one parallel task, and every anchor has
+``M`` state slots (slot ``K`` = its best against block ``K``); task
+``(I, J)`` owns slot ``J`` of the anchors in ``I`` and slot ``I`` of the
+anchors in ``J``.  A state ``(value, index)`` is improved under "better
+value, then smaller index", which is commutative and associative, so the
+result never depends on the visiting order or the thread count.  Memory:
+``16`` state slots per anchor (``512 N`` bytes) and, for separation counts,
+one ``32 x N`` distance buffer per task in flight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from . import JIT
+from .distances import (
+    SUB,
+    TA,
+    TJ,
+    dist,
+    is_serial,
+    partition,
+    serial_twin,
+    serial_work,
+    tile_dist,
+    transpose,
+)
+
+__all__ = [
+    "batch_hard_terms",
+    "pair_loss_kernel",
+    "separation_counts",
+    "triplet_loss_kernel",
+]
+
+#: anchors per task in :func:`separation_counts`
+_SEP_GROUP = 32
+#: up to this many positives per anchor, violations are counted by a
+#: vectorised pass over all points per positive; above it, by sorting
+_SEP_LINEAR = 32
+
+
+# ---------------------------------------------------------------------------
+# All-triplet and all-pair hinge sums
+# ---------------------------------------------------------------------------
+
+
+@njit(parallel=True, **JIT)
+def _triplet_loss_kernel_par(X, codes, margin):
+    """Per-anchor sum of hinge terms ``[d_ap - d_am + margin]_+`` over all triplets.
+
+    Each active term is added individually (no prefix-sum cancellation), so
+    the sum is as accurate as the brute-force loop.
+
+    Returns
+    -------
+    sums : float64 array (N,)
+        Sum over the anchor's (p, m) pairs.
+    counts : int64 array (N,)
+        Number of triplets with that anchor (``n_pos * n_neg``).
+    active : int64 array (N,)
+        Number of triplets with a strictly positive term.
+    """
+    n = X.shape[0]
+    sums = np.zeros(n)
+    counts = np.zeros(n, dtype=np.int64)
+    active = np.zeros(n, dtype=np.int64)
+    for a in prange(n):
+        ca = codes[a]
+        pos = np.empty(n)
+        neg = np.empty(n)
+        npos = 0
+        nneg = 0
+        for b in range(n):
+            if b == a:
+                continue
+            d = dist(X, a, X, b)
+            if codes[b] == ca:
+                pos[npos] = d
+                npos += 1
+            else:
+                neg[nneg] = d
+                nneg += 1
+        counts[a] = npos * nneg
+        if npos == 0 or nneg == 0:
+            continue
+        negs = np.sort(neg[:nneg])
+        s = 0.0
+        act = 0
+        for q in range(npos):
+            t = pos[q] + margin
+            # negatives with d_am < t give a positive term t - d_am
+            k = np.searchsorted(negs, t)
+            for r in range(k):
+                s += t - negs[r]
+            act += k
+        sums[a] = s
+        active[a] = act
+    return sums, counts, active
+
+
+@njit(parallel=True, **JIT)
+def _pair_loss_kernel_par(X, codes, pos_threshold, neg_threshold):
+    """Pairwise hinge terms over all pairs ``i < j``.
+
+    Positive pairs (same class) contribute ``[d - pos_threshold]_+``, negative
+    pairs ``[neg_threshold - d]_+``.
+
+    Returns
+    -------
+    sums : float64 array (N,)
+        Per-row sum over ``j > i``.
+    best : float64 array (N,)
+        Per-row largest term.
+    arg : int64 array (N,)
+        Per-row ``j`` attaining it (``-1`` if the row has no pair).
+    active : int64 array (N,)
+        Per-row number of strictly positive terms.
+    """
+    n = X.shape[0]
+    sums = np.zeros(n)
+    best = np.full(n, -1.0)
+    arg = np.full(n, -1, dtype=np.int64)
+    active = np.zeros(n, dtype=np.int64)
+    for i in prange(n):
+        s = 0.0
+        b = -1.0
+        bj = -1
+        act = 0
+        for j in range(i + 1, n):
+            d = dist(X, i, X, j)
+            if codes[i] == codes[j]:
+                t = d - pos_threshold
+            else:
+                t = neg_threshold - d
+            if t < 0.0:
+                t = 0.0
+            if t > 0.0:
+                act += 1
+            s += t
+            if t > b:
+                b = t
+                bj = j
+        sums[i] = s
+        best[i] = b
+        arg[i] = bj
+        active[i] = act
+    return sums, best, arg, active
+
+
+_triplet_loss_kernel_ser = serial_twin(_triplet_loss_kernel_par)
+
+
+def triplet_loss_kernel(X, codes, margin):
+    """Per-anchor sums of triplet hinge terms (see ``_triplet_loss_kernel_par``)."""
+    if serial_work(X.shape[0], X.shape[0], X.shape[1] + 8):
+        return _triplet_loss_kernel_ser(X, codes, margin)
+    return _triplet_loss_kernel_par(X, codes, margin)
+
+
+_pair_loss_kernel_ser = serial_twin(_pair_loss_kernel_par)
+
+
+def pair_loss_kernel(X, codes, pos_threshold, neg_threshold):
+    """Pairwise hinge terms over all pairs (see ``_pair_loss_kernel_par``)."""
+    if serial_work(X.shape[0], X.shape[0], X.shape[1]):
+        return _pair_loss_kernel_ser(X, codes, pos_threshold, neg_threshold)
+    return _pair_loss_kernel_par(X, codes, pos_threshold, neg_threshold)
+
+
+# ---------------------------------------------------------------------------
+# Batch-hard mining: each unordered pair once
+# ---------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, rows, cols):
+    """Batch-hard states of anchors ``[i0, i1)`` against ``[j0, j1)`` and back.
+
+    ``rows`` and ``cols`` are ``(hp, hn, hpi, hni)`` state arrays indexed by
+    the global anchor index: ``rows`` for the anchors ``a`` in ``[i0, i1)``,
+    ``cols`` for the anchors ``b`` in ``[j0, j1)`` (updated from the same
+    distances, ``d(b, a) = d(a, b)``).  With ``diag`` the two ranges coincide
+    and only ``rows`` is updated (the square tile holds both directions).  A
+    state is a ``(value, index)`` pair improved under "better value, then
+    smaller index": an order-independent reduction.
+    """
+    acc = np.empty((TA, TJ))
+    for s0 in range(i0, i1, SUB):
+        _bh_pair_sub(
+            X, XT, codes, s0, min(i1, s0 + SUB), j0, j1, diag, rows, cols, acc
+        )
+
+
+@njit(**JIT)
+def _bh_pair_sub(X, XT, codes, i0, i1, j0, j1, diag, rows, cols, acc):
+    """:func:`_bh_pair` for at most ``SUB`` rows (their ``X`` rows stay in L2)."""
+    hp, hn, hpi, hni = rows
+    cp, cn, cpi, cni = cols
+    for c0 in range(j0, j1, TJ):
+        nc = min(TJ, j1 - c0)
+        for r0 in range(i0, i1, TA):
+            nr = min(TA, i1 - r0)
+            tile_dist(X, XT, r0, nr, c0, nc, acc)
+            # rows: anchor a = r0 + r against b = c0 + j
+            cod = codes[c0 : c0 + nc]
+            for r in range(nr):
+                a = r0 + r
+                ca = codes[a]
+                bp = hp[a]
+                bpi = hpi[a]
+                bn = hn[a]
+                bni = hni[a]
+                row = acc[r]
+                # vectorised pre-check: anything to do in this row?
+                hits = 0
+                for j in range(nc):
+                    hits += (row[j] <= bn) + (cod[j] == ca)
+                if hits == 0:
+                    continue
+                for j in range(nc):
+                    d = row[j]
+                    if cod[j] == ca:
+                        if d >= bp:
+                            b = c0 + j
+                            if b != a and (d > bp or b < bpi):
+                                bp = d
+                                bpi = b
+                    elif d <= bn:
+                        b = c0 + j
+                        if d < bn or b < bni:
+                            bn = d
+                            bni = b
+                hp[a] = bp
+                hpi[a] = bpi
+                hn[a] = bn
+                hni[a] = bni
+            if diag:
+                continue
+            # columns: anchor b = c0 + j against a = r0 + r (a != b here)
+            cod = codes[r0 : r0 + nr]
+            cn_c = cn[c0 : c0 + nc]
+            cod_c = codes[c0 : c0 + nc]
+            hits = 0
+            for r in range(nr):
+                row = acc[r]
+                cr = cod[r]
+                for j in range(nc):
+                    hits += (row[j] <= cn_c[j]) + (cod_c[j] == cr)
+            if hits == 0:
+                continue
+            for j in range(nc):
+                b = c0 + j
+                cb = codes[b]
+                bp = cp[b]
+                bpi = cpi[b]
+                bn = cn[b]
+                bni = cni[b]
+                for r in range(nr):
+                    d = acc[r, j]
+                    if cod[r] == cb:
+                        if d >= bp:
+                            a = r0 + r
+                            if d > bp or a < bpi:
+                                bp = d
+                                bpi = a
+                    elif d <= bn:
+                        a = r0 + r
+                        if d < bn or a < bni:
+                            bn = d
+                            bni = a
+                cp[b] = bp
+                cpi[b] = bpi
+                cn[b] = bn
+                cni[b] = bni
+
+
+@njit(**JIT)
+def _bh_init(shape):
+    hp = np.full(shape, -np.inf)
+    hn = np.full(shape, np.inf)
+    hpi = np.full(shape, -1, dtype=np.int64)
+    hni = np.full(shape, -1, dtype=np.int64)
+    return hp, hn, hpi, hni
+
+
+@njit(**JIT)
+def _bh_serial(X, codes, bs):
+    """All block pairs ``I <= J`` in order, on the calling thread."""
+    N = X.shape[0]
+    XT = transpose(X)
+    state = _bh_init(N)
+    M = (N + bs - 1) // bs
+    for I in range(M):
+        i0 = I * bs
+        i1 = min(N, i0 + bs)
+        _bh_pair(X, XT, codes, i0, i1, i0, i1, True, state, state)
+        for J in range(I + 1, M):
+            _bh_pair(
+                X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), False, state, state
+            )
+    return state
+
+
+@njit(parallel=True, **JIT)
+def _bh_parallel(X, codes, bs):
+    """All block pairs ``I <= J`` as parallel tasks in one parallel region.
+
+    Slot ``K`` of an anchor holds its best against block ``K``; task
+    ``(I, J)`` owns slots ``J`` of the anchors of ``I`` and slots ``I`` of
+    the anchors of ``J``, so no two tasks write the same slot.  The ``M``
+    slots are merged afterwards (``M`` state arrays of length ``N``).
+    """
+    N = X.shape[0]
+    XT = transpose(X)
+    M = (N + bs - 1) // bs
+    T = M * (M + 1) // 2
+    task_i = np.empty(T, dtype=np.int64)
+    task_j = np.empty(T, dtype=np.int64)
+    t = 0
+    for I in range(M):
+        for J in range(I, M):
+            task_i[t] = I
+            task_j[t] = J
+            t += 1
+    sp, sn, spi, sni = _bh_init((M, N))
+    for t in prange(T):
+        I = task_i[t]
+        J = task_j[t]
+        rows = (sp[J], sn[J], spi[J], sni[J])
+        cols = (sp[I], sn[I], spi[I], sni[I])
+        _bh_pair(
+            X,
+            XT,
+            codes,
+            I * bs,
+            min(N, (I + 1) * bs),
+            J * bs,
+            min(N, (J + 1) * bs),
+            I == J,
+            rows,
+            cols,
+        )
+    hp, hn, hpi, hni = _bh_init(N)
+    for a in range(N):
+        bp = hp[a]
+        bpi = hpi[a]
+        bn = hn[a]
+        bni = hni[a]
+        for K in range(M):
+            d = sp[K, a]
+            i = spi[K, a]
+            if i >= 0 and (d > bp or (d == bp and i < bpi)):
+                bp = d
+                bpi = i
+            d = sn[K, a]
+            i = sni[K, a]
+            if i >= 0 and (d < bn or (d == bn and i < bni)):
+                bn = d
+                bni = i
+        hp[a] = bp
+        hpi[a] = bpi
+        hn[a] = bn
+        hni[a] = bni
+    return hp, hn, hpi, hni
+
+
+@njit(**JIT)
+def batch_hard_terms(X, codes, margin):
+    """Hardest positive and hardest negative of every anchor.
+
+    ``margin`` does not change the mining; it is accepted so that every
+    triplet kernel has the same signature.  Each unordered pair is evaluated
+    once: blocks ``I <= J`` are tasks of one parallel region (see
+    :func:`_bh_parallel`), or run in order on the calling thread for small
+    inputs.
+
+    Returns
+    -------
+    hp, hn : float64 arrays (N,)
+        ``max_p d(a, p)`` over positives (``-inf`` if none) and
+        ``min_m d(a, m)`` over negatives (``+inf`` if none).
+    hp_idx, hn_idx : int64 arrays (N,)
+        The attaining indices (``-1`` if none; smallest index on ties).
+    """
+    N, n = X.shape
+    if is_serial(N, n):
+        return _bh_serial(X, codes, 256)
+    bs, _ = partition(N)
+    return _bh_parallel(X, codes, bs)
+
+
+# ---------------------------------------------------------------------------
+# Separation counts
+# ---------------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _class_members(codes):
+    """Indices grouped by class (stable) and the start of each class's group."""
+    P = 0
+    for c in codes:
+        P = max(P, c + 1)
+    start = np.zeros(P + 1, dtype=np.int64)
+    for c in codes:
+        start[c + 1] += 1
+    for c in range(P):
+        start[c + 1] += start[c]
+    fill = start[:P].copy()
+    members = np.empty(codes.shape[0], dtype=np.int64)
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        members[fill[c]] = i
+        fill[c] += 1
+    return members, start
+
+
+@njit(**JIT)
+def _count_violations(drow, a, codes, margin, atol, members, start, pos, neg):
+    """Triplets ``(a, p, m)`` with ``(d_ap + margin) - d_am > atol`` (as written).
+
+    Few positives: for each, one vectorised pass over all points.  Many:
+    sort the smaller of the two sides and binary-search the other,
+    ``O(N log min(n_pos, n_neg))``.  ``fl(t - x)`` is monotone in ``t`` and
+    in ``x``, so every route evaluates the same predicate.
+    """
+    N = drow.shape[0]
+    ca = codes[a]
+    s0 = start[ca]
+    s1 = start[ca + 1]
+    npos = s1 - s0 - 1
+    nneg = N - (s1 - s0)
+    if npos <= 0 or nneg <= 0:
+        return 0
+    c = 0
+    if npos <= _SEP_LINEAR:
+        for q in range(s0, s1):
+            p = members[q]
+            if p == a:
+                continue
+            t = drow[p] + margin
+            cnt = 0
+            for m in range(N):
+                cnt += (codes[m] != ca) & (t - drow[m] > atol)
+            c += cnt
+        return c
+    npos = 0
+    nneg = 0
+    for b in range(N):
+        if b == a:
+            continue
+        if codes[b] == ca:
+            pos[npos] = drow[b] + margin
+            npos += 1
+        else:
+            neg[nneg] = drow[b]
+            nneg += 1
+    if npos <= nneg:
+        ts = np.sort(pos[:npos])
+        for q in range(nneg):
+            x = neg[q]
+            # first position with ts[lo] - x > atol; every later one too
+            lo = 0
+            hi = npos
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if ts[mid] - x > atol:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            c += npos - lo
+    else:
+        negs = np.sort(neg[:nneg])
+        for q in range(npos):
+            t = pos[q]
+            # first position with t - negs[lo] <= atol; every later one too
+            lo = 0
+            hi = nneg
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if t - negs[mid] > atol:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            c += lo
+    return c
+
+
+@njit(**JIT)
+def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
+    """Counts of anchors ``[g0, g1)`` (at most ``_SEP_GROUP``) from whole rows."""
+    N = X.shape[0]
+    buf = np.empty((_SEP_GROUP, N))
+    acc = np.empty((TA, TJ))
+    pos = np.empty(N)
+    neg = np.empty(N)
+    for c0 in range(0, N, TJ):
+        nc = min(TJ, N - c0)
+        for r0 in range(g0, g1, TA):
+            nr = min(TA, g1 - r0)
+            tile_dist(X, XT, r0, nr, c0, nc, acc)
+            for r in range(nr):
+                src = acc[r]
+                dst = buf[r0 - g0 + r]
+                for j in range(nc):
+                    dst[c0 + j] = src[j]
+    for a in range(g0, g1):
+        viol[a] = _count_violations(
+            buf[a - g0], a, codes, margin, atol, members, start, pos, neg
+        )
+
+
+@njit(**JIT)
+def _sep_serial(X, codes, margin, atol):
+    N = X.shape[0]
+    XT = transpose(X)
+    viol = np.zeros(N, dtype=np.int64)
+    members, start = _class_members(codes)
+    for g0 in range(0, N, _SEP_GROUP):
+        _sep_group(
+            X,
+            XT,
+            codes,
+            margin,
+            atol,
+            members,
+            start,
+            g0,
+            min(N, g0 + _SEP_GROUP),
+            viol,
+        )
+    return viol
+
+
+@njit(parallel=True, **JIT)
+def _sep_parallel(X, codes, margin, atol):
+    N = X.shape[0]
+    XT = transpose(X)
+    viol = np.zeros(N, dtype=np.int64)
+    members, start = _class_members(codes)
+    ngroups = (N + _SEP_GROUP - 1) // _SEP_GROUP
+    for g in prange(ngroups):
+        g0 = g * _SEP_GROUP
+        _sep_group(
+            X,
+            XT,
+            codes,
+            margin,
+            atol,
+            members,
+            start,
+            g0,
+            min(N, g0 + _SEP_GROUP),
+            viol,
+        )
+    return viol
+
+
+@njit(**JIT)
+def separation_counts(X, codes, margin, atol):
+    """Per-anchor number of triplets with ``(d_ap + margin) - d_am > atol``.
+
+    Each task computes the full distance rows of 32 anchors into a
+    ``32 x N`` buffer, then counts per anchor (no symmetry: every anchor
+    needs its whole row).
+    """
+    N, n = X.shape
+    if is_serial(N, 2 * n):
+        return _sep_serial(X, codes, margin, atol)
+    return _sep_parallel(X, codes, margin, atol)

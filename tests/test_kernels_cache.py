@@ -1,0 +1,115 @@
+"""The kernels from a cold and from a warm numba cache agree with brute force.
+
+numba invalidates its on-disk cache per source file, so a cached kernel that
+calls a jitted function of another file (the cross-file calls listed in
+:mod:`isoapprox.kernels`) could run stale code.  Each run below uses its own
+``NUMBA_CACHE_DIR``: the first compiles every kernel from source, the second
+loads them all from that cache, and both must match the brute-force twins.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHECKS = textwrap.dedent(
+    """
+    import itertools, sys
+    import numpy as np
+    from isoapprox.kernels import batch, distances, ideal, losses, meb, planar, stats, train
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(23, 3))
+    Y = X + 0.1 * rng.normal(size=X.shape)
+    codes = rng.integers(0, 3, size=23)
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    DY = np.sqrt(((Y[:, None] - Y[None]) ** 2).sum(-1))
+    iu = np.triu_indices(23, 1)
+    same = codes[:, None] == codes[None]
+    off = ~np.eye(23, dtype=bool)
+
+    def close(a, b):
+        assert np.allclose(a, b, rtol=1e-13, atol=1e-13), (a, b)
+
+    # distances (tile engine, dist)
+    close(distances.pairwise_distances_kernel(X), D)
+    close(distances.diameter_kernel(X)[0], D[iu].max())
+    close(distances.isometric_error_kernel(X, Y)[0], np.abs(D - DY)[iu].max())
+    close(distances.farthest_from(X, X[0])[0], D[0].max())
+    close(distances.pointwise_kernel(X, Y)[0], np.linalg.norm(X - Y, axis=1).max())
+    # losses (cross-file: dist, tile engine)
+    hp, hn, _, _ = losses.batch_hard_terms(X, codes, 0.0)
+    close(hp, np.where(same & off, D, -np.inf).max(1))
+    close(hn, np.where(~same, D, np.inf).min(1))
+    want = [sum(1 for p in range(23) for m in range(23) if p != a and codes[p] == codes[a]
+                and codes[m] != codes[a] and D[a, p] + 0.5 - D[a, m] > 0.0) for a in range(23)]
+    assert losses.separation_counts(X, codes, 0.5, 0.0).tolist() == want
+    close(losses.triplet_loss_kernel(X, codes, 0.5)[2], want)
+    # stats (cross-file: tile engine)
+    best, _ = stats.nearest_other(X, np.ascontiguousarray(X.T), 2)
+    close(best, np.where(off, D, np.inf).min(1))
+    # ideal (cross-file: dist, isometric error, pointwise)
+    close(ideal.iso_value(X, Y), np.abs(D - DY)[iu].max())
+    close(ideal.haus_value(X, Y), np.linalg.norm(X - Y, axis=1).max())
+    close(ideal.class_diameters(X, codes, 3)[3], D[iu].max())
+    # train (cross-file: dist)
+    S = np.ones((23, 23))
+    G = train.pair_grad_kernel(X, S)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        W = np.where(off, 1.0 / D, 0.0)
+    close(G, (W[:, :, None] * (X[:, None] - X[None])).sum(1))
+    # meb and planar (cross-file: meb_2d)
+    P = np.ascontiguousarray(X[:, :2])
+    diam_p = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1)).max()
+    cx, cy, r = meb.meb_2d(P, np.arange(23), np.empty(3, dtype=np.int64), np.empty(3))
+    close(r, np.linalg.norm(P - [cx, cy], axis=1).max())
+    # the smallest circle through two or three of the points that holds them all
+    best = np.inf
+    pairs_triples = itertools.chain(*(itertools.combinations(range(23), k) for k in (2, 3)))
+    for S in pairs_triples:
+        Q = P[list(S)]
+        if len(S) == 2:
+            c = Q.mean(0)
+        else:
+            A = 2 * (Q[1:] - Q[0])
+            if abs(np.linalg.det(A)) < 1e-12:
+                continue
+            c = np.linalg.solve(A, (Q[1:] ** 2).sum(1) - (Q[0] ** 2).sum())
+        rad = np.linalg.norm(P - c, axis=1).max()
+        if rad <= np.linalg.norm(Q - c, axis=1).max() * (1 + 1e-9):
+            best = min(best, rad)
+    assert abs(r - best) <= 1e-9 * best, (r, best)
+    hull = planar.hull_2d(P, np.lexsort((P[:, 1], P[:, 0])))
+    width, _ = planar.min_width_2d(P, hull)
+    close(planar.thickness_2d(P, diam_p) * diam_p, width)
+    # batch (cross-file: meb, planar)
+    F, I = batch.cheap_kernel(P[None], codes[None], 0.0)
+    close(F[0, 5], r)
+    close(F[0, 3], diam_p)
+    kernels = (distances.diameter_kernel, losses.batch_hard_terms, batch.cheap_kernel)
+    hits = sum(sum(f.stats.cache_hits.values()) for f in kernels)
+    print("CACHE_HITS", hits)
+    """
+)
+
+
+def _run(cache: Path) -> int:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", CHECKS], env=env, capture_output=True, text=True, timeout=1200
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    return int(out.stdout.split("CACHE_HITS")[-1])
+
+
+def test_kernels_match_brute_force_from_cold_and_warm_cache(tmp_path):
+    assert _run(tmp_path) == 0  # cold: everything compiled from source
+    names = {p.name.split("-")[0] for p in tmp_path.rglob("*.nbi")}  # ... written to this cache,
+    # a serial twin under its own name (else it shares the parallel kernel's entry)
+    assert "distances._farthest_from_par_serial" in names
+    assert _run(tmp_path) > 0  # warm: loaded from that cache, same answers
