@@ -14,8 +14,7 @@ first use of the plotting and optimisation functions.
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
-
+from ._version import __version__
 from .diagnostics import (
     ClassSpread,
     CollapseStatistics,
@@ -91,11 +90,6 @@ from .theory import (
     evaluate_theory,
 )
 from .thickness import ThicknessResult, thickness, thickness_report
-
-try:
-    __version__ = _metadata.version("isoapprox")
-except _metadata.PackageNotFoundError:  # running from a source tree
-    __version__ = "0.1.0"
 
 __all__ = [
     "CheckResult",

@@ -7,7 +7,8 @@ imported on first use, here and nowhere else:
   second to import);
 - :func:`matplotlib` -- matplotlib with the non-interactive Agg backend and
   the submodules the figures use (``pyplot``, ``lines``, ``patches``,
-  ``collections``, ``colors``), for :mod:`isoapprox.plotting`;
+  ``collections``, ``colors``), for :mod:`isoapprox.plotting`, and
+  :func:`axes_divider` from its ``mpl_toolkits``;
 - :func:`threadpool_controller` -- threadpoolctl's view of the loaded
   BLAS libraries, which needs scipy's BLAS loaded first (``scipy.linalg``,
   a third of a second);
@@ -29,7 +30,10 @@ from typing import Any
 
 from .exceptions import IsoapproxError, MissingDependencyError
 
-__all__ = ["cvxpy", "distributed", "matplotlib", "sklearn_load_digits", "threadpool_controller"]
+__all__ = [
+    "axes_divider", "cvxpy", "distributed", "matplotlib", "sklearn_load_digits",
+    "threadpool_controller",
+]
 
 _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticker")
 
@@ -101,3 +105,9 @@ def distributed() -> ModuleType:
         raise IsoapproxError(
             "running on a Dask cluster needs dask.distributed, which is not installed; "
             "install it with: pip install 'isoapprox[dask]'") from None
+
+
+def axes_divider(ax: Any) -> Any:
+    """``mpl_toolkits.axes_grid1.make_axes_locatable(ax)`` (matplotlib's toolkit)."""
+    matplotlib()
+    return importlib.import_module("mpl_toolkits.axes_grid1").make_axes_locatable(ax)

@@ -16,7 +16,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from ._version import __version__
 from .commands.common import guarded, one_line_errors
 
 __all__ = ["build_parser", "main"]

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
 from ._blas import blas_info
+from ._version import __version__
 from .exceptions import InvalidInputError
 
 __all__ = [

@@ -58,6 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import minimize
 
 from ._blas import single_threaded_blas
 from ._scaling import pow2_scale
@@ -410,7 +411,6 @@ def _feasible(X: np.ndarray) -> np.ndarray:
 
 def _slsqp(X0: np.ndarray, maxiter: int = 400, ftol: float = 1e-15) -> np.ndarray:
     """Local optimum of ``min s s.t. |x_i - x_j|^2 <= s, |x_i - x_j|^2 >= 1``."""
-    from scipy.optimize import minimize
 
     P, n = X0.shape
     iu, ju = np.triu_indices(P, 1)

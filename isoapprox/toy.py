@@ -71,8 +71,11 @@ from ._validation import (
     require_triplets,
 )
 from .exceptions import InvalidInputError
-from .losses import batch_hard_loss
+from .geometry import min_enclosing_ball
+from .losses import batch_hard_loss, hardest_pairs
+from .metrics import isometric_error_report
 from .runs import RunJournal, config_key, executor, progress_bar, run_units
+from .theory import TheoryOptions, evaluate_theory
 from .train.losses import LOSSES
 from .train.networks import MLP
 from .train.optim import SGD
@@ -783,10 +786,6 @@ def evaluate_embedding(
         ``separated``.  Undefined ratios (``E`` already separated) are
         ``None``.
     """
-    from .geometry import min_enclosing_ball
-    from .losses import hardest_pairs
-    from .metrics import isometric_error_report
-    from .theory import TheoryOptions, evaluate_theory
 
     opts = TheoryOptions(tol=tol, n_starts=n_starts, time_limit=time_limit, haus_max_points=None)
     r = evaluate_theory(E, y, margin=margin, options=opts, rng=rng)

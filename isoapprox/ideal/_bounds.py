@@ -71,6 +71,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix
 
 from ..kernels import ideal as K
 from ._problem import Problem
@@ -124,8 +126,6 @@ def metric_lp_bound(prob: Problem, upper: float) -> float:
     float
         A lower bound on ``d_iso(E, F_TS)``; ``0.0`` if HiGHS fails.
     """
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
 
     N = prob.N
     npair = prob.I.size

@@ -23,6 +23,7 @@ import warnings
 from collections import OrderedDict
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._lazy import cvxpy
 from ._problem import Program
@@ -38,7 +39,6 @@ _CLARABEL = {"max_threads": 1}
 
 
 def _selector(rows_i: np.ndarray, rows_j: np.ndarray | None, M: int):
-    import scipy.sparse as sp
 
     m = rows_i.size
     data = [np.ones(m)]

@@ -17,6 +17,7 @@ import time
 import warnings
 
 import numpy as np
+from scipy.optimize import fmin_l_bfgs_b, minimize
 
 from ..kernels import ideal as K
 from ._problem import Program
@@ -74,7 +75,6 @@ def slsqp_epigraph(
     success : bool
         SLSQP's own flag (informative only; the caller re-scores).
     """
-    from scipy.optimize import minimize  # lazily: keeps ``import isoapprox`` light
 
     prob = prog.prob
     M, n = prog.M, prob.n
@@ -149,7 +149,6 @@ def al_epigraph(
     Returns the final iterate (full ``(N, n)``), the number of inner
     iterations and whether the rows are satisfied to ``feas_tol``.
     """
-    from scipy.optimize import fmin_l_bfgs_b
 
     prob = prog.prob
     M, n = prog.M, prob.n

@@ -55,6 +55,7 @@ import warnings
 from collections import OrderedDict
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._lazy import cvxpy
 from ._problem import Problem
@@ -96,7 +97,6 @@ def _pair_index(N: int) -> np.ndarray:
 def _q_expr(Kmat, N: int):
     """Vector of ``K_ii + K_jj - 2 K_ij`` over the pairs ``i < j``."""
     cp = cvxpy()
-    import scipy.sparse as sp
 
     I, J = np.triu_indices(N, 1)
     m = I.size

@@ -585,10 +585,10 @@ def nearest_ideal(
     X = as_points(E, "E", min_points=3)
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
-    opts = _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
+    opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
                                 warn_uncertified)
     require_triplets(codes)
-    return _run(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
+    return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
 
 def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: str, rng: RNGLike,
@@ -600,7 +600,7 @@ def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: st
     triplet, ``margin >= 0`` and the options as :func:`nearest_ideal` accepts them.
     """
     opts = _SolveOptions(objective, solver, tol, n_starts, max_iter, time_limit, False)
-    return _run(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
+    return run_solve(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
 
 
 @dataclass(frozen=True)
@@ -614,7 +614,7 @@ class _SolveOptions:
     warn_uncertified: bool
 
 
-def _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
+def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
                          warn_uncertified) -> _SolveOptions:
     """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``."""
     if not isinstance(warn_uncertified, (bool, np.bool_)):
@@ -630,8 +630,8 @@ def _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
     )
 
 
-def _run(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, caller: str,
-         spec: PairSpec | None = None) -> IdealResult:
+def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, caller: str,
+              spec: PairSpec | None = None) -> IdealResult:
     """Search, bound and re-score under the solver session; warn if asked and uncertified."""
     gen = as_rng(rng)
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs

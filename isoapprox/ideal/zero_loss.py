@@ -39,7 +39,7 @@ from ..exceptions import InvalidInputError
 from ._pairs import LOSSES, PairSpec
 from ._problem import PairBounds
 from ._result import IdealResult
-from .nearest import _check_solve_options, _run
+from .nearest import check_solve_options, run_solve
 
 __all__ = ["LOSSES", "nearest_zero_loss", "pair_bounds"]
 
@@ -166,7 +166,7 @@ def nearest_zero_loss(
     loss = check_option(loss, "loss", LOSSES)
     u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
     alpha = float(margin)
-    opts = _check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
+    opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
                                 warn_uncertified)
     counts = np.bincount(codes)
     if u < 0.0 and np.any(counts >= 2):
@@ -177,4 +177,4 @@ def nearest_zero_loss(
         )
     spec = PairSpec(loss=loss, margin=alpha, pos_margin=float(pos_margin), beta=float(beta),
                     bounds=PairBounds(float(u), float(l)))
-    return _run(X, codes, alpha, opts, rng, t_start, "nearest_zero_loss", spec)
+    return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_zero_loss", spec)

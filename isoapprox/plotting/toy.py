@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._lazy import matplotlib
+from .._lazy import axes_divider, matplotlib
 from ..exceptions import InvalidInputError
 from ._style import (
     CLASS_COLORS,
@@ -671,9 +671,7 @@ def plot_constant(doc: dict[str, Any]):
         marks = [(sc["name"], sc["c_min"], sc["c_max"], sc["c_final"])
                  for sc in doc.get("scenarios", []) if sc.get("c_max") is not None]
         if marks:
-            from mpl_toolkits.axes_grid1 import make_axes_locatable
-
-            strip = make_axes_locatable(axes[0]).append_axes("top", size="28%", pad=0.05,
+            strip = axes_divider(axes[0]).append_axes("top", size="28%", pad=0.05,
                                                              sharex=axes[0])
             for n, (name, cmin, cmax, cend) in enumerate(marks):
                 strip.plot([cmin, cmax], [n, n], color="#444444", lw=1.2,

@@ -63,6 +63,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from .._blas import numba_threads, single_threaded_blas
 from .._typing import FloatArray, IntArray
@@ -91,6 +92,7 @@ from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, s
 from .losses import LOSSES, LossResult, check_loss_options
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
+from .theory import CrossCheckCallback, TheoryCallback
 
 __all__ = [
     "MODELS",
@@ -501,8 +503,6 @@ def _theory_callbacks(config: TrainConfig, theory_ss, check_ss) -> tuple:
     """The callbacks a configuration asks for (see the ``Theory`` fields)."""
     out: list = []
     if config.theory_every or config.crosscheck_batches:
-        from .theory import CrossCheckCallback, TheoryCallback
-
         kw = dict(max_points=config.theory_max_points, per_class=config.theory_per_class,
                   n_starts=config.theory_n_starts)
         if config.theory_every:
@@ -746,7 +746,6 @@ class Trainer:
             return self._run(progress)
 
     def _run(self, progress: bool) -> TrainResult:
-        from tqdm.auto import tqdm
 
         c = self.config
         t0 = time.perf_counter()
