@@ -15,7 +15,7 @@ insensitive on the unit sphere) and Recall@1, for
 over batch sizes 4 ... 512, dimensions 2 ... 128 and several seeds.  After
 training, every bound of the theory (SPEC section 3) is evaluated on a few
 held-out P x K batches of each cell (certified true / false / undetermined,
-with slacks; :mod:`isoapprox.train.theory`), and each cell's final diameter is
+with slacks; :mod:`isoapprox.train.bounds`), and each cell's final diameter is
 set against the lower-bound curve ``D*(N/K, n, margin)``.
 
 Usage::
@@ -69,7 +69,7 @@ from isoapprox.train import (
     run_sweep,
     write_sweep_results,
 )
-from isoapprox.train.theory import (
+from isoapprox.train.bounds import (
     STATEMENTS,
     crosscheck_rows,
     crosscheck_summary,
@@ -116,7 +116,7 @@ class Config:
     gaussian_input_dim: int = 32
     #: held-out P x K batches per cell on which every bound is evaluated
     crosscheck_batches: int = 3
-    #: the cross-check's cost cap (see isoapprox.train.theory)
+    #: the cross-check's cost cap (see isoapprox.train.bounds)
     theory_max_points: int = 16
     theory_per_class: int = 4
     theory_n_starts: int = 4

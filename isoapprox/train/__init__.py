@@ -18,6 +18,7 @@ Modules
 - :mod:`~isoapprox.train.evaluate`: collapse statistics, Recall@K, diagram.
 - :mod:`~isoapprox.train.trainer`: :class:`TrainConfig`, :func:`train`.
 - :mod:`~isoapprox.train.sweep`: grids, per-cell seeds, resumable sweeps.
+- :mod:`~isoapprox.train.bounds`: theory of training batches, bound cross-check.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ from .sweep import (
     run_sweep,
     write_sweep_results,
 )
-from .theory import (
+from .bounds import (
     BatchTheory,
     CrossCheckCallback,
     TheoryCallback,

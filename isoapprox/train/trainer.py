@@ -92,7 +92,7 @@ from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, s
 from .losses import LOSSES, LossResult, check_loss_options
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
-from .theory import CrossCheckCallback, TheoryCallback
+from .bounds import CrossCheckCallback, TheoryCallback
 
 __all__ = [
     "MODELS",
@@ -179,11 +179,11 @@ class TrainConfig:
         (``theory_*`` fields: ``d_iso`` and ``d_haus`` to the triplet-separated
         set with brackets, ``c``, ``theta``, ...) at the steps that are
         multiples of ``T`` (itself a multiple of ``log_every``) and at the last one
-        (:class:`~isoapprox.train.theory.TheoryCallback`); 0 (default) logs
+        (:class:`~isoapprox.train.bounds.TheoryCallback`); 0 (default) logs
         none.  Costs up to seconds per evaluation.
     theory_max_points : int
         Batches larger than this are evaluated on a seeded P' x K' sub-batch
-        (see :mod:`isoapprox.train.theory`).
+        (see :mod:`isoapprox.train.bounds`).
     theory_per_class : int
         ``K'`` of that sub-batch at most (>= 2; fewer samples per class give
         more classes, so ``P' > n + 1`` is reached sooner).
@@ -192,7 +192,7 @@ class TrainConfig:
     crosscheck_batches : int
         ``B > 0`` evaluates every statement of the theory on ``B`` held-out
         P x K batches of the final embedding
-        (:class:`~isoapprox.train.theory.CrossCheckCallback`); 0 (default)
+        (:class:`~isoapprox.train.bounds.CrossCheckCallback`); 0 (default)
         none.
     """
 

@@ -1,73 +1,12 @@
 """Theory quantities of training batches, and the bound cross-check of trained embeddings.
 
-Notation as in :mod:`isoapprox.theory`: a batch ``E`` (N, n) with labels in
-``P`` classes of ``K`` samples, margin ``alpha``, ``L(E)`` the batch-hard
-loss with the max reduction, ``F_TS`` the triplet-separated set,
-``d_iso`` / ``d_haus`` the distances to it (:func:`isoapprox.nearest_ideal`,
-certified brackets), ``f*`` the iso-nearest ideal embedding, ``theta`` the
-thickness, ``c = d_haus / d_iso`` and ``D*(P, n, alpha)`` the least diameter
-of ``P`` points with pairwise distances ``>= alpha``.
-
-During training
----------------
-With ``TrainConfig.theory_every = T > 0`` the trainer adds a
-:class:`TheoryCallback`: at every logged step that is a multiple of ``T``
-(and at the last one) it evaluates :func:`batch_theory` on the batch about
-to be used for the update and logs flat ``theory_*`` fields (see
-:meth:`BatchTheory.record`).
-
-After training
---------------
-With ``TrainConfig.crosscheck_batches = B > 0`` a :class:`CrossCheckCallback`
-runs at the last logged step: it draws ``B`` P x K batches of the final
-held-out embedding, laid out as training would draw them (``P`` and ``K`` of
-the run, capped by the held-out classes), and evaluates every statement of
-the theory on each (:data:`STATEMENTS`).  The per-batch results go into the
-last history record under ``crosscheck`` (a list; the flat summary gets
-``crosscheck_*`` counts).  :func:`crosscheck_rows`, :func:`crosscheck_summary`
-and :func:`curve_rows` turn sweep results into tables.
-
-Cost cap
---------
-``nearest_ideal`` is exact on toys, but its cost grows quickly with the
-number of points: measured on the shared 2-core machine with
-``solver="scipy"`` and 4 starts, 0.02-4 s per objective on trained batches
-of 12-16 points.  A batch of more than ``max_points`` (default
-:data:`MAX_POINTS` = 16) points is therefore evaluated on a seeded
-sub-batch: ``K' = min(K, per_class)`` members (default 4) of each of ``P' =
-min(P, max_points // K')`` classes, all drawn at random from the batch
-(:func:`sub_batch`); ``per_class = 2`` gives the most classes, the regime
-``P' > n + 1`` where statement 4 says the loss stops being faithful.  Its
-values are certified *lower* bounds of the whole batch's: restricting a
-triplet-separated embedding of the batch to the sub-batch gives a
-triplet-separated embedding of the sub-batch, and a maximum over fewer pairs
-or points is smaller, so ``d_iso(sub, F_TS) <= d_iso(batch, F_TS)`` and the
-same for ``d_haus``.  The loss, diameter and lower-bound curve are also
-computed on the whole batch (``full_*`` fields).  The isometry-mode
-Hausdorff distance (a minimax Procrustes problem, seconds in ``n = 32``) is
-evaluated only for ``n <= isometry_max_dim`` (default 8).
-
-Lower bounds
-------------
-The brackets are those of :func:`isoapprox.evaluate_theory` (``solver="scipy"``
-runs the cheap bounds), whose lower end of ``d_iso`` includes the packing
-bound ``D*_lower(P', n, alpha) - diam(E)``
-(:func:`isoapprox.packing.packing_distance_bound`) and that of ``d_haus``
-half of it (statement 1).  The packing bound certifies, on (nearly)
-collapsed batches with more than ``n + 1`` classes, that ``d_iso`` is about
-``D* > L``: statement 4's prediction, and a certified failure of the
-conditional ``d_iso <= L``.  Statement ``4_diameter`` is that same
-inequality read the other way, so it holds by construction wherever the
-packing bound is the active one.
-
-Reproducibility
----------------
-The solvers run with ``solver="scipy"`` and a fixed number of starts; their
-work is bounded by the starts, not by the clock (the time limit
-:data:`SAFETY_TIME_LIMIT` is only a guard, and a result that hit it says so
-in its ``*_status`` field), so the logged numbers are a function of the run's
-seed.  The callbacks draw from their own streams of the run's seed, so they
-change no trained number.
+:class:`TheoryCallback` logs :func:`batch_theory` on training batches
+(``TrainConfig.theory_every``); :class:`CrossCheckCallback` evaluates every
+statement of :data:`STATEMENTS` on held-out batches of the final embedding
+(``TrainConfig.crosscheck_batches``).  Batches of more than ``max_points``
+points are evaluated on a seeded sub-batch (:func:`sub_batch`), whose values
+are certified lower bounds of the whole batch's.  Notation, cost cap, lower
+bounds and reproducibility: see docs/sweep.md ("train.bounds: notes").
 """
 
 from __future__ import annotations

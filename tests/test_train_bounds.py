@@ -1,4 +1,4 @@
-"""Theory quantities of training batches and the bound cross-check (isoapprox.train.theory).
+"""Theory quantities of training batches and the bound cross-check (isoapprox.train.bounds).
 
 The brackets are checked against independent feasible points of the
 triplet-separated set (class-collapsed layouts scaled to the margin) and
@@ -16,7 +16,7 @@ from isoapprox.losses import batch_hard_loss, is_triplet_separated
 from isoapprox.metrics import hausdorff_like, isometric_error
 from isoapprox.packing import packing_distance_bound
 from isoapprox.train import TrainConfig, train
-from isoapprox.train.theory import (
+from isoapprox.train.bounds import (
     STATEMENTS,
     CrossCheckCallback,
     TheoryCallback,
