@@ -1,34 +1,6 @@
 """Adversarial configurations: search for the worst case of a scalar objective.
 
-:func:`adversarial_search` is a generic, seeded maximiser of a scalar
-function of a configuration ``E`` (shape ``(N, n)``, labels fixed): random
-restarts of an evolution strategy that perturbs the current best with a
-population of Gaussian moves (half move every point, half move one point,
-which matters for objectives decided by a few points), adapts its step by
-success (x1.3 after an improvement, x0.7 after a failure; an equal value
-moves along the plateau with the same step) and keeps the best
-configurations it has seen.  It is the ``adversarial`` distribution of the
-batch engine; its objective is pluggable.
-
-An *objective* is vectorised over a population::
-
-    objective(X, codes, margin) -> values
-
-with ``X`` of shape ``(B, N, n)``, ``codes`` of shape ``(B, N)`` and
-``values`` of shape ``(B,)``; larger is worse-case.  Non-finite values count
-as ``-inf``.  :func:`register_objective` adds one by name (a per-
-configuration function ``f(E, codes, margin) -> float`` is wrapped in a
-loop).  The built-in ones are cheap:
-
-``meb_ratio``
-    ``R(E) / diam(E)``, the pointwise Hausdorff-like distance to the best
-    collapsed embedding over the isometric error to it; Jung's theorem
-    bounds it by ``sqrt(n / (2 (n + 1)))`` (``1/sqrt 3`` in the plane).
-``thickness``
-    ``theta(E)``, exact for ``n <= 2`` only.
-``loss_ratio``
-    ``L_max(E) / diam(E)`` (batch-hard loss, max reduction); scale-free
-    when the margin is 0.
+See docs/survey.md ("isoapprox.batch.adversarial: notes").
 """
 
 from __future__ import annotations

@@ -1,28 +1,6 @@
 """Cheap quantities of many configurations at once (vectorised numba).
 
-For a batch ``X`` of shape ``(B, N, n)`` with labels ``codes`` of shape
-``(B, N)`` (or one ``(N,)`` layout for all), :func:`cheap_quantities`
-returns one array of length ``B`` per quantity (:data:`CHEAP_FIELDS`):
-
-- losses: batch-hard (max and mean over anchors), all-triplet mean, the
-  number of triplets, whether ``E`` is triplet-separated (``L_max <= atol``);
-- ``d_iso_ts_lower = L_max / 2``, the proven lower bound of
-  ``d_iso(E, F_TS)`` (SPEC section 3, statement 3);
-- the collapsed embedding: ``diameter``, ``d_iso_collapsed`` (computed
-  separately as ``max |D_ij - 0|``; equal to the diameter), the minimum
-  enclosing ball radius ``meb_radius`` with a certified lower bound
-  ``meb_radius_lower`` (exact in ``n <= 2``, a Frank-Wolfe bracket of
-  relative width ~1e-10 above), and ``collapse_ratio = R / diam``, the
-  empirical constant ``c`` of ``E`` against the collapsed embedding;
-- ``thickness`` (exact in ``n <= 2``; 0 when ``N <= n``; NaN otherwise: a
-  thickness stage computes it);
-- the classes: ``n_classes_present = P`` and ``many_classes = P > n + 1``
-  (the regime where ``d_iso(collapsed, F_TS) = D*(P, n, alpha) > alpha``);
-- two bounds that always hold, as checks of the numbers: statement 1 for
-  the collapsed embedding, ``d_iso(E, c) <= 2 d_haus(E, c)``, i.e.
-  ``diam <= 2 R`` (``slack_s1_collapsed = 2 R_lower - diam``), and Jung's
-  ``R <= diam sqrt(n / (2 (n + 1)))`` (``slack_jung``), with ``holds_*``
-  flags at a relative tolerance of :data:`BOUND_RTOL`.
+See docs/survey.md ("isoapprox.batch.cheap: notes").
 """
 
 from __future__ import annotations

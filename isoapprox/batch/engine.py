@@ -1,42 +1,6 @@
 """The batch engine: chunks of configurations as tasks, local or on Dask.
 
-:func:`run_batch` cuts the grid of a :class:`~isoapprox.batch.grid.BatchConfig`
-into chunks (a range of repetitions of one cell) and runs
-:func:`run_chunk` on each, as a unit of the run protocol
-(:mod:`isoapprox.runs`): in this process (``jobs=1``), on ``jobs`` local
-processes of one thread each (default: one per core), or on a Dask cluster
-(``scheduler="tcp://host:8786"`` or ``client=Client``; ``dask.distributed``
-is the optional extra ``isoapprox[dask]``).
-
-A task is pure: it regenerates its configurations from the root seed
-(:mod:`isoapprox.batch.generators`), evaluates the stages and returns the
-encoded rows together with their numeric values.  The driver (this
-process) writes each finished chunk to ``OUT/parts/`` atomically (the rows,
-and the values as ``.npy`` for the summary) and then records it in the
-fsynced journal ``OUT/journal.jsonl`` (a :class:`~isoapprox.runs.RunJournal`
-whose header holds the fingerprint); a crash loses at most the chunks in
-flight, and a rerun with the same configuration skips every journaled chunk
-(its files are checked by SHA-256).  When all chunks are done the parts are
-concatenated in chunk order into ``OUT/results.csv`` (or ``.jsonl``), so
-the final file is byte-identical whatever the executor, the number of
-workers, the completion order or the interruptions.
-
-Output folder::
-
-    OUT/run.json        configuration, fingerprint, versions (written first)
-    OUT/journal.jsonl   finished chunks (and a final "complete" record)
-    OUT/parts/          chunk files while the run is in progress
-    OUT/results.csv     the tidy table: one row per configuration
-    OUT/summary.json    per-cell summary with provenance (and summary.csv)
-
-Running on a real cluster
--------------------------
-Install isoapprox (with the same version) on the scheduler, every worker
-and the client, start ``dask scheduler`` on one machine and on each worker
-machine ``OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 dask worker
-tcp://SCHEDULER:8786 --nworkers auto --nthreads 1``, then run
-``isoapprox batch ... --scheduler tcp://SCHEDULER:8786`` where the output
-folder lives: only the client writes files; workers return rows.
+See docs/survey.md ("isoapprox.batch.engine: notes").
 """
 
 from __future__ import annotations

@@ -1,76 +1,6 @@
 """Expensive per-configuration stages: the distances to ``F_TS`` and every bound of SPEC section 3.
 
-Stages (kind ``config``, registered on import):
-
-``ideal``
-    For each configuration ``E`` (labels ``y``, margin ``alpha``) the record of
-    :func:`isoapprox.evaluate_theory` (both objectives solved, each improved
-    by the other's solution, see :func:`solve_pair`) formatted as columns:
-    the two distances to ``F_TS`` with their brackets, ``c`` with its bracket
-    and ``ratio_fstar``, ``theta``, the slack and verdicts of statements 1, 2
-    (``c >= 1/2``) and 3, the kinds of the nearest ideal embeddings, and
-    statement 4 for the configuration's label layout: ``d_iso(collapsed,
-    F_TS)`` against the loss at collapse and against ``D*(P, n, alpha)``.
-``points``
-    The configuration itself (coordinates and labels as JSON text), so that
-    the configurations an adversarial search found can be saved and
-    re-evaluated without rerunning the search.
-
-Column conventions (read by :mod:`isoapprox.batch.summary`):
-
-- ``slack_<bound> = rhs - lhs`` of the best estimates (``>= 0`` when the
-  estimates satisfy the bound);
-- ``holds_<bound>``: ``slack >= -BOUND_RTOL * scale`` with ``scale =
-  max(diam(E), alpha)`` (the estimates satisfy the bound up to rounding);
-- ``proven_<bound>``: the certified brackets prove the bound (``lhs_upper
-  <= rhs_lower`` up to rounding);
-- ``violated_<bound>``: the brackets prove a violation (only for the bound
-  that can fail, ``d_iso(E, F_TS) <= L(E)``).
-
-An estimate that satisfies a bound without a proof is possible (a wide
-bracket), and so is an estimate that violates it while the truth does not
-(an incumbent above the true distance): ``holds`` is about the numbers the
-solvers found, ``proven`` / ``violated`` about what is certain.
-
-Determinism
------------
-The solvers run without a wall-clock limit (:data:`NO_TIME_LIMIT`): their
-work is bounded by the number of starts and iterations, so a configuration's
-row depends only on the configuration and its random stream, never on the
-load of the machine, the number of workers or the executor.  Every
-``nearest_ideal`` call drops the solver state of the convex programs that
-:mod:`isoapprox.ideal` caches (a re-solved cached program otherwise
-remembers its earlier solves in the last digits; see
-:mod:`isoapprox.ideal._session`).  The
-per-configuration ``rng`` seeds the starts of both ``nearest_ideal`` calls;
-statement 4 (which depends only on the class sizes, ``n`` and ``alpha``) is
-computed from a canonical layout with the fixed seed of the settings and
-cached per ``(class sizes, n, alpha)`` in each process.  BLAS and numba run
-on one thread inside the stage, and the threads of one process (a Dask
-worker started with ``--nthreads`` above 1) take turns.
-
-Adversarial objectives (registered in
-:data:`isoapprox.batch.adversarial.OBJECTIVES`)
------------------------------------------------------------------------
-``c``
-    The certified lower end ``c_lower = d_haus_lower / d_iso_upper`` of the
-    empirical constant.  Maximising a certified lower bound cannot be fooled
-    by a solver that misses the optimum (an incumbent ``d_haus`` that is too
-    large would inflate the plain ratio): a large value found is a proof that
-    ``c`` is at least that large for the configuration.  Where the lower
-    bound of ``d_haus`` is weak the search under-rates a configuration, so
-    the search is conservative.
-``c_incumbent``
-    The ratio of the two incumbents, ``c``: closer to the truth where the
-    brackets are tight, but it rewards solver failures; use it to probe, and
-    check the brackets of what it finds.
-
-Both evaluate :func:`solve_pair` with :data:`OBJECTIVE_SETTINGS` (8 starts
-instead of 24: the search evaluates hundreds of candidates) and the fixed
-seed :attr:`IdealSettings.seed` (an objective takes no ``rng``).  The
-``ideal`` stage re-evaluates a found configuration with 24 starts and the
-configuration's own stream, so its ``c_lower`` can differ from the search's
-value (usually upwards: a better ``d_iso`` incumbent raises ``c_lower``).
+See docs/survey.md ("isoapprox.batch.expensive: notes").
 """
 
 from __future__ import annotations
@@ -248,10 +178,6 @@ def _single_threaded() -> Iterator[None]:
     (results must not depend on thread counts or on other threads)."""
     with SOLVER_LOCK, quiet_threads():
         yield
-
-
-def _kind_flags(kind: str) -> tuple[bool, bool]:
-    return kind == "collapsed", kind == "class-collapsed"
 
 
 def _canonical_codes(codes: np.ndarray) -> tuple[int, ...]:

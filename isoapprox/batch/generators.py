@@ -1,52 +1,6 @@
 """Seeded random configurations for batch evaluation.
 
-A *configuration* is an embedding ``E`` of ``N`` points in ``R^n`` with
-labels of ``P`` classes.  A grid cell fixes ``(distribution, N, n, P,
-layout)``; repetition ``r = 0, 1, ...`` of the cell is one configuration.
-
-Seeding
--------
-Everything derives from one root seed ``s`` through numpy's
-``SeedSequence``.  The cell is named by two 32-bit words ``(k0, k1)`` (a
-BLAKE2b hash of its generation parameters, :func:`cell_words`), and
-repetition ``r`` draws from child ``r`` of the cell's ``SeedSequence(s,
-spawn_key=(k0, k1))``, that is from::
-
-    numpy.random.Generator(numpy.random.Philox(numpy.random.SeedSequence(s, spawn_key=(k0, k1, r))))
-
-(:func:`config_generator`; the child is built directly, without spawning
-its ``r`` elder siblings).  numpy draws the uniforms a configuration needs
-and a numba kernel turns them into labels and points (Box-Muller normals).
-So any configuration can be regenerated alone, and the result never depends
-on how a run is cut into chunks, on their order or on the number of workers.
-The margin is not part of the key: cells that differ only in the margin see
-the same point clouds (a paired design).
-
-Distributions
--------------
-``gaussian``  standard normal coordinates;
-``ball``      uniform in the unit ball;
-``sphere``    uniform on the unit sphere ``S^{n-1}``;
-``clustered`` one standard normal centre per class, points at the centre of
-              their class plus ``spread`` times a standard normal;
-``collapsed`` near collapse: one standard normal centre, points at the
-              centre plus ``collapse_scale`` times a standard normal;
-``adversarial`` the best configuration an :func:`~isoapprox.batch.adversarial.adversarial_search`
-              finds for a named objective (a search driver, not a sampler).
-
-Label layouts
--------------
-``balanced``   ``P`` classes of sizes differing by at most one (``P x K``
-               when ``P`` divides ``N``);
-``unbalanced`` geometric class sizes: one point per class, then the other
-               ``N - P`` points shared in proportion to ``ratio**k``
-               (largest remainders, ties to the smaller class index);
-``random``     every class gets one point, each of the other ``N - P``
-               points a uniformly random class, then the order is shuffled.
-
-Every layout needs ``2 <= P <= N - 1``: all ``P`` classes are present and
-some class has two points, so every configuration has a triplet.  Fixed
-layouts list the classes in blocks (class 0 first).
+See docs/survey.md ("isoapprox.batch.generators: notes").
 """
 
 from __future__ import annotations

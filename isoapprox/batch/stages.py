@@ -1,51 +1,6 @@
 """Evaluation stages: the pluggable per-configuration quantities of a batch run.
 
-A run evaluates every configuration through an ordered list of *stages*.
-Each stage declares the columns it adds to the tidy result table and is one
-of two kinds:
-
-``vector``
-    ``func(X, codes, margin, prev) -> {column: array (B,)}`` over a whole
-    chunk at once: ``X`` float64 ``(B, N, n)``, ``codes`` int64 ``(B, N)``,
-    ``margin`` float, ``prev`` the columns of the earlier stages (arrays of
-    length ``B``).  For vectorised numba kernels (:data:`CHEAP`).
-``config``
-    ``func(E, codes, margin, prev, rng) -> {column: scalar}`` for one
-    configuration: ``E`` ``(N, n)``, ``codes`` ``(N,)``, ``prev`` the
-    earlier columns of this configuration (Python scalars; NaN when missing)
-    and ``rng`` a numpy Generator private to this configuration and stage
-    (``Philox(SeedSequence(seed, spawn_key=(k0, k1, rep, stage_word)))``), so
-    a randomised solver gives the same answer however the run is chunked or
-    distributed.  For solvers (nearest ideal embedding, certified brackets).
-    An :class:`~isoapprox.exceptions.IsoapproxError` raised by ``func`` (for
-    instance a :class:`~isoapprox.exceptions.SolverError`) does not stop the
-    run: the stage's columns are left missing for that configuration and
-    the one-line message goes to the automatic column ``<name>_error``
-    (empty when the stage succeeded).  Any other exception is a bug and
-    stops the run.
-
-A stage returns exactly its declared columns.  Column dtypes are ``float``,
-``int``, ``bool`` and ``str``; a missing value is written as an empty CSV
-field / JSON ``null``.  Naming conventions the summary understands:
-``slack_<bound>`` (``bound - value``, >= 0 when the bound holds),
-``holds_<bound>`` (flag; the summary reports the share that holds) and
-``many_classes`` / ``separated`` (shares).
-
-Stages are registered by name (:func:`register_stage`); the command line
-also accepts ``module:attribute`` for a :class:`Stage` defined anywhere
-importable.  Stage functions must be module-level functions so that worker
-processes and Dask workers can import them; the ``version`` enters the run
-fingerprint, so bump it when a stage's numbers change and a resumed run
-will refuse to mix old and new rows.
-
-Example: a per-configuration stage plugged in after the cheap one::
-
-    def _ratio_stage(E, codes, margin, prev, rng):
-        return {"my_ratio": prev["meb_radius"] / prev["diameter"]}
-
-    register_stage(Stage("my_ratio", "config", _ratio_stage,
-                         (Column("my_ratio", "float", "R / diam"),),
-                         requires=("meb_radius", "diameter")))
+See docs/survey.md ("isoapprox.batch.stages: notes").
 """
 
 from __future__ import annotations
@@ -120,7 +75,7 @@ PARAM_COLUMNS: tuple[Column, ...] = (
 
 @dataclass(frozen=True)
 class Stage:
-    """A named evaluation stage (see the module docstring for the contract).
+    """A named evaluation stage (see docs/survey.md for the contract).
 
     Attributes
     ----------

@@ -1,16 +1,6 @@
 """The tidy result table: encoding chunks of rows and reading them back.
 
-Inside the engine a chunk's columns are numpy arrays of length ``B``:
-``float``, ``int`` and ``bool`` columns as float64 (``NaN`` = missing,
-bools as 1.0/0.0), ``str`` columns as object arrays.  On disk:
-
-``csv``
-    A header row of column names, then one row per configuration.  Floats
-    are written with Python's shortest round-trip ``repr`` (so reading
-    them back is exact), ints as integers, bools as ``True``/``False``, a
-    missing value as an empty field; text fields are quoted when needed.
-``jsonl``
-    One JSON object per line, keys in column order, ``null`` for missing.
+See docs/survey.md ("isoapprox.batch.table: notes").
 """
 
 from __future__ import annotations

@@ -23,6 +23,15 @@ Modules
 
 from __future__ import annotations
 
+from .bounds import (
+    BatchTheory,
+    CrossCheckCallback,
+    TheoryCallback,
+    batch_theory,
+    crosscheck_rows,
+    crosscheck_summary,
+    curve_rows,
+)
 from .data import (
     Dataset,
     DataSplit,
@@ -63,15 +72,6 @@ from .sweep import (
     run_cell,
     run_sweep,
     write_sweep_results,
-)
-from .bounds import (
-    BatchTheory,
-    CrossCheckCallback,
-    TheoryCallback,
-    batch_theory,
-    crosscheck_rows,
-    crosscheck_summary,
-    curve_rows,
 )
 from .trainer import LogState, TrainConfig, Trainer, TrainResult, build_split, train
 

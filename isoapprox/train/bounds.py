@@ -55,7 +55,7 @@ MAX_POINTS = 16
 SUB_K = 4
 #: local solves of each nearest_ideal call
 N_STARTS = 4
-#: a guard only (see the module notes); never reached in the measured runs
+#: a guard only (see docs/sweep.md); never reached in the measured runs
 SAFETY_TIME_LIMIT = 120.0
 #: the minimax-Procrustes (isometry) mode runs up to this embedding dimension
 ISOMETRY_MAX_DIM = 8
@@ -294,7 +294,7 @@ def batch_theory(
     rng : None, int or Generator
         Draws the sub-batch and seeds the solvers' starts.
     max_points, per_class : int
-        The cost cap (see the module notes and :func:`sub_batch`).
+        The cost cap (see docs/sweep.md and :func:`sub_batch`).
     n_starts : int, default 4
         Local solves of each ``nearest_ideal`` call.
     isometry_max_dim : int, default 8

@@ -1,33 +1,6 @@
 """Data sets, class-disjoint splits and P x K batch sampling.
 
-Data sets
----------
-- :func:`gaussian_clusters`: synthetic classes in any input dimension
-  ``d``.  Class means ``mu_c ~ N(0, separation^2 I / d)``, samples
-  ``x = mu_c + N(0, noise^2 I / d)``, so typical distances (within a class
-  about ``noise * sqrt 2``, between classes about
-  ``sqrt(2 (separation^2 + noise^2))``) do not depend on ``d``.
-- :func:`load_digits`: scikit-learn's 8 x 8 digits (1,797 images, 64
-  features, 10 classes of 174-183), shipped with scikit-learn, so offline.
-  scikit-learn is the optional extra ``isoapprox[data]``; without it a
-  :class:`MissingDependencyError` says how to install it.
-
-Metric-learning benchmarks test on classes never seen in training (CUB:
-first 100 classes train, last 100 test).  :func:`class_disjoint_split`
-does the same (digits default: 0-5 train, 6-9 test) and standardises every
-feature with the *training* mean and standard deviation (constant features
-keep scale 1).
-
-P x K sampling
---------------
-A batch holds ``P`` classes with ``K`` samples each (``N = P K``; Hermans
-et al. 2017).  :class:`PKSampler` draws the ``P`` classes without
-replacement among the *eligible* classes, those with at least ``K``
-samples, then ``K`` distinct samples of each: no sample appears twice in a
-batch.  Classes with fewer than ``K`` samples are never drawn (a warning is
-logged once); if fewer than ``P`` classes are eligible the sampler raises.
-Batches are independent draws from the sampler's ``rng``, in class-major
-order.
+See docs/sweep.md ("isoapprox.train.data: notes").
 """
 
 from __future__ import annotations
@@ -125,7 +98,7 @@ def gaussian_clusters(
     dim : int
         Input dimension ``d``.
     separation : float, default 2.0
-        Scale of the class means (see the module notes).
+        Scale of the class means (see docs/sweep.md).
     noise : float, default 1.0
         Within-class spread.
     rng : None, int or Generator
@@ -318,7 +291,7 @@ def resolve_pk(
 
 
 class PKSampler:
-    """Seeded P x K batch sampler (see the module notes).
+    """Seeded P x K batch sampler (see docs/sweep.md).
 
     Parameters
     ----------

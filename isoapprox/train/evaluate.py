@@ -1,19 +1,6 @@
 """Evaluation during training: collapse statistics, retrieval, triplet diagram.
 
-- :func:`embedding_stats`: diameter, median pairwise distance and mean norm.
-  On the unit sphere the diameter is stuck near 2 long after the bulk has
-  collapsed, so the median distance is reported beside it.
-- :func:`recall_at_k`: exact leave-one-out retrieval Recall@K (each point
-  queries all the others; a hit is a same-class point among its ``K``
-  nearest).  Distance ties go to the smaller index (stable sort), which
-  matters only for (near-)collapsed embeddings.
-- :func:`triplet_diagram`: Xuan et al.'s triplet diagram data.  For each
-  anchor with a positive and a negative, the cosine similarities (of the
-  L2-normalised embeddings, as in their paper) to its least similar
-  positive ``S_ap`` (hard positive), most similar positive (easy positive,
-  their mining) and most similar negative ``S_an``; also the Euclidean
-  hardest positive and negative distances of the raw embeddings.  Anchors
-  with ``S_an > S_ap`` are the hard triplets.
+See docs/sweep.md ("isoapprox.train.evaluate: notes").
 """
 
 from __future__ import annotations
@@ -234,7 +221,7 @@ def diagram_of_codes(X: np.ndarray, codes: np.ndarray) -> TripletDiagram:
 
 
 def triplet_diagram(E: ArrayLike, y: ArrayLike) -> TripletDiagram:
-    """Triplet-diagram data of one batch (see the module notes).
+    """Triplet-diagram data of one batch (see docs/sweep.md).
 
     Parameters
     ----------

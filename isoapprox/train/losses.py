@@ -1,72 +1,6 @@
 """Metric-learning losses with their gradients with respect to the embeddings.
 
-Notation
---------
-``E`` has shape ``(N, n)`` (one embedding per row), ``y`` holds ``N`` class
-labels, ``d(i, j) = ||E_i - E_j||`` (Euclidean, never squared) and
-``alpha = margin >= 0``.  Every function returns a :class:`LossResult`: the
-loss value, its gradient ``dL/dE`` of shape ``(N, n)`` and the mining
-selection, ready for backpropagation through a network.
-
-Forward values are computed by the package's own kernels, so they are
-*equal* (bit for bit, at ordinary scales) to the public functions of
-:mod:`isoapprox.losses`: batch-hard and all-triplet values to
-:func:`~isoapprox.losses.batch_hard_loss` and
-:func:`~isoapprox.losses.triplet_loss` (the mined indices come from
-:func:`isoapprox.kernels.losses.batch_hard_terms`), contrastive and margin values
-to :func:`~isoapprox.losses.contrastive_loss` and
-:func:`~isoapprox.losses.margin_loss`.
-
-Losses (names of :data:`LOSSES`)
---------------------------------
-``batch_hard``
-    Hermans et al. (2017): per anchor with a positive and a negative,
-    ``[max_p d(a,p) - min_m d(a,m) + alpha]_+``; reductions sum/mean/max.
-``batch_hard_soft``
-    The soft-margin variant: ``softplus(max_p d(a,p) - min_m d(a,m) + alpha)``
-    (Hermans et al. use ``alpha = 0``; at collapse each term is ``ln 2``).
-``all_triplet``
-    ``[d(a,p) - d(a,m) + alpha]_+`` over every triplet; ``mean`` divides by
-    the number of triplets (active or not), ``max`` is the batch-hard max.
-``semi_hard``
-    FaceNet (Schroff et al. 2015) semi-hard mining, in the form of
-    TensorFlow's ``triplet_semihard_loss``: for every ordered positive pair
-    ``(a, p)`` the negative is the closest one *strictly farther* than the
-    positive, so that the term is positive exactly when it lies within the
-    margin (``d(a,p) < d(a,m) < d(a,p) + alpha``).  Fallback when no negative
-    is farther than the positive: the farthest negative (TensorFlow's rule;
-    the term is then ``> alpha``).  Reductions over the positive pairs.
-``selectively_contrastive``
-    Xuan et al. (ECCV 2020), on L2-normalised features ``u = e / ||e||``
-    with cosine similarities ``S_ij = u_i . u_j``.  Per anchor, the
-    hardest negative ``m = argmax S_am`` and a positive ``p`` (``easy``: the
-    most similar positive, Xuan et al.'s easy-positive mining and the
-    default of their released code; ``hard``: the least similar).  If
-    ``S_an > S_ap`` (a *hard* triplet) the term is ``lambda * S_an``: it only
-    pushes the negative away from the anchor, never pulls the positive in.
-    Otherwise the term is the NCA-style triplet loss
-    ``-log(exp(S_ap/T) / (exp(S_ap/T) + exp(S_an/T))) = softplus((S_an - S_ap)/T)``
-    with temperature ``T`` (0.1 in the paper's code) and ``lambda = 1``.  A
-    tie ``S_an == S_ap`` counts as easy.  The authors' code also counts
-    ``S_an > 0.8`` as hard; pass ``hard_threshold=0.8`` to reproduce that.
-    ``mean`` divides by the number of anchors (easy + hard), as their code
-    does.  ``margin`` is not used.
-``contrastive``
-    ``[d_pos - pos_margin]_+`` and ``[alpha - d_neg]_+`` over all pairs.
-``margin``
-    Wu et al. (2017): ``[d_pos - beta + alpha]_+`` and ``[beta - d_neg + alpha]_+``.
-
-Kinks
------
-A hinge ``[z]_+`` has subgradient 0 at ``z = 0`` (a term equal to zero is
-*inactive*).  Ties in mining go to the smallest index (as in the kernels).
-At ``d = 0`` the distance has the unit ball as subdifferential; we take its
-minimum-norm element 0, so a pair at zero distance contributes nothing: no
-NaN (a classic failure of ``cdist`` backward passes), and a fully collapsed
-embedding is a stationary point of the distance-based losses, which is the
-collapse the theory describes.  The L2 normalisation of the
-selectively contrastive loss is ``e / max(||e||, eps)`` with
-``eps = 1e-12`` (as ``torch.nn.functional.normalize``).
+See docs/sweep.md ("isoapprox.train.losses: notes").
 """
 
 from __future__ import annotations
@@ -120,7 +54,7 @@ class LossResult:
     value : float
         The reduced loss.
     grad : ndarray of shape (N, n)
-        ``dL/dE`` (a subgradient at kinks, see the module notes).
+        ``dL/dE`` (a subgradient at kinks, see docs/sweep.md).
     n_terms : int
         Number of terms the reduction runs over (anchors, triplets, pairs).
     n_active : int
@@ -457,7 +391,7 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     y : array_like of shape (N,)
         Class labels.
     **options
-        The loss's options (see the module notes and the named functions).
+        The loss's options (see docs/sweep.md and the named functions).
 
     Returns
     -------
@@ -545,7 +479,7 @@ def semi_hard_loss_grad(
 ) -> LossResult:
     """FaceNet semi-hard triplet loss (TensorFlow's rule) and its gradient.
 
-    One term per ordered positive pair ``(a, p)``; see the module notes for
+    One term per ordered positive pair ``(a, p)``; see docs/sweep.md for
     the choice of negative and the fallback.  ``selection["fallback"]``
     marks the pairs that used it.
     """

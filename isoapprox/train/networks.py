@@ -1,29 +1,6 @@
 """Small numpy networks with analytic backward passes.
 
-Two embedding models map a batch to an ``(N, n)`` array of embeddings:
-
-- :class:`MLP`: ``x -> W_L s(... s(x W_1 + b_1) ...) + b_L`` with a
-  ``tanh`` or ``relu`` nonlinearity ``s`` between layers and a linear last
-  layer, optionally followed by L2 normalisation of each output row.  The
-  parameters are shared by all inputs, which is what couples the points and
-  lets hard negative mining collapse the embedding.
-- :class:`EmbeddingTable`: one free learnable vector per training sample
-  (input: the sample's index), optionally L2-normalised.
-
-Both expose ``params`` (a list of arrays, updated in place by the
-optimisers), ``forward(inputs) -> (out, cache)`` and
-``backward(d_out, cache) -> grads`` (one gradient per parameter, same
-order).  All arithmetic is float64; initialisation draws only from the
-``rng`` passed in.
-
-Initialisation: ``W ~ N(0, gain^2 / fan_in)``, ``gain = 1`` for ``tanh``
-and for the last layer (LeCun), ``sqrt(2)`` for ``relu`` (He); biases 0.
-The table draws ``N(0, init_scale^2 / n)`` per coordinate (rows of norm
-about ``init_scale``).
-
-L2 normalisation: ``u = e / max(||e||, eps)`` with ``eps = 1e-12`` (the
-convention of ``torch.nn.functional.normalize``); a zero row maps to zero.
-ReLU at 0 takes the subgradient 0.
+See docs/sweep.md ("isoapprox.train.networks: notes").
 """
 
 from __future__ import annotations

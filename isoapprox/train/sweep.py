@@ -1,34 +1,6 @@
 """Parameter sweeps over training configurations: seeded, resumable, parallel.
 
-A *cell* is one :class:`~isoapprox.train.trainer.TrainConfig` with a
-replicate index.  :func:`expand_grid` builds the cells of a grid (the
-Cartesian product of the listed values, times optional coupled
-``variants``, times the replicates); :func:`run_sweep` trains them.
-
-Seeds
------
-Every cell's random streams come from
-``SeedSequence(root_seed, spawn_key=(replicate,))``: they depend on the
-root seed and the replicate only, never on the position of the cell in the
-grid or on which cells ran before.  Cells that share a replicate share the
-synthetic data set and, where the network shapes agree, the initial
-weights: comparisons across batch sizes, losses or learning rates are
-paired (common random numbers), which removes most seed noise from the
-differences.
-
-Running
--------
-The run protocol of :mod:`isoapprox.runs`: each finished cell is one
-fsynced line of a :class:`~isoapprox.runs.RunJournal` (its summary record,
-history and triplet diagrams), keyed by ``cell_id``, under a header with the
-root seed; a rerun skips every cell already there, also after the grid was
-extended.  Results are assembled in grid order from JSON-normalised entries,
-so a resumed run gives exactly the records of an uninterrupted one (only the
-``seconds`` timing differs).  Cells run in this process, in ``jobs`` local
-processes or on a Dask cluster; each is computed from its own seeds, so the
-results do not depend on where.  As always with ``spawn``, a script that
-calls :func:`run_sweep` with ``jobs > 1`` must guard its entry point with
-``if __name__ == "__main__":``.
+See docs/sweep.md ("isoapprox.train.sweep: notes").
 """
 
 from __future__ import annotations
@@ -89,7 +61,7 @@ class Cell:
 
 
 def cell_seed(root_seed: int, replicate: int) -> np.random.SeedSequence:
-    """The seed of every cell with this replicate (see the module notes)."""
+    """The seed of every cell with this replicate (see docs/sweep.md)."""
     return np.random.SeedSequence(int(root_seed), spawn_key=(int(replicate),))
 
 

@@ -1,54 +1,6 @@
 """Training loop: one configuration, seeded, logged, with a hook for more quantities.
 
-:class:`TrainConfig` (frozen, JSON-ready) names everything a run depends on
-except the seed.  :func:`train` (or :class:`Trainer`) builds the data split,
-the model, the optimiser and the P x K sampler from it, then runs
-``steps`` updates.
-
-Randomness
-----------
-One ``seed`` (an int or a :class:`numpy.random.SeedSequence`) is split with
-``SeedSequence.spawn`` into independent streams for the data (synthetic
-sets only), the initial weights, the batch sampler and the evaluation set;
-``data_seed`` overrides the data stream.  Changing the logging interval
-therefore changes no trained number, and two runs with the same seed and
-configuration are identical.
-
-Logging
--------
-A record is logged before the first update (``step = 0``), every
-``log_every`` updates, and after the last (``step = steps``).  Batch
-quantities refer to the batch about to be used for the update at that step
-(evaluated with the current parameters, before the update); evaluation
-quantities to a fixed evaluation set: the held-out classes for an MLP, a
-fixed subset of the training samples for a free :class:`EmbeddingTable`
-(which has no embedding for unseen samples).  Fields:
-
-``step, epoch``
-    Updates done, and ``step * N / #training samples``.
-``loss, loss_avg, active_fraction, grad_norm``
-    The training loss of the batch, the mean batch loss over the updates
-    since the previous record, the loss's share of active terms, and the
-    Frobenius norm of ``dL/dE``.
-``batch_diameter, batch_median_distance``
-    Spread of the batch embedding.
-``batch_hard_mean, batch_hard_max, batch_hard_active_fraction``
-    Batch-hard loss of the batch at ``margin`` (the max reduction is the
-    paper's ``L``; logged for every loss so that runs are comparable).
-``eval_diameter, eval_median_distance, eval_mean_norm, eval_recall_at_K``
-    On the evaluation set; Recall@K is exact leave-one-out retrieval.
-
-Hook for more quantities
-------------------------
-``callbacks`` is a sequence of callables ``cb(state: LogState)``, called at
-every logged step after the fields above are computed.  ``state`` carries
-the step, the configuration, the model, the batch embedding ``batch_E``
-with its labels ``batch_y`` and :class:`~isoapprox.train.losses.LossResult`,
-and the evaluation embedding ``eval_E`` with ``eval_y``.  A callback returns
-a mapping of extra fields (merged into the record; a name clash is an
-error) or ``None``; an exception raised in a callback stops training and
-propagates.  This is where distances to the triplet-separated set, the
-thickness and the empirical constant of the batch plug in.
+See docs/sweep.md ("isoapprox.train.trainer: notes").
 """
 
 from __future__ import annotations
@@ -78,6 +30,7 @@ from .._validation import (
 from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
+from .bounds import CrossCheckCallback, TheoryCallback
 from .data import (
     DATASETS,
     DIGITS_TRAIN_CLASSES,
@@ -92,7 +45,6 @@ from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, s
 from .losses import LOSSES, LossResult, check_loss_options
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
-from .bounds import CrossCheckCallback, TheoryCallback
 
 __all__ = [
     "MODELS",
@@ -334,7 +286,7 @@ class TrainConfig:
 
 @dataclass(frozen=True, eq=False)
 class LogState:
-    """What a logging callback sees (see the module notes)."""
+    """What a logging callback sees (see docs/sweep.md)."""
 
     step: int
     config: TrainConfig
@@ -359,7 +311,7 @@ class TrainResult:
     ----------
     config : TrainConfig
     history : list of dict
-        The logged records (see the module notes).
+        The logged records (see docs/sweep.md).
     diagrams : dict of str to TripletDiagram
         ``heldout_initial``, ``heldout_final`` (a fixed P x K batch of the
         evaluation set) and ``train_final`` (the last training batch).
@@ -537,7 +489,7 @@ class Trainer:
     data_seed : None, int or SeedSequence
         Stream of the synthetic data (default: spawned from ``seed``).
     callbacks : sequence of callables
-        Logging hooks (see the module notes).
+        Logging hooks (see docs/sweep.md).
     """
 
     def __init__(
