@@ -134,12 +134,20 @@ def hardest_pairs(E: ArrayLike, y: ArrayLike) -> HardestPairs:
     return HardestPairs(hp, hn, pi, ni, (pi >= 0) & (ni >= 0))
 
 
-def _reduce(values: np.ndarray, reduction: str, count: int | None = None) -> float:
+def reduce_terms(values: np.ndarray, reduction: str) -> float:
+    """Sum, mean or max of validated terms (no validation; shared with isoapprox.train)."""
     if reduction == "sum":
         return float(np.sum(values))
     if reduction == "mean":
-        return float(np.sum(values) / (count if count is not None else len(values)))
+        return float(np.sum(values) / len(values))
     return float(np.max(values))
+
+
+def worst_pair(best: np.ndarray, arg: np.ndarray) -> tuple[int, int]:
+    """The pair of the largest term from :func:`~isoapprox.kernels.losses.pair_loss_kernel`."""
+    rows = np.flatnonzero(arg >= 0)
+    i = int(rows[np.argmax(best[rows])])
+    return i, int(arg[i])
 
 
 def batch_hard_loss(
@@ -192,7 +200,7 @@ def batch_hard_loss(
     hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
     valid = (pi >= 0) & (ni >= 0)
     terms = np.maximum(hp[valid] - hn[valid] + alpha, 0.0)
-    return _reduce(terms, reduction) / s
+    return reduce_terms(terms, reduction) / s
 
 
 def triplet_loss(
@@ -422,8 +430,7 @@ def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> Pai
     if s != 1.0:
         X = X * s
     sums, best, arg, active = K.pair_loss_kernel(X, codes, pos_thr * s, neg_thr * s)
-    rows = np.flatnonzero(arg >= 0)
-    i = int(rows[np.argmax(best[rows])])
+    i, j = worst_pair(best, arg)
     worst = float(best[i]) / s
     n = X.shape[0]
     n_pairs = n * (n - 1) // 2
@@ -436,7 +443,7 @@ def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> Pai
     return PairLossResult(
         value=value,
         worst=worst,
-        worst_pair=(i, int(arg[i])),
+        worst_pair=(i, j),
         n_active=int(np.sum(active)),
         n_pairs=n_pairs,
         zero_loss=worst <= atol,

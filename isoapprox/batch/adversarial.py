@@ -5,7 +5,6 @@ See docs/survey.md ("isoapprox.batch.adversarial: notes").
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,6 +14,7 @@ from .._typing import FloatArray
 from .._validation import as_rng, check_int, check_nonnegative, check_positive
 from ..exceptions import InvalidInputError
 from ..kernels import batch as BK
+from .stages import import_attribute
 
 __all__ = [
     "OBJECTIVES",
@@ -75,14 +75,7 @@ def get_objective(spec: str) -> Objective:
     if spec in OBJECTIVES:
         return OBJECTIVES[spec]
     if ":" in spec:
-        mod_name, _, attr = spec.partition(":")
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError as exc:
-            raise InvalidInputError(
-                f"`objective` {spec!r}: cannot import module {mod_name!r}: {exc}"
-            ) from None
-        obj = getattr(mod, attr, None)
+        mod_name, attr, obj = import_attribute(spec, "`objective`")
         if not callable(obj):
             raise InvalidInputError(
                 f"`objective` {spec!r}: {mod_name}.{attr} must be callable; got "

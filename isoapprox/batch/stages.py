@@ -180,6 +180,18 @@ def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
     return stage
 
 
+def import_attribute(spec: str, label: str) -> tuple[str, str, Any]:
+    """``(module, attribute, object)`` of a ``"module:attribute"`` spec (object None if absent)."""
+    mod_name, _, attr = spec.partition(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise InvalidInputError(
+            f"{label} {spec!r}: cannot import module {mod_name!r}: {exc}"
+        ) from None
+    return mod_name, attr, getattr(mod, attr, None)
+
+
 def get_stage(spec: str | Stage) -> Stage:
     """A registered stage by name, or ``"module:attribute"`` naming a :class:`Stage`."""
     if isinstance(spec, Stage):
@@ -189,14 +201,7 @@ def get_stage(spec: str | Stage) -> Stage:
     if spec in STAGES:
         return STAGES[spec]
     if ":" in spec:
-        mod_name, _, attr = spec.partition(":")
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError as exc:
-            raise InvalidInputError(
-                f"stage {spec!r}: cannot import module {mod_name!r}: {exc}"
-            ) from None
-        obj = getattr(mod, attr, None)
+        mod_name, attr, obj = import_attribute(spec, "stage")
         if not isinstance(obj, Stage):
             raise InvalidInputError(
                 f"stage {spec!r}: {mod_name}.{attr} must be a Stage; got {type(obj).__name__}"

@@ -28,32 +28,14 @@ EXPERIMENT = "isoapprox train"
 _AXES = (
     # (flag, dest, TrainConfig field, type, help)
     ("--dataset", "dataset", "dataset", str, "data set: digits or gaussian"),
-    (
-        "--model",
-        "model",
-        "model",
-        str,
-        "mlp (shared weights) or table (free embeddings)",
-    ),
+    ("--model", "model", "model", str, "mlp (shared weights) or table (free embeddings)"),
     ("--batch-size", "batch_size", "batch_size", int, "batch size N = P K (4 ... 512)"),
     ("--dim", "dim", "embedding_dim", int, "embedding dimension n (2 ... 128)"),
-    (
-        "--loss",
-        "loss",
-        "loss",
-        str,
-        "batch_hard, batch_hard_soft, all_triplet, semi_hard, selectively_contrastive, "
-        "contrastive, margin",
-    ),
+    ("--loss", "loss", "loss", str, "batch_hard, batch_hard_soft, all_triplet, semi_hard, "
+     "selectively_contrastive, contrastive, margin"),
     ("--margin", "margin", "margin", float, "margin alpha >= 0"),
     ("--lr", "lr", "lr", float, "learning rate"),
-    (
-        "--normalize",
-        "normalize",
-        "normalize",
-        str,
-        "L2-normalised embeddings: yes or no",
-    ),
+    ("--normalize", "normalize", "normalize", str, "L2-normalised embeddings: yes or no"),
     ("--optimizer", "optimizer", "optimizer", str, "sgd (momentum) or adam"),
 )
 

@@ -380,7 +380,25 @@ def batch_theory(
     )
 
 
-class TheoryCallback:
+class _TheoryEvaluator:
+    """The settings and stream shared by the two callbacks."""
+
+    def __init__(self, seed, max_points, per_class, n_starts, isometry_max_dim) -> None:
+        self.max_points = check_int(max_points, "max_points", minimum=4)
+        self.per_class = check_int(per_class, "per_class", minimum=2)
+        self.n_starts = check_int(n_starts, "n_starts", minimum=1)
+        self.isometry_max_dim = isometry_max_dim
+        self.rng = np.random.default_rng(seed)
+
+    def _theory(self, E, y, margin: float, *, checks: bool) -> BatchTheory:
+        return batch_theory(
+            E, y, margin=margin, rng=self.rng, max_points=self.max_points,
+            per_class=self.per_class, n_starts=self.n_starts,
+            isometry_max_dim=self.isometry_max_dim, checks=checks,
+        )
+
+
+class TheoryCallback(_TheoryEvaluator):
     """Logs :func:`batch_theory` of the training batch at logged steps.
 
     Parameters
@@ -403,20 +421,12 @@ class TheoryCallback:
                  per_class: int = SUB_K, n_starts: int = N_STARTS,
                  isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
         self.every = check_int(every, "every", minimum=1)
-        self.max_points = check_int(max_points, "max_points", minimum=4)
-        self.per_class = check_int(per_class, "per_class", minimum=2)
-        self.n_starts = check_int(n_starts, "n_starts", minimum=1)
-        self.isometry_max_dim = isometry_max_dim
-        self.rng = np.random.default_rng(seed)
+        super().__init__(seed, max_points, per_class, n_starts, isometry_max_dim)
 
     def __call__(self, state) -> dict[str, Any] | None:
         if state.step % self.every and state.step != state.config.steps:
             return None
-        t = batch_theory(
-            state.batch_E, state.batch_y, margin=state.config.margin, rng=self.rng,
-            max_points=self.max_points, per_class=self.per_class, n_starts=self.n_starts,
-            isometry_max_dim=self.isometry_max_dim, checks=False,
-        )
+        t = self._theory(state.batch_E, state.batch_y, state.config.margin, checks=False)
         return t.record("theory_")
 
 
@@ -429,7 +439,7 @@ def _heldout_layout(codes: np.ndarray, P: int, K: int) -> tuple[int, int]:
     return p, k
 
 
-class CrossCheckCallback:
+class CrossCheckCallback(_TheoryEvaluator):
     """Evaluates every statement on held-out P x K batches of the final embedding.
 
     Runs only at the last logged step (``step == config.steps``).  Returns
@@ -453,11 +463,7 @@ class CrossCheckCallback:
                  per_class: int = SUB_K, n_starts: int = N_STARTS,
                  isometry_max_dim: int = ISOMETRY_MAX_DIM) -> None:
         self.n_batches = check_int(n_batches, "n_batches", minimum=1)
-        self.max_points = check_int(max_points, "max_points", minimum=4)
-        self.per_class = check_int(per_class, "per_class", minimum=2)
-        self.n_starts = check_int(n_starts, "n_starts", minimum=1)
-        self.isometry_max_dim = isometry_max_dim
-        self.rng = np.random.default_rng(seed)
+        super().__init__(seed, max_points, per_class, n_starts, isometry_max_dim)
 
     def __call__(self, state) -> dict[str, Any] | None:
         if state.step != state.config.steps:
@@ -472,11 +478,7 @@ class CrossCheckCallback:
         tally = {True: 0, False: 0, None: 0}
         for b in range(self.n_batches):
             idx = sampler.sample()
-            t = batch_theory(
-                E[idx], codes[idx], margin=state.config.margin, rng=self.rng,
-                max_points=self.max_points, per_class=self.per_class, n_starts=self.n_starts,
-                isometry_max_dim=self.isometry_max_dim, checks=True,
-            )
+            t = self._theory(E[idx], codes[idx], state.config.margin, checks=True)
             rec = {"batch": b, **t.record(""), "checks": t.check_records()}
             for chk in t.checks.values():
                 tally[chk.holds] += 1

@@ -27,6 +27,7 @@ from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..kernels import train as TK
+from ..losses import reduce_terms, worst_pair
 from .networks import l2_normalize, l2_normalize_backward
 
 __all__ = [
@@ -83,19 +84,15 @@ class LossResult:
 
 
 def _reduce(terms: np.ndarray, reduction: str) -> tuple[float, np.ndarray]:
-    """Value and per-term weights ``dR/dterm`` (exactly as isoapprox.losses reduces)."""
+    """Value (:func:`isoapprox.losses.reduce_terms`) and per-term weights ``dR/dterm``."""
     w = np.zeros(terms.shape[0])
     if terms.shape[0] == 0:
         return 0.0, w
-    if reduction == "sum":
-        w[:] = 1.0
-        return float(np.sum(terms)), w
-    if reduction == "mean":
-        w[:] = 1.0 / terms.shape[0]
-        return float(np.sum(terms) / terms.shape[0]), w
-    k = int(np.argmax(terms))
-    w[k] = 1.0
-    return float(np.max(terms)), w
+    if reduction == "max":
+        w[int(np.argmax(terms))] = 1.0
+    else:
+        w[:] = 1.0 if reduction == "sum" else 1.0 / terms.shape[0]
+    return reduce_terms(terms, reduction), w
 
 
 def _unit(X: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -278,9 +275,7 @@ def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
     N = X.shape[0]
     sums, best, arg, active = KL.pair_loss_kernel(X, codes, pos_thr, neg_thr)
     n_pairs = N * (N - 1) // 2
-    rows = np.flatnonzero(arg >= 0)
-    iw = int(rows[np.argmax(best[rows])])
-    jw = int(arg[iw])
+    iw, jw = worst_pair(best, arg)
     D = K.pairwise_distances_kernel(X)
     same = codes[:, None] == codes[None, :]
     t = np.where(same, D - pos_thr, neg_thr - D)
