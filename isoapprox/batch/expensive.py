@@ -55,12 +55,8 @@ class IdealSettings:
         tolerance stops the search earlier on instances whose bracket closes;
         it does not widen an open bracket.
     n_starts : int, default 24
-        Local solves of ``nearest_ideal`` (its default).  Measured on 40
-        random and near-collapsed configurations (N = 8 to 12, n = 1 to 3,
-        3 to 6 classes, random layouts), with the cross-check of
-        :func:`solve_pair`: 8 starts left 8 incumbents more than 0.1 % above
-        the best found (up to 15 %), 12 starts 4 (up to 30 %), 24 starts 1
-        (4.5 %); 24 starts cost 2.8 times as much as 8.
+        Local solves of ``nearest_ideal`` (its default; why 24: docs/survey.md,
+        "IdealSettings.n_starts").
     max_iter : int, default 200
         Iteration cap of each local solve.
     solver : {"auto", "scipy", "cvxpy"}, default "auto"

@@ -192,14 +192,10 @@ def build_cells(args: argparse.Namespace):
                 f"{sorted(fields)}"
             )
         base_kw[key] = value
-    if args.steps is not None:
-        base_kw["steps"] = args.steps
-    if args.log_every is not None:
-        base_kw["log_every"] = args.log_every
-    if args.theory_every is not None:
-        base_kw["theory_every"] = args.theory_every
-    if args.crosscheck is not None:
-        base_kw["crosscheck_batches"] = args.crosscheck
+    for dest, field in (("steps", "steps"), ("log_every", "log_every"),
+                        ("theory_every", "theory_every"), ("crosscheck", "crosscheck_batches")):
+        if getattr(args, dest) is not None:
+            base_kw[field] = getattr(args, dest)
     if args.hidden is not None:
         h = args.hidden.strip().lower()
         try:

@@ -117,9 +117,7 @@ class TrainConfig:
     recall_ks : tuple of int
     collapse_rtol : float
         A run counts as collapsed when its final evaluation diameter is
-        below ``collapse_rtol`` times the initial one (default 0.1, in the
-        empty gap between the final / initial ratios that training produces;
-        see the comment at the field).
+        below ``collapse_rtol`` times the initial one (default 0.1).
     diagram_size : int
         Anchors kept (evenly spaced) when a triplet diagram is stored in
         results; the mining always runs over the whole batch.
@@ -180,15 +178,8 @@ class TrainConfig:
     log_every: int = 100
     eval_size: int | None = None
     recall_ks: tuple[int, ...] = (1, 2, 4, 8)
-    #: 0.1 sits in an empty gap of the final / initial diameter ratios, so that a run
-    #: gets the same verdict under every BLAS kernel we tried.  Measured on the bounded
-    #: collapse sweep (144 runs) under three OpenBLAS / numpy SIMD settings (default
-    #: Haswell kernel, OPENBLAS_CORETYPE=Sandybridge, NPY_DISABLE_CPU_FEATURES=X86_V3):
-    #: runs that collapse end at ratios 7.6e-6..2.2e-2 (raw batch-hard ~1e-5;
-    #: normalised batch-hard at n = 2 on a plateau at 0.4-2.2 %), every other run at
-    #: 0.569 or more.  The former default 0.01 cut through that plateau, so the
-    #: verdict flipped with the kernel; 0.1 is about the geometric middle of the gap
-    #: (sqrt(0.022 * 0.569) = 0.11).
+    #: 0.1 sits in an empty gap of the final / initial diameter ratios (docs/sweep.md,
+    #: "Why collapse_rtol = 0.1")
     collapse_rtol: float = 0.1
     diagram_size: int = 64
     theory_every: int = 0
