@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from .._validation import check_int, check_margin, check_option
 from ..exceptions import InvalidInputError
@@ -54,14 +54,7 @@ class Cell:
         return cell_words(self.distribution, self.n_points, self.dim, self.n_classes, self.layout)
 
     def to_dict(self) -> dict:
-        return {
-            "distribution": self.distribution,
-            "n_points": self.n_points,
-            "dim": self.dim,
-            "n_classes": self.n_classes,
-            "layout": self.layout,
-            "margin": self.margin,
-        }
+        return asdict(self)
 
     def label(self) -> str:
         return (f"{self.distribution} N={self.n_points} n={self.dim} P={self.n_classes} "
@@ -159,16 +152,9 @@ class Grid:
         return len(self._cells) * self.repetitions
 
     def to_dict(self) -> dict:
-        return {
-            "n_points": list(self.n_points),
-            "dims": list(self.dims),
-            "classes": list(self.classes),
-            "layouts": list(self.layouts),
-            "margins": list(self.margins),
-            "distributions": list(self.distributions),
-            "repetitions": self.repetitions,
-            "skip_invalid": self.skip_invalid,
-        }
+        axes = ("n_points", "dims", "classes", "layouts", "margins", "distributions")
+        return {**{k: list(getattr(self, k)) for k in axes},
+                "repetitions": self.repetitions, "skip_invalid": self.skip_invalid}
 
 
 @dataclass(frozen=True)
@@ -250,11 +236,7 @@ class BatchConfig:
     @classmethod
     def from_dict(cls, doc: Mapping) -> BatchConfig:
         """Rebuild from :meth:`to_dict` (stages by name)."""
-        g = dict(doc["grid"])
-        grid = Grid(n_points=g["n_points"], dims=g["dims"], classes=g["classes"],
-                    layouts=g["layouts"], margins=g["margins"],
-                    distributions=g["distributions"], repetitions=g["repetitions"],
-                    skip_invalid=g.get("skip_invalid", False))
+        grid = Grid(**doc["grid"])
         stages = tuple(s["name"] if isinstance(s, Mapping) else s for s in doc["stages"])
         return cls(grid=grid, seed=doc["seed"], stages=stages, chunk_size=doc["chunk_size"],
                    options=GeneratorOptions(**doc["options"]), format=doc["format"])
