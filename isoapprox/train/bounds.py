@@ -63,11 +63,7 @@ ISOMETRY_MAX_DIM = 8
 #: statement key -> (SPEC section 3 item, the inequality, kind)
 STATEMENTS: dict[str, tuple[str, str, str]] = {
     "1_pointwise": ("1", "d_iso(E, f*) <= 2 d_haus_pointwise(E, f*)", "theorem"),
-    "1_pointwise_haus": (
-        "1",
-        "d_iso(E, f*_haus) <= 2 d_haus_pointwise(E, f*_haus)",
-        "theorem",
-    ),
+    "1_pointwise_haus": ("1", "d_iso(E, f*_haus) <= 2 d_haus_pointwise(E, f*_haus)", "theorem"),
     "1_isometry": ("1", "d_iso(E, f*) <= 2 d_haus_isometry(E, f*)", "theorem"),
     "2_half": ("2", "1/2 <= c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)", "theorem"),
     "3_lower": ("3", "L(E)/2 <= d_iso(E, F_TS)", "theorem"),
