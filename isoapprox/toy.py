@@ -75,7 +75,6 @@ PAPER_C = 0.53
 JUNG_PLANE = 1.0 / math.sqrt(3.0)
 #: label layouts of the random toys (five points, at least one class of >= 2)
 RANDOM_LAYOUTS: tuple[tuple[int, ...], ...] = ((0, 0, 0, 1, 1), (0, 0, 1, 1, 2), (0, 0, 1, 1, 1))
-OUTCOMES = ("collapsed", "separated", "neither", "diverged")
 #: ``ToyConfig.perturbation`` is a relative size below this (it models last-bit
 #: differences, ~1e-12, not another configuration)
 MAX_PERTURBATION = 1e-2
