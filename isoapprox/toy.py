@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.cluster.hierarchy import linkage
 
 from ._validation import (
     as_labels,
@@ -488,25 +489,7 @@ def linkage_heights(distances: np.ndarray) -> np.ndarray:
     D = np.atleast_2d(np.asarray(distances, dtype=float))
     T, M = D.shape
     N = int(round((1 + math.sqrt(1 + 8 * M)) / 2))
-    iu, ju = _pairs(N)
-    H = np.empty((T, N - 1))
-    order = np.argsort(D, axis=1, kind="stable")
-    for t in range(T):
-        parent = list(range(N))
-        k = 0
-        for e in order[t]:
-            a, b = int(iu[e]), int(ju[e])
-            while parent[a] != a:
-                a = parent[a]
-            while parent[b] != b:
-                b = parent[b]
-            if a != b:
-                parent[a] = b
-                H[t, k] = D[t, e]
-                k += 1
-                if k == N - 1:
-                    break
-    return H
+    return np.array([np.sort(linkage(row, "single")[:, 2]) for row in D]).reshape(T, N - 1)
 
 
 def is_sequential(events: Sequence[tuple[int, int]], n_points: int) -> bool:
