@@ -1,36 +1,12 @@
-"""Figures of the toy system (``experiment == "toy"`` results files).
+"""Figures of the toy system (``experiment == "toy"`` results files; see docs/toy.md, "Figures").
 
-Every function takes the results document (a dict read by
-:func:`isoapprox.io.read_results`) and returns a matplotlib ``Figure``; it
-computes no metric and chooses no data: the scenario and steps drawn are the
-ones the run recorded under ``doc["figures"]`` and in each scenario's
-``snapshot_steps``.
-
-Figures
--------
-``toy_system`` (Fig. 2 style)
-    The inputs, the embedding ``f_theta``, its nearest ideal embedding
-    ``f*`` and the collapsed embedding, with each anchor's hardest positive
-    (solid) and hardest negative (dashed).
-``toy_iso_example`` (Fig. 3 style, left)
-    ``f_theta`` and ``f*`` with the one pair whose distance changes most:
-    that change is ``d_iso(f_theta, F_TS)``.
-``toy_curves_<scenario>`` (Fig. 3 style, right)
-    Loss, distances to ``F_TS`` with brackets and the bounds
-    ``1/2 d_iso <= d_haus <= c d_iso``, the constants, the diameter, over
-    training.
-``toy_collapse_<scenario>`` (Fig. 4 style), for every scenario
-    Snapshots of the run (step 0 and each merge; a run that does not
-    collapse also its end), at a common scale with ``f*`` and zoomed on
-    ``f_theta``, and all pairwise distances over training; the title names
-    the run's measured outcome.
-``toy_constant``
-    The empirical constant over the random toys against 1/2 and 0.53.
+Every function takes the results document (:func:`isoapprox.io.read_results`)
+and returns a matplotlib ``Figure``; it computes no metric and draws the
+scenario and steps the run recorded (``doc["figures"]``, ``snapshot_steps``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +15,7 @@ import numpy as np
 
 from .._lazy import axes_divider, matplotlib
 from ..exceptions import InvalidInputError
+from ..toy import JUNG_PLANE, PAPER_C
 from ._style import (
     CLASS_COLORS,
     COLORS,
@@ -57,8 +34,6 @@ __all__ = [
     "toy_figures",
 ]
 
-PAPER_C = 0.53
-JUNG_PLANE = 1.0 / math.sqrt(3.0)
 _GREY = "#9A9A9A"
 _LIGHT = "#D9D9D9"
 
