@@ -100,16 +100,12 @@ class CheckResult:
     Attributes
     ----------
     statement : str
-        The inequality in words, e.g. ``"d_iso(E1, E2) <= 2 d_haus(E1, E2)"``.
-    lhs, rhs : float
-        Best estimates of both sides.
-    lhs_lower, lhs_upper, rhs_lower, rhs_upper : float
-        Certified brackets of both sides (equal to the estimate when exact).
+    lhs, rhs, lhs_lower, lhs_upper, rhs_lower, rhs_upper : float
+        Estimates of both sides and their certified brackets.
     slack : float
-        ``rhs - lhs``: non-negative when the estimates satisfy the bound.
+        ``rhs - lhs``.
     holds : bool or None
-        ``True`` when ``lhs_upper <= rhs_lower`` (certified), ``False`` when
-        ``lhs_lower > rhs_upper`` (certified violation), ``None`` otherwise.
+        ``lhs_upper <= rhs_lower`` (True), ``lhs_lower > rhs_upper`` (False), else None.
     """
 
     statement: str
@@ -634,9 +630,8 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
                 cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned,
                               "procrustes", "bracket", 0.0))
         lower, source = iso.lower / 2.0, "iso_half"
-        if haus_res is not None:
-            if haus_res.lower > lower:
-                lower, source = haus_res.lower, haus_res.lower_source
+        if haus_res is not None and haus_res.lower > lower:
+            lower, source = haus_res.lower, haus_res.lower_source
         if not cands:  # rounding broke the moved copy and no solver ran
             logger.warning("the ideal embedding moved onto E is not triplet-separated in "
                            "float64 (rounding); the d_haus upper end uses f* unmoved")
@@ -717,18 +712,10 @@ def _identity_procrustes(n: int) -> ProcrustesResult:
 
 @dataclass(frozen=True)
 class ConstantResult:
-    """The empirical constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)``: a view of
-    :class:`TheoryResult` (same names and meanings; ``d_iso*`` / ``d_haus*`` are
-    its ``iso`` / ``haus`` brackets).
-
-    ``half_check`` and ``cn_check`` are its checks ``"2_half"`` and ``"2_cn"``
-    (None where they do not apply); ``kind_iso`` / ``kind_haus`` the kinds of
-    the two nearest ideal embeddings; ``extra["d_haus_source"]`` is
-    ``"procrustes_fstar"`` when ``d_haus`` comes from ``f*`` moved onto ``E``,
-    else ``"nearest_ideal"``.  ``ratio_fstar`` (our reading of the quantity the
-    paper's toy figure annotates as ``d_haus(f_theta, f*)``) is ``>= c`` up to
-    the brackets.
-    """
+    """The empirical constant ``c(E)``: a view of :class:`TheoryResult` (same names;
+    ``d_iso*`` / ``d_haus*`` its brackets, ``half_check`` / ``cn_check`` its checks
+    ``"2_half"`` / ``"2_cn"``, ``extra["d_haus_source"]`` ``"procrustes_fstar"`` or
+    ``"nearest_ideal"``)."""
 
     c: float
     c_lower: float
@@ -862,12 +849,7 @@ def check_collapse(
                (iso.value, iso.lower, iso.upper), (ds.value, ds.lower, ds.upper), margin)
     b = check_bound("D*(P, n, alpha) <= d_iso(collapsed, F_TS)",
                (ds.value, ds.lower, ds.upper), (iso.value, iso.lower, iso.upper), margin)
-    if a.holds is False or b.holds is False:
-        verdict: bool | None = False
-    elif a.holds and b.holds:
-        verdict = True
-    else:
-        verdict = None
+    verdict = False if False in (a.holds, b.holds) else (True if a.holds and b.holds else None)
     agreement = CheckResult(
         "d_iso(collapsed, F_TS) == D*(P, n, alpha)", iso.value, ds.value, iso.lower, iso.upper,
         ds.lower, ds.upper, float(ds.value - iso.value), verdict,
