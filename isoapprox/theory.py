@@ -665,30 +665,27 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     # the checks of SPEC section 3 -----------------------------------------------------
     iso_b = (iso.value, iso.lower, iso.upper)
     checks: dict[str, CheckResult] = {}
+
+    def check(key: str, lhs: tuple, rhs: tuple, size: float = scale) -> None:
+        checks[key] = check_bound(CHECKS[key][1], lhs, rhs, size)
+
     if not separated:  # else f* = E and statements 1 and 2 are void
-        d_f = isometric_error(X, fstar)
+        d_f, h_f = isometric_error(X, fstar), hausdorff_like(X, fstar, mode="pointwise")
         sc = max(diam, diameter(fstar))
-        h_f = hausdorff_like(X, fstar, mode="pointwise")
-        checks["1_pointwise"] = check_bound(CHECKS["1_pointwise"][1], (d_f,) * 3, (2 * h_f,) * 3,
-                                            sc)
+        check("1_pointwise", (d_f,) * 3, (2 * h_f,) * 3, sc)
         G = haus.embedding
         d_h, h_h = isometric_error(X, G), hausdorff_like(X, G, mode="pointwise")
-        checks["1_pointwise_haus"] = check_bound(CHECKS["1_pointwise_haus"][1], (d_h,) * 3,
-                                                 (2 * h_h,) * 3, max(diam, diameter(G)))
+        check("1_pointwise_haus", (d_h,) * 3, (2 * h_h,) * 3, max(diam, diameter(G)))
         if proc is not None:
-            checks["1_isometry"] = check_bound(CHECKS["1_isometry"][1], (d_f,) * 3,
-                                               (2 * f_val, 2 * f_lo, 2 * f_up), sc)
-        checks["2_half"] = check_bound(CHECKS["2_half"][1], (0.5, 0.5, 0.5), (c, c_lo, c_up))
+            check("1_isometry", (d_f,) * 3, (2 * f_val, 2 * f_lo, 2 * f_up), sc)
+        check("2_half", (0.5,) * 3, (c, c_lo, c_up), 0.0)
     if opts.c_n is not None and th_lo > 0.0:
         bound = (opts.c_n / theta * iso.value, opts.c_n / th_up * iso.lower,
                  opts.c_n / th_lo * iso.upper)
-        checks["2_cn"] = check_bound(CHECKS["2_cn"][1], (haus.value, haus.lower, haus.upper),
-                                     bound, scale)
-    checks["3_lower"] = check_bound(CHECKS["3_lower"][1], (L / 2, L / 2, L / 2), iso_b, scale)
-    checks["3_upper"] = check_bound(CHECKS["3_upper"][1], iso_b, (L, L, L), scale)
-    checks["4_diameter"] = check_bound(
-        CHECKS["4_diameter"][1], (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower),
-        (diam, diam, diam), scale)
+        check("2_cn", (haus.value, haus.lower, haus.upper), bound)
+    check("3_lower", (L / 2,) * 3, iso_b)
+    check("3_upper", iso_b, (L,) * 3)
+    check("4_diameter", (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower), (diam,) * 3)
     return TheoryResult(
         n_points=N, dim=n, n_classes=int(codes.max()) + 1, n_separated_classes=P_sep,
         margin=alpha, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,

@@ -69,11 +69,13 @@ def _col(rows: Sequence[dict[str, Any]], key: str) -> np.ndarray:
     return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
 
 
-def _example(doc: dict[str, Any]) -> tuple[str, int]:
+def _example(doc: dict[str, Any], scenario: str | None,
+             step: int | None) -> tuple[str, int, dict[str, Any]]:
+    """The scenario, step and record drawn (default: the run's recorded example)."""
     fig = doc.get("figures") or {}
-    name = fig.get("example_scenario") or doc["scenarios"][0]["name"]
-    step = int(fig.get("example_step", 0))
-    return name, step
+    name = scenario or fig.get("example_scenario") or doc["scenarios"][0]["name"]
+    st = int(fig.get("example_step", 0)) if step is None else step
+    return name, st, _row_at(doc, name, st)
 
 
 # ---------------------------------------------------------------------------
@@ -240,10 +242,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
         Four axes titled "inputs", "f_theta", "f*" and "collapsed".
     """
     plt = matplotlib().pyplot
-    name, st = _example(doc)
-    name = scenario or name
-    st = st if step is None else step
-    r = _row_at(doc, name, st)
+    name, st, r = _example(doc, scenario, step)
     sc = _scenario(doc, name)
     y = r["labels"]
     X = np.asarray(doc["inputs"], dtype=float)
@@ -325,10 +324,7 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
         One axes titled with ``d_iso(f_theta, F_TS)``.
     """
     plt = matplotlib().pyplot
-    name, st = _example(doc)
-    name = scenario or name
-    st = st if step is None else step
-    r = _row_at(doc, name, st)
+    name, st, r = _example(doc, scenario, step)
     y = r["labels"]
     E = np.asarray(r["embedding"], dtype=float)
     F = np.asarray(r["fstar_aligned"], dtype=float)
