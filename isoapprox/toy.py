@@ -166,16 +166,11 @@ class ToyConfig:
     time_limit: float = 20.0
 
     def __post_init__(self) -> None:
-        check_int(self.n_points, "n_points", minimum=3)
-        check_int(self.steps, "steps", minimum=1)
-        check_int(self.n_logged, "n_logged", minimum=2)
-        check_int(self.n_history, "n_history", minimum=2)
-        if self.example_step is not None:
-            check_int(self.example_step, "example_step", minimum=0)
-        check_int(self.n_random, "n_random", minimum=0)
-        check_int(self.seed, "seed", minimum=0)
-        check_int(self.input_seed, "input_seed", minimum=0)
-        check_int(self.n_starts, "n_starts", minimum=1)
+        for name, minimum in (("n_points", 3), ("steps", 1), ("n_logged", 2), ("n_history", 2),
+                              ("example_step", 0), ("n_random", 0), ("seed", 0),
+                              ("input_seed", 0), ("n_starts", 1)):
+            if name != "example_step" or self.example_step is not None:
+                check_int(getattr(self, name), name, minimum=minimum)
         check_positive(self.merge_rtol, "merge_rtol")
         if check_positive(self.merge_release, "merge_release") < 1.0:
             raise InvalidInputError(f"`merge_release` must be >= 1; got {self.merge_release!r}")
@@ -186,9 +181,8 @@ class ToyConfig:
             raise InvalidInputError(f"`perturbation` must be < {MAX_PERTURBATION:g} (a relative "
                                     f"size); got {self.perturbation!r}")
         check_int(self.perturbation_seed, "perturbation_seed", minimum=0)
-        check_positive(self.collapse_rtol, "collapse_rtol")
-        check_positive(self.tol, "tol")
-        check_positive(self.time_limit, "time_limit")
+        for name in ("collapse_rtol", "tol", "time_limit"):
+            check_positive(getattr(self, name), name)
         check_option(self.activation, "activation", ("tanh", "relu"))
         if not self.scenarios:
             raise InvalidInputError("`scenarios` must hold at least one Scenario; got ()")

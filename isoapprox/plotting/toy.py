@@ -227,19 +227,9 @@ def _log_if_wide(ax, *arrays) -> None:
 
 def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
                     step: int | None = None):
-    """Inputs, ``f_theta``, nearest ideal ``f*`` and the collapsed embedding, side by side.
+    """Inputs, ``f_theta``, nearest ideal ``f*`` and the collapsed embedding (four axes).
 
-    Parameters
-    ----------
-    doc : dict
-        A toy results document.
-    scenario, step : optional
-        Which embedding to draw (default: the run's recorded example).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Four axes titled "inputs", "f_theta", "f*" and "collapsed".
+    ``scenario`` and ``step`` choose the embedding (default: the run's recorded example).
     """
     plt = matplotlib().pyplot
     name, st, r = _example(doc, scenario, step)
@@ -316,13 +306,7 @@ def circle_full(c: np.ndarray, R: float, n: int = 200) -> np.ndarray:
 
 def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
                      step: int | None = None):
-    """``f_theta`` and ``f*`` with the pair whose distance changes most (``d_iso``).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        One axes titled with ``d_iso(f_theta, F_TS)``.
-    """
+    """``f_theta`` and ``f*`` with the pair whose distance changes most (``d_iso``), one axes."""
     plt = matplotlib().pyplot
     name, st, r = _example(doc, scenario, step)
     y = r["labels"]
@@ -387,14 +371,7 @@ def _hline(ax, val: float, label: str, ls: str, above: bool = True) -> None:
 
 
 def plot_curves(doc: dict[str, Any], scenario: str):
-    """Loss, distances to ``F_TS`` with the bounds, constants, thickness and diameter.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Five axes titled "loss", "distances to F_TS ...", "constants",
-        "thickness" and "diameter ...".
-    """
+    """Loss, distances to ``F_TS`` with bounds, constants, thickness and diameter (five axes)."""
     plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
     rows = _rows(doc, scenario)
@@ -501,17 +478,9 @@ def plot_curves(doc: dict[str, Any], scenario: str):
 
 
 def plot_collapse(doc: dict[str, Any], scenario: str):
-    """Snapshots of a run (common scale, zoomed) and all pairwise distances (Fig. 4 style).
+    """Snapshots of a run (common scale, zoomed: ``2 k`` axes) and its pairwise distances.
 
-    Drawn for every scenario, whatever its outcome: step 0 and each merge
-    (a run that does not collapse also its end); the title names the
-    outcome.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        ``2 k`` snapshot axes (``k`` snapshots; titles "step ...") and one
-        axes titled "pairwise distances".
+    Fig. 4 style, for every scenario: step 0, each merge and, unless it collapsed, its end.
     """
     plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
@@ -596,16 +565,8 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
 
 
 def plot_constant(doc: dict[str, Any]):
-    """Distribution of ``c`` and of ``d_haus(f, f*)/d_iso`` over the random toys.
-
-    The constants of the trained runs (maximum and end of each run) are
-    marked above the first histogram.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Two axes titled with the two ratios.
-    """
+    """Histograms of ``c`` and ``d_haus(f, f*)/d_iso`` over the random toys (two axes),
+    the trained runs' constants marked above the first."""
     mpl = matplotlib()
     plt = mpl.pyplot
     Line2D = mpl.lines.Line2D
