@@ -611,7 +611,9 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     run_proc = opts.procrustes_max_dim is None or n <= opts.procrustes_max_dim
     if iso.value == 0.0:
         aligned = fstar
-        proc = _identity_procrustes(n)
+        proc = ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
+                                gap=0.0, certified=True, reflection=False, n_iter=0,
+                                method="trivial")
         haus = DistanceResult("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
                               iso.solver, iso.status, iso.kind, 0.0, fstar)
         haus_crossed = False
@@ -699,12 +701,6 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
         checks=checks, solver_results=solvers, aligned=np.asarray(aligned),
         seconds=time.perf_counter() - t0,
     )
-
-
-def _identity_procrustes(n: int) -> ProcrustesResult:
-    return ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
-                            gap=0.0, certified=True, reflection=False, n_iter=0,
-                            method="trivial")
 
 
 @dataclass(frozen=True)
