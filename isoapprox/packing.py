@@ -1,50 +1,7 @@
-"""Least diameter of ``P`` points in ``R^n`` with pairwise distances ``>= margin``.
+"""Least diameter ``D*(P, n, alpha)`` of ``P`` points of ``R^n`` at distances ``>= alpha``.
 
-Notation
---------
-``D*(P, n, alpha) = min { diam(x_1..x_P) : x_i in R^n, ||x_i - x_j|| >= alpha }``.
-It is the isometric error between a collapsed embedding of ``P`` classes and
-the nearest triplet-separated one (reconstruction, Lemma 2.5): the distance
-to the ideal set that a batch-hard loss of value ``alpha`` hides at
-collapse.  The problem is homogeneous, ``D*(P, n, alpha) = alpha D*(P, n, 1)``,
-so only unit margins are optimised (and cached).
-
-Exact values
-------------
-- ``P = 1`` or ``alpha = 0``: ``0``.
-- ``2 <= P <= n + 1``: ``alpha`` (a regular simplex of edge ``alpha``).
-- ``n = 1``: ``(P - 1) alpha`` (equally spaced points).
-- ``n = 2``, ``P <= 8`` (theorems): ``1, 1, sqrt 2, golden ratio,
-  2 sin 72 deg, 2, 1 / (2 sin(pi / 14))`` for ``P = 2..8`` (Bateman and
-  Erdős 1951 for ``P <= 7``; Bezdek and Fodor 1999 for ``P = 8``).  They are
-  used as *lower* bounds; the upper bound is always a computed
-  configuration.
-
-Proven lower bounds for ``P >= n + 2``
---------------------------------------
-Let ``R`` be the radius of the least ball holding the points; Jung's
-theorem gives ``R <= D sqrt(n / (2 (n + 1)))``.
-
-- *Volume packing + Jung*: the balls of radius ``alpha / 2`` around the
-  points are disjoint and lie in a ball of radius ``R + alpha / 2``, so
-  ``P (alpha/2)^n <= (R + alpha/2)^n``, ``R >= (alpha/2) (P^(1/n) - 1)`` and
-  ``D >= alpha sqrt((n + 1) / (2 n)) (P^(1/n) - 1)``.
-- *Obtuse vectors + Jung*: if ``R < alpha / sqrt 2`` then for the centre
-  ``c``, ``<x_i - c, x_j - c> <= (2 R^2 - alpha^2) / 2 < 0`` for all
-  ``i != j``; at most ``n + 1`` vectors of ``R^n`` are pairwise obtuse, so
-  ``P >= n + 2`` forces ``R >= alpha / sqrt 2`` and
-  ``D >= alpha sqrt((n + 1) / n)``.
-- ``alpha`` itself.
-
-Upper bounds
-------------
-Multi-start SLSQP on ``min s s.t. ||x_i - x_j||^2 <= s, ||x_i - x_j||^2 >= 1``
-from structured starts (regular polygons with and without a centre point,
-cross-polytopes, simplices plus points, pieces of the square, hexagonal,
-cubic and ``D_n`` lattices) and random starts; for ``P`` above
-``max_opt_points`` the best lattice piece alone.  Every returned
-configuration is re-scored in float64 and, if needed, scaled up by a few
-ulps until every pairwise distance is ``>= margin``.
+Exact values, proven lower bounds and the optimised upper bounds: see
+docs/theory.md, "Packing: D*(P, n, alpha)".
 """
 
 from __future__ import annotations
@@ -90,7 +47,7 @@ __all__ = [
 
 LOWER_BOUND_CURVES = ("packing", "simplex")
 
-#: exact planar values for unit margin, P = 2..8 (theorems; see module docstring)
+#: exact planar values for unit margin, P = 2..8 (theorems; see docs/theory.md)
 _PLANAR = {
     2: 1.0,
     3: 1.0,
@@ -112,27 +69,18 @@ class PackingResult:
 
     Attributes
     ----------
-    value : float
-        The best diameter found (equal to ``upper``).
-    lower, upper : float
-        ``lower <= D*(P, n, margin) <= upper``; ``upper`` is the diameter of
-        ``points``.
+    value, lower, upper : float
+        ``lower <= D*(P, n, margin) <= upper = value``, the diameter of ``points``.
     points : ndarray of shape (P, n)
-        A configuration with every pairwise distance ``>= margin`` (checked
-        in float64 by direct differences) and diameter ``upper`` (in the
-        closed-form cases ``upper`` is the exact value and the witness's
-        rounded coordinates match it to a few ulps).
+        Pairwise distances ``>= margin`` (checked in float64 by direct differences).
     exact : bool
-        The value is known in closed form (``P <= n + 1``, ``n = 1``,
-        ``P = 1`` or ``margin = 0``).
+        Known in closed form (``P <= n + 1``, ``n = 1``, ``P = 1`` or ``margin = 0``).
     certified : bool
-        ``upper - lower <= rtol * upper`` (always true when ``exact``).
+        ``upper - lower <= rtol * upper``.
     lower_source : str
-        Where ``lower`` comes from.
-    method : str
-        ``"closed-form"``, ``"slsqp-multistart"`` or ``"lattice"``.
+    method : {"closed-form", "slsqp-multistart", "lattice"}
     n_starts : int
-        Starting configurations tried (0 in closed form).
+        Starting configurations tried.
     """
 
     value: float
@@ -171,20 +119,7 @@ def unit_lower_bound(P: int, n: int) -> tuple[float, str]:
 
 
 def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
-    """Best proven lower bound of ``D*(P, n, margin)`` (see the module docstring).
-
-    Parameters
-    ----------
-    P : int
-        Number of points, ``>= 1``.
-    n : int
-        Dimension, ``>= 1``.
-    margin : float, default 1.0
-        Least pairwise distance, ``>= 0``.
-
-    Returns
-    -------
-    float
+    """Best proven lower bound of ``D*(P, n, margin)`` (docs/theory.md).
 
     Examples
     --------
@@ -202,22 +137,10 @@ def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
 def separated_class_count(y: ArrayLike) -> int:
     """``P'``: classes that every triplet-separated embedding keeps ``margin`` apart.
 
-    In ``G in F_TS(alpha)`` a point of a class with two or more points (an
-    anchor with a positive ``p``) is at distance ``d(a, m) >= d(a, p) + alpha
-    >= alpha`` from every point ``m`` of another class; two singleton
-    classes constrain nothing between them.  So one point of each class with
-    two or more points, plus one singleton class if there is one, are
-    pairwise ``>= alpha`` apart.
-
-    Parameters
-    ----------
-    y : array_like of shape (N,)
-        Class labels.
-
-    Returns
-    -------
-    int
-        Classes with at least two points, plus one if some class is a singleton.
+    A point of a class with two or more points is at distance ``>= alpha``
+    from every point of another class; two singletons constrain nothing.  So
+    ``P'`` counts the classes with two or more points, plus one if some class
+    is a singleton.
 
     Examples
     --------
@@ -253,12 +176,10 @@ def class_representatives(codes: np.ndarray) -> np.ndarray:
 def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: float) -> float:
     """Proven float64 lower bound of ``d_iso(E, F_TS)``: ``D*_lower(P', n, alpha) - diam(E)``.
 
-    The ``P'`` representatives (:func:`separated_class_count`) of any ``G``
-    in ``F_TS(alpha)`` are pairwise ``>= alpha`` apart, so some pair has
-    ``d_G(i, j) >= D*(P', n, alpha)`` while ``d_E(i, j) <= diam(E)``.  The
-    difference is lowered once by ``PACKING_RTOL * max(D*_lower, diam)``
-    (see :mod:`isoapprox.tolerances`) and clipped at 0.  Arguments are not
-    checked (validated codes ``0 .. P-1``, ``diam = diam(E)``).
+    The ``P'`` representatives of any ``G`` in ``F_TS(alpha)`` are pairwise
+    ``>= alpha`` apart, so some pair has ``d_G >= D*`` while ``d_E <= diam(E)``;
+    lowered by ``PACKING_RTOL * max(D*_lower, diam)``, clipped at 0.
+    Arguments are not checked.
 
     Examples
     --------
@@ -528,27 +449,24 @@ def min_separated_diameter(
 ) -> PackingResult:
     """``D*(P, n, margin)``: least diameter of ``P`` points with distances ``>= margin``.
 
+    The unit-margin problem is optimised and cached (LRU, keyed by ``P, n``,
+    starts and seed), then scaled by ``margin`` and re-checked.  The upper end
+    is a local optimum from many starts: ``certified`` only where a matching
+    lower bound is known.
+
     Parameters
     ----------
-    P : int
-        Number of points (classes), ``>= 1``.
-    n : int
-        Dimension, ``>= 1``.
+    P, n : int
+        Number of points (classes) and dimension, ``>= 1``.
     margin : float, default 1.0
-        Least pairwise distance, ``>= 0``.
-    rng : None or int, optional
-        Seed of the random starts.  ``None`` means the fixed seed 0, so
-        results are reproducible and cached per ``(P, n)``; an int seeds a
-        separate cached run.  (A ``Generator`` is accepted too: one integer
-        is drawn from it as the seed.)
+    rng : None, int or Generator, optional
+        Seed of the random starts (``None``: 0; a Generator gives one integer).
     n_starts : int, optional
-        Random starts added to the structured ones; default ``24`` for
-        ``P <= 12`` and ``12`` beyond.
+        Random starts added to the structured ones (default 24 for ``P <= 12``, else 12).
     rtol : float, default 1e-9
         ``certified`` means ``upper - lower <= rtol * upper``.
     max_opt_points : int, default 30
-        Above this ``P`` no optimiser runs: the upper bound is the best
-        lattice piece.
+        Above this ``P`` the upper end is the best lattice piece (no optimiser).
 
     Returns
     -------
@@ -560,14 +478,6 @@ def min_separated_diameter(
         If ``P < 1``, ``n < 1``, ``margin < 0`` or an option is out of range.
     TypeError
         If ``P`` or ``n`` is not an integer.
-
-    Notes
-    -----
-    The optimisation runs on the unit-margin problem and is cached (an LRU
-    cache keyed by ``P, n``, the number of starts and the seed); the
-    configuration is then scaled by ``margin`` and re-checked.  The upper
-    bound is a local optimum from many starts, not a proof of optimality:
-    ``certified`` is true only where a matching lower bound is known.
 
     Examples
     --------
@@ -597,18 +507,8 @@ def min_separated_diameter(
     closed = P == 1 or margin == 0.0 or n == 1 or P <= n + 1
     if closed:
         if P == 1 or margin == 0.0:
-            X = np.zeros((P, n))
-            return PackingResult(
-                0.0,
-                0.0,
-                0.0,
-                X,
-                True,
-                True,
-                "exact: margin 0" if margin == 0.0 and P > 1 else source,
-                "closed-form",
-                0,
-            )
+            src = "exact: margin 0" if margin == 0.0 and P > 1 else source
+            return PackingResult(0.0, 0.0, 0.0, np.zeros((P, n)), True, True, src, "closed-form", 0)
         if n == 1:
             X = (np.arange(P, dtype=float) - (P - 1) / 2.0)[:, None]
         else:
@@ -632,12 +532,8 @@ def lower_bound_curve(
 ) -> float | FloatArray:
     """Lower-bound curve of the embedding diameter against the number of classes.
 
-    The paper's eq. 17 is a "lower bound curve" of the embedding diameter as
-    a function of batch size and dimension; its exact form is unknown.  This
-    function is our reconstruction, not the paper's formula: with ``P``
-    classes in a batch, any triplet-separated embedding has diameter
-    ``>= D*(P, n, margin)``, so the curve is a lower bound (or estimate) of
-    ``D*`` as a function of ``P``.
+    Our reconstruction of the paper's eq. 17 (its exact form is unknown): any
+    triplet-separated embedding of ``P`` classes has diameter ``>= D*(P, n, margin)``.
 
     Parameters
     ----------
@@ -646,18 +542,11 @@ def lower_bound_curve(
     n : int
         Embedding dimension, ``>= 1``.
     margin : float, default 1.0
-        The triplet margin ``alpha >= 0``.
     curve : {"packing", "simplex"} or callable, default "packing"
-        ``"packing"``: the best proven lower bound of ``D*``
-        (:func:`packing_lower_bound`: exact for ``P <= n + 1`` and ``n = 1``,
-        the planar theorems for ``P <= 8``, and otherwise the largest of
-        ``margin``, the obtuse-vectors bound and the volume-packing + Jung
-        bound ``margin sqrt((n+1)/(2n)) (P^(1/n) - 1)``).
-        ``"simplex"``: ``margin`` for ``P <= n + 1`` (0 for ``P = 1``), else
-        the upper bound of ``D*`` found by :func:`min_separated_diameter`
-        (an estimate of ``D*``, not a proven lower bound).
-        A callable ``f(P, n, margin) -> float`` is called once per element
-        with Python ``int``, ``int``, ``float``.
+        ``"packing"``: :func:`packing_lower_bound` (proven).  ``"simplex"``:
+        ``margin`` for ``2 <= P <= n + 1`` (0 for ``P = 1``), else the upper
+        end of :func:`min_separated_diameter` (an estimate, not a bound).  A
+        callable ``f(P, n, margin) -> float`` is called once per element.
 
     Returns
     -------

@@ -5,42 +5,9 @@ with every proven bound, ``c``, ``theta``, ``D*`` and the checks) that the
 toy, ``diagnose``, the training callbacks and the batch stage format;
 the ``check_*`` functions check single statements.
 
-Notation
---------
-``E`` (N, n) embeds a batch with labels ``y``; ``alpha = margin >= 0``;
-``L(E) = batch_hard_loss(E, y, margin=alpha, reduction="max")``;
-``F_TS = F_TS(alpha)`` is the triplet-separated set;
-``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` are the distances to it computed
-by :func:`isoapprox.nearest_ideal` with certified brackets;
-``theta(E)`` is the thickness; ``D*(P, n, alpha)`` the least diameter of
-``P`` points of ``R^n`` with pairwise distances ``>= alpha``.
-
-The statements (our reconstruction of the paper's results; the paper's own
-statements are not public, see the README):
-
-1. ``d_iso(E1, E2) <= 2 d_haus(E1, E2)`` (pointwise and isometry modes).
-2. ``d_haus(E, F_TS) <= (c_n / theta(E)) d_iso(E, F_TS)``; the empirical
-   constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` satisfies
-   ``c(E) >= 1/2`` by (1).
-3. ``L(E) / 2 <= d_iso(E, F_TS)``, and ``d_iso(E, F_TS) <= L(E)`` when the
-   perturbed distance table is realisable in ``R^n`` (it can fail near
-   collapse with more than ``n + 1`` classes).
-4. Collapse: ``L(collapsed) = alpha`` while
-   ``d_iso(collapsed, F_TS) = D*(P, n, alpha)``.
-5. The same template for the pairwise contrastive and margin losses, whose
-   zero-loss sets are ``F = {d_pos <= u, d_neg >= l}``
-   (:func:`isoapprox.nearest_zero_loss`).  With ``L`` the max-reduced pair
-   loss: ``L(E) <= d_iso(E, F)`` (factor 1, not 2: each pair constraint
-   involves one distance, where a triplet's violation is shared by two),
-   hence ``L(E) / 2 <= d_haus(E, F)`` by (1); and ``d_iso(E, F) <= L(E)``
-   (so equality) when the clipped table (``min(D, u)`` on positives,
-   ``max(D, l)`` on negatives) is realisable in ``R^n``.  The metric
-   relaxation never exceeds ``L``; only the dimension does (collapse with
-   more than ``n + 1`` classes).
-
-Every check returns numbers: both sides with their brackets, the slack, and
-a verdict that is ``True`` or ``False`` only when the brackets decide it
-(``None`` when the brackets overlap the bound).
+Notation and the statements 1-5 (our reconstruction of the paper's results):
+see docs/theory.md.  Every check returns both sides with their brackets, the
+slack and a verdict (``None`` when the brackets overlap the bound).
 """
 
 from __future__ import annotations
@@ -133,16 +100,12 @@ class CheckResult:
     Attributes
     ----------
     statement : str
-        The inequality in words, e.g. ``"d_iso(E1, E2) <= 2 d_haus(E1, E2)"``.
-    lhs, rhs : float
-        Best estimates of both sides.
-    lhs_lower, lhs_upper, rhs_lower, rhs_upper : float
-        Certified brackets of both sides (equal to the estimate when exact).
+    lhs, rhs, lhs_lower, lhs_upper, rhs_lower, rhs_upper : float
+        Estimates of both sides and their certified brackets.
     slack : float
-        ``rhs - lhs``: non-negative when the estimates satisfy the bound.
+        ``rhs - lhs``.
     holds : bool or None
-        ``True`` when ``lhs_upper <= rhs_lower`` (certified), ``False`` when
-        ``lhs_lower > rhs_upper`` (certified violation), ``None`` otherwise.
+        ``lhs_upper <= rhs_lower`` (True), ``lhs_lower > rhs_upper`` (False), else None.
     """
 
     statement: str
@@ -185,17 +148,8 @@ def check_bound(statement: str, lhs: tuple[float, float, float], rhs: tuple[floa
 def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> CheckResult:
     """Statement 1: ``d_iso(E1, E2) <= 2 d_haus(E1, E2)``.
 
-    Parameters
-    ----------
-    E1, E2 : array_like of shape (N, n)
-        Two embeddings of the same points.
-    mode : {"pointwise", "isometry"}
-        Hausdorff-like mode.  ``"isometry"`` uses the certified bracket of
-        :func:`isoapprox.minimax_procrustes`.
-
-    Returns
-    -------
-    CheckResult
+    ``mode="isometry"`` uses the certified bracket of
+    :func:`isoapprox.minimax_procrustes`.
 
     Examples
     --------
@@ -222,26 +176,10 @@ def check_loss_iso(
 ) -> tuple[CheckResult, CheckResult]:
     """Statement 3: ``L(E)/2 <= d_iso(E, F_TS)`` and ``d_iso(E, F_TS) <= L(E)``.
 
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Labels.
-    margin : float, default 0.0
-        ``alpha >= 0``.
-    iso : IdealResult, optional
-        A precomputed ``nearest_ideal(E, y, margin=margin, objective="iso")``.
-    rng : None, int or Generator
-        Seeds the solver's starts when ``iso`` is not given.
-    tol : float, default 1e-6
-        Requested relative gap of the solver.
-
-    Returns
-    -------
-    lower_check, upper_check : CheckResult
-        The proven lower bound (always holds) and the upper bound (may fail
-        when the perturbed table is not realisable in ``R^n``).
+    ``iso`` is a precomputed ``nearest_ideal(E, y, margin=margin,
+    objective="iso")``; otherwise ``rng`` and ``tol`` go to the solver.
+    Returns the proven lower check and the upper check (which may fail when
+    the perturbed table is not realisable in ``R^n``).
     """
     margin = check_margin(margin)
     if iso is None:
@@ -269,43 +207,22 @@ def check_pair_loss(
     """Statement 5: ``L(E) <= d_iso(E, F)`` and ``d_iso(E, F) <= L(E)`` for a pair loss.
 
     ``L`` is the max-reduced pair loss and ``F`` its zero-loss set
-    (see :func:`isoapprox.nearest_zero_loss`).
-
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Labels.
-    loss : {"contrastive", "margin"}, default "contrastive"
-    margin : float, default 0.0
-        ``alpha >= 0``.
-    pos_margin : float, default 0.0
-        ``tau >= 0`` (contrastive loss).
-    beta : float, default 1.0
-        ``beta >= 0`` (margin loss).
-    iso : IdealResult, optional
-        A precomputed ``nearest_zero_loss(E, y, ..., objective="iso")`` for
-        the same loss and parameters.
-    rng : None, int or Generator
-        Seeds the solver's starts when ``iso`` is not given.
-    tol : float, default 1e-6
-        Requested relative gap of the solver.
+    (:func:`isoapprox.nearest_zero_loss`, whose parameters ``loss``,
+    ``margin``, ``pos_margin`` and ``beta`` are taken); ``iso`` is a
+    precomputed ``nearest_zero_loss(..., objective="iso")`` of the same
+    loss, ``rng`` and ``tol`` go to the solver otherwise.
 
     Returns
     -------
     lower_check, upper_check : CheckResult
-        The proven lower bound ``L(E) <= d_iso(E, F)`` (factor 1; it always
-        holds) and the upper bound ``d_iso(E, F) <= L(E)``, which holds
-        (with equality) when the clipped distance table is realisable in
-        ``R^n`` and can fail near collapse with more than ``n + 1`` classes.
+        The proven ``L(E) <= d_iso(E, F)`` and ``d_iso(E, F) <= L(E)``, which
+        holds (with equality) when the clipped table is realisable in ``R^n``.
 
     Raises
     ------
     InvalidInputError
-        As :func:`isoapprox.nearest_zero_loss` (unknown loss, negative
-        parameters, an empty margin-loss zero set), or when ``iso`` was
-        computed for another loss or other parameters.
+        As :func:`isoapprox.nearest_zero_loss`, or when ``iso`` was computed
+        for another loss or other parameters.
 
     Examples
     --------
@@ -411,28 +328,20 @@ class DistanceResult:
     Attributes
     ----------
     objective : {"iso", "haus"}
-    value : float
-        The objective at ``embedding`` (re-scored in float64); ``= upper``.
-    lower, upper : float
-        ``lower <= d(E, F_TS) <= upper``.
+    value, lower, upper : float
+        ``lower <= d(E, F_TS) <= upper = value`` (re-scored in float64).
     gap, rel_gap : float
         ``upper - lower`` and ``gap / max(value, FLOOR_RTOL * max(diam E, alpha))``.
     certified : bool
         ``rel_gap <= tol``.
     lower_source : str
-        The bound that gives ``lower`` (a :attr:`IdealResult.bounds` name, or
-        ``"iso_half"``: half the lower end of ``d_iso``, statement 1).
+        A :attr:`IdealResult.bounds` name, or ``"iso_half"`` (statement 1).
     solver : str
-        Where ``embedding`` comes from: ``nearest_ideal``'s solver,
-        ``"cross:haus"`` (the haus solution, for ``d_iso``) or
-        ``"procrustes"`` (``f*`` moved onto ``E``, for ``d_haus``).
+        Origin of ``embedding``: the solver, ``"cross:haus"`` or ``"procrustes"``.
     status : str
-        ``"certified"``, the solver's status, or ``"bracket"`` (no solver of
-        this objective gave the embedding).
+        ``"certified"``, the solver's status, or ``"bracket"``.
     kind : {"collapsed", "class-collapsed", "general"}
-        Of ``embedding`` (:func:`isoapprox.ideal.embedding_kind`).
     seconds : float
-        Solver wall time.
     embedding : ndarray of shape (N, n)
         Triplet-separated in float64.
     """
@@ -482,49 +391,35 @@ class TheoryResult:
     ----------
     n_points, dim, n_classes, n_separated_classes : int
         ``N``, ``n``, ``P`` and ``P'`` (:func:`isoapprox.packing.separated_class_count`).
-    margin : float
-        ``alpha``.
-    loss_max, loss_mean : float
-        Batch-hard loss ``L`` (max reduction) and its mean, at ``alpha``.
-    diameter : float
-        ``diam(E)``.
+    margin, loss_max, loss_mean, diameter : float
+        ``alpha``, the batch-hard loss (max and mean) and ``diam(E)``.
     iso, haus : DistanceResult
         ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` with their certified brackets.
     iso_crossed, haus_crossed : bool
-        The iso upper end comes from the haus solution; the haus bracket was
-        tightened from the iso solution (moved ``f*`` or half of ``d_iso``).
+        A bracket end came from the other objective's solution.
     packing_lower : float
-        The packing bound ``D*_lower(P', n, alpha) - diam(E)`` (proven, float64).
-    solver_results : dict of str to IdealResult
-        ``nearest_ideal``'s own results (``"iso"``, and ``"haus"`` when it ran).
+        ``D*_lower(P', n, alpha) - diam(E)`` (proven).
     c, c_lower, c_upper : float
-        ``c = d_haus / d_iso`` and its bracket ``[haus.lower / iso.upper,
-        haus.upper / iso.lower]`` (all NaN when ``E`` is separated).
+        ``d_haus / d_iso`` and its bracket (NaN when ``E`` is separated).
     theta, theta_lower, theta_upper : float
-        Thickness of ``E`` with its bracket (0 when ``E`` is flat).
+        Thickness with its bracket (0 when ``E`` is flat).
     implied_cn : float
         ``c * theta``: the least ``c_n`` compatible with ``E`` in statement 2.
-    d_haus_fstar, d_haus_fstar_lower, d_haus_fstar_upper : float
-        ``d_haus_isometry(E, f*)`` (minimax Procrustes; NaN when not run).
-    ratio_fstar : float
-        ``d_haus_fstar / d_iso``.
-    aligned : ndarray of shape (N, n) or None
-        ``f*`` moved onto ``E`` by the best isometry (``f*`` when ``d_iso = 0``).
-    d_star, d_star_lower, d_star_upper : float
-        ``D*(P', n, alpha)`` and its bracket (:func:`isoapprox.packing.d_star_bracket`).
-    d_star_exact : bool
-    d_star_source : str
-        Where ``d_star_lower`` comes from.
+    d_haus_fstar, d_haus_fstar_lower, d_haus_fstar_upper, ratio_fstar : float
+        ``d_haus_isometry(E, f*)`` (NaN when not run) and its ratio to ``d_iso``.
+    d_star, d_star_lower, d_star_upper, d_star_exact, d_star_source
+        ``D*(P', n, alpha)`` (:func:`isoapprox.packing.d_star_bracket`).
     beyond_simplex : bool
         ``P' > n + 1``.
     ideal_diameter : float
         ``diam(f*)``.
     checks : dict of str to CheckResult
-        Statements of SPEC section 3 that apply, by key: ``"1_pointwise"``,
-        ``"1_pointwise_haus"``, ``"1_isometry"``, ``"2_half"``, ``"2_cn"``,
-        ``"3_lower"``, ``"3_upper"``, ``"4_diameter"`` (see :data:`CHECKS`).
+        The statements that apply, by key of :data:`CHECKS`.
+    solver_results : dict of str to IdealResult
+        ``nearest_ideal``'s own results (``"iso"``, and ``"haus"`` when it ran).
+    aligned : ndarray of shape (N, n) or None
+        ``f*`` moved onto ``E`` by the best isometry.
     seconds : float
-        Wall time.
     """
 
     n_points: int
@@ -638,19 +533,12 @@ def evaluate_theory(
 ) -> TheoryResult:
     """Both distances to ``F_TS`` with every proven bound, ``c``, ``theta`` and the checks.
 
-    The one evaluation of the theory: the toy, ``diagnose``, the training
-    callbacks, the batch stage and :func:`empirical_constant` format its
-    record.  One tightening strategy:
-
-    - ``d_iso``: :func:`isoapprox.nearest_ideal` (its proven bounds include
-      the packing bound); its upper end is replaced by ``d_iso(E, f*_haus)``
-      when the haus solution is better (both lie in ``F_TS``);
-    - ``d_haus``: the better of the haus solver's incumbent (when
-      ``N <= haus_max_points``) and ``f*`` moved onto ``E`` by its minimax
-      Procrustes isometry (``F_TS`` is closed under isometries; re-checked
-      triplet-separated in float64); lower end the larger of the solver's
-      bound and ``d_iso``'s lower end over 2 (statement 1);
-    - ``c`` in ``[haus.lower / iso.upper, haus.upper / iso.lower]``.
+    The one evaluation of the theory (its strategy: docs/theory.md).
+    ``d_iso`` is :func:`isoapprox.nearest_ideal`'s bracket, its upper end
+    lowered by the haus solution when better; ``d_haus`` is the better of
+    the haus solver (``N <= haus_max_points``) and ``f*`` moved onto ``E``
+    by its minimax Procrustes isometry, with lower end at least half that
+    of ``d_iso`` (statement 1).
 
     Parameters
     ----------
@@ -659,12 +547,9 @@ def evaluate_theory(
     y : array_like of shape (N,)
         Labels admitting a triplet.
     margin : float, default 0.0
-        ``alpha >= 0``.
     options : TheoryOptions, optional
-    rng : None, int or Generator
-        Seeds the iso solver's starts (then the haus solver's, unless ``haus_rng``).
-    haus_rng : None, int or Generator, optional
-        Seeds the haus solver's starts.
+    rng, haus_rng : None, int or Generator
+        Seed the iso solver's starts (and the haus solver's, unless ``haus_rng``).
     iso, haus : IdealResult, optional
         Precomputed ``nearest_ideal`` results for this ``E``, ``y`` and margin.
     procrustes : ProcrustesResult, optional
@@ -726,7 +611,9 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     run_proc = opts.procrustes_max_dim is None or n <= opts.procrustes_max_dim
     if iso.value == 0.0:
         aligned = fstar
-        proc = _identity_procrustes(n)
+        proc = ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
+                                gap=0.0, certified=True, reflection=False, n_iter=0,
+                                method="trivial")
         haus = DistanceResult("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
                               iso.solver, iso.status, iso.kind, 0.0, fstar)
         haus_crossed = False
@@ -745,9 +632,8 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
                 cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned,
                               "procrustes", "bracket", 0.0))
         lower, source = iso.lower / 2.0, "iso_half"
-        if haus_res is not None:
-            if haus_res.lower > lower:
-                lower, source = haus_res.lower, haus_res.lower_source
+        if haus_res is not None and haus_res.lower > lower:
+            lower, source = haus_res.lower, haus_res.lower_source
         if not cands:  # rounding broke the moved copy and no solver ran
             logger.warning("the ideal embedding moved onto E is not triplet-separated in "
                            "float64 (rounding); the d_haus upper end uses f* unmoved")
@@ -781,30 +667,27 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     # the checks of SPEC section 3 -----------------------------------------------------
     iso_b = (iso.value, iso.lower, iso.upper)
     checks: dict[str, CheckResult] = {}
+
+    def check(key: str, lhs: tuple, rhs: tuple, size: float = scale) -> None:
+        checks[key] = check_bound(CHECKS[key][1], lhs, rhs, size)
+
     if not separated:  # else f* = E and statements 1 and 2 are void
-        d_f = isometric_error(X, fstar)
+        d_f, h_f = isometric_error(X, fstar), hausdorff_like(X, fstar, mode="pointwise")
         sc = max(diam, diameter(fstar))
-        h_f = hausdorff_like(X, fstar, mode="pointwise")
-        checks["1_pointwise"] = check_bound(CHECKS["1_pointwise"][1], (d_f,) * 3, (2 * h_f,) * 3,
-                                            sc)
+        check("1_pointwise", (d_f,) * 3, (2 * h_f,) * 3, sc)
         G = haus.embedding
         d_h, h_h = isometric_error(X, G), hausdorff_like(X, G, mode="pointwise")
-        checks["1_pointwise_haus"] = check_bound(CHECKS["1_pointwise_haus"][1], (d_h,) * 3,
-                                                 (2 * h_h,) * 3, max(diam, diameter(G)))
+        check("1_pointwise_haus", (d_h,) * 3, (2 * h_h,) * 3, max(diam, diameter(G)))
         if proc is not None:
-            checks["1_isometry"] = check_bound(CHECKS["1_isometry"][1], (d_f,) * 3,
-                                               (2 * f_val, 2 * f_lo, 2 * f_up), sc)
-        checks["2_half"] = check_bound(CHECKS["2_half"][1], (0.5, 0.5, 0.5), (c, c_lo, c_up))
+            check("1_isometry", (d_f,) * 3, (2 * f_val, 2 * f_lo, 2 * f_up), sc)
+        check("2_half", (0.5,) * 3, (c, c_lo, c_up), 0.0)
     if opts.c_n is not None and th_lo > 0.0:
         bound = (opts.c_n / theta * iso.value, opts.c_n / th_up * iso.lower,
                  opts.c_n / th_lo * iso.upper)
-        checks["2_cn"] = check_bound(CHECKS["2_cn"][1], (haus.value, haus.lower, haus.upper),
-                                     bound, scale)
-    checks["3_lower"] = check_bound(CHECKS["3_lower"][1], (L / 2, L / 2, L / 2), iso_b, scale)
-    checks["3_upper"] = check_bound(CHECKS["3_upper"][1], iso_b, (L, L, L), scale)
-    checks["4_diameter"] = check_bound(
-        CHECKS["4_diameter"][1], (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower),
-        (diam, diam, diam), scale)
+        check("2_cn", (haus.value, haus.lower, haus.upper), bound)
+    check("3_lower", (L / 2,) * 3, iso_b)
+    check("3_upper", iso_b, (L,) * 3)
+    check("4_diameter", (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower), (diam,) * 3)
     return TheoryResult(
         n_points=N, dim=n, n_classes=int(codes.max()) + 1, n_separated_classes=P_sep,
         margin=alpha, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,
@@ -820,26 +703,12 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     )
 
 
-def _identity_procrustes(n: int) -> ProcrustesResult:
-    return ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
-                            gap=0.0, certified=True, reflection=False, n_iter=0,
-                            method="trivial")
-
-
 @dataclass(frozen=True)
 class ConstantResult:
-    """The empirical constant ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)``: a view of
-    :class:`TheoryResult` (same names and meanings; ``d_iso*`` / ``d_haus*`` are
-    its ``iso`` / ``haus`` brackets).
-
-    ``half_check`` and ``cn_check`` are its checks ``"2_half"`` and ``"2_cn"``
-    (None where they do not apply); ``kind_iso`` / ``kind_haus`` the kinds of
-    the two nearest ideal embeddings; ``extra["d_haus_source"]`` is
-    ``"procrustes_fstar"`` when ``d_haus`` comes from ``f*`` moved onto ``E``,
-    else ``"nearest_ideal"``.  ``ratio_fstar`` (our reading of the quantity the
-    paper's toy figure annotates as ``d_haus(f_theta, f*)``) is ``>= c`` up to
-    the brackets.
-    """
+    """The empirical constant ``c(E)``: a view of :class:`TheoryResult` (same names;
+    ``d_iso*`` / ``d_haus*`` its brackets, ``half_check`` / ``cn_check`` its checks
+    ``"2_half"`` / ``"2_cn"``, ``extra["d_haus_source"]`` ``"procrustes_fstar"`` or
+    ``"nearest_ideal"``)."""
 
     c: float
     c_lower: float
@@ -883,34 +752,11 @@ def empirical_constant(
     """Statement 2: the empirical constant ``c(E)`` with its bracket and ``theta(E)``.
 
     :func:`evaluate_theory` with ``nearest_ideal``'s defaults (both
-    objectives solved, 10 s each), formatted.
-
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Labels.
-    margin : float, default 0.0
-        ``alpha >= 0``.
-    c_n : float, optional
-        The dimension constant of the isometric approximation theorem; when
-        given, ``d_haus <= (c_n / theta) d_iso`` is checked.
-    iso, haus : IdealResult, optional
-        Precomputed ``nearest_ideal`` results for the two objectives.
-    rng : None, int or Generator
-        Seeds the solvers' starts.
-    tol : float, default 1e-6
-        Requested relative gap of the solvers.
-    fstar : bool, default True
-        Move ``f*`` onto ``E`` (a minimax Procrustes problem: seconds in
-        ``n = 32``); ``False`` leaves ``ratio_fstar`` and ``d_haus_fstar`` NaN.
-    fstar_procrustes : ProcrustesResult, optional
-        A precomputed ``minimax_procrustes(E, iso.embedding)``.
-
-    Returns
-    -------
-    ConstantResult
+    objectives solved, 10 s each), formatted.  ``c_n``, if given, checks
+    ``d_haus <= (c_n / theta) d_iso``; ``iso``, ``haus`` and
+    ``fstar_procrustes`` are precomputed results; ``fstar=False`` skips
+    moving ``f*`` onto ``E`` (``ratio_fstar`` and ``d_haus_fstar`` NaN);
+    ``rng`` seeds the solvers, ``tol`` is their requested relative gap.
     """
     if c_n is not None:
         c_n = check_positive(c_n, "c_n")
@@ -939,35 +785,13 @@ def constant_result(r: TheoryResult) -> ConstantResult:
 
 @dataclass(frozen=True)
 class CollapseResult:
-    """Statement 4 for one label layout in ``R^n``.
+    """Statement 4 for one label layout in ``R^n`` (:func:`check_collapse`).
 
-    Attributes
-    ----------
-    n_classes : int
-        ``P``, the number of classes in the batch.
-    dim : int
-        ``n``.
-    margin : float
-        ``alpha``.
-    loss_collapsed : float
-        ``L(collapsed)`` (max reduction); equals ``alpha``.
-    loss_collapsed_mean : float
-        The mean-reduced batch-hard loss at collapse; equals ``alpha``.
-    d_iso : float
-        ``d_iso(collapsed, F_TS)`` and its bracket ``d_iso_lower``,
-        ``d_iso_upper``.
-    d_star, d_star_lower, d_star_upper : float
-        ``D*(P, n, alpha)`` and its bracket.
-    faithful_ratio : float
-        ``d_iso(collapsed, F_TS) / L(collapsed)``: 1 while the loss is a
-        faithful proxy of the distance to the ideal set; grows beyond 2 once
-        ``P >> n``.
-    beyond_simplex : bool
-        ``P > n + 1``.
-    agreement : CheckResult
-        ``|d_iso(collapsed, F_TS) - D*| <= 0`` evaluated from both brackets
-        (``holds`` is True when the brackets force agreement within
-        rounding, None when they only overlap, False when they are disjoint).
+    ``loss_collapsed`` (max) and ``loss_collapsed_mean`` both equal
+    ``alpha``; ``d_iso*`` bracket ``d_iso(collapsed, F_TS)`` and ``d_star*``
+    ``D*(P, n, alpha)``; ``faithful_ratio = d_iso / L`` (1 while the loss is a
+    faithful proxy, beyond 2 once ``P >> n``); ``beyond_simplex`` is
+    ``P > n + 1``; ``agreement`` checks ``d_iso == D*`` from both brackets.
     """
 
     n_classes: int
@@ -995,24 +819,10 @@ def check_collapse(
 ) -> CollapseResult:
     """Statement 4: at collapse the loss is ``alpha`` but the distance is ``D*``.
 
-    Parameters
-    ----------
-    y : array_like of shape (N,)
-        Labels of the batch; every class should have at least two points
-        (then the nearest ideal embedding of the collapsed one collapses
-        each class and ``d_iso = D*(P, n, alpha)``).
-    dim : int
-        Embedding dimension ``n >= 1``.
-    margin : float, default 1.0
-        ``alpha >= 0``.
-    rng : None, int or Generator
-        Seeds the solvers.
-    tol : float, default 1e-6
-        Requested relative gap.
-
-    Returns
-    -------
-    CollapseResult
+    ``y`` should give every class two or more points (then ``f*`` of the
+    collapsed batch collapses each class and ``d_iso = D*(P, n, alpha)``);
+    ``dim >= 1`` is ``n``; ``rng`` seeds the solvers and ``tol`` is their
+    requested relative gap.
     """
     dim = check_int(dim, "dim", minimum=1)
     margin = check_margin(margin)
@@ -1032,12 +842,7 @@ def check_collapse(
                (iso.value, iso.lower, iso.upper), (ds.value, ds.lower, ds.upper), margin)
     b = check_bound("D*(P, n, alpha) <= d_iso(collapsed, F_TS)",
                (ds.value, ds.lower, ds.upper), (iso.value, iso.lower, iso.upper), margin)
-    if a.holds is False or b.holds is False:
-        verdict: bool | None = False
-    elif a.holds and b.holds:
-        verdict = True
-    else:
-        verdict = None
+    verdict = False if False in (a.holds, b.holds) else (True if a.holds and b.holds else None)
     agreement = CheckResult(
         "d_iso(collapsed, F_TS) == D*(P, n, alpha)", iso.value, ds.value, iso.lower, iso.upper,
         ds.lower, ds.upper, float(ds.value - iso.value), verdict,

@@ -1,50 +1,10 @@
 """The toy system: five labelled points in the plane, embedded by a small network.
 
-The paper (Xu et al., ICLR 2024) illustrates its theory on a toy of
-``N = 5`` input points in ``R^2`` embedded into ``R^2`` by a network
-``f_theta`` trained with the batch-hard triplet loss, and reports the
-empirical constant ``c = 0.53`` together with a "sequential collapse" of the
-embedding.  Its points, labels, network and learning rate are not published;
-this module sets up a toy of the same shape and measures what the theory is
-about, step by step.
-
-Notation
---------
-``x_k`` (5, 2) the inputs with labels ``y``; ``E = f_theta(x)`` (5, 2) the
-embedding; ``alpha = margin >= 0``; ``F_TS = F_TS(alpha)`` the
-triplet-separated set; ``L`` the batch-hard loss (``mean`` for training,
-``max`` for the theory); ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` the
-distances to the ideal set (:func:`isoapprox.nearest_ideal`, with certified
-brackets); ``f*`` the iso-nearest ideal embedding; ``d_haus(E, f*)`` the
-minimax-Procrustes distance (:func:`isoapprox.minimax_procrustes`);
-``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)`` (statement 2; ``>= 1/2``);
-``ratio_fstar = d_haus(E, f*) / d_iso(E, F_TS)`` (the ratio of the two
-distances the paper's toy figure annotates, by our reading: a
-reconstruction); ``theta(E)`` the thickness; ``diam(E)`` the diameter, equal to
-``d_iso(E, f_c)`` for the collapsed embedding ``f_c``.
-
-What :func:`run_toy` does
--------------------------
-1. Trains, for every :class:`Scenario`, an MLP ``2 - 16 - 2`` (tanh) on the
-   five inputs by full-batch gradient descent on the mean batch-hard loss
-   (constant learning rate, then a geometric decay:
-   :func:`learning_rate_schedule`), keeping every step's embedding.
-2. Finds when pairs merge for good (:func:`merge_events`, with hysteresis),
-   the order in which clusters merge (:func:`merge_order`), and classifies
-   the run (:func:`classify_run`; sequential collapse: :func:`is_sequential`).
-3. Evaluates, at log-spaced steps and at every merge, the loss, both
-   distances to ``F_TS`` with brackets, ``f*``, ``d_haus(E, f*)``, the
-   diameter, ``theta`` and ``c`` (:func:`evaluate_embedding`).
-4. Evaluates ``c`` on ``n_random`` random 5-point embeddings
-   (:func:`summarize_random`).
-
-Everything is seeded: trajectories by the scenarios' ``init_seed`` and
-``input_seed``, solver starts and random toys by ``seed`` (keyed per task,
-so the executor does not choose the seeds).  Across machines, last-bit
-differences move the merge steps; what the toy claims (outcomes, sequential
-collapse, merge order, the range of ``c``) survives relative perturbations
-of ``1e-12`` (``ToyConfig.perturbation``; ``tests/test_toy_robust.py``).
-See docs/toy.md.
+:func:`run_toy` trains every :class:`Scenario` (an MLP ``2 - 16 - 2`` on the
+mean batch-hard loss), finds when and in which order points merge, classifies
+the run, and evaluates the theory (:func:`evaluate_embedding`) at log-spaced
+steps, at every merge and on random 5-point toys.  Notation, pipeline and
+reproducibility: see docs/toy.md.
 """
 
 from __future__ import annotations
@@ -58,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.cluster.hierarchy import linkage
 
 from ._validation import (
     as_labels,
@@ -115,7 +76,6 @@ PAPER_C = 0.53
 JUNG_PLANE = 1.0 / math.sqrt(3.0)
 #: label layouts of the random toys (five points, at least one class of >= 2)
 RANDOM_LAYOUTS: tuple[tuple[int, ...], ...] = ((0, 0, 0, 1, 1), (0, 0, 1, 1, 2), (0, 0, 1, 1, 1))
-OUTCOMES = ("collapsed", "separated", "neither", "diverged")
 #: ``ToyConfig.perturbation`` is a relative size below this (it models last-bit
 #: differences, ~1e-12, not another configuration)
 MAX_PERTURBATION = 1e-2
@@ -123,23 +83,8 @@ MAX_PERTURBATION = 1e-2
 
 @dataclass(frozen=True)
 class Scenario:
-    """One training run of the toy.
-
-    Attributes
-    ----------
-    name : str
-        Short identifier (letters, digits, ``_``).
-    labels : tuple of int
-        Class of each input point.
-    margin : float
-        ``alpha >= 0`` of the batch-hard loss.
-    lr : float
-        Learning rate of plain gradient descent.
-    init_seed : int
-        Seed of the network's initial weights.
-    description : str
-        One line for the summary and the figures.
-    """
+    """One training run of the toy: labels, margin ``alpha``, learning rate,
+    seed of the initial weights and a one-line description."""
 
     name: str
     labels: tuple[int, ...]
@@ -149,15 +94,8 @@ class Scenario:
     description: str = ""
 
 
-#: the three default scenarios: same inputs, labels and initial weights;
-#: chosen by the deterministic search of ``experiments/toy.py --search``
-#: (input seeds 2 and 5, initial seeds 0-99, learning rates 0.2 and 0.25,
-#: margin 1, labels (0, 0, 0, 1, 1), each run also under seven perturbations of
-#: 1e-12): the collapse whose clusters merge one at a time, in the same order,
-#: in every run, with the most steps between two merges; the same network at
-#: half the learning rate, which separates the classes in every run; and the
-#: same network at margin 0.  The descriptions say what is set, not what
-#: happens: the outcome is measured.
+#: the three default scenarios, chosen by ``experiments/toy.py --search``
+#: (see docs/toy.md); descriptions say what is set, the outcome is measured
 DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
     Scenario("collapse", (0, 0, 0, 1, 1), 1.0, 0.25, 59, "margin 1, learning rate 0.25"),
     Scenario("separate", (0, 0, 0, 1, 1), 1.0, 0.125, 59, "margin 1, learning rate 0.125"),
@@ -168,67 +106,39 @@ DEFAULT_SCENARIOS: tuple[Scenario, ...] = (
 
 @dataclass(frozen=True)
 class ToyConfig:
-    """Configuration of :func:`run_toy` (all fields JSON-ready).
+    """Configuration of :func:`run_toy` (all fields JSON-ready; see docs/toy.md).
 
     Attributes
     ----------
     scenarios : tuple of Scenario
-        The training runs.
     input_seed : int
-        Seed of the five inputs ``x_k ~ N(0, I_2)``.
+        Seed of the inputs ``x_k ~ N(0, I_2)``.
     n_points : int
-        Number of inputs (5 in the paper).
     hidden : tuple of int
         Hidden widths of the MLP ``2 - hidden - 2``.
     activation : {"tanh", "relu"}
-        Nonlinearity of the hidden layers.
     steps : int
         Gradient steps per scenario.
-    lr_decay_start : float
-        Fraction of the steps trained at the scenario's learning rate; the
-        rest decays it geometrically (:func:`learning_rate_schedule`).
-    lr_end : float
-        Learning rate of the last step relative to the scenario's (``1``:
-        constant).
-    perturbation : float
-        Move the initial weights and the inputs by this relative amount
-        before training (each entry times ``1 + perturbation * z``, ``z ~
-        N(0, 1)`` drawn from ``perturbation_seed``); ``0`` trains the toy as
-        it is.  ``1e-12`` is the size by which machines (BLAS kernels, SIMD
-        paths) differ: a robust scenario keeps its outcome.
-    perturbation_seed : int
-        Seed of the perturbation.
-    n_logged : int
-        Number of log-spaced steps evaluated (merge events are added).
-    n_history : int
-        Number of log-spaced steps of the stored distance history.
+    lr_decay_start, lr_end : float
+        Arguments of :func:`learning_rate_schedule`.
+    perturbation, perturbation_seed : float, int
+        Multiply the initial weights and inputs by ``1 + perturbation * z``
+        (``z ~ N(0, 1)`` from ``perturbation_seed``) before training; ``1e-12``
+        models the last-bit differences between machines.
+    n_logged, n_history : int
+        Log-spaced steps evaluated (merges are added) and stored in the history.
     example_step : int or None
-        Step drawn in the Fig. 2/3-style figures (the nearest evaluated
-        one); ``None``: the evaluated step of the example scenario with the
-        largest ``d_iso(f_theta, F_TS)``.
-    merge_rtol : float
-        A pair merges at the first step at which its distance is at most
-        ``merge_rtol`` times the initial diameter, if it never again
-        exceeds ``merge_release`` times that (and is merged at the end).
-    merge_release : float
-        The hysteresis factor of ``merge_rtol`` (``>= 1``).
-    collapse_rtol : float
-        A run collapsed when its final diameter is at most ``collapse_rtol``
-        times the initial one.
-    n_random : int
-        Random toys (spread evenly over layouts and margins).
-    random_layouts : tuple of tuple of int
-        Label layouts of the random toys.
-    random_margins : tuple of float
-        Margins of the random toys.
+        Step of the Fig. 2/3-style figures (nearest evaluated one); ``None``:
+        the one with the largest ``d_iso``.
+    merge_rtol, merge_release, collapse_rtol : float
+        Thresholds relative to the initial diameter (:func:`merge_events`,
+        :func:`classify_run`); ``merge_release >= 1`` is the hysteresis.
+    n_random, random_layouts, random_margins
+        Random toys, spread evenly over layouts and margins.
     seed : int
         Root seed of the solvers' starts and of the random toys.
-    tol : float
-        Requested relative gap of :func:`isoapprox.nearest_ideal`.
-    n_starts : int
-        Local solves of :func:`isoapprox.nearest_ideal`.
-    time_limit : float
-        Seconds per :func:`isoapprox.nearest_ideal` call.
+    tol, n_starts, time_limit
+        Options of :func:`isoapprox.nearest_ideal`.
     """
 
     scenarios: tuple[Scenario, ...] = DEFAULT_SCENARIOS
@@ -256,16 +166,11 @@ class ToyConfig:
     time_limit: float = 20.0
 
     def __post_init__(self) -> None:
-        check_int(self.n_points, "n_points", minimum=3)
-        check_int(self.steps, "steps", minimum=1)
-        check_int(self.n_logged, "n_logged", minimum=2)
-        check_int(self.n_history, "n_history", minimum=2)
-        if self.example_step is not None:
-            check_int(self.example_step, "example_step", minimum=0)
-        check_int(self.n_random, "n_random", minimum=0)
-        check_int(self.seed, "seed", minimum=0)
-        check_int(self.input_seed, "input_seed", minimum=0)
-        check_int(self.n_starts, "n_starts", minimum=1)
+        for name, minimum in (("n_points", 3), ("steps", 1), ("n_logged", 2), ("n_history", 2),
+                              ("example_step", 0), ("n_random", 0), ("seed", 0),
+                              ("input_seed", 0), ("n_starts", 1)):
+            if name != "example_step" or self.example_step is not None:
+                check_int(getattr(self, name), name, minimum=minimum)
         check_positive(self.merge_rtol, "merge_rtol")
         if check_positive(self.merge_release, "merge_release") < 1.0:
             raise InvalidInputError(f"`merge_release` must be >= 1; got {self.merge_release!r}")
@@ -276,9 +181,8 @@ class ToyConfig:
             raise InvalidInputError(f"`perturbation` must be < {MAX_PERTURBATION:g} (a relative "
                                     f"size); got {self.perturbation!r}")
         check_int(self.perturbation_seed, "perturbation_seed", minimum=0)
-        check_positive(self.collapse_rtol, "collapse_rtol")
-        check_positive(self.tol, "tol")
-        check_positive(self.time_limit, "time_limit")
+        for name in ("collapse_rtol", "tol", "time_limit"):
+            check_positive(getattr(self, name), name)
         check_option(self.activation, "activation", ("tanh", "relu"))
         if not self.scenarios:
             raise InvalidInputError("`scenarios` must hold at least one Scenario; got ()")
@@ -393,20 +297,10 @@ def _perturb(arrays: Sequence[np.ndarray], eps: float, seed: int) -> None:
 
 
 def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
-    """Train the toy network of one scenario; keep every step's embedding.
+    """Train the toy network of one scenario, keeping every step's embedding.
 
-    Parameters
-    ----------
-    config : ToyConfig
-        Inputs, network, steps, learning-rate schedule and perturbation.
-    scenario : Scenario
-        Labels, margin, learning rate and initial weights.
-
-    Returns
-    -------
-    dict
-        ``embeddings`` (steps + 1, N, 2), ``loss_mean`` and ``n_active``
-        (steps + 1,), ``diverged`` (bool), ``inputs`` (N, 2), ``codes``.
+    Returns a dict: ``embeddings`` (steps + 1, N, 2), ``loss_mean`` and
+    ``n_active`` (steps + 1,), ``diverged``, ``inputs`` (N, 2), ``codes``.
     """
     X = toy_inputs(config)
     codes, _ = as_labels(np.asarray(scenario.labels), config.n_points, "labels")
@@ -438,17 +332,7 @@ def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
 
 
 def step_distances(embeddings: np.ndarray) -> np.ndarray:
-    """Pairwise distances of every step's embedding, by direct differences.
-
-    Parameters
-    ----------
-    embeddings : ndarray of shape (T, N, n)
-        Finite embeddings of ``T`` steps (training output: not validated).
-
-    Returns
-    -------
-    ndarray of shape (T, N (N - 1) / 2)
-        The distances in ``triu`` order (the layout of :func:`merge_events`).
+    """Pairwise distances (``triu`` order) of every step's embedding, by direct differences.
 
     Examples
     --------
@@ -464,30 +348,11 @@ def analyse_training(config: ToyConfig, scenario: Scenario, trained: dict[str, A
                      ) -> dict[str, Any]:
     """Classify a trained run: merges, their order, the outcome, when the loss reached zero.
 
-    Parameters
-    ----------
-    config : ToyConfig
-        Thresholds (``merge_rtol``, ``merge_release``, ``collapse_rtol``).
-    scenario : Scenario
-        The run's scenario (its margin).
-    trained : dict
-        As returned by :func:`train_scenario`.
-
-    Returns
-    -------
-    dict
-        ``trained`` with ``last`` (the last finite step), ``D`` (pairwise
-        distances at every step, ``triu`` order), ``diam``, ``pair_steps`` and
-        ``events`` (:func:`merge_events`), ``merge_order``
-        (:func:`merge_order`), ``outcome`` (:func:`classify_run`),
-        ``sequential`` (:func:`is_sequential`, collapses only),
-        ``final_diameter_ratio``, ``loss_max_final``, ``zero_loss_step``
-        (first step of zero loss for a positive margin, else ``None``).
-
-    Raises
-    ------
-    InvalidInputError
-        If the network's first output is not finite.
+    Returns ``trained`` (of :func:`train_scenario`) with ``last`` (last finite
+    step), ``D``, ``diam``, ``pair_steps``, ``events``, ``merge_order``,
+    ``outcome``, ``sequential``, ``final_diameter_ratio``, ``loss_max_final``
+    and ``zero_loss_step``; raises InvalidInputError if the first output is
+    not finite.
     """
     embs = trained["embeddings"]
     N = config.n_points
@@ -529,26 +394,19 @@ def merge_events(distances: np.ndarray, steps: np.ndarray, threshold: float, *,
     Parameters
     ----------
     distances : ndarray of shape (T, M)
-        Pairwise distances (``M = N (N - 1) / 2`` pairs in ``triu`` order)
-        at the steps ``steps``.
+        Pairwise distances (``triu`` order) at the increasing ``steps``.
     steps : ndarray of shape (T,)
-        Increasing steps.
     threshold : float
         A pair merges when its distance is at most ``threshold``.
     release : float, default 1
-        Hysteresis (``>= 1``): a merged pair comes apart only when its
-        distance exceeds ``release * threshold``, so that a distance
-        hovering around ``threshold`` does not move the merge step.
+        A merged pair comes apart only above ``release * threshold`` (``>= 1``).
 
     Returns
     -------
     pair_steps : list of int or None
-        Per pair, the first step at which its distance is at most
-        ``threshold`` and after which it never exceeds ``release *
-        threshold`` (``None`` if it is not merged at the end).
+        Per pair, the first step from which it stays merged (``None``: apart at the end).
     events : list of (step, n_clusters)
-        The steps at which permanent merges lower the number of clusters
-        (connected components of the merged pairs), with the count after.
+        The steps at which the number of clusters falls, with the count after.
 
     Examples
     --------
@@ -612,19 +470,10 @@ def classify_run(diameters: np.ndarray, loss_max_final: float, *, collapse_rtol:
 
 
 def linkage_heights(distances: np.ndarray) -> np.ndarray:
-    """Single-linkage merge heights (the sorted minimum-spanning-tree edges) per row.
+    """Single-linkage merge heights (sorted minimum-spanning-tree edges) of each row.
 
-    Parameters
-    ----------
-    distances : ndarray of shape (T, M)
-        Pairwise distances of ``N`` points (``M = N (N - 1) / 2``, ``triu``
-        order) at ``T`` steps.
-
-    Returns
-    -------
-    ndarray of shape (T, N - 1)
-        ``h_1 <= ... <= h_{N-1}``: the points form ``k`` clusters at any
-        scale in ``[h_{N-k}, h_{N-k+1})``.
+    ``distances`` (T, M) holds pairwise distances in ``triu`` order; the
+    result (T, N - 1) has ``k`` clusters at any scale in ``[h_{N-k}, h_{N-k+1})``.
 
     Examples
     --------
@@ -634,42 +483,11 @@ def linkage_heights(distances: np.ndarray) -> np.ndarray:
     D = np.atleast_2d(np.asarray(distances, dtype=float))
     T, M = D.shape
     N = int(round((1 + math.sqrt(1 + 8 * M)) / 2))
-    iu, ju = _pairs(N)
-    H = np.empty((T, N - 1))
-    order = np.argsort(D, axis=1, kind="stable")
-    for t in range(T):
-        parent = list(range(N))
-        k = 0
-        for e in order[t]:
-            a, b = int(iu[e]), int(ju[e])
-            while parent[a] != a:
-                a = parent[a]
-            while parent[b] != b:
-                b = parent[b]
-            if a != b:
-                parent[a] = b
-                H[t, k] = D[t, e]
-                k += 1
-                if k == N - 1:
-                    break
-    return H
+    return np.array([np.sort(linkage(row, "single")[:, 2]) for row in D]).reshape(T, N - 1)
 
 
 def is_sequential(events: Sequence[tuple[int, int]], n_points: int) -> bool:
-    """The clusters merge one at a time, down to a single cluster.
-
-    Parameters
-    ----------
-    events : sequence of (step, n_clusters)
-        As returned by :func:`merge_events`.
-    n_points : int
-        ``N``.
-
-    Returns
-    -------
-    bool
-        ``True`` when the events leave ``N - 1, N - 2, ..., 1`` clusters,
-        each at its own step.
+    """The events of :func:`merge_events` leave ``N - 1, ..., 1`` clusters, each at its own step.
 
     Examples
     --------
@@ -684,21 +502,7 @@ def is_sequential(events: Sequence[tuple[int, int]], n_points: int) -> bool:
 
 def merge_order(pair_steps: Sequence[int | None], events: Sequence[tuple[int, int]],
                 n_points: int) -> list[list[list[int]]]:
-    """The clusters of two or more points after each merge event.
-
-    Parameters
-    ----------
-    pair_steps, events
-        As returned by :func:`merge_events`.
-    n_points : int
-        ``N``.
-
-    Returns
-    -------
-    list of list of list of int
-        Per event, the clusters (sorted point indices, sorted) that hold
-        more than one point.  This order is what a robust run keeps when
-        its merge steps move.
+    """The clusters of two or more points after each merge event of :func:`merge_events`.
 
     Examples
     --------
@@ -754,37 +558,10 @@ def evaluate_embedding(
 ) -> dict[str, Any]:
     """Every quantity of the theory for one embedding (a flat, JSON-ready record).
 
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        The embedding.
-    y : array_like of shape (N,)
-        Labels (they must admit a triplet).
-    margin : float
-        ``alpha >= 0``.
-    rng : None, int or Generator
-        Seeds the solvers' starts.
-    tol, n_starts, time_limit
-        Passed to :func:`isoapprox.nearest_ideal`.
-
-    Returns
-    -------
-    dict
-        ``loss_max``, ``loss_mean``; ``diameter``, ``radius`` and ``center``
-        (minimum enclosing ball: ``d_haus(E, f_c) = radius``); ``d_iso`` with
-        ``d_iso_lower``/``d_iso_upper``/``iso_certified``/``iso_status``,
-        ``fstar`` (the iso minimiser), ``fstar_aligned`` (``f*`` moved by the
-        inverse of the best minimax isometry onto ``E``'s frame),
-        ``fstar_kind``, ``iso_pair`` (the pair attaining
-        ``d_iso(E, f*)``) with ``iso_pair_d`` and ``iso_pair_d_star``;
-        ``d_haus`` with its bracket, ``fhaus`` (the haus minimiser) and
-        ``fhaus_kind``; ``d_haus_fstar`` with its bracket; ``theta`` with its
-        bracket; ``c`` with its bracket and ``ratio_fstar``; the hardest
-        positive and negative of each anchor in ``E`` and in ``f*``
-        (``hard_pos``, ``hard_neg``, ``fstar_hard_pos``, ``fstar_hard_neg``);
-        ``loss_half_holds``/``loss_upper_holds`` (statement 3) and
-        ``separated``.  Undefined ratios (``E`` already separated) are
-        ``None``.
+    :func:`isoapprox.evaluate_theory` formatted for the toy (fields: docs/toy.md,
+    "What is computed"); ``tol``, ``n_starts`` and ``time_limit`` go to
+    :func:`isoapprox.nearest_ideal`.  Undefined ratios (``E`` already
+    separated) are ``None``.
     """
 
     opts = TheoryOptions(tol=tol, n_starts=n_starts, time_limit=time_limit, haus_max_points=None)
@@ -874,23 +651,17 @@ def run_toy(
     Parameters
     ----------
     config : ToyConfig
-        What to run.
     jobs : int, default 1
-        Worker processes for the evaluations (seeds are keyed per task, not
-        per worker; see the module notes on reproducibility).
+        Worker processes for the evaluations (seeds are keyed per task).
     scheduler : str, optional
-        Evaluate on the Dask cluster at this address instead
-        (:func:`isoapprox.runs.executor`).
+        Address of a Dask scheduler (:func:`isoapprox.runs.executor`).
     connect_timeout : float, default 10
         Seconds to wait for the scheduler.
     progress : bool, default False
         Show a progress bar (tqdm, on stderr).
     journal : path-like, optional
-        JSON-lines journal (:class:`isoapprox.runs.RunJournal`): every finished
-        evaluation is appended and fsynced, and a rerun with the same
-        journal and configuration skips what it holds (training is cheap and
-        deterministic, so it is always redone).  The result is the same as
-        without a journal.
+        JSON-lines :class:`isoapprox.runs.RunJournal`: a rerun with the same
+        configuration skips the evaluations it holds (same result).
 
     Raises
     ------
@@ -900,17 +671,10 @@ def run_toy(
     Returns
     -------
     dict
-        ``"trajectory"``: one record per evaluated step and scenario (the
-        fields of :func:`evaluate_embedding` plus ``scenario``, ``step``,
-        ``loss_mean_train``, ``n_active``, ``embedding``, ``distances``);
-        ``"random"``: one record per random toy; ``"scenarios"``: one summary
-        per scenario (outcome, merge events, constants along the run, the
-        steps chosen for the figures, the distance history);
-        ``"random_summary"``: the distribution of ``c`` and ``ratio_fstar``
-        over the random toys; ``"figures"``: which scenario and step the
-        figures draw (the first sequential collapse with a positive margin,
-        else the first collapse, else the first scenario) and the collapsed
-        scenarios; ``"inputs"``; ``"seconds"``.
+        ``"trajectory"`` (one record per evaluated step and scenario),
+        ``"random"`` (one per random toy), ``"scenarios"`` (one summary per
+        scenario), ``"random_summary"``, ``"figures"`` (the scenario and step
+        the figures draw), ``"inputs"``, ``"seconds"``.
 
     Examples
     --------
@@ -1157,17 +921,8 @@ def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
 
 
 def summarize_random(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Distribution of ``c`` and ``ratio_fstar`` over random toys, overall and by group.
-
-    Returns
-    -------
-    dict
-        ``"all"`` and ``"by_margin"`` / ``"by_layout"`` groups, each with
-        ``n``, ``n_separated`` (``c`` undefined), ``n_uncertified``, the
-        statistics of ``c`` and ``ratio_fstar`` (``min``, quantiles,
-        ``median``, ``max``, ``mean``), the share of ``c <= 0.53`` and the
-        smallest certified lower end ``c_lower``.
-    """
+    """Distribution of ``c`` and ``ratio_fstar`` over random toys: ``"all"``,
+    ``"by_margin"`` and ``"by_layout"`` (counts, statistics, share of ``c <= 0.53``)."""
 
     def group(rs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         defined = [r for r in rs if r["c"] is not None]

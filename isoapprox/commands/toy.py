@@ -1,13 +1,4 @@
-"""``isoapprox toy``: a toy of the paper's shape, its constant and its figures, in one command.
-
-Five labelled points in the plane, embedded into the plane by a small MLP
-trained with the batch-hard triplet loss: a run that collapses one point
-after another, one that reaches zero loss, and the margin-0 case; at logged
-steps the distances to the triplet-separated set with certified brackets,
-the nearest ideal embedding, the diameter, the thickness and the empirical
-constant ``c``; the same constant over random 5-point toys.  Writes a
-results file (JSON + CSV) and the figures (PNG + PDF), and prints a summary.
-"""
+"""``isoapprox toy``: a toy of the paper's shape, its constant and its figures (docs/toy.md)."""
 
 from __future__ import annotations
 
@@ -121,28 +112,18 @@ def build_config(args: argparse.Namespace):
 
     config = SMOKE if args.smoke else ToyConfig()
     changes = {}
-    if args.seed is not None:
-        if args.seed < 0:
-            raise InvalidInputError(f"--seed must be >= 0; got {args.seed}")
-        changes["seed"] = args.seed
-    if args.steps is not None:
-        if args.steps < 1:
-            raise InvalidInputError(f"--steps must be >= 1; got {args.steps}")
-        changes["steps"] = args.steps
-    if args.perturbation is not None:
-        if not 0.0 <= args.perturbation < MAX_PERTURBATION:
-            raise InvalidInputError(f"--perturbation must be a relative size in [0, "
-                                    f"{MAX_PERTURBATION:g}); got {args.perturbation}")
-        changes["perturbation"] = args.perturbation
-    if args.perturbation_seed is not None:
-        if args.perturbation_seed < 0:
-            raise InvalidInputError(
-                f"--perturbation-seed must be >= 0; got {args.perturbation_seed}")
-        changes["perturbation_seed"] = args.perturbation_seed
-    if args.n_random is not None:
-        if args.n_random < 0:
-            raise InvalidInputError(f"--n-random must be >= 0; got {args.n_random}")
-        changes["n_random"] = args.n_random
+    for field, minimum in (("seed", 0), ("steps", 1), ("perturbation", None),
+                           ("perturbation_seed", 0), ("n_random", 0)):
+        value = getattr(args, field)
+        if value is None:
+            continue
+        flag = "--" + field.replace("_", "-")
+        if minimum is None and not 0.0 <= value < MAX_PERTURBATION:
+            raise InvalidInputError(f"{flag} must be a relative size in [0, "
+                                    f"{MAX_PERTURBATION:g}); got {value}")
+        if minimum is not None and value < minimum:
+            raise InvalidInputError(f"{flag} must be >= {minimum}; got {value}")
+        changes[field] = value
     if args.scenario:
         known = {s.name: s for s in config.scenarios}
         bad = [n for n in args.scenario if n not in known]

@@ -1,8 +1,4 @@
-"""What ``isoapprox toy`` writes and prints: the results document and the summary text.
-
-The toy's numbers come from :func:`isoapprox.toy.run_toy`; this front-end
-module only lays them out.
-"""
+"""What ``isoapprox toy`` writes and prints: the results document and the summary text."""
 
 from __future__ import annotations
 
@@ -58,18 +54,7 @@ def format_merge_order(order: Sequence[Sequence[Sequence[int]]]) -> str:
 
 
 def format_summary(result: dict[str, Any]) -> str:
-    """A short plain-text summary of :func:`run_toy`'s result (or a results document).
-
-    Parameters
-    ----------
-    result : dict
-        With ``"scenarios"`` and ``"random_summary"`` (as returned by
-        :func:`run_toy` or stored in the results file).
-
-    Returns
-    -------
-    str
-    """
+    """A short plain-text summary of :func:`run_toy`'s result (or a results document)."""
     lines = []
     head = ("scenario", "margin", "lr", "outcome", "merges (step: clusters left)",
             "diam 0 -> end", "loss end", "c max / end", "d_haus(f,f*)/d_iso max")

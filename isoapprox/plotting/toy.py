@@ -1,36 +1,12 @@
-"""Figures of the toy system (``experiment == "toy"`` results files).
+"""Figures of the toy system (``experiment == "toy"`` results files; see docs/toy.md, "Figures").
 
-Every function takes the results document (a dict read by
-:func:`isoapprox.io.read_results`) and returns a matplotlib ``Figure``; it
-computes no metric and chooses no data: the scenario and steps drawn are the
-ones the run recorded under ``doc["figures"]`` and in each scenario's
-``snapshot_steps``.
-
-Figures
--------
-``toy_system`` (Fig. 2 style)
-    The inputs, the embedding ``f_theta``, its nearest ideal embedding
-    ``f*`` and the collapsed embedding, with each anchor's hardest positive
-    (solid) and hardest negative (dashed).
-``toy_iso_example`` (Fig. 3 style, left)
-    ``f_theta`` and ``f*`` with the one pair whose distance changes most:
-    that change is ``d_iso(f_theta, F_TS)``.
-``toy_curves_<scenario>`` (Fig. 3 style, right)
-    Loss, distances to ``F_TS`` with brackets and the bounds
-    ``1/2 d_iso <= d_haus <= c d_iso``, the constants, the diameter, over
-    training.
-``toy_collapse_<scenario>`` (Fig. 4 style), for every scenario
-    Snapshots of the run (step 0 and each merge; a run that does not
-    collapse also its end), at a common scale with ``f*`` and zoomed on
-    ``f_theta``, and all pairwise distances over training; the title names
-    the run's measured outcome.
-``toy_constant``
-    The empirical constant over the random toys against 1/2 and 0.53.
+Every function takes the results document (:func:`isoapprox.io.read_results`)
+and returns a matplotlib ``Figure``; it computes no metric and draws the
+scenario and steps the run recorded (``doc["figures"]``, ``snapshot_steps``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +15,7 @@ import numpy as np
 
 from .._lazy import axes_divider, matplotlib
 from ..exceptions import InvalidInputError
+from ..toy import JUNG_PLANE, PAPER_C
 from ._style import (
     CLASS_COLORS,
     COLORS,
@@ -57,8 +34,6 @@ __all__ = [
     "toy_figures",
 ]
 
-PAPER_C = 0.53
-JUNG_PLANE = 1.0 / math.sqrt(3.0)
 _GREY = "#9A9A9A"
 _LIGHT = "#D9D9D9"
 
@@ -94,11 +69,13 @@ def _col(rows: Sequence[dict[str, Any]], key: str) -> np.ndarray:
     return np.array([np.nan if r.get(key) is None else r[key] for r in rows], dtype=float)
 
 
-def _example(doc: dict[str, Any]) -> tuple[str, int]:
+def _example(doc: dict[str, Any], scenario: str | None,
+             step: int | None) -> tuple[str, int, dict[str, Any]]:
+    """The scenario, step and record drawn (default: the run's recorded example)."""
     fig = doc.get("figures") or {}
-    name = fig.get("example_scenario") or doc["scenarios"][0]["name"]
-    step = int(fig.get("example_step", 0))
-    return name, step
+    name = scenario or fig.get("example_scenario") or doc["scenarios"][0]["name"]
+    st = int(fig.get("example_step", 0)) if step is None else step
+    return name, st, _row_at(doc, name, st)
 
 
 # ---------------------------------------------------------------------------
@@ -250,25 +227,12 @@ def _log_if_wide(ax, *arrays) -> None:
 
 def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
                     step: int | None = None):
-    """Inputs, ``f_theta``, nearest ideal ``f*`` and the collapsed embedding, side by side.
+    """Inputs, ``f_theta``, nearest ideal ``f*`` and the collapsed embedding (four axes).
 
-    Parameters
-    ----------
-    doc : dict
-        A toy results document.
-    scenario, step : optional
-        Which embedding to draw (default: the run's recorded example).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Four axes titled "inputs", "f_theta", "f*" and "collapsed".
+    ``scenario`` and ``step`` choose the embedding (default: the run's recorded example).
     """
     plt = matplotlib().pyplot
-    name, st = _example(doc)
-    name = scenario or name
-    st = st if step is None else step
-    r = _row_at(doc, name, st)
+    name, st, r = _example(doc, scenario, step)
     sc = _scenario(doc, name)
     y = r["labels"]
     X = np.asarray(doc["inputs"], dtype=float)
@@ -342,18 +306,9 @@ def circle_full(c: np.ndarray, R: float, n: int = 200) -> np.ndarray:
 
 def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
                      step: int | None = None):
-    """``f_theta`` and ``f*`` with the pair whose distance changes most (``d_iso``).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        One axes titled with ``d_iso(f_theta, F_TS)``.
-    """
+    """``f_theta`` and ``f*`` with the pair whose distance changes most (``d_iso``), one axes."""
     plt = matplotlib().pyplot
-    name, st = _example(doc)
-    name = scenario or name
-    st = st if step is None else step
-    r = _row_at(doc, name, st)
+    name, st, r = _example(doc, scenario, step)
     y = r["labels"]
     E = np.asarray(r["embedding"], dtype=float)
     F = np.asarray(r["fstar_aligned"], dtype=float)
@@ -416,14 +371,7 @@ def _hline(ax, val: float, label: str, ls: str, above: bool = True) -> None:
 
 
 def plot_curves(doc: dict[str, Any], scenario: str):
-    """Loss, distances to ``F_TS`` with the bounds, constants, thickness and diameter.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Five axes titled "loss", "distances to F_TS ...", "constants",
-        "thickness" and "diameter ...".
-    """
+    """Loss, distances to ``F_TS`` with bounds, constants, thickness and diameter (five axes)."""
     plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
     rows = _rows(doc, scenario)
@@ -530,17 +478,9 @@ def plot_curves(doc: dict[str, Any], scenario: str):
 
 
 def plot_collapse(doc: dict[str, Any], scenario: str):
-    """Snapshots of a run (common scale, zoomed) and all pairwise distances (Fig. 4 style).
+    """Snapshots of a run (common scale, zoomed: ``2 k`` axes) and its pairwise distances.
 
-    Drawn for every scenario, whatever its outcome: step 0 and each merge
-    (a run that does not collapse also its end); the title names the
-    outcome.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        ``2 k`` snapshot axes (``k`` snapshots; titles "step ...") and one
-        axes titled "pairwise distances".
+    Fig. 4 style, for every scenario: step 0, each merge and, unless it collapsed, its end.
     """
     plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
@@ -625,16 +565,8 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
 
 
 def plot_constant(doc: dict[str, Any]):
-    """Distribution of ``c`` and of ``d_haus(f, f*)/d_iso`` over the random toys.
-
-    The constants of the trained runs (maximum and end of each run) are
-    marked above the first histogram.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Two axes titled with the two ratios.
-    """
+    """Histograms of ``c`` and ``d_haus(f, f*)/d_iso`` over the random toys (two axes),
+    the trained runs' constants marked above the first."""
     mpl = matplotlib()
     plt = mpl.pyplot
     Line2D = mpl.lines.Line2D
