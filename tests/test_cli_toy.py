@@ -218,3 +218,15 @@ def test_figures_user_errors(tmp_path, capsys):
     _one_error_line(capsys, "no figures are defined for experiment 'nothing-to-draw'")
     assert _exit_code(["figures", "--list"]) == 0
     assert "toy" in capsys.readouterr().out.split()
+
+
+def test_help_names_the_default_scenarios(capsys):
+    """The help text describes the scenarios the toy really runs (it once lagged behind)."""
+    from isoapprox.toy import DEFAULT_SCENARIOS
+
+    with pytest.raises(SystemExit):
+        main(["toy", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for sc in DEFAULT_SCENARIOS:
+        assert f"{sc.name} {sc.description}" in out
+        assert f"learning rate {sc.lr:g}" in out

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
+from ..toy import DEFAULT_SCENARIOS
 from .common import add_run_arguments, check_jobs
 
 logger = logging.getLogger(__name__)
@@ -18,13 +19,11 @@ DEFAULT_RESULTS = Path("experiments") / "results" / "toy.json"
 DEFAULT_FIGURES = Path("figures") / "toy"
 EXPERIMENT = "toy"
 
-_EPILOG = """\
+_EPILOG_TEMPLATE = """\
 what it does:
   1. draws 5 inputs x_k ~ N(0, I_2) with labels (0, 0, 0, 1, 1) and trains an MLP 2-16-2
      (tanh) by full-batch gradient descent on the mean batch-hard loss, three times:
-       collapse  margin 1, learning rate 0.2  -> the points merge one after another
-       separate  margin 1, learning rate 0.1  -> zero loss, positive diameter
-       margin0   margin 0, learning rate 0.2  -> the theory's margin
+{scenarios}
   2. at log-spaced steps and at every merge: the loss (max, mean), d_iso(f, F_TS) and
      d_haus(f, F_TS) with certified brackets, the nearest ideal embedding f*,
      d_haus(f, f*), the diameter, the thickness theta and c = d_haus / d_iso
@@ -52,6 +51,10 @@ examples:
   isoapprox toy --perturbation 1e-12 --perturbation-seed 3 --out /tmp/p3.json
   isoapprox toy --smoke --no-figures --out /tmp/toy.json
 """
+
+#: the epilog names the default scenarios as toy.DEFAULT_SCENARIOS sets them
+_EPILOG = _EPILOG_TEMPLATE.format(scenarios="\n".join(
+    f"       {sc.name:<9} {sc.description}" for sc in DEFAULT_SCENARIOS))
 
 
 def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
