@@ -1,18 +1,6 @@
 """Point-cloud geometry: distances, diameter, minimum enclosing ball.
 
-Notation
---------
-``E`` is an embedding, a float array of shape ``(N, n)`` whose row ``k`` is
-``f(x_k)``.  Distances are Euclidean (never squared) and computed by direct
-differences in float64.
-
-- ``pairwise_distances(E)[i, j] = ||E_i - E_j||``;
-- ``diam(E) = max_{i<j} ||E_i - E_j||``, which is also the isometric error
-  between ``E`` and the fully collapsed embedding;
-- ``R(E)``, the radius of the minimum enclosing ball, which is the pointwise
-  Hausdorff-like distance between ``E`` and the best collapsed embedding
-  (all points at the ball's centre).  Jung's theorem gives
-  ``diam/2 <= R <= diam * sqrt(n / (2 (n + 1)))``.
+Design notes: docs/performance.md, section ``isoapprox.geometry``.
 """
 
 from __future__ import annotations

@@ -1,39 +1,6 @@
 """Triplet, batch-hard, contrastive and margin losses and their zero-loss sets.
 
-Notation
---------
-``E`` has shape ``(N, n)`` (row ``k`` is ``f(x_k)``), ``y`` holds ``N`` class
-labels, ``d(i, j) = ||E_i - E_j||`` (Euclidean, never squared) and
-``alpha = margin >= 0``.
-
-- A *triplet* ``(a, p, m)`` has ``p != a``, ``y[p] == y[a]`` and
-  ``y[m] != y[a]``.
-- Triplet loss: ``[d(a, p) - d(a, m) + alpha]_+`` over all triplets,
-  reduced by ``sum``, ``mean`` or ``max``.
-- Batch-hard loss (hard negative mining, Hermans et al. 2017): per anchor
-  with at least one positive and one negative,
-  ``ell_a = [max_p d(a, p) - min_m d(a, m) + alpha]_+``; reduced over those
-  anchors.  With ``reduction="max"`` it equals the worst single triplet
-  term, because ``[.]_+`` is monotone.
-- The triplet-separated set ``F_TS(alpha)`` holds every ``G`` of the same
-  shape with ``d_G(a, p) + alpha <= d_G(a, m)`` for every triplet: the zero
-  set of both losses.  With ``alpha = 0`` it contains every class-collapsed
-  and the fully collapsed embedding.
-- Pairwise contrastive loss (Hadsell et al. 2006, non-squared form): a
-  positive pair contributes ``[d - pos_margin]_+`` and a negative pair
-  ``[alpha - d]_+``; zero set ``{d_pos <= pos_margin, d_neg >= alpha}``.
-- Margin loss (Wu et al. 2017): a positive pair contributes
-  ``[d - beta + alpha]_+`` and a negative pair ``[beta - d + alpha]_+``;
-  zero set ``{d_pos <= beta - alpha, d_neg >= beta + alpha}``.
-
-The seeds of this project write the contrastive loss as
-``||x - x+|| - [alpha - ||x - x-||]_+``; we read the minus sign as a typo
-(a loss term that rewards close negatives cannot have the stated zero set)
-and implement the standard ``+``.  This is our reading, not the paper's text.
-
-Labels that admit no triplet (one class, or only singleton classes) raise
-:class:`~isoapprox.exceptions.NoTripletError` in every triplet function;
-the pair losses need at least two points and accept any labels.
+Design notes: docs/performance.md, section ``isoapprox.losses``.
 """
 
 from __future__ import annotations

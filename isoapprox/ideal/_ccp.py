@@ -1,19 +1,6 @@
 """cvxpy local solver: the convex-concave procedure (CCP).
 
-Every nonconvex row of the epigraph program says that a distance is *at
-least* something (``d_ij >= D_ij - t`` on the lower side of the iso box,
-``d_am >= r_a + alpha`` for a negative, ``d_ij >= l`` for a negative pair
-of a pair-loss zero set).  At the current point ``G`` each
-such ``||x||`` is replaced by ``u . x`` with ``u`` the current unit
-direction; since ``||x|| >= u . x`` for every unit ``u``, the convex program
-is an inner approximation: its solutions are feasible for the original
-problem, and the current point is feasible for it, so the objective never
-increases.  The remaining rows are second-order cones.
-
-One parametrised (DPP) problem is built per row structure and cached; the
-directions, target distances, ``E``, the margin and ``t_min`` are
-``cp.Parameter`` values, so repeated solves skip cvxpy's compilation.
-Clarabel with ``max_threads=1`` is the solver (C6: fastest on these sizes).
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._ccp``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Loss kernels: triplet and pair hinge sums, batch-hard mining, separation counts.
 
-Distances come from :mod:`isoapprox.kernels.distances` (``dist`` for one
-pair, ``tile_dist`` for the blocked sweeps), so they are bitwise those of
-every other kernel.  Cross-file jitted calls (numba's cache is keyed on this
-file only): ``dist``, ``tile_dist``, ``transpose``, ``partition``,
-``is_serial``; ``tests/test_kernels_cache.py`` runs these kernels against
-brute force from a cold and a warm cache.
-
-Batch-hard mining uses each unordered pair once: the points form ``M <= 16``
-blocks, each block pair ``I <= J`` is one parallel task, and every anchor has
-``M`` state slots (slot ``K`` = its best against block ``K``); task
-``(I, J)`` owns slot ``J`` of the anchors in ``I`` and slot ``I`` of the
-anchors in ``J``.  A state ``(value, index)`` is improved under "better
-value, then smaller index", which is commutative and associative, so the
-result never depends on the visiting order or the thread count.  Memory:
-``16`` state slots per anchor (``512 N`` bytes) and, for separation counts,
-one ``32 x N`` distance buffer per task in flight.
+Design notes: docs/performance.md, section ``isoapprox.kernels.losses``.
 """
 
 from __future__ import annotations
