@@ -138,13 +138,7 @@ def batch_hard_loss(
         For NaN/inf or mis-shaped input, a negative margin or an unknown
         reduction.
 
-    Notes
-    -----
-    Blocked, vectorised kernel: ``O(N^2 n)`` time (each pair evaluated
-    once), ``O(N n)`` memory, never an ``N x N`` matrix; it runs on
-    ``N = 65,536`` points in ``R^128``.  Distances are bitwise those of the
-    direct-difference loop.  ``reduction="max"`` equals
-    ``triplet_loss(..., reduction="max")``.
+    Notes: docs/performance.md, ``isoapprox.losses.batch_hard_loss``.
 
     Examples
     --------
@@ -188,11 +182,7 @@ def triplet_loss(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes
-    -----
-    Per anchor, the negatives are sorted once and each active term is added
-    individually: ``O(N^2 n + N^2 log N + #active triplets)`` time and
-    ``O(N)`` memory per thread.
+    Notes: docs/performance.md, ``isoapprox.losses.triplet_loss``.
 
     Examples
     --------
@@ -286,13 +276,7 @@ def separation_report(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes
-    -----
-    ``O(N^2 n)`` time for the distances plus, per anchor, a vectorised count
-    (at most 32 positives) or ``O(N log min(n_pos, n_neg))`` sorting and
-    binary searches; ``O(N n)`` memory (a ``32 x N`` buffer per thread).
-    About twice the time of :func:`batch_hard_loss`, which uses each pair
-    once where counting needs every anchor's whole row.
+    Notes: docs/performance.md, ``isoapprox.losses.separation_report``.
     """
     atol = check_nonnegative(atol, "atol")
     X, codes, _, alpha, s = _prepare(E, y, margin)

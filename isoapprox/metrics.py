@@ -70,12 +70,7 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricErrorResult
     -------
     IsometricErrorResult
 
-    Notes
-    -----
-    Blocked, vectorised kernel: ``O(N^2 n)`` time (each pair once), ``O(N n)``
-    memory, never an ``N x N`` matrix; runs on ``N = 65,536`` points in
-    ``R^128`` (see ``benchmarks/``).  Values are bitwise those of the
-    direct-difference loop.
+    Notes: docs/performance.md, ``isoapprox.metrics.isometric_error_report``.
     """
     X1, X2, s = _pair(E1, E2, 2)
     value, i, j = K.isometric_error_kernel(X1, X2)
@@ -139,11 +134,7 @@ def hausdorff_like(
         For an unknown mode, mismatched shapes, or ``mode="classwise"``
         without labels.
 
-    Notes
-    -----
-    ``mode="isometry"`` returns the value attained by the best isometry
-    found; :func:`isoapprox.procrustes.minimax_procrustes` gives the
-    isometry itself and a certified lower/upper bracket.
+    Notes: docs/performance.md, ``isoapprox.metrics.hausdorff_like``.
 
     Examples
     --------

@@ -523,16 +523,7 @@ def minimax_procrustes(
         ``n >= 3`` an open bracket is the normal outcome and is reported by
         ``certified=False`` without a warning.
 
-    Notes
-    -----
-    ``n = 1`` and ``n = 2`` are exact to tolerance, ``n >= 3`` is bracketed;
-    see the module docstring for the bounds.  Inputs are rescaled by an
-    exact power of two when their magnitude is extreme, so ``1e-150`` and
-    ``1e150`` scales keep full relative precision.  ``value`` is re-scored
-    on the raw coordinates, so besides the requested gap it carries rounding
-    of a few ulps of ``max |E|`` (relevant only when the clouds are tiny
-    against their distance from the origin); ``lower`` is reduced by that
-    floor so the bracket still holds.
+    Notes: docs/performance.md, ``isoapprox.procrustes.minimax_procrustes``.
 
     Examples
     --------

@@ -266,12 +266,7 @@ def thickness_report(
     TypeError
         If ``A`` is not numeric.
 
-    Notes
-    -----
-    Exact in the plane (rotating calipers) and, to rounding, for
-    ``3 <= n <= 6`` while the core set stays small enough for qhull;
-    otherwise bracketed (see the module docstring).  Memory ``O(N n)`` plus
-    the difference body of the core set.
+    Notes: docs/performance.md, ``isoapprox.thickness.thickness_report``.
 
     Examples
     --------

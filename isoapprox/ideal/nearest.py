@@ -507,22 +507,7 @@ def nearest_ideal(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes
-    -----
-    Thread-safe by serialisation: one call at a time per process holds a
-    solver lock (the compiled convex programs and the thread limits are
-    process-wide), and every call starts from fresh solver state, so the
-    answer depends on its arguments alone (:mod:`isoapprox.ideal._session`).
-    Use processes, not threads, to solve in parallel.
-
-    Exact to ``tol`` on most toy instances (``N <= 12``, ``n <= 3``); from a
-    few tens of points on, only the cheap bounds and constructions are
-    affordable and the bracket can be wide.  For ``n >= 2`` the 3-point
-    bound is the exact value of every 3-point sub-problem; the gap that
-    remains open on toys is mostly one of dimension: the relaxations cannot
-    see that ``G`` lives in ``R^n`` (the convex bounds are valid for any
-    dimension), and the optimum in ``R^n`` can be larger than in
-    ``R^(n+1)``.
+    Notes: docs/zero_loss.md, ``isoapprox.ideal.nearest.nearest_ideal``.
 
     Examples
     --------

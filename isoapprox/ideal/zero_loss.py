@@ -122,18 +122,7 @@ def nearest_zero_loss(
         margin loss an empty zero-loss set (``beta < margin`` while a class
         has two or more points).
 
-    Notes
-    -----
-    Thread-safe by serialisation: one call at a time per process holds a
-    solver lock (the compiled convex programs and the thread limits are
-    process-wide), and every call starts from fresh solver state, so the
-    answer depends on its arguments alone (:mod:`isoapprox.ideal._session`).
-    Use processes, not threads, to solve in parallel.
-
-    ``L_max <= d_iso(E, F) `` always, with equality whenever the clipped
-    distance table (positives ``min(D, u)``, negatives ``max(D, l)``) is
-    realisable in ``R^n``; it is not near collapse with more than ``n + 1``
-    classes, where the packing bound takes over.
+    Notes: docs/zero_loss.md, ``isoapprox.ideal.zero_loss.nearest_zero_loss``.
 
     Examples
     --------
