@@ -506,28 +506,6 @@ def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
         )
 
 
-@njit(**JIT)
-def _sep_serial(X, codes, margin, atol):
-    N = X.shape[0]
-    XT = transpose(X)
-    viol = np.zeros(N, dtype=np.int64)
-    members, start = _class_members(codes)
-    for g0 in range(0, N, _SEP_GROUP):
-        _sep_group(
-            X,
-            XT,
-            codes,
-            margin,
-            atol,
-            members,
-            start,
-            g0,
-            min(N, g0 + _SEP_GROUP),
-            viol,
-        )
-    return viol
-
-
 @njit(parallel=True, **JIT)
 def _sep_parallel(X, codes, margin, atol):
     N = X.shape[0]
@@ -550,6 +528,9 @@ def _sep_parallel(X, codes, margin, atol):
             viol,
         )
     return viol
+
+
+_sep_serial = serial_twin(_sep_parallel)
 
 
 @njit(**JIT)
