@@ -343,6 +343,16 @@ def _diam_rows_sub(X, XT, i0, i1, best, arg, acc):
                 arg[a] = bj
 
 
+@njit(**JIT)
+def _diam_serial(X):
+    N = X.shape[0]
+    XT = transpose(X)
+    best = np.full(N, -1.0)
+    arg = np.full(N, -1, dtype=np.int64)
+    _diam_rows(X, XT, 0, N, best, arg)
+    return best, arg
+
+
 @njit(parallel=True, **JIT)
 def _diam_parallel(X, bs):
     N = X.shape[0]
@@ -358,9 +368,6 @@ def _diam_parallel(X, bs):
     return best, arg
 
 
-_diam_serial = serial_twin(_diam_parallel)
-
-
 @njit(**JIT)
 def diameter_kernel(X):
     """Largest pairwise distance and the lexicographically first pair (``i < j``).
@@ -370,7 +377,7 @@ def diameter_kernel(X):
     """
     N, n = X.shape
     if is_serial(N, n):
-        best, arg = _diam_serial(X, max(N, 1))
+        best, arg = _diam_serial(X)
     else:
         bs, _ = partition(N)
         best, arg = _diam_parallel(X, bs)
@@ -420,6 +427,17 @@ def _iso_rows_sub(X1, X2, XT1, XT2, i0, i1, best, arg, acc1, acc2):
                 arg[a] = bj
 
 
+@njit(**JIT)
+def _iso_serial(X1, X2):
+    N = X1.shape[0]
+    XT1 = transpose(X1)
+    XT2 = transpose(X2)
+    best = np.full(N, -1.0)
+    arg = np.full(N, -1, dtype=np.int64)
+    _iso_rows(X1, X2, XT1, XT2, 0, N, best, arg)
+    return best, arg
+
+
 @njit(parallel=True, **JIT)
 def _iso_parallel(X1, X2, bs):
     N = X1.shape[0]
@@ -436,9 +454,6 @@ def _iso_parallel(X1, X2, bs):
     return best, arg
 
 
-_iso_serial = serial_twin(_iso_parallel)
-
-
 @njit(**JIT)
 def isometric_error_kernel(X1, X2):
     """``max_{i<j} |d1(i,j) - d2(i,j)|`` and the lexicographically first pair.
@@ -447,7 +462,7 @@ def isometric_error_kernel(X1, X2):
     """
     N, n = X1.shape
     if is_serial(N, 2 * n):
-        best, arg = _iso_serial(X1, X2, max(N, 1))
+        best, arg = _iso_serial(X1, X2)
     else:
         bs, _ = partition(N)
         best, arg = _iso_parallel(X1, X2, bs)
