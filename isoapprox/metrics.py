@@ -117,7 +117,9 @@ def hausdorff_like(
     E1, E2 : array_like of shape (N, n)
         Two embeddings of the same points.
     mode : {"pointwise", "isometry", "classwise"}, default "pointwise"
-        See the module docstring.
+        ``max_k ||E1_k - E2_k||``; its minimum over isometries of ``E1``
+        (minimax Procrustes); or, per point of ``E1``, the distance to the
+        nearest point of its own class in ``E2`` (docs/performance.md).
     labels : array_like of shape (N,), optional
         Class labels; required by ``mode="classwise"`` and ignored otherwise.
     directed : bool, default False

@@ -161,7 +161,7 @@ def clipped_layouts(prob: Problem, rng: np.random.Generator) -> list[np.ndarray]
 def radius_lower(k: int, n: int, lower: float) -> float:
     """Proven lower bound on the least enclosing radius of ``k`` ``l``-separated points in ``R^n``.
 
-    The largest of the candidates listed under ``packing`` in the module docstring.
+    The largest of the candidates listed under ``packing`` in docs/zero_loss.md.
     """
     if k <= 1 or lower <= 0.0:
         return 0.0
@@ -273,7 +273,7 @@ def _pair_infeasible(delta: float, A: tuple, B: tuple, dm: float, l2: float,
 
 
 def class_ball_bound(prob: Problem, upper: float) -> float:
-    """The class-ball bound on ``d_haus`` (normalised units; see the module docstring).
+    """The class-ball bound on ``d_haus`` (normalised units; see docs/zero_loss.md).
 
     ``upper`` (a feasible value) caps the bisection.
     """

@@ -38,7 +38,7 @@ def forget_solver_state() -> None:
 
 @contextmanager
 def solver_session() -> Iterator[None]:
-    """Hold the solver lock and start from fresh solver state (see the module docstring)."""
+    """Hold the solver lock and start from fresh solver state (see docs/zero_loss.md)."""
     with SOLVER_LOCK:
         forget_solver_state()
         yield

@@ -13,7 +13,7 @@ from . import JIT
 __all__ = ["IN_RTOL", "meb_2d", "meb_bracket", "meb_dual_fw", "support_radius"]
 
 #: relative slack on the squared radius of the "point outside the circle"
-#: test (see the module docstring)
+#: test (see docs/performance.md)
 IN_RTOL = 1e-12
 #: Frank-Wolfe target gap of :func:`meb_bracket`
 _FW_EPS = 1e-10
