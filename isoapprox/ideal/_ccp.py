@@ -7,21 +7,19 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._lazy import cvxpy
-from ._problem import Program
+from ._problem import Program, ProgramCache
 
 __all__ = ["CCP_MARGIN", "ccp_solve"]
 
 #: relative tightening of the linearised rows (absorbs the interior-point
 #: solver's feasibility tolerance; the caller re-checks in float64)
 CCP_MARGIN = 1e-7
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 32
+_CACHE = ProgramCache(32)
 _CLARABEL = {"max_threads": 1}
 
 
@@ -141,16 +139,7 @@ def _key(prog: Program) -> tuple:
 
 
 def _get(prog: Program) -> _CCPProblem:
-    key = _key(prog)
-    obj = _CACHE.get(key)
-    if obj is None:
-        obj = _CCPProblem(prog)
-        _CACHE[key] = obj
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return obj
+    return _CACHE.get_or_build(_key(prog), lambda: _CCPProblem(prog))
 
 
 def ccp_solve(prog: Program, G0: np.ndarray, *, max_iter: int = 50,

@@ -6,13 +6,16 @@ Design notes: docs/zero_loss.md, section ``isoapprox.ideal._problem``.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..kernels import ideal as K
 
-__all__ = ["PairBounds", "Problem", "Program"]
+__all__ = ["PairBounds", "Problem", "Program", "ProgramCache"]
 
 
 def _pow2_near(x: float) -> float:
@@ -320,3 +323,22 @@ class Program:
 
     def expand(self, Gr: np.ndarray) -> np.ndarray:
         return Gr[self.pmap]
+
+
+class ProgramCache(OrderedDict):
+    """Least-recently-used cache of compiled convex programs, at most ``size`` of them."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def get_or_build(self, key: tuple, build: Callable[[], Any]) -> Any:
+        obj = self.get(key)
+        if obj is None:
+            obj = build()
+            self[key] = obj
+            if len(self) > self.size:
+                self.popitem(last=False)
+        else:
+            self.move_to_end(key)
+        return obj

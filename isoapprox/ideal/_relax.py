@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._lazy import cvxpy
-from ._problem import Problem
+from ._problem import Problem, ProgramCache
 
 __all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
 
@@ -21,8 +20,7 @@ __all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
 SDP_SAFETY = 1e-8
 #: extra safety when only Clarabel's default tolerances (1e-8) were met
 SDP_SAFETY_LOOSE = 1e-6
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 16
+_CACHE = ProgramCache(16)
 _CLARABEL = {"max_threads": 1, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10,
              "tol_feas": 1e-10, "tol_ktratio": 1e-8}
 
@@ -240,16 +238,8 @@ def _key(prob: Problem, kind: str) -> tuple:
 
 
 def _get(prob: Problem, kind: str):
-    key = _key(prob, kind)
-    obj = _CACHE.get(key)
-    if obj is None:
-        obj = _GramSDP(prob) if kind == "gram" else _ShorSDP(prob)
-        _CACHE[key] = obj
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return obj
+    build = _GramSDP if kind == "gram" else _ShorSDP
+    return _CACHE.get_or_build(_key(prob, kind), lambda: build(prob))
 
 
 def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,
