@@ -1,21 +1,6 @@
 """Thread limits: small dense linear algebra on one BLAS thread, numba on few threads.
 
-The optimisers here call LAPACK on tiny matrices thousands of times (SLSQP's
-least-squares subproblems, SVDs of ``n x n`` matrices).  Waking a BLAS
-thread team costs more than that work, and on a loaded machine much more:
-measured on a shared 2-core machine, one SLSQP run for 8 points in the plane
-took 250 ms with 2 OpenBLAS threads and 41 ms with one.  Results do not
-depend on the thread count.
-
-``threadpoolctl`` (a runtime dependency) sets the limit; should it be
-missing the context does nothing.  The limit holds for the whole process
-until the context exits.
-
-Numba's parallel kernels have the same problem on tiny inputs: a thread
-team's start-up and barriers cost more than the work.  :func:`numba_threads`
-sets numba's thread count inside a block (numba's setting is per calling
-thread), :func:`quiet_threads` both limits at once.  Every helper of the
-package that limits threads goes through these.
+Design notes: docs/performance.md, section ``isoapprox._blas``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """The one home of the package's lazy imports.
 
-``import isoapprox`` must stay cheap, so the two heavy dependencies are
-imported on first use, here and nowhere else:
-
-- :func:`cvxpy` -- the convex solvers of :mod:`isoapprox.ideal` (about a
-  second to import);
-- :func:`matplotlib` -- matplotlib with the non-interactive Agg backend and
-  the submodules the figures use (``pyplot``, ``lines``, ``patches``,
-  ``collections``, ``colors``), for :mod:`isoapprox.plotting`, and
-  :func:`axes_divider` from its ``mpl_toolkits``;
-- :func:`threadpool_controller` -- threadpoolctl's view of the loaded
-  BLAS libraries, which needs scipy's BLAS loaded first (``scipy.linalg``,
-  a third of a second);
-- :func:`sklearn_load_digits` -- scikit-learn's digits loader, an optional
-  dependency (the ``data`` extra).
-- :func:`distributed` -- ``dask.distributed``, optional, for runs on a Dask
-  cluster (:mod:`isoapprox.runs`).
-
-Every other import in the package sits at the top of its module.
+Design notes: docs/performance.md, section ``isoapprox._lazy``.
 """
 
 from __future__ import annotations

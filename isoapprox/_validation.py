@@ -1,13 +1,6 @@
 """The one place where user input is checked.
 
-Every public function coerces and validates its arguments here before any
-kernel runs.  Messages follow one template: they name the argument, say what
-was expected and show what was received, e.g.::
-
-    `E` must be a 2-D array of shape (N, n); got shape (5,)
-
-Bad values raise :class:`~isoapprox.exceptions.InvalidInputError` (a
-``ValueError``); wrong kinds raise ``TypeError``.  Inputs are never modified.
+Design notes: docs/performance.md, section ``isoapprox._validation``.
 """
 
 from __future__ import annotations

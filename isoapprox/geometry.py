@@ -1,18 +1,6 @@
 """Point-cloud geometry: distances, diameter, minimum enclosing ball.
 
-Notation
---------
-``E`` is an embedding, a float array of shape ``(N, n)`` whose row ``k`` is
-``f(x_k)``.  Distances are Euclidean (never squared) and computed by direct
-differences in float64.
-
-- ``pairwise_distances(E)[i, j] = ||E_i - E_j||``;
-- ``diam(E) = max_{i<j} ||E_i - E_j||``, which is also the isometric error
-  between ``E`` and the fully collapsed embedding;
-- ``R(E)``, the radius of the minimum enclosing ball, which is the pointwise
-  Hausdorff-like distance between ``E`` and the best collapsed embedding
-  (all points at the ball's centre).  Jung's theorem gives
-  ``diam/2 <= R <= diam * sqrt(n / (2 (n + 1)))``.
+Design notes: docs/performance.md, section ``isoapprox.geometry``.
 """
 
 from __future__ import annotations
@@ -51,10 +39,7 @@ def pairwise_distances(E: ArrayLike) -> FloatArray:
         computed by direct differences (no ``|x|^2 - 2 x.y + |y|^2``
         cancellation).
 
-    Notes
-    -----
-    This materialises ``N x N`` floats (``8 N^2`` bytes).  The losses and
-    metrics of isoapprox never call it; use it for small batches and plots.
+    Notes: docs/performance.md, ``isoapprox.geometry.pairwise_distances``.
 
     Examples
     --------
@@ -261,15 +246,7 @@ def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100
     BallResult
         Centre, radius (upper bound), proven lower bound and support.
 
-    Notes
-    -----
-    The dual problem ``max_u sum_i u_i |x_i - c(u)|^2`` over the simplex,
-    ``c(u) = sum_i u_i x_i``, is solved by Frank-Wolfe with away steps
-    (Yildirim 2008) on a working set that grows by the farthest violator
-    (one ``O(N n)`` pass per growth step), and then polished by the exact
-    circumcentre of the support.  Every dual value is a lower bound of
-    ``R(E)^2`` and every centre gives an upper bound, so the bracket is
-    certified.  Memory is ``O(N + n^2)``.
+    Notes: docs/performance.md, ``isoapprox.geometry.min_enclosing_ball``.
 
     References
     ----------

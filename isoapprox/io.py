@@ -1,24 +1,6 @@
 """Result files, provenance and embedding files.
 
-Results
--------
-Every experiment writes one JSON document::
-
-    {"schema_version": 1, "experiment": ..., "created": ..., "provenance":
-     {"isoapprox": ..., "python": ..., "numpy": ..., ..., "git_commit": ...},
-     "config": {...}, "seed": ..., "records": [{...}, ...], ...}
-
-and, beside it, a CSV of the flat records.  Files are written atomically: to
-a temporary file in the same folder, flushed and fsynced, then renamed over
-the target, so a crash never leaves a half-written result file.
-
-Long runs journal their finished units of work: :mod:`isoapprox.runs`.
-
-Embeddings
-----------
-:func:`load_embeddings` reads ``.npz`` (arrays ``embeddings`` and
-``labels``), a pair of ``.npy`` files, or CSV (embedding columns plus a label
-column).
+Design notes: docs/performance.md, section ``isoapprox.io``.
 """
 
 from __future__ import annotations

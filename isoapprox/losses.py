@@ -1,39 +1,6 @@
 """Triplet, batch-hard, contrastive and margin losses and their zero-loss sets.
 
-Notation
---------
-``E`` has shape ``(N, n)`` (row ``k`` is ``f(x_k)``), ``y`` holds ``N`` class
-labels, ``d(i, j) = ||E_i - E_j||`` (Euclidean, never squared) and
-``alpha = margin >= 0``.
-
-- A *triplet* ``(a, p, m)`` has ``p != a``, ``y[p] == y[a]`` and
-  ``y[m] != y[a]``.
-- Triplet loss: ``[d(a, p) - d(a, m) + alpha]_+`` over all triplets,
-  reduced by ``sum``, ``mean`` or ``max``.
-- Batch-hard loss (hard negative mining, Hermans et al. 2017): per anchor
-  with at least one positive and one negative,
-  ``ell_a = [max_p d(a, p) - min_m d(a, m) + alpha]_+``; reduced over those
-  anchors.  With ``reduction="max"`` it equals the worst single triplet
-  term, because ``[.]_+`` is monotone.
-- The triplet-separated set ``F_TS(alpha)`` holds every ``G`` of the same
-  shape with ``d_G(a, p) + alpha <= d_G(a, m)`` for every triplet: the zero
-  set of both losses.  With ``alpha = 0`` it contains every class-collapsed
-  and the fully collapsed embedding.
-- Pairwise contrastive loss (Hadsell et al. 2006, non-squared form): a
-  positive pair contributes ``[d - pos_margin]_+`` and a negative pair
-  ``[alpha - d]_+``; zero set ``{d_pos <= pos_margin, d_neg >= alpha}``.
-- Margin loss (Wu et al. 2017): a positive pair contributes
-  ``[d - beta + alpha]_+`` and a negative pair ``[beta - d + alpha]_+``;
-  zero set ``{d_pos <= beta - alpha, d_neg >= beta + alpha}``.
-
-The seeds of this project write the contrastive loss as
-``||x - x+|| - [alpha - ||x - x-||]_+``; we read the minus sign as a typo
-(a loss term that rewards close negatives cannot have the stated zero set)
-and implement the standard ``+``.  This is our reading, not the paper's text.
-
-Labels that admit no triplet (one class, or only singleton classes) raise
-:class:`~isoapprox.exceptions.NoTripletError` in every triplet function;
-the pair losses need at least two points and accept any labels.
+Design notes: docs/performance.md, section ``isoapprox.losses``.
 """
 
 from __future__ import annotations
@@ -179,13 +146,7 @@ def batch_hard_loss(
         For NaN/inf or mis-shaped input, a negative margin or an unknown
         reduction.
 
-    Notes
-    -----
-    Blocked, vectorised kernel: ``O(N^2 n)`` time (each pair evaluated
-    once), ``O(N n)`` memory, never an ``N x N`` matrix; it runs on
-    ``N = 65,536`` points in ``R^128``.  Distances are bitwise those of the
-    direct-difference loop.  ``reduction="max"`` equals
-    ``triplet_loss(..., reduction="max")``.
+    Notes: docs/performance.md, ``isoapprox.losses.batch_hard_loss``.
 
     Examples
     --------
@@ -229,11 +190,7 @@ def triplet_loss(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes
-    -----
-    Per anchor, the negatives are sorted once and each active term is added
-    individually: ``O(N^2 n + N^2 log N + #active triplets)`` time and
-    ``O(N)`` memory per thread.
+    Notes: docs/performance.md, ``isoapprox.losses.triplet_loss``.
 
     Examples
     --------
@@ -327,13 +284,7 @@ def separation_report(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes
-    -----
-    ``O(N^2 n)`` time for the distances plus, per anchor, a vectorised count
-    (at most 32 positives) or ``O(N log min(n_pos, n_neg))`` sorting and
-    binary searches; ``O(N n)`` memory (a ``32 x N`` buffer per thread).
-    About twice the time of :func:`batch_hard_loss`, which uses each pair
-    once where counting needs every anchor's whole row.
+    Notes: docs/performance.md, ``isoapprox.losses.separation_report``.
     """
     atol = check_nonnegative(atol, "atol")
     X, codes, _, alpha, s = _prepare(E, y, margin)

@@ -1,44 +1,6 @@
 """Isometric error and Hausdorff-like distances between two embeddings.
 
-Notation
---------
-``E1`` and ``E2`` embed the same batch: both have shape ``(N, n)`` and row
-``k`` of each is the image of the same input ``x_k``.  ``D1`` and ``D2`` are
-their Euclidean distance matrices.
-
-- Isometric error (sup-norm distortion)::
-
-      d_iso(E1, E2) = max_{i<j} |D1_ij - D2_ij|
-
-  Zero iff ``E2`` is an isometric copy of ``E1`` (on the batch).  It is
-  computed by direct differences in float64, so ``d_iso(E, E) == 0.0``
-  exactly; ``d_iso(E, collapsed) = diam(E)``.
-
-- Hausdorff-like distance ``d_haus(E1, E2)``, three modes:
-
-  ``pointwise``
-      ``max_k ||E1_k - E2_k||``, the sup-norm between the two functions.
-  ``isometry``
-      ``min over isometries U of max_k ||U E1_k - E2_k||`` (minimax
-      Procrustes, reflections allowed); see :mod:`isoapprox.procrustes`.
-  ``classwise``
-      The seeds' formula ``max_x d(f1(x), X^i_{f2})`` with ``X^i_f`` the
-      embedded points of class ``i = y(x)``: for every point of ``E1``, the
-      distance to the nearest point *of its own class* in ``E2``.  Directed
-      with ``directed=True``; by default symmetric (the max of both
-      directions).  ``classwise <= pointwise`` always, with equality when
-      ``E2`` is class-collapsed.
-
-  Lemma (``d_iso <= 2 d_haus``) holds for the pointwise and isometry modes;
-  for distances to the triplet-separated set the two coincide because that
-  set is closed under isometries.
-
-Layering
---------
-:mod:`isoapprox.procrustes` (the minimax Procrustes problem, a geometric
-primitive like :mod:`isoapprox.geometry`) sits below this module: metrics
-imports it for ``mode="isometry"``, and neither it nor geometry imports
-metrics.
+Design notes: docs/performance.md, section ``isoapprox.metrics``.
 """
 
 from __future__ import annotations
@@ -108,12 +70,7 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricErrorResult
     -------
     IsometricErrorResult
 
-    Notes
-    -----
-    Blocked, vectorised kernel: ``O(N^2 n)`` time (each pair once), ``O(N n)``
-    memory, never an ``N x N`` matrix; runs on ``N = 65,536`` points in
-    ``R^128`` (see ``benchmarks/``).  Values are bitwise those of the
-    direct-difference loop.
+    Notes: docs/performance.md, ``isoapprox.metrics.isometric_error_report``.
     """
     X1, X2, s = _pair(E1, E2, 2)
     value, i, j = K.isometric_error_kernel(X1, X2)
@@ -160,7 +117,9 @@ def hausdorff_like(
     E1, E2 : array_like of shape (N, n)
         Two embeddings of the same points.
     mode : {"pointwise", "isometry", "classwise"}, default "pointwise"
-        See the module docstring.
+        ``max_k ||E1_k - E2_k||``; its minimum over isometries of ``E1``
+        (minimax Procrustes); or, per point of ``E1``, the distance to the
+        nearest point of its own class in ``E2`` (docs/performance.md).
     labels : array_like of shape (N,), optional
         Class labels; required by ``mode="classwise"`` and ignored otherwise.
     directed : bool, default False
@@ -177,11 +136,7 @@ def hausdorff_like(
         For an unknown mode, mismatched shapes, or ``mode="classwise"``
         without labels.
 
-    Notes
-    -----
-    ``mode="isometry"`` returns the value attained by the best isometry
-    found; :func:`isoapprox.procrustes.minimax_procrustes` gives the
-    isometry itself and a certified lower/upper bracket.
+    Notes: docs/performance.md, ``isoapprox.metrics.hausdorff_like``.
 
     Examples
     --------

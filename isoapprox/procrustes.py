@@ -1,52 +1,6 @@
 """Minimax (sup-norm) Procrustes: the best isometry under the max norm.
 
-Notation
---------
-``E1`` and ``E2`` have shape ``(N, n)``; row ``k`` of each embeds the same
-input.  The problem is::
-
-    d_haus_iso(E1, E2) = min over Q in O(n), b in R^n of max_k ||Q E1_k + b - E2_k||
-
-(reflections allowed).  For a fixed ``Q`` the best ``b`` is the centre of
-the minimum enclosing ball (MEB) of ``{E2_k - Q E1_k}`` and the value is its
-radius ``r(Q)``.  Write ``R(X)`` for the MEB radius of the rows of ``X``
-and ``scale = max(R(E1), R(E2))``; tolerances are relative to ``scale``.
-
-How each dimension is solved
-----------------------------
-``n = 1``
-    ``Q = +-1``; both are tried; exact.
-``n = 2``
-    Exact to tolerance.  Rotations ``R(phi)`` and reflections
-    ``R(phi) diag(1, -1)`` are searched by a best-first branch and bound on
-    ``phi in [0, 2 pi]``.  With ``E1`` centred at its MEB centre, ``r(phi)``
-    is Lipschitz with ``L = max_k ||E1_k - c1||`` (Piyavskii-Shubert cones),
-    and for any dual weights ``w`` on the simplex MEB duality gives
-    ``r(t)^2 >= g_w(t) = K_w - 2 Re(Z_w e^{-it})`` for *every* angle ``t``
-    (a sinusoid whose minimum over an interval has a closed form); mixing
-    the sinusoids of an interval's two endpoints gives a bound that is
-    second-order accurate, so the search closes the gap in a few hundred
-    MEB evaluations.  The best angle is then polished by golden section.
-``n >= 3``
-    A certified bracket.  Upper bound: least-squares Procrustes
-    (Kabsch/Umeyama by SVD, both ``det = +1`` and ``det = -1``) and random
-    orthogonal starts (from ``rng``), refined by SLSQP on the epigraph
-    problem ``min t s.t. ||Q a_k + b - e_k||^2 <= t^2`` with
-    ``Q = Q0 cayley(S)``, ``S`` skew-symmetric.  Lower bound: the largest of
-    (i) ``isometric_error(E1, E2) / 2`` (the lemma ``d_iso <= 2 d_haus``),
-    (ii) ``max over subsets S of |S| <= 3 of |R(E1_S) - R(E2_S)|`` (the MEB
-    radius is invariant under isometries and 1-Lipschitz under sup-norm
-    displacements; pairs give (i)), and (iii) the Lagrangian dual
-    ``max_w K_w - 2 ||M_w||_*`` with ``M_w = sum_k w_k v_k u_k^T``, equal to
-    the value of the convex relaxation of ``O(n)`` to its convex hull (the
-    spectral-norm unit ball), maximised over ``w`` from the MEB and SLSQP
-    multipliers by Frank-Wolfe and SLSQP.  The answer is certified when the
-    bracket closes to tolerance (always for isometric copies; often when the
-    relaxation is tight).
-
-The returned ``value`` is always re-scored in float64 by direct differences
-``max_k ||Q E1_k + b - E2_k||`` for the returned ``(Q, b)``; the solver's own
-objective is never the answer.
+Design notes: docs/performance.md, section ``isoapprox.procrustes``.
 """
 
 from __future__ import annotations
@@ -569,16 +523,7 @@ def minimax_procrustes(
         ``n >= 3`` an open bracket is the normal outcome and is reported by
         ``certified=False`` without a warning.
 
-    Notes
-    -----
-    ``n = 1`` and ``n = 2`` are exact to tolerance, ``n >= 3`` is bracketed;
-    see the module docstring for the bounds.  Inputs are rescaled by an
-    exact power of two when their magnitude is extreme, so ``1e-150`` and
-    ``1e150`` scales keep full relative precision.  ``value`` is re-scored
-    on the raw coordinates, so besides the requested gap it carries rounding
-    of a few ulps of ``max |E|`` (relevant only when the clouds are tiny
-    against their distance from the origin); ``lower`` is reduced by that
-    floor so the bracket still holds.
+    Notes: docs/performance.md, ``isoapprox.procrustes.minimax_procrustes``.
 
     Examples
     --------

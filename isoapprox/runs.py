@@ -1,37 +1,6 @@
 """The run protocol of long work: output, configuration, overwrite and resume, journal, executor.
 
-``isoapprox toy``, ``isoapprox train``, ``isoapprox batch`` and the sweep
-experiment run the same way.
-
-Output and configuration
-    A results file ``OUT.json`` (a results document of :mod:`isoapprox.io`:
-    configuration, seeds, versions, the machine's BLAS, records; written
-    atomically, with ``OUT.csv`` beside it), or for ``batch`` a folder.  The
-    configuration is frozen into its JSON form (:func:`config_key`) and
-    stored with the results and at the head of the journal.
-
-Overwrite and resume (:func:`prepare_output`)
-    ``--overwrite`` deletes the results and the journal and starts afresh.
-    Without it, existing results are never replaced: a run of the same
-    configuration is reused where the command can present it (``toy``,
-    ``batch``), otherwise refused; ``--resume`` continues from the journal
-    and replaces the results (for ``train``, after extending a grid: its
-    cells are keyed by content, so finished ones are reused).  A journal left
-    by an interrupted run of the same configuration is always picked up.
-
-Journal (:class:`RunJournal`)
-    ``OUT.journal.partial``: JSON lines, a header (experiment and
-    configuration) and one fsynced line per finished unit of work, read back
-    in the JSON form in which it was written, so a resumed run gives the
-    same results as an uninterrupted one.  A line cut short by a crash is
-    dropped on reopening.
-
-Executor (:func:`executor`, :func:`run_units`)
-    ``--jobs N`` local processes (``spawn``, numba/BLAS/OpenMP on one thread
-    each; ``N = 1``: in this process, on one thread) or ``--scheduler
-    ADDRESS`` a Dask cluster (``dask.distributed``, the extra
-    ``isoapprox[dask]``; only this process writes files).  Units are pure
-    functions of their seeds, so results do not depend on the executor.
+Design notes: docs/performance.md, section ``isoapprox.runs``.
 """
 
 from __future__ import annotations

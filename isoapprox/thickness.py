@@ -1,57 +1,6 @@
 """Thickness of a point set: least width over diameter.
 
-Notation
---------
-``A`` has shape ``(N, n)``.  For a unit vector ``e`` the width of ``A`` in
-direction ``e`` is ``w_e(A) = max_k <A_k, e> - min_k <A_k, e>``, the
-distance between the two supporting hyperplanes normal to ``e``.  The
-thickness (Alestalo-Trotsenko-Vaisala 2001) is::
-
-    theta(A) = min over unit e of w_e(A) / diam(A),    0 <= theta <= 1,
-
-invariant under similarities (rotations, reflections, translations,
-scalings) and permutations of the points.  ``theta = 0`` exactly when ``A``
-lies in an affine hyperplane, in particular whenever ``N <= n``.
-
-How it is computed
-------------------
-flat sets
-    ``N <= n``, or the width along the least principal axis of the centred
-    points is at most ``rank_tol * diam(A)`` (default ``1e-12``, a few
-    thousand ulps of relative rounding): ``theta = 0.0`` exactly.
-``n = 1``
-    ``theta = 1``.
-``n = 2``
-    Exact: convex hull (monotone chain) and rotating calipers; the least
-    width is attained with a caliper flush on a hull edge.
-``3 <= n <= 6``
-    Exact to rounding.  ``w_e(A)`` is the support function of the
-    difference body ``D = conv(S - S)`` for ``S`` the hull vertices, so the
-    least width is the distance from the origin to the boundary of ``D``:
-    the least facet offset of its convex hull (qhull).  This is done on a
-    growing core set ``S`` of points of ``A`` (``min_e w_e(S) <= min_e
-    w_e(A)`` for every subset, a proven lower bound): when the direction
-    that attains the least width of ``S`` gives the same width on all of
-    ``A`` the answer is exact; otherwise the extreme points of ``A`` in that
-    direction join ``S``.
-higher dimensions, or core sets too large for qhull
-    A certified bracket.  Upper bound: the best width over candidate
-    directions (principal axes, facet normals of the core set's difference
-    body and of ``conv(A)`` while qhull is cheap, and a local descent on the
-    sphere that solves a linear programme ``min w_e(A) s.t. <e, e0> = 1``
-    per step, from several starts).  Lower bounds: the exact least width
-    of a core set, or of the inscribed simplex of Vaisala's maximal
-    sequence: the least width of a simplex is ``min`` over partitions
-    ``I | J`` of its vertices of ``dist(aff I, aff J)`` (Steinhagen; the
-    difference body of a simplex has one pair of opposite facets per
-    partition, normal to both ``aff I`` and ``aff J``); and the variance bound
-    ``w_e >= 2 sqrt(e^T Cov_w e) >= 2 sqrt(lambda_min(Cov_w))`` for any
-    probability weights ``w`` (a distribution on an interval of length
-    ``W`` has variance at most ``W^2 / 4``), with ``w`` improved by
-    Frank-Wolfe on the concave ``lambda_min(Cov_w)``.
-
-Exact minimal width in general dimension is NP-hard (Gritzmann and Klee),
-hence the bracket.
+Design notes: docs/performance.md, section ``isoapprox.thickness``.
 """
 
 from __future__ import annotations
@@ -317,12 +266,7 @@ def thickness_report(
     TypeError
         If ``A`` is not numeric.
 
-    Notes
-    -----
-    Exact in the plane (rotating calipers) and, to rounding, for
-    ``3 <= n <= 6`` while the core set stays small enough for qhull;
-    otherwise bracketed (see the module docstring).  Memory ``O(N n)`` plus
-    the difference body of the core set.
+    Notes: docs/performance.md, ``isoapprox.thickness.thickness_report``.
 
     Examples
     --------

@@ -1,14 +1,6 @@
 """What every command shares: one-line errors and the flags of long runs.
 
-A user's mistake (a bad option, file or value) prints one line,
-``PROG: error: MESSAGE``, on stderr and exits with status 2, without a
-traceback or a usage dump; an interrupt exits with 130.  ``isoapprox``
-(:mod:`isoapprox.cli`) and the experiment scripts go through the same
-functions.
-
-The run flags (:func:`add_run_arguments`) are the same for every command
-that runs long work (``toy``, ``train``, ``batch``, the sweep experiment);
-their semantics are :mod:`isoapprox.runs`'.
+Design notes: docs/performance.md, section ``isoapprox.commands.common``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Nearest ideal embeddings with certified brackets.
 
-:func:`nearest_ideal` computes ``d_iso(E, F_TS)`` or ``d_haus(E, F_TS)`` and
-a minimiser, with proven lower bounds; :func:`nearest_zero_loss` does the
-same for the zero-loss sets of the pairwise contrastive and margin losses;
-:class:`IdealResult` holds either answer; :func:`solve_nearest` is
-:func:`nearest_ideal` without its checks and :func:`embedding_kind` the one
-rule of collapsed / class-collapsed / general, for the package's own callers.
-cvxpy is imported only when a convex solver runs.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal``.
 """
 
 from ._result import IdealResult

@@ -1,40 +1,25 @@
 """cvxpy local solver: the convex-concave procedure (CCP).
 
-Every nonconvex row of the epigraph program says that a distance is *at
-least* something (``d_ij >= D_ij - t`` on the lower side of the iso box,
-``d_am >= r_a + alpha`` for a negative, ``d_ij >= l`` for a negative pair
-of a pair-loss zero set).  At the current point ``G`` each
-such ``||x||`` is replaced by ``u . x`` with ``u`` the current unit
-direction; since ``||x|| >= u . x`` for every unit ``u``, the convex program
-is an inner approximation: its solutions are feasible for the original
-problem, and the current point is feasible for it, so the objective never
-increases.  The remaining rows are second-order cones.
-
-One parametrised (DPP) problem is built per row structure and cached; the
-directions, target distances, ``E``, the margin and ``t_min`` are
-``cp.Parameter`` values, so repeated solves skip cvxpy's compilation.
-Clarabel with ``max_threads=1`` is the solver (C6: fastest on these sizes).
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._ccp``.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._lazy import cvxpy
-from ._problem import Program
+from ._problem import Program, ProgramCache
 
 __all__ = ["CCP_MARGIN", "ccp_solve"]
 
 #: relative tightening of the linearised rows (absorbs the interior-point
 #: solver's feasibility tolerance; the caller re-checks in float64)
 CCP_MARGIN = 1e-7
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 32
+_CACHE = ProgramCache(32)
 _CLARABEL = {"max_threads": 1}
 
 
@@ -154,16 +139,7 @@ def _key(prog: Program) -> tuple:
 
 
 def _get(prog: Program) -> _CCPProblem:
-    key = _key(prog)
-    obj = _CACHE.get(key)
-    if obj is None:
-        obj = _CCPProblem(prog)
-        _CACHE[key] = obj
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return obj
+    return _CACHE.get_or_build(_key(prog), lambda: _CCPProblem(prog))
 
 
 def ccp_solve(prog: Program, G0: np.ndarray, *, max_iter: int = 50,

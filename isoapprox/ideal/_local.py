@@ -1,14 +1,6 @@
 """scipy local solvers on the smooth epigraph form: SLSQP and an augmented Lagrangian.
 
-``min t`` over ``x = [G, t, r]`` subject to the rows of
-:mod:`isoapprox.kernels.ideal` (all ``>= 0``), with ``t >= t_min`` and
-``r >= 0``.  The margin is tightened (``alpha (1 + TIGHTEN_ALPHA)`` for
-``alpha > 0``; a factor ``1 + TIGHTEN_KAPPA`` on the squared radius for
-``alpha = 0``, which keeps collapsed and class-collapsed points feasible) so
-that rounding leaves the returned point feasible in float64; the fixed pair
-bounds of rows 5 and 6 are tightened by the same relative amount
-(``u (1 - TIGHTEN_ALPHA)``, ``l (1 + TIGHTEN_ALPHA)``).  The caller
-re-checks every point and repairs or discards it.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._local``.
 """
 
 from __future__ import annotations

@@ -1,103 +1,6 @@
 """The pair family: zero-loss sets of the contrastive and margin losses.
 
-Notation
---------
-``E`` (N, n), labels with dense codes, ``D_ij = ||E_i - E_j||``.  A pair
-``i < j`` is *positive* when ``y_i = y_j`` and *negative* otherwise.  Both
-pair losses of :mod:`isoapprox.losses` have per-pair hinge terms
-``[d_pos - u]_+`` and ``[l - d_neg]_+``, and their zero-loss sets are
-
-    F(u, l) = { G (N, n) : d_G(i, j) <= u (positive), d_G(i, j) >= l (negative) }
-
-- contrastive loss, ``margin = alpha``, ``pos_margin = tau``:
-  ``F_C(alpha, tau) = F(tau, alpha)``;
-- margin loss (Wu et al. 2017), ``margin = alpha``, ``beta``:
-  ``F_M(alpha, beta) = F(beta - alpha, beta + alpha)`` (the two thresholds
-  computed in float64 exactly as :func:`isoapprox.margin_loss` does), empty
-  when ``beta < alpha`` and a positive pair exists.
-
-``L_max = max over pairs of the hinge term`` is the max-reduced loss.
-
-Proven lower bounds (``G`` any member of ``F``)
------------------------------------------------
-``loss`` (objective ``"iso"``): ``d_iso(E, F) >= L_max``, factor 1.
-    A violated positive pair has ``D_ij = u + v`` and ``d_G(i, j) <= u``,
-    so ``|D_ij - d_G(i, j)| >= v``; a violated negative pair has
-    ``D_ij = l - v`` and ``d_G(i, j) >= l``, the same.  Unlike the triplet
-    case (factor 2, because two distances ``d_ap`` and ``d_am`` share one
-    violation), each pair constraint involves a single distance.
-``half_loss`` (objective ``"haus"``): ``d_haus(E, F) >= L_max / 2``.
-    ``|d_G(i, j) - D_ij| <= ||G_i - E_i|| + ||G_j - E_j||``.  It is the exact
-    value of the single-pair sub-problem (move both ends by ``v / 2`` along
-    their line).
-``packing`` (both objectives, ``l > 0``).
-    For a set ``S`` of ``k`` points with pairwise different labels, ``G_S``
-    is ``l``-separated in ``R^n``, so ``diam(G_S) >= D*(k, n, l)`` and
-    ``d_iso(E, F) >= D*_lower(k, n, l) - diam(E_S)``
-    (:func:`isoapprox.packing.packing_lower_bound`).  For ``"haus"``,
-    ``G_S`` lies in the ball of radius ``R(E_S) + delta`` about the centre
-    of the least ball of ``E_S``, and ``k`` ``l``-separated points need a
-    ball of radius at least ``l * max(sqrt((k - 1) / (2 k)),
-    1/sqrt 2 if k >= n + 2, (k^(1/n) - 1) / 2, (k - 1) / 2 if n = 1)``
-    (sum of squared distances about the centroid; pairwise obtuse vectors;
-    volume; the line), and ``D*_lower / 2``; hence
-    ``d_haus(E, F) >= R_lower(k) - R(E_S)``.  The sets ``S`` are grown
-    greedily (each step adds the point of a new class that least increases
-    the diameter) from many seeds.  This is the bound that sees the
-    dimension: at collapse with ``P > n + 1`` classes it gives ``D*``.
-``class_balls`` (objective ``"haus"``).
-    Let ``m_X``, ``R_X`` be the centre and radius of the least ball of class
-    ``X`` in ``E``, and ``rho_X = j_n u`` with ``j_n = sqrt(n / (2 (n + 1)))``
-    (Jung: a set of diameter ``<= u`` lies in a ball of radius ``j_n u``;
-    ``rho_X = 0`` for a singleton class).  If ``G`` is within ``delta`` of
-    ``E`` pointwise, the least-ball centre ``g_X`` of ``G_X`` is within
-    ``rho_X + delta`` of every point of ``E_X``, and for any point ``c``,
-    ``max_{s in X} |c - s|^2 >= R_X^2 + |c - m_X|^2`` (``m_X`` is a convex
-    combination of the support points, all at distance ``R_X``).  Hence
-    ``rho_X + delta >= R_X`` (the class must fit) and
-    ``|g_X - m_X| <= h_X = sqrt((rho_X + delta)^2 - R_X^2)`` (on the line,
-    ``n = 1``, the intersection of the intervals gives the sharper
-    ``h_X = rho_X + delta - R_X``).  The same
-    identity applied to the support weights of ``G_A`` and ``G_B`` bounds
-    the closest negative pair:
-    ``l^2 <= min d_G(i, j)^2 <= |g_A - g_B|^2 + rho_A^2 + rho_B^2``, so
-    ``l^2 <= (|m_A - m_B| + h_A + h_B)^2 + rho_A^2 + rho_B^2``.  The least
-    ``delta`` satisfying both (monotone; bisection keeps the largest proven
-    infeasible value) bounds ``d_haus`` from below.  The centres and radii
-    come from :func:`isoapprox.min_enclosing_ball` with its certified
-    bracket ``[R_lo, r]``: ``R_lo`` replaces ``R_X`` and the distance from
-    the computed centre to the exact one is at most ``sqrt(r^2 - R_lo^2)``.
-    It reduces to ``half_loss`` for two singletons, gives ``R_X`` for a
-    class that must collapse (``u = 0``), and helps most when ``u`` is small
-    and classes have several points.
-``sdp`` / ``shor_sdp``: the convex relaxations of :mod:`._relax` with
-    ``q_pos <= u^2`` and ``q_neg >= l^2``.
-
-What does *not* help: the metric relaxation.  Every 3-point sub-problem,
-and the LP over all metrics, has value exactly ``L_max``.  Proof: at level
-``s >= L_max`` each pair may take any value in an interval
-``[lo_ij, hi_ij]`` (positives ``[max(0, D - s), min(u, D + s)]``, negatives
-``[max(l, D - s), D + s]``), and a metric within such intervals exists iff
-``lo_e <= `` the ``hi``-shortest path between the ends of every pair ``e``
-(the shortest-path metric of ``hi`` is then one).  Two consecutive
-same-class steps of a path can be replaced by one without making it
-longer, so a shortest path alternates between classes and has at most one
-more positive step than negative steps; capped positives (``hi = u``) have
-``u >= D - s``, uncapped steps ``hi = D + s``, so the path is at least
-``sum D - s >= D_e - s``, and every negative step has ``hi = D + s >= l``.
-So the only obstruction beyond ``L_max`` is Euclidean realisability in
-``R^n`` (and the bounds above that see it).
-
-Upper bounds (feasible points)
-------------------------------
-The class-collapsed layout (class centres spread until ``>= l`` apart; the
-class minimum-enclosing-ball centres for ``"haus"`` when ``l = 0``), the
-fully collapsed layout when ``l = 0``, clipped layouts (each class shrunk
-about its mean to diameter ``<= u``, centres spread by a growing factor),
-and the shared local solvers with rows 5 and 6 of
-:mod:`isoapprox.kernels.ideal`; every point is re-scored and checked
-feasible in float64 by the caller.  With ``u = 0`` every class with two or
-more points is merged into one point in every program.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._pairs``.
 """
 
 from __future__ import annotations
@@ -258,7 +161,7 @@ def clipped_layouts(prob: Problem, rng: np.random.Generator) -> list[np.ndarray]
 def radius_lower(k: int, n: int, lower: float) -> float:
     """Proven lower bound on the least enclosing radius of ``k`` ``l``-separated points in ``R^n``.
 
-    The largest of the candidates listed under ``packing`` in the module docstring.
+    The largest of the candidates listed under ``packing`` in docs/zero_loss.md.
     """
     if k <= 1 or lower <= 0.0:
         return 0.0
@@ -370,7 +273,7 @@ def _pair_infeasible(delta: float, A: tuple, B: tuple, dm: float, l2: float,
 
 
 def class_ball_bound(prob: Problem, upper: float) -> float:
-    """The class-ball bound on ``d_haus`` (normalised units; see the module docstring).
+    """The class-ball bound on ``d_haus`` (normalised units; see docs/zero_loss.md).
 
     ``upper`` (a feasible value) caps the bisection.
     """

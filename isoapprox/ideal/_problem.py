@@ -1,45 +1,21 @@
 """The nearest-ideal problem in normalised coordinates.
 
-Notation
---------
-``E`` (N, n), dense label codes ``0 .. P-1`` and margin ``alpha >= 0``.  A
-*valid anchor* has a positive (another point of its class) and a negative
-(a point of another class).  ``F_TS(alpha)`` is the set of ``G`` with
-``max_p d_G(a, p) + alpha <= min_m d_G(a, m)`` for every valid anchor.
-
-Constraint families
--------------------
-A :class:`Problem` describes one of two families of target sets:
-
-- *triplet* (``pairs is None``): ``F_TS(alpha)`` above;
-- *pair* (``pairs = PairBounds(upper, lower)``): the zero-loss sets of the
-  pairwise contrastive and margin losses,
-  ``F(u, l) = {G : d_G(i, j) <= u for same-class pairs,
-  d_G(i, j) >= l for different-class pairs}`` (``alpha`` is then 0 and
-  unused).  With ``u = 0`` every class must collapse to one point, so every
-  class with two or more points is merged in every program (``forced``).
-
-Everything else (the objective rows, the local solvers, the bookkeeping) is
-shared.
-
-The solvers never see the caller's coordinates: ``E`` is translated to its
-centroid and divided by a power of two ``scale`` close to
-``max(diam(E), alpha)``, so distances are of order one; both objectives and
-the constraint set are equivariant under this map (the margin is divided by
-the same ``scale``).  Everything is mapped back before the final float64
-re-scoring in the caller's coordinates.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._problem``.
 """
 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..kernels import ideal as K
 
-__all__ = ["PairBounds", "Problem", "Program"]
+__all__ = ["PairBounds", "Problem", "Program", "ProgramCache"]
 
 
 def _pow2_near(x: float) -> float:
@@ -347,3 +323,22 @@ class Program:
 
     def expand(self, Gr: np.ndarray) -> np.ndarray:
         return Gr[self.pmap]
+
+
+class ProgramCache(OrderedDict):
+    """Least-recently-used cache of compiled convex programs, at most ``size`` of them."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def get_or_build(self, key: tuple, build: Callable[[], Any]) -> Any:
+        obj = self.get(key)
+        if obj is None:
+            obj = build()
+            self[key] = obj
+            if len(self) > self.size:
+                self.popitem(last=False)
+        else:
+            self.move_to_end(key)
+        return obj

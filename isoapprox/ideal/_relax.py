@@ -1,64 +1,18 @@
 """Convex (SDP) lower bounds, solved with cvxpy and Clarabel.
 
-Gram SDP for ``"iso"``
-----------------------
-Any ``G`` has a Gram matrix ``K = G_c G_c^T >= 0`` (``G_c`` centred) whose
-``q_ij = K_ii + K_jj - 2 K_ij`` are the squared distances.  Dropping
-``rank K <= n`` gives a relaxation in which, at level ``s``,
-
-- ``(D_ij - s)_+^2 <= q_ij <= (D_ij + s)^2`` is exact (``|d - D| <= s``);
-- for ``alpha = 0`` the triplets ``q_am >= q_ap`` are linear;
-- for ``alpha > 0``, with ``d_ap`` in ``[l, h]``, ``sqrt`` lies above its
-  chord ``c(u) = l + (u - l^2) / (l + h)`` on ``[l^2, h^2]``, so
-  ``q_am >= (c(q_ap) + alpha)^2`` is a valid convex (second-order cone)
-  relaxation of ``d_am >= d_ap + alpha``.
-
-``q <= (D + s)^2`` is not convex in ``(q, s)``; on ``s in [s_lo, s_hi]`` it is
-relaxed by its secant, and ``min s`` is then a lower bound whenever the true
-value lies in ``[s_lo, s_hi]`` (``s_lo`` a proven bound, ``s_hi`` the
-incumbent).  Re-solving on ``[s_1, s_hi]`` tightens the secant; a few rounds
-reach the bisection value of the relaxation.  The relaxation cannot see the
-dimension ``n``: near collapse with more than ``n + 1`` classes, and on some
-toys, the value in ``R^n`` exceeds it and the gap stays open.
-
-Shor relaxation for ``"haus"``
-------------------------------
-``[[I, G^T], [G, K]] >= 0`` relaxes ``K = G G^T``; then
-``||E_k - G_k||^2 = K_kk - 2 E_k . G_k + |E_k|^2 <= tau`` is linear, the
-triplets are linear for ``alpha = 0`` and, for ``alpha > 0``, use the chord
-above with ``d_ap in [D_ap - 2U, D_ap + 2U]`` (``U`` the incumbent radius,
-valid for every ``G`` within ``U`` of ``E``) and the cuts
-``q_am >= q_ap + 2 alpha u . (G_a - G_p) + alpha^2`` for fixed unit ``u``
-(``d_ap >= u . (G_a - G_p)``).  ``sqrt(min tau)`` is a lower bound.
-
-Pair-loss zero sets
--------------------
-For the pair family (``d_pos <= u``, ``d_neg >= l``) both relaxations use
-the linear constraints ``q_pos <= u^2`` and ``q_neg >= l^2`` in place of the
-triplet rows (exact in the Gram matrix: no chord or cut is needed).
-
-Safety
-------
-Clarabel is run with gap and feasibility tolerances ``1e-10``; its optimum
-is then accurate to about ``1e-9`` on these small, well-scaled problems.
-Every SDP value is lowered by ``SDP_SAFETY`` (absolute, in normalised units
-where the instance has size about 1) before use, and only solves with
-status ``optimal`` count; an "infeasible" answer is never used as a
-certificate.  When the tight tolerances cannot be met, the default ones
-(``1e-8``) are used and ``SDP_SAFETY_LOOSE`` is subtracted as well.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._relax``.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._lazy import cvxpy
-from ._problem import Problem
+from ._problem import Problem, ProgramCache
 
 __all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
 
@@ -66,8 +20,7 @@ __all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
 SDP_SAFETY = 1e-8
 #: extra safety when only Clarabel's default tolerances (1e-8) were met
 SDP_SAFETY_LOOSE = 1e-6
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 16
+_CACHE = ProgramCache(16)
 _CLARABEL = {"max_threads": 1, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10,
              "tol_feas": 1e-10, "tol_ktratio": 1e-8}
 
@@ -285,16 +238,8 @@ def _key(prob: Problem, kind: str) -> tuple:
 
 
 def _get(prob: Problem, kind: str):
-    key = _key(prob, kind)
-    obj = _CACHE.get(key)
-    if obj is None:
-        obj = _GramSDP(prob) if kind == "gram" else _ShorSDP(prob)
-        _CACHE[key] = obj
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
-    return obj
+    build = _GramSDP if kind == "gram" else _ShorSDP
+    return _CACHE.get_or_build(_key(prob, kind), lambda: build(prob))
 
 
 def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,

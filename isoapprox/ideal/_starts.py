@@ -1,15 +1,6 @@
 """Starting points and cheap feasible constructions (normalised units).
 
-- ``E`` itself;
-- a *target* start for ``"iso"``: the table that the half-loss bound
-  suggests (intra-class distances lowered and inter-class distances raised
-  by the bound, clipped at 0) realised in ``R^n`` by a few SMACOF
-  (stress-majorisation) steps from ``E``;
-- class-collapsed layouts: class centres at the class means (or at the
-  class minimum-enclosing-ball centres), spread apart about their centroid
-  until every pair of centres is at least ``alpha`` apart;
-- class shrinking ``c_y + lambda (E - c_y)``;
-- ``E`` plus Gaussian noise of growing scale.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._starts``.
 """
 
 from __future__ import annotations

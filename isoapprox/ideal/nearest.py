@@ -1,56 +1,6 @@
 """The nearest triplet-separated ("ideal") embedding, with a certified bracket.
 
-Notation
---------
-``E`` (N, n), labels ``y``, margin ``alpha >= 0``.  A triplet ``(a, p, m)``
-has ``p != a`` in the class of ``a`` and ``m`` in another class, and
-
-    F_TS(alpha) = { G (N, n) : d_G(a, p) + alpha <= d_G(a, m) for every triplet }.
-
-Two distances to that set are computed, each with its minimiser ``f*``:
-
-``"iso"``
-    ``d_iso(E, F_TS) = inf_G max_{i<j} |D^E_ij - D^G_ij|``;
-``"haus"``
-    ``d_haus(E, F_TS) = inf_G max_k ||E_k - G_k||`` (pointwise; equal to the
-    minimax-Procrustes mode because ``F_TS`` is closed under isometries).
-
-With ``alpha = 0`` the fully collapsed embedding and every class-collapsed
-embedding lie in ``F_TS``; they are tried explicitly, so they are returned
-when they are nearest.
-
-How the bracket is obtained
----------------------------
-*Upper bounds* are objective values at feasible points, re-scored in float64
-by :func:`isoapprox.isometric_error` / :func:`isoapprox.hausdorff_like` after a
-float64 feasibility check (points that fail are repaired: scaled about their
-centroid when ``alpha > 0``, near-collapsed classes snapped to their means;
-otherwise discarded).  The points come from closed forms (``E`` itself when
-it is separated, collapsed and class-collapsed constructions, classes shrunk
-about their means) and from local solvers started at ``E``, at a target
-layout suggested by the lower bound, at class-collapsed layouts (every
-subset of classes collapsed when there are at most three classes with two or
-more points) and at ``E`` plus noise: SLSQP on a smooth epigraph form for
-small programs and an augmented Lagrangian with L-BFGS-B for large ones
-(:mod:`._local`), and a convex-concave procedure with Clarabel
-(:mod:`._ccp`).  A local solution whose class nearly collapsed is re-solved
-with that class merged into one point, so exactly collapsed optima are
-reached.
-
-*Lower bounds* are proven: see :mod:`._bounds` (half the batch-hard loss, the
-exact 3-point sub-problems, the metric LP, the exact single-triplet haus
-bound) and :mod:`._relax` (the SDP over the Gram matrix for ``"iso"``, the
-Shor relaxation for ``"haus"``).  Their values are listed in
-``IdealResult.bounds``.
-
-The same search serves the zero-loss sets of the pair losses
-(:func:`isoapprox.nearest_zero_loss`): the problem then carries
-:class:`~._problem.PairBounds` and the family-specific pieces (constraint
-rows, slack, repair, constructions, bounds) come from :mod:`._pairs`.
-
-``solver="auto"`` runs the closed forms and cheap bounds first, then the
-scipy multi-start, and escalates (metric LP, SDP bound, CCP polish) only
-while the gap is open and the time budget lasts.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal.nearest``.
 """
 
 from __future__ import annotations
@@ -557,22 +507,7 @@ def nearest_ideal(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes
-    -----
-    Thread-safe by serialisation: one call at a time per process holds a
-    solver lock (the compiled convex programs and the thread limits are
-    process-wide), and every call starts from fresh solver state, so the
-    answer depends on its arguments alone (:mod:`isoapprox.ideal._session`).
-    Use processes, not threads, to solve in parallel.
-
-    Exact to ``tol`` on most toy instances (``N <= 12``, ``n <= 3``); from a
-    few tens of points on, only the cheap bounds and constructions are
-    affordable and the bracket can be wide.  For ``n >= 2`` the 3-point
-    bound is the exact value of every 3-point sub-problem; the gap that
-    remains open on toys is mostly one of dimension: the relaxations cannot
-    see that ``G`` lives in ``R^n`` (the convex bounds are valid for any
-    dimension), and the optimum in ``R^n`` can be larger than in
-    ``R^(n+1)``.
+    Notes: docs/zero_loss.md, ``isoapprox.ideal.nearest.nearest_ideal``.
 
     Examples
     --------

@@ -1,24 +1,6 @@
 """Nearest embedding with zero pair loss (contrastive or margin), with a certified bracket.
 
-Notation
---------
-``E`` (N, n), labels ``y``; positive pairs share a label, negative pairs do
-not.  The zero-loss sets of the two pair losses of :mod:`isoapprox.losses`
-are both of the form
-
-    F(u, l) = { G (N, n) : d_G(i, j) <= u (positive), d_G(i, j) >= l (negative) }
-
-- contrastive loss (``margin = alpha``, ``pos_margin = tau``):
-  ``F_C = F(tau, alpha)``; never empty;
-- margin loss (``margin = alpha``, ``beta``): ``F_M = F(beta - alpha,
-  beta + alpha)``; empty when ``beta < alpha`` and some class has two
-  points (then :class:`~isoapprox.InvalidInputError` is raised).
-
-Both sets are closed under isometries, so the pointwise ``d_haus`` equals
-the minimax-Procrustes mode.  The search, the local solvers and the
-bookkeeping are those of :func:`isoapprox.nearest_ideal`; see
-:mod:`isoapprox.ideal._pairs` for the bounds of this family (with their
-proofs) and the constructions.
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal.zero_loss``.
 """
 
 from __future__ import annotations
@@ -140,18 +122,7 @@ def nearest_zero_loss(
         margin loss an empty zero-loss set (``beta < margin`` while a class
         has two or more points).
 
-    Notes
-    -----
-    Thread-safe by serialisation: one call at a time per process holds a
-    solver lock (the compiled convex programs and the thread limits are
-    process-wide), and every call starts from fresh solver state, so the
-    answer depends on its arguments alone (:mod:`isoapprox.ideal._session`).
-    Use processes, not threads, to solve in parallel.
-
-    ``L_max <= d_iso(E, F) `` always, with equality whenever the clipped
-    distance table (positives ``min(D, u)``, negatives ``max(D, l)``) is
-    realisable in ``R^n``; it is not near collapse with more than ``n + 1``
-    classes, where the packing bound takes over.
+    Notes: docs/zero_loss.md, ``isoapprox.ideal.zero_loss.nearest_zero_loss``.
 
     Examples
     --------

@@ -1,17 +1,6 @@
 """Kernels of the batch engine: many configurations per call.
 
-A batch of ``B`` configurations of ``N`` points in ``R^n`` is a float64 array
-``X`` of shape ``(B, N, n)`` with integer labels ``codes`` of shape
-``(B, N)``.  The kernels are serial (the engine runs one per worker process
-or Dask task), so results never depend on a thread count; workspace is
-allocated once per call.  Every configuration is rescaled by an exact power
-of two when its coordinates (or the margin) lie outside
-``[2**-100, 2**100]``, as in the single-configuration functions.
-
-Cross-file jitted calls (checked from a cold and a warm cache by
-``tests/test_kernels_cache.py``): ``meb_2d``, ``meb_bracket``,
-``support_radius`` (:mod:`isoapprox.kernels.meb`) and ``thickness_2d``
-(:mod:`isoapprox.kernels.planar`).
+Design notes: docs/performance.md, section ``isoapprox.kernels.batch``.
 """
 
 from __future__ import annotations

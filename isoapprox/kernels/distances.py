@@ -1,47 +1,6 @@
 """Distances: the one distance helper, the one tile engine and the all-pairs sweeps.
 
-Every squared distance in the package is ``s = 0.0; s += t * t`` with
-``t = x_k - y_k`` for ``k = 0, 1, ..., n - 1`` in that order, then one
-correctly rounded ``sqrt``: :func:`dist` for one pair, :func:`tile_dist` for
-a tile of ``TA x TJ`` pairs.  ``fastmath`` is off, so LLVM neither
-reassociates the sum nor contracts ``s + t * t`` into an FMA, and the two
-give *bitwise* the same values as each other and as the brute-force
-references in ``tests/``.  Arg-max/arg-min break ties towards the smallest
-index.
-
-The tile engine
----------------
-A plain loop ``for k: s += t * t`` is one serial chain of dependent adds
-and cannot be vectorised without reassociation.  :func:`tile_sq` instead
-runs over a feature-major copy ``XT`` (shape ``(n, N)``, :func:`transpose`)
-with one accumulator per other point ``j``::
-
-    for k in range(n):                 # features, in order
-        for j in range(nc):            # up to 64 other points: independent lanes
-            t = x_a[k] - XT[k, c0 + j]
-            acc_a[j] += t * t
-
-Each lane still sums its own ``k`` in order, so vectorising over ``j`` is
-exact (LLVM emits 512-bit ``vsubpd / vmulpd / vaddpd``).  ``TA = 8``
-anchors share each load of ``XT[k, c0:c0 + 64]``, the ``8 x 64``
-accumulators stay in L1 and a block of ``SUB`` anchors reuses each
-64-column slice of ``XT`` from L2.  On the 2-core AVX-512 machine this
-project targets the tile costs about 0.1 ns per pair and feature, 2-2.5x a
-float64 GEMM (``sub + mul + add`` against one FMA: the bound with fastmath
-off); a GEMM-then-recompute candidate scheme was measured and rejected
-(it admits every pair on the collapsed batches this project is about, see
-``benchmarks/bench_losses.py``).
-
-Parallelism
------------
-``parallel=True`` kernels give each row (or task) its own output slot and
-reduce afterwards in a fixed order, so results never depend on the thread
-count.  Below ``SERIAL_WORK`` (``N * N * (n + 8)``, about 2 ms on one core)
-the same body runs on the calling thread: a parallel region costs
-microseconds on a quiet machine but up to a scheduler time slice when the
-cores are oversubscribed.  Triangular kernels pair row block ``t`` with
-block ``M - 1 - t`` so every task has the same work.  Memory is ``O(N n)``:
-no ``N x N`` matrix unless the name says so.
+Design notes: docs/performance.md, section ``isoapprox.kernels.distances``.
 """
 
 from __future__ import annotations

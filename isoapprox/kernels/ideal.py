@@ -1,38 +1,6 @@
 """numba kernels of the nearest-ideal solvers: arrays in, arrays out.
 
-Distances by :func:`isoapprox.kernels.distances.dist`.  Cross-file jitted
-calls (checked from a cold and a warm cache by ``tests/test_kernels_cache.py``):
-``dist``, ``isometric_error_kernel``, ``pointwise_kernel``.
-
-Constraint rows of the epigraph programs
-----------------------------------------
-The local solvers work on ``x = [G.ravel(), t, r]`` with ``G`` of shape
-``(M, n)`` (one row per *distinct* point: with classes collapsed, several
-data points share a row), the epigraph variable ``t`` and one radius
-``r_k`` per anchor.  ``N`` below is the number of rows of ``G``.
-A row is described by ``(kind, i, j, k, value)``; with ``q_ij = ||G_i - G_j||^2``
-the row functions (all required ``>= 0``) are
-
-=====  ==========================================================
-kind   function
-=====  ==========================================================
-0      ``(D + t)^2 - q_ij``                (iso, upper side)
-1      ``q_ij - (D - t)|D - t|``            (iso, lower side)
-2      ``t - ||G_i - E_j||^2``               (haus, ``t`` is a squared radius)
-3      ``r_k^2 - q_ij``                     (positive pair of anchor ``i``)
-4      ``q_ij - (r_k + alpha)^2``  if ``alpha > 0``, else
-       ``q_ij - (1 + kappa) r_k^2``          (negative pair of anchor ``i``)
-5      ``value^2 - q_ij``                   (pair upper bound ``d_ij <= value``)
-6      ``q_ij - value^2``                   (pair lower bound ``d_ij >= value``)
-=====  ==========================================================
-
-``|d - D| <= t`` is equivalent to rows 0 and 1 for ``t >= 0`` (the lower
-side ``d >= D - t`` is void when ``D < t``); rows 3 and 4 state
-``max_p d_ap <= r_a`` and ``min_m d_am >= r_a + alpha``, the per-anchor form
-of the triplet constraints.  Rows 5 and 6 are the fixed per-pair bounds of
-the pair-loss zero sets (``d_pos <= u``, ``d_neg >= l``); a triplet program
-has none and a pair program has no rows 3 and 4.  All rows are continuously
-differentiable.
+Design notes: docs/performance.md, section ``isoapprox.kernels.ideal``.
 """
 
 from __future__ import annotations

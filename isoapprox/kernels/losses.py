@@ -1,21 +1,6 @@
 """Loss kernels: triplet and pair hinge sums, batch-hard mining, separation counts.
 
-Distances come from :mod:`isoapprox.kernels.distances` (``dist`` for one
-pair, ``tile_dist`` for the blocked sweeps), so they are bitwise those of
-every other kernel.  Cross-file jitted calls (numba's cache is keyed on this
-file only): ``dist``, ``tile_dist``, ``transpose``, ``partition``,
-``is_serial``; ``tests/test_kernels_cache.py`` runs these kernels against
-brute force from a cold and a warm cache.
-
-Batch-hard mining uses each unordered pair once: the points form ``M <= 16``
-blocks, each block pair ``I <= J`` is one parallel task, and every anchor has
-``M`` state slots (slot ``K`` = its best against block ``K``); task
-``(I, J)`` owns slot ``J`` of the anchors in ``I`` and slot ``I`` of the
-anchors in ``J``.  A state ``(value, index)`` is improved under "better
-value, then smaller index", which is commutative and associative, so the
-result never depends on the visiting order or the thread count.  Memory:
-``16`` state slots per anchor (``512 N`` bytes) and, for separation counts,
-one ``32 x N`` distance buffer per task in flight.
+Design notes: docs/performance.md, section ``isoapprox.kernels.losses``.
 """
 
 from __future__ import annotations
@@ -521,28 +506,6 @@ def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
         )
 
 
-@njit(**JIT)
-def _sep_serial(X, codes, margin, atol):
-    N = X.shape[0]
-    XT = transpose(X)
-    viol = np.zeros(N, dtype=np.int64)
-    members, start = _class_members(codes)
-    for g0 in range(0, N, _SEP_GROUP):
-        _sep_group(
-            X,
-            XT,
-            codes,
-            margin,
-            atol,
-            members,
-            start,
-            g0,
-            min(N, g0 + _SEP_GROUP),
-            viol,
-        )
-    return viol
-
-
 @njit(parallel=True, **JIT)
 def _sep_parallel(X, codes, margin, atol):
     N = X.shape[0]
@@ -565,6 +528,9 @@ def _sep_parallel(X, codes, margin, atol):
             viol,
         )
     return viol
+
+
+_sep_serial = serial_twin(_sep_parallel)
 
 
 @njit(**JIT)

@@ -1,25 +1,6 @@
 """Minimum enclosing ball: the exact planar circle and the Frank-Wolfe dual.
 
-- :func:`meb_2d`: Welzl's algorithm (iterative, move-to-front) in the
-  plane, with dual weights on the support; used by the minimax Procrustes
-  search and the batch engine.
-- :func:`meb_dual_fw`: Frank-Wolfe with away steps on the dual (Yildirim
-  2008), the engine of :func:`isoapprox.geometry.min_enclosing_ball` and of
-  :func:`meb_bracket`.
-- :func:`meb_bracket`: a certified bracket ``(upper, lower)`` in any
-  dimension, inside numba (the batch engine's ``n >= 3``).
-- :func:`support_radius`: the exact enclosing radius of two or three
-  support points, a lower bound of the planar radius.
-
-One tolerance, :data:`IN_RTOL`: a point is "outside" the current circle
-only when its squared distance from the centre exceeds ``r^2 (1 + IN_RTOL)``.
-The batch engine used ``1e-14`` on the radius (``2e-14`` on its square),
-which is within a few ulps of the rounding of a circumcentre and lets a
-support point of a nearly degenerate triangle test "outside" its own circle;
-``1e-12`` on the square is the tolerance that is right.  Whatever the
-tolerance, every returned radius is re-scored exactly (``max_k ||P_k - c||``
-by direct differences), so it is a feasible radius, and every lower bound
-is an exact dual value or support radius.  No cross-file jitted calls.
+Design notes: docs/performance.md, section ``isoapprox.kernels.meb``.
 """
 
 from __future__ import annotations
@@ -32,7 +13,7 @@ from . import JIT
 __all__ = ["IN_RTOL", "meb_2d", "meb_bracket", "meb_dual_fw", "support_radius"]
 
 #: relative slack on the squared radius of the "point outside the circle"
-#: test (see the module docstring)
+#: test (see docs/performance.md)
 IN_RTOL = 1e-12
 #: Frank-Wolfe target gap of :func:`meb_bracket`
 _FW_EPS = 1e-10

@@ -1,17 +1,6 @@
 """Kernels of the collapse statistics of :mod:`isoapprox.diagnostics`.
 
-They sweep all pairs of an ``(N, n)`` embedding without building the
-``N x N`` matrix, with the one tile engine of
-:mod:`isoapprox.kernels.distances` (cross-file jitted calls: ``tile_sq``,
-``tile_dist``; ``tests/test_kernels_cache.py`` checks them from a cold and a
-warm cache), so every distance is bitwise the one the rest of the package
-computes.  A sweep is split into ``n_chunks`` chunks run in parallel; each
-chunk owns its output slots and every floating-point sum is taken in an
-order that depends only on ``N``, so results do not depend on the thread
-count.  Memory is ``O(N + n_chunks * n_bins)`` plus the candidate buffer of
-:func:`pair_collect` (its size is known before it runs).  The half sweeps
-(pairs ``i < j``) pair row block ``q`` with block ``nb - 1 - q`` in one work
-unit, so every unit does the same work.
+Design notes: docs/performance.md, section ``isoapprox.kernels.stats``.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """numba kernels of the training harness: arrays in, arrays out.
 
-Distances by the shared :func:`isoapprox.kernels.distances.dist` (the one
-cross-file jitted call; checked from a cold and a warm cache by
-``tests/test_kernels_cache.py``).  Every ``prange`` loop writes only its own
-row of the output, so results do not depend on the number of threads.
-
-Subgradient at zero distance
-----------------------------
-``d(i, j) = ||x_i - x_j||`` is not differentiable where ``x_i == x_j``; its
-subdifferential there is the closed unit ball.  Every kernel here takes its
-minimum-norm element, the zero vector: a pair at distance exactly 0
-contributes no gradient (never NaN, never a random direction).
+Design notes: docs/performance.md, section ``isoapprox.kernels.train``.
 """
 
 from __future__ import annotations

@@ -46,6 +46,20 @@ def _group(r: dict) -> str:
     return f"N={r['n_points']}, n={r['dim']}"
 
 
+def _bracket_points(ax, rs: Sequence[dict], x_key: str, y_key: str, hi_key) -> dict:
+    """One point per record at ``(x_key, y_key)``, bars its bracket, coloured by group."""
+    groups: dict[str, list[dict]] = {}
+    for r in rs:
+        groups.setdefault(_group(r), []).append(r)
+    for k, (name, g) in enumerate(groups.items()):
+        lo = [max(r[y_key] - r[f"{y_key}_lower"], 0.0) for r in g]
+        hi = [hi_key(r) for r in g]
+        col = _GROUP_COLORS[k % len(_GROUP_COLORS)]
+        ax.errorbar([r[x_key] for r in g], [r[y_key] for r in g], yerr=[lo, hi], fmt="o",
+                    markersize=2, color=col, elinewidth=0.6, alpha=0.7, label=name)
+    return groups
+
+
 def c_bracket_histogram(records: Sequence[dict[str, Any]], *, bins: int = 40):
     """Histogram of ``c`` (incumbents) with the histograms of its bracket ends.
 
@@ -109,17 +123,8 @@ def loss_iso_scatter(records: Sequence[dict[str, Any]]):
     rs = [r for r in records if _finite(r.get("loss")) and _finite(r.get("d_iso"))]
     with style_context():
         fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.8))
-        groups: dict[str, list[dict]] = {}
-        for r in rs:
-            groups.setdefault(_group(r), []).append(r)
-        for k, (name, g) in enumerate(groups.items()):
-            x = [r["loss"] for r in g]
-            y = [r["d_iso"] for r in g]
-            lo = [max(r["d_iso"] - r["d_iso_lower"], 0.0) for r in g]
-            hi = [max(r["d_iso_upper"] - r["d_iso"], 0.0) for r in g]
-            col = _GROUP_COLORS[k % len(_GROUP_COLORS)]
-            ax.errorbar(x, y, yerr=[lo, hi], fmt="o", markersize=2, color=col, elinewidth=0.6,
-                        alpha=0.7, label=name)
+        _bracket_points(ax, rs, "loss", "d_iso",
+                        lambda r: max(r["d_iso_upper"] - r["d_iso"], 0.0))
         top = max([r["loss"] for r in rs] + [1e-12])
         ax.plot([0, top], [0, top / 2], color=COLORS["bound"], linestyle="--", linewidth=1,
                 label=r"$L/2$ (statement 3, lower)")
@@ -149,18 +154,9 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
     rs = [r for r in _with_c(records) if _finite(r.get("theta"))]
     with style_context():
         fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.6))
-        groups: dict[str, list[dict]] = {}
-        for r in rs:
-            groups.setdefault(_group(r), []).append(r)
-        for k, (name, g) in enumerate(groups.items()):
-            x = [r["theta"] for r in g]
-            y = [r["c"] for r in g]
-            lo = [max(r["c"] - r["c_lower"], 0.0) for r in g]
-            hi = [max(r["c_upper"] - r["c"], 0.0) if _finite(r.get("c_upper")) else 0.0
-                  for r in g]
-            col = _GROUP_COLORS[k % len(_GROUP_COLORS)]
-            ax.errorbar(x, y, yerr=[lo, hi], fmt="o", markersize=2, color=col, elinewidth=0.6,
-                        alpha=0.7, label=name)
+        groups = _bracket_points(
+            ax, rs, "theta", "c",
+            lambda r: max(r["c_upper"] - r["c"], 0.0) if _finite(r.get("c_upper")) else 0.0)
         ax.axhline(0.5, color=COLORS["bound"], linestyle="--", linewidth=1)
         ax.set_xlabel(r"thickness $\theta(E)$")
         ax.set_ylabel(r"$c(E)$")

@@ -1,27 +1,6 @@
 """Figures of the collapse sweep (``experiments/collapse_sweep.py``).
 
-Every function takes records of a ``collapse_sweep`` results file (full or
-compact) and returns a matplotlib ``Figure``; nothing is computed here
-beyond arranging the stored numbers.
-
-- :func:`plot_diameter_vs_batch`: final held-out diameter (or median
-  distance) against the batch size, one line per embedding dimension, one
-  panel per training set-up and data set, with the lower-bound curve
-  ``D*(N/K, n, margin)`` of each dimension dashed.
-- :func:`plot_collapse_trend`: the final-to-initial diameter ratio and the
-  fraction of runs collapsed against ``N / n`` (batch size over embedding
-  dimension).
-- :func:`plot_lower_bound_curve`: ``D*(P, n, margin)`` against the number of
-  classes per batch for several dimensions, with the sweep's final
-  diameters on top.
-- :func:`plot_triplet_diagram`: Xuan et al.'s triplet diagram (``S_ap``
-  against ``S_an`` of each anchor's hardest triplet), early and late in
-  training, one row per loss.
-- :func:`plot_crosscheck`: the relative slack of every bound of the theory on
-  the held-out batches, coloured by the certified verdict.
-
-:func:`sweep_figures` (the builder for the experiment ``collapse_sweep``)
-writes all of them.
+Design notes: docs/performance.md, section ``isoapprox.plotting.sweep``.
 """
 
 from __future__ import annotations
