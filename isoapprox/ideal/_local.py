@@ -5,13 +5,13 @@ Design notes: docs/zero_loss.md, section ``isoapprox.ideal._local``.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 from scipy.optimize import fmin_l_bfgs_b, minimize
 
 from ..kernels import ideal as K
+from ._clock import solver_clock
 from ._problem import Program
 
 __all__ = ["SLSQP_MAX_ROWS", "TIGHTEN_ALPHA", "TIGHTEN_KAPPA", "al_epigraph",
@@ -185,7 +185,7 @@ def al_epigraph(
         elif viol > 0.25 * viol_prev:
             rho = min(rho * 10.0, 1e10)
         viol_prev = viol
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline is not None and solver_clock() > deadline:
             break
     Gr = x[: M * n].reshape(M, n)
     return prog.expand(Gr), total_it, ok

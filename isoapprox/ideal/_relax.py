@@ -5,13 +5,13 @@ Design notes: docs/zero_loss.md, section ``isoapprox.ideal._relax``.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._lazy import cvxpy
+from ._clock import solver_clock
 from ._problem import Problem, ProgramCache
 
 __all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
@@ -265,7 +265,7 @@ def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,
         if v <= lo:
             break
         lo = v
-        if lo >= s_hi or (deadline is not None and time.perf_counter() > deadline):
+        if lo >= s_hi or (deadline is not None and solver_clock() > deadline):
             break
     return best
 

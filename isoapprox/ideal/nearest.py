@@ -43,6 +43,7 @@ from ._bounds import (
     three_point_bound,
 )
 from ._ccp import ccp_solve
+from ._clock import solver_clock
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
 from ._pairs import (
     PairSpec,
@@ -170,7 +171,7 @@ class _Search:
 
     # -- bookkeeping ---------------------------------------------------
     def time_left(self) -> float:
-        return self.deadline - time.perf_counter()
+        return self.deadline - solver_clock()
 
     def lower(self) -> tuple[float, str]:
         if not self.bounds:
@@ -359,7 +360,7 @@ def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
     if prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
     else:
-        cap = time.perf_counter() + max(0.25 * S.time_left(), 0.0)
+        cap = solver_clock() + max(0.25 * S.time_left(), 0.0)
         G, it, _ = al_epigraph(prog, G0, deadline=min(cap, S.deadline))
     return G, it
 
@@ -572,9 +573,12 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
     # about a millisecond, more than the whole solve for the smallest toys
     blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
+    # the deadline is on the solver clock, which stops while numba compiles: the
+    # budget is for search, so a cold cache does not change how far a search gets
+    deadline = solver_clock() + opts.time_limit - (time.perf_counter() - t_start)
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     opts.n_starts, opts.max_iter, t_start + opts.time_limit, spec)
+                     opts.n_starts, opts.max_iter, deadline, spec)
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
