@@ -435,7 +435,7 @@ def _validated(path: Path, E, y):
 
 
 def _theory_options(args: argparse.Namespace):
-    from ..diagnostics_theory import TheoryOptions
+    from ..theory import TheoryOptions
 
     kw: dict[str, Any] = {"seed": args.seed}
     if args.theory_time_limit is not None:
@@ -510,7 +510,13 @@ def save_ideal(path: Path, res, *, margin: float) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox diagnose``."""
-    from ..diagnostics import DEFAULT_SECTIONS, DiagnoseOptions, diagnose, diagnose_batches
+    from ..diagnostics import (
+        DiagnoseOptions,
+        add_theory,
+        diagnose,
+        diagnose_batches,
+        diagnose_theory,
+    )
 
     label_column = args.label_column
     if label_column is not None and label_column.lstrip("-").isdigit():
@@ -522,14 +528,7 @@ def run(args: argparse.Namespace) -> int:
         thresholds=_parse_thresholds(args.threshold),
     )
     _check_outputs(args)
-    section = None
-    if not args.no_theory:
-        from ..diagnostics_theory import TheorySection
-
-        section = TheorySection(
-            _theory_options(args),
-            max_batches=args.theory_batches if args.batch_size is not None else None,
-        )
+    theory = None if args.no_theory else _theory_options(args)
     E, y = load_embeddings(
         args.file,
         labels=args.labels,
@@ -538,31 +537,27 @@ def run(args: argparse.Namespace) -> int:
         label_column=label_column,
     )
     X = _validated(args.file, E, y)
-    extra = () if section is None else (("theory", section),)
+    res = None
     if args.batch_size is not None:
         report = diagnose_batches(
             X, y, batch_size=args.batch_size, samples_per_class=args.samples_per_class,
-            n_batches=args.n_batches, rng=args.seed, options=options, sections=extra,
+            n_batches=args.n_batches, rng=args.seed, options=options, theory=theory,
+            theory_batches=args.theory_batches,
         )
         report = {"file": str(args.file), **report}
-        if section is not None:
-            from ..diagnostics_theory import theory_batch_summary
-
-            summary = theory_batch_summary(report)
-            report["theory"] = summary
-            report["verdict"]["details"].extend(summary["findings"])
         text = format_batch_report(report)
     else:
-        report = {"file": str(args.file),
-                  **diagnose(X, y, options=options, sections=DEFAULT_SECTIONS + extra)}
+        report = {"file": str(args.file), **diagnose(X, y, options=options)}
+        if theory is not None:
+            res = diagnose_theory(X, y, margin=options.margin, options=theory)
+            report = add_theory(report, res)
         text = format_report(report)
     print(text)
     written: list[str] = []
-    res = section.results[-1] if (section is not None and section.results) else None
     if args.out is not None and res is not None:
         written.append(str(save_ideal(args.out, res, margin=options.margin)))
     if args.plot is not None:
-        from ..diagnostics_theory import embedding_view
+        from ..diagnostics import embedding_view
 
         if res is not None:
             report["view"] = embedding_view(X[res.indices], res.labels, ideal=res.aligned,

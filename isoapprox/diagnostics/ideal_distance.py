@@ -1,91 +1,10 @@
-"""The theory section of the collapse diagnosis: the loss against the distance to the ideal set.
+"""The loss against the distance to the ideal (triplet-separated) set, for the diagnosis.
 
-Notation
---------
-A batch ``E`` (N, n) with labels ``y`` of ``P`` classes, margin
-``alpha >= 0``, ``L = batch_hard_loss(E, y, margin=alpha, reduction="max")``
-(the paper's loss, the worst single triplet), ``F_TS = F_TS(alpha)`` the
-triplet-separated ("ideal") embeddings of ``R^n``, ``d_iso(E, F_TS)`` and
-``d_haus(E, F_TS)`` the distances to that set (SPEC section 2), and
-``D*(P, n, alpha)`` the least diameter of ``P`` points of ``R^n`` whose
-pairwise distances are ``>= alpha`` (:func:`isoapprox.min_separated_diameter`).
-
-The classes that an ideal embedding keeps apart
-    In ``G in F_TS`` every point of a class with at least two points (an
-    anchor with a positive ``p``) is at distance ``d(a, m) >= d(a, p) +
-    alpha >= alpha`` from every point of every other class.  Two singleton
-    classes constrain nothing between them.  So one representative of each
-    class with two or more points, plus one singleton class if there is one,
-    gives ``P' = #{classes with >= 2 points} + [a singleton class exists]``
-    points that are pairwise ``>= alpha`` apart (:func:`isoapprox.separated_class_count`;
-    ``P' = P`` for the ``P x K`` batches of training).
-
-What the section reports
-------------------------
-``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` with certified brackets
-    From :func:`isoapprox.evaluate_theory`.  The lower end of ``d_iso``
-    includes the *packing bound* ``D*_lower(P', n, alpha) - diam(E)``
-    (:func:`isoapprox.packing.packing_distance_bound`), the only bound that
-    sees the dimension ``n``: at collapse it gives ``d_iso ~ D*`` (statement
-    4) where the solver's other bounds stay near ``alpha``.  The haus solver
-    runs only for ``N <= haus_max_points`` (default 12: its exact
-    single-triplet bound costs ~30 s at ``N = 64``); above it the ``d_haus``
-    bracket comes from ``f*`` moved onto ``E`` and half the lower end of
-    ``d_iso`` (statement 1).
-Statement 3
-    ``L/2 <= d_iso(E, F_TS)`` (proven; checked) and ``d_iso(E, F_TS) <= L``,
-    which holds while the perturbed distance table is realisable in
-    ``R^n`` and can fail near collapse with more than ``n + 1`` classes.
-    Its outcome, decided from the bracket, is ``loss_faithful``: ``True``
-    when ``d_iso <= L`` is certified (the loss then pins the distance to
-    the ideal set within a factor 2), ``False`` when ``d_iso > L`` is
-    certified (the loss understates the distance), ``None`` when the
-    bracket straddles ``L``.
-Statement 4 and ``D*``
-    ``D*(P', n, alpha)`` with a bracket: the lower end is
-    :func:`isoapprox.packing_lower_bound` (exact for ``P' <= n + 1``,
-    ``n = 1`` and the planar theorems ``P' <= 8``); otherwise the upper end
-    is the diameter of the ``P'`` class representatives of ``f*`` (pairwise
-    ``>= alpha`` apart, so a feasible layout).  ``collapse_ratio = D* /
-    alpha`` is the factor by which a collapsed batch's loss (``alpha``)
-    understates its distance to the ideal set (``D*``); it is 1 exactly when
-    ``P' <= n + 1``.
-The nearest ideal embedding, ``theta`` and ``c``
-    Its kind (collapsed, class-collapsed or general), its diameter, the
-    thickness ``theta(E)`` and the empirical constant ``c = d_haus /
-    d_iso`` with its bracket.
-
-All of these numbers are one :func:`isoapprox.evaluate_theory` record
-(:attr:`TheoryDiagnosis.theory`); this module adds the subsample, the
-layout suggestion and the sentences.
-Suggested batch layout (:func:`suggest_layout`)
-    **Our criterion, not the paper's eq. 17** (whose form is unknown): the
-    loss of a collapsed batch is ``alpha`` and its distance to the ideal set
-    is ``D*``, so the loss stays a proxy of the distance within a factor
-    ``rho`` at collapse iff ``D*(P, n, alpha) <= rho alpha``.  With ``rho =
-    1`` this is exactly ``P <= n + 1`` ("exact proxy": at most ``n + 1``
-    classes per batch, or ``n >= P - 1``); with the default ``rho = 2`` (the
-    factor of statement 3) the section reports the largest ``P`` and the
-    smallest ``n`` with ``curve(P, n, alpha) <= rho alpha`` for the
-    lower-bound curve :func:`isoapprox.lower_bound_curve` (default
-    ``"packing"``, a proven lower bound of ``D*``: a batch with more classes
-    than suggested is *proven* beyond the factor; one within it is not
-    proven within).  The suggested batch size is that ``P`` times the
-    batch's (median) class size.
-
-Cost control
-------------
-Every solver call has a time limit (``TheoryOptions.time_limit``, checked
-between local solves), so brackets obtained under a limit depend on the
-machine's speed.  Batches of more than ``max_points`` points are evaluated
-on a seeded, stratified subsample (:func:`theory_subsample`): at most
-``max_points // 4`` classes, drawn at random among those with two or more
-points, and ``max_points // (classes drawn)`` points of each (all of a
-smaller class).  ``nearest_ideal`` is exact to tolerance at toy sizes
-(``N <= 12``) and gives a possibly wide bracket up to ``N = 200``.  Measured
-on the shared 2-core machine: about 2 s for ``N = 64`` in ``R^2``; about
-25 s for ``N = 200`` in ``R^32`` (of which ~13 s for the minimax Procrustes
-problem and ~4 s for the thickness).
+:func:`diagnose_theory` evaluates one batch with :func:`isoapprox.evaluate_theory`
+(on a seeded stratified subsample above ``max_points``), suggests a batch
+layout (:func:`suggest_layout`) and words the findings; :func:`add_theory`
+merges it into a :func:`~isoapprox.diagnose` report.  Notation, what is
+reported and the cost: see docs/diagnose.md.
 """
 
 from __future__ import annotations
@@ -98,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ._typing import ArrayLike, IntArray
-from ._validation import (
+from .._typing import ArrayLike, IntArray
+from .._validation import (
     as_labels,
     as_points,
     as_rng,
@@ -110,10 +29,9 @@ from ._validation import (
     class_counts,
     require_triplets,
 )
-from .diagnostics import DEFAULT_SECTIONS, Batch, DiagnoseOptions
-from .exceptions import InvalidInputError
-from .packing import LOWER_BOUND_CURVES, lower_bound_curve, separated_class_count
-from .theory import (
+from ..exceptions import InvalidInputError
+from ..packing import LOWER_BOUND_CURVES, lower_bound_curve, separated_class_count
+from ..theory import (
     DEFAULT_TIME_LIMIT,
     FAITHFUL_RATIO,
     HAUS_MAX_POINTS,
@@ -126,7 +44,7 @@ from .theory import (
     evaluate_theory,
     solver_dict,
 )
-from .tolerances import VERDICT_RTOL
+from ..tolerances import VERDICT_RTOL
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -134,19 +52,17 @@ __all__ = [
     "HAUS_MAX_POINTS",
     "SUGGEST_MAX_CLASSES",
     "THEORY_MAX_POINTS",
-    "THEORY_SECTIONS",
     "VIEW_MAX_POINTS",
     "LayoutSuggestion",
     "TheoryDiagnosis",
     "TheoryOptions",
-    "TheorySection",
+    "add_theory",
     "bracket_text",
     "diagnose_theory",
     "embedding_view",
     "separated_class_count",
     "suggest_layout",
     "theory_batch_summary",
-    "theory_section",
     "theory_subsample",
 ]
 
@@ -725,66 +641,17 @@ def diagnose_theory(
                    seconds=time.perf_counter() - t0)
 
 
-class TheorySection:
-    """The theory section for :func:`isoapprox.diagnose` / :func:`~isoapprox.diagnose_batches`.
+def add_theory(report: Mapping[str, Any], res: TheoryDiagnosis) -> dict[str, Any]:
+    """A :func:`~isoapprox.diagnose` report with the theory section before the verdict.
 
-    ``TheorySection(options)(batch, diagnose_options)`` runs
-    :func:`diagnose_theory` at the diagnosis margin and returns its
-    :meth:`TheoryDiagnosis.to_dict`; the full results (with the nearest
-    ideal embeddings) are kept in ``results``.
-
-    Parameters
-    ----------
-    options : TheoryOptions, optional
-    max_batches : int, optional
-        Evaluate at most this many batches; later calls return only a
-        ``"skipped"`` note (the section costs seconds per batch, and
-        :func:`~isoapprox.diagnose_batches` summarises over the batches
-        that have numbers).
-
-    Examples
-    --------
-    >>> from isoapprox import diagnose
-    >>> section = TheorySection(TheoryOptions(time_limit=1.0))
-    >>> E = [[0.0, 0.0], [0.0, 0.1], [3.0, 0.0], [3.0, 0.1]]
-    >>> rep = diagnose(E, [0, 0, 1, 1], sections=THEORY_SECTIONS[:-1] + (("theory", section),))
-    >>> rep["theory"]["d_iso"], len(section.results)
-    (0.0, 1)
+    The verdict quotes the theory's findings after its own details.
     """
-
-    def __init__(self, options: TheoryOptions | None = None, *,
-                 max_batches: int | None = None) -> None:
-        self.options = options if options is not None else TheoryOptions()
-        if not isinstance(self.options, TheoryOptions):
-            raise TypeError(f"`options` must be a TheoryOptions; got "
-                            f"{type(self.options).__name__}")
-        self.max_batches = (None if max_batches is None
-                            else check_int(max_batches, "max_batches", minimum=0))
-        self.results: list[TheoryDiagnosis] = []
-        self.n_calls = 0
-
-    def __call__(self, batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-        self.n_calls += 1
-        if self.max_batches is not None and len(self.results) >= self.max_batches:
-            return {"skipped": f"theory evaluated on the first {self.max_batches} batches only"}
-        res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=self.options)
-        # labels in the batch's own terms
-        res = _with_labels(res, batch.classes[res.labels])
-        self.results.append(res)
-        return res.to_dict()
-
-
-def _with_labels(res: TheoryDiagnosis, labels: np.ndarray) -> TheoryDiagnosis:
-    return replace(res, labels=np.asarray(labels))
-
-
-def theory_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-    """The theory section with default :class:`TheoryOptions` (a plain section function)."""
-    return TheorySection()(batch, options)
-
-
-#: the default report's sections followed by the theory section
-THEORY_SECTIONS = DEFAULT_SECTIONS + (("theory", theory_section),)
+    out = {k: v for k, v in report.items() if k != "verdict"}
+    out["theory"] = res.to_dict()
+    verdict = dict(report["verdict"])
+    verdict["details"] = [*verdict["details"], *res.findings]
+    out["verdict"] = verdict
+    return out
 
 
 # --- over batches -------------------------------------------------------------------
