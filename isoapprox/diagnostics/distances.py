@@ -195,22 +195,10 @@ def _quantiles_from(q: np.ndarray, m: int, values: Mapping[int, float]) -> np.nd
 class DistanceSummary:
     """Exact summary of the ``m = N (N - 1) / 2`` pair distances.
 
-    Attributes
-    ----------
-    n_pairs : int
-        ``m``.
-    min, max, mean : float
-        Least pair distance, diameter and mean pair distance.
-    levels : tuple of float
-        Quantile levels ``q``.
-    quantiles : tuple of float
-        The quantiles (numpy's ``"linear"`` convention, see the module
-        docstring).
-    histogram_counts : tuple of int
-        Counts of the pair distances in ``len(histogram_edges) - 1`` equal
-        bins over ``[min, max]`` (the last bin is closed).
-    histogram_edges : tuple of float
-        The bin edges.
+    ``n_pairs`` is ``m``; ``min``, ``max``, ``mean`` the least pair distance,
+    the diameter and the mean; ``quantiles`` at ``levels`` follow numpy's
+    ``"linear"`` convention; ``histogram_counts`` count the distances in the
+    equal bins ``histogram_edges`` over ``[min, max]`` (the last closed).
     """
 
     n_pairs: int

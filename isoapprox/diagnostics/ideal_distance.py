@@ -87,45 +87,15 @@ def _ratio(num: float, den: float) -> float:
 class LayoutSuggestion:
     """Classes per batch and embedding dimension suggested by the lower-bound curve.
 
-    The criterion (ours, see the module notes): a batch of ``P`` classes in
+    The criterion (ours, see docs/diagnose.md): a batch of ``P`` classes in
     ``R^n`` keeps the loss a proxy of the distance to the ideal set within a
-    factor ``ratio`` at collapse iff ``D*(P, n, alpha) <= ratio * alpha``,
-    evaluated with the lower-bound curve ``curve``.
-
-    Attributes
-    ----------
-    n_classes, dim : int
-        The batch's ``P'`` and ``n``.
-    margin : float
-        ``alpha``.
-    samples_per_class : int or None
-        ``K`` used to turn classes into a batch size.
-    ratio : float
-        ``rho >= 1``.
-    curve : str
-        Name of the curve (``"packing"``, ``"simplex"`` or the callable's name).
-    applicable : bool
-        False when ``alpha = 0`` (then ``D* = 0`` and every layout qualifies).
-    curve_value : float
-        ``curve(P, n, alpha)``: the lower-bound curve at this batch.
-    collapse_ratio_lower : float
-        ``curve_value / alpha``.
-    within_ratio : bool
-        ``curve_value <= ratio * alpha``.
-    exact : bool
-        ``P <= n + 1`` (then ``D* = alpha``: an exact proxy at collapse).
-    max_classes_exact, min_dim_exact : int
-        ``n + 1`` and ``max(1, P - 1)``.
-    max_classes : int
-        Largest ``P`` with ``curve(P, n, alpha) <= ratio * alpha``
-        (``SUGGEST_MAX_CLASSES`` when the search reached its cap).
-    max_classes_capped : bool
-        The search stopped at ``SUGGEST_MAX_CLASSES``.
-    min_dim : int
-        Smallest ``n`` with ``curve(P, n, alpha) <= ratio * alpha``.
-    batch_size, batch_size_exact : int or None
-        ``max_classes * K`` and ``max_classes_exact * K`` (None without ``K``
-        or when capped).
+    factor ``ratio`` at collapse iff ``curve(P, n, alpha) <= ratio * alpha``.
+    ``applicable`` is False at ``alpha = 0`` (every layout qualifies);
+    ``exact`` is ``P <= n + 1`` (``D* = alpha``), ``max_classes_exact = n +
+    1`` and ``min_dim_exact = max(1, P - 1)``; ``max_classes`` is the largest
+    ``P`` and ``min_dim`` the least ``n`` within the ratio (the search stops
+    at ``SUGGEST_MAX_CLASSES``: ``max_classes_capped``); the batch sizes are
+    those times ``samples_per_class`` (None without it or when capped).
     """
 
     n_classes: int
@@ -165,10 +135,8 @@ def suggest_layout(
 
     Parameters
     ----------
-    n_classes : int
-        ``P`` (classes in the batch; use :func:`separated_class_count`).
-    dim : int
-        Embedding dimension ``n``.
+    n_classes, dim : int
+        ``P`` (use :func:`separated_class_count`) and ``n``, both ``>= 1``.
     margin : float
         ``alpha >= 0``.
     samples_per_class : int, optional
@@ -176,10 +144,9 @@ def suggest_layout(
     ratio : float, default ``FAITHFUL_RATIO`` (2)
         ``rho >= 1``.
     curve : {"packing", "simplex"} or callable, default "packing"
-        As :func:`isoapprox.lower_bound_curve`; it must be nondecreasing in
-        ``P`` (true for both named curves): the largest ``P`` is found by
-        doubling and bisection.  The least ``n`` is found by scanning
-        ``n = 1, 2, ...`` (``n = P - 1`` always qualifies).
+        As :func:`isoapprox.lower_bound_curve`, nondecreasing in ``P`` (the
+        largest ``P`` is found by doubling and bisection, the least ``n`` by
+        scanning up to ``P - 1``).
 
     Returns
     -------
@@ -188,8 +155,7 @@ def suggest_layout(
     Raises
     ------
     InvalidInputError
-        If ``n_classes < 1``, ``dim < 1``, ``margin < 0``, ``ratio < 1`` or
-        ``samples_per_class < 1``, or the curve is unknown.
+        On a bad argument or an unknown curve.
 
     Examples
     --------
@@ -259,37 +225,16 @@ def suggest_layout(
 
 @dataclass(frozen=True)
 class TheoryDiagnosis:
-    """The theory section's numbers for one batch (see the module notes).
+    """The theory section's numbers for one batch.
 
-    The numbers of the evaluated points are the :class:`~isoapprox.TheoryResult`
-    ``theory``; its attributes (``iso``, ``haus``, ``loss_max``, ``d_star``,
-    ``beyond_simplex``, ...) read through this object too.
-
-    Attributes
-    ----------
-    theory : TheoryResult
-        :func:`isoapprox.evaluate_theory` of the evaluated points.
-    samples_per_class : int
-        Median class size (``K`` of a ``P x K`` batch).
-    evaluated : str
-        ``"all"`` or ``"subsample"``.
-    n_input_points : int
-        Points of the batch before subsampling.
-    indices : ndarray of int
-        Rows of the batch that were evaluated (increasing).
-    labels : ndarray
-        Their original labels.
-    suggestion : LayoutSuggestion
-    findings : tuple of str
-        Plain-language sentences quoted by the verdict.
-    seconds : float
-        Wall time of the section.
-
-    Derived: ``loss_lower_check`` / ``loss_upper_check`` (statement 3),
-    ``loss_faithful`` (``loss_upper_check.holds``), ``proxy_ratio`` with its
-    bracket (``d_iso / L``), ``collapse_ratio`` with its bracket (``D* /
-    alpha``), ``constant`` (:class:`~isoapprox.ConstantResult`) and
-    ``ideal_solver`` (``nearest_ideal``'s own results).
+    ``theory`` is the :func:`isoapprox.evaluate_theory` record of the
+    evaluated points (its attributes read through this object too);
+    ``evaluated`` is ``"all"`` or ``"subsample"`` (rows ``indices`` of the
+    ``n_input_points``, labels ``labels``); ``samples_per_class`` the median
+    class size; ``findings`` the sentences the verdict quotes.  Derived:
+    ``loss_lower_check`` / ``loss_upper_check`` (statement 3),
+    ``loss_faithful``, ``proxy_ratio`` (``d_iso / L``) and ``collapse_ratio``
+    (``D* / alpha``) with their brackets, ``constant`` and ``ideal_solver``.
     """
 
     theory: TheoryResult
@@ -322,32 +267,15 @@ class TheoryDiagnosis:
     def _per_loss(self, v: float) -> float:
         return _ratio(v, self.theory.loss_max) if self.theory.loss_max > 0 else math.nan
 
-    @property
-    def proxy_ratio(self) -> float:
-        return self._per_loss(self.theory.iso.value)
-
-    @property
-    def proxy_ratio_lower(self) -> float:
-        return self._per_loss(self.theory.iso.lower)
-
-    @property
-    def proxy_ratio_upper(self) -> float:
-        return self._per_loss(self.theory.iso.upper)
-
     def _per_margin(self, v: float) -> float:
         return _ratio(v, self.theory.margin) if self.theory.margin > 0 else math.nan
 
-    @property
-    def collapse_ratio(self) -> float:
-        return self._per_margin(self.theory.d_star)
-
-    @property
-    def collapse_ratio_lower(self) -> float:
-        return self._per_margin(self.theory.d_star_lower)
-
-    @property
-    def collapse_ratio_upper(self) -> float:
-        return self._per_margin(self.theory.d_star_upper)
+    proxy_ratio = property(lambda self: self._per_loss(self.theory.iso.value))
+    proxy_ratio_lower = property(lambda self: self._per_loss(self.theory.iso.lower))
+    proxy_ratio_upper = property(lambda self: self._per_loss(self.theory.iso.upper))
+    collapse_ratio = property(lambda self: self._per_margin(self.theory.d_star))
+    collapse_ratio_lower = property(lambda self: self._per_margin(self.theory.d_star_lower))
+    collapse_ratio_upper = property(lambda self: self._per_margin(self.theory.d_star_upper))
 
     @property
     def constant(self) -> ConstantResult:
@@ -411,26 +339,12 @@ class TheoryDiagnosis:
 
 
 def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray:
-    """Rows of a seeded, stratified subsample of at most ``max_points`` points.
+    """Increasing rows of a seeded, stratified subsample of at most ``max_points >= 3`` points.
 
     At most ``max(2, max_points // 4)`` classes are drawn at random, those
     with two or more points first; each gives ``max_points // (classes
-    drawn)`` random points (all of a smaller class).  Returns all rows when
-    ``N <= max_points``.
-
-    Parameters
-    ----------
-    y : array_like of shape (N,)
-        Class labels.
-    max_points : int
-        ``>= 3``.
-    rng : None, int or Generator, default 0
-        Randomness of the draw.
-
-    Returns
-    -------
-    ndarray of int
-        Increasing row indices.
+    drawn)`` random points (all of a smaller class).  All rows when ``N <=
+    max_points``.
 
     Examples
     --------
@@ -602,8 +516,6 @@ def diagnose_theory(
 
     Raises
     ------
-    InvalidInputError
-        Bad ``E``, ``y`` or ``margin``.
     NoTripletError
         If the labels (of the evaluated points) admit no triplet.
 
@@ -658,22 +570,12 @@ def add_theory(report: Mapping[str, Any], res: TheoryDiagnosis) -> dict[str, Any
 
 
 def theory_batch_summary(report: Mapping[str, Any]) -> dict[str, Any]:
-    """Summarise the theory section over the batches of a ``diagnose_batches`` report.
+    """Summarise the theory over the batches of a ``diagnose_batches`` report.
 
-    Parameters
-    ----------
-    report : mapping
-        A :func:`~isoapprox.diagnose_batches` report run with a section
-        named ``"theory"``.
-
-    Returns
-    -------
-    dict
-        ``n_evaluated`` (batches with theory numbers), ``beyond_simplex``,
-        ``unfaithful``, ``faithful`` and ``undecided`` (numbers of those
-        batches where ``P' > n + 1``; where ``d_iso > L`` is certified; where
-        ``d_iso <= L`` is certified; neither), the medians of ``d_iso``,
-        ``L``, ``D*`` and the suggestion, and ``findings``.
+    Returns ``n_evaluated`` (batches with theory numbers), the counts of
+    batches with ``P' > n + 1`` (``beyond_simplex``), ``d_iso > L`` certified
+    (``unfaithful``), ``d_iso <= L`` certified (``faithful``), neither
+    (``undecided``), the medians and the ``findings``.
     """
     rows = [r for r in report.get("per_batch", ()) if r.get("theory.d_iso") is not None]
     out: dict[str, Any] = {"n_evaluated": len(rows), "n_batches": len(report.get("per_batch", ()))}
@@ -734,10 +636,8 @@ def embedding_view(
 ) -> dict[str, Any]:
     """2-D principal-component view of ``E`` and, overlaid, an ideal embedding.
 
-    The principal axes are those of ``E`` and ``ideal`` stacked together
-    (centred on their common mean), so that a collapsed ``E`` and its
-    spread-out ideal embedding are both visible; pass ``ideal`` already
-    moved onto ``E`` (as :attr:`TheoryDiagnosis.aligned`).
+    The axes are those of ``E`` and ``ideal`` stacked, so that a collapsed
+    ``E`` and its spread-out ideal embedding are both visible.
 
     Parameters
     ----------
@@ -746,7 +646,7 @@ def embedding_view(
     y : array_like of shape (N,)
         Labels.
     ideal : array_like of shape (N, n), optional
-        The ideal embedding to overlay.
+        The ideal embedding, moved onto ``E`` (:attr:`TheoryDiagnosis.aligned`).
     max_points : int, default ``VIEW_MAX_POINTS``
         Show a seeded random subset of at most this many rows.
     rng : None, int or Generator, default 0
@@ -755,11 +655,9 @@ def embedding_view(
     Returns
     -------
     dict
-        JSON-ready: ``embedding`` and ``ideal`` (lists of ``[x, y]``, or
-        ``None``), ``labels`` (class codes), ``classes`` (their labels as
-        strings), ``axes_variance`` (share of the variance on each axis),
-        ``rows`` (the rows shown, or ``None`` for all), ``n_points``,
-        ``n_shown`` and ``projection`` (words).
+        JSON-ready: ``embedding`` and ``ideal`` (``[x, y]`` lists or None),
+        ``labels`` (codes), ``classes``, ``axes_variance``, ``rows`` (shown,
+        None for all), ``n_points``, ``n_shown`` and ``projection``.
 
     Examples
     --------

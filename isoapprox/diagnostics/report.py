@@ -100,13 +100,7 @@ _ADVICE = {
 def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) -> dict[str, Any]:
     """A plain-language verdict from the signatures (and other sections' findings).
 
-    Parameters
-    ----------
-    signatures : sequence of Signature
-        From :func:`detect_signatures`.
-    findings : sequence of str
-        Further sentences (from other report sections) quoted after the
-        signatures.
+    ``findings`` are further sentences quoted after the signatures.
 
     Returns
     -------
@@ -157,23 +151,11 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
 class DiagnoseOptions:
     """Options of :func:`diagnose` and :func:`diagnose_batches`.
 
-    Attributes
-    ----------
-    margin : float
-        Training margin ``alpha >= 0``.
-    loss : float or None
-        A loss value reported by the training run, if any.
-    quantiles : tuple of float
-        Levels of the pair-distance quantiles.
-    uniformity_t, alignment_alpha : float
-        Parameters of uniformity and alignment.
-    atol : float
-        Tolerance of the violated-triplet count.
-    thresholds : SignatureThresholds
-        Signature thresholds.
-    max_triplet_terms : int
-        The full triplet loss is computed only when ``N^2 + (active
-        triplets)`` is at most this (its cost).
+    ``margin`` is the training margin, ``loss`` a loss value the training
+    run reports, ``quantiles`` the pair-distance levels, ``uniformity_t``
+    and ``alignment_alpha`` their parameters, ``atol`` the tolerance of the
+    violated-triplet count; the full triplet loss is computed only when
+    ``N^2 + (active triplets) <= max_triplet_terms`` (its cost).
     """
 
     margin: float = 0.0
@@ -204,21 +186,8 @@ class DiagnoseOptions:
 class Batch:
     """Validated embeddings and labels of one batch, with the shared statistics cached.
 
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels admitting a triplet.
-
-    Attributes
-    ----------
-    E : ndarray of shape (N, n)
-        float64 embeddings.
-    y : ndarray of shape (N,)
-        Dense integer class codes ``0 .. P-1``.
-    classes : ndarray of shape (P,)
-        The original labels of the codes.
+    ``E`` float64 ``(N, n)``; ``y`` dense class codes ``0 .. P-1`` admitting a
+    triplet, ``classes`` their original labels.
     """
 
     def __init__(self, E: ArrayLike, y: ArrayLike) -> None:
@@ -485,10 +454,8 @@ def diagnose_batches(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels.
+    E, y : array_like
+        Embeddings ``(N, n)`` and class labels ``(N,)``.
     batch_size : int
         Points per batch, a multiple of ``samples_per_class`` with ``P >= 2``.
     samples_per_class : int, default 4
