@@ -123,11 +123,9 @@ def effective_rank(E: ArrayLike, *, center: bool = True, squared: bool = False) 
     E : array_like of shape (N, n)
         Embeddings, ``N >= 1``.
     center : bool, default True
-        Subtract the mean row first (the default: spread, not offset).
+        Subtract the mean row first (spread, not offset).
     squared : bool, default False
-        Use the squared singular values (covariance eigenvalues), a variant
-        found in some implementations; the default is Roy & Vetterli's
-        plain singular values.
+        Use the squared singular values (a variant of some implementations).
 
     Returns
     -------
@@ -182,10 +180,8 @@ def std_of_l2_normalized(E: ArrayLike) -> float:
     Returns
     -------
     float
-        ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, sample std
-        (``ddof=1``, as lightly's ``std_of_l2_normalized`` with
-        ``torch.std``).  0 for a collapsed embedding; about ``1/sqrt(n)``
-        for isotropic directions.
+        ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, ``ddof=1`` (as
+        lightly's); 0 when collapsed, about ``1/sqrt(n)`` when isotropic.
 
     Raises
     ------
@@ -233,11 +229,6 @@ def uniformity(E: ArrayLike, *, t: float = 2.0) -> float:
     ------
     InvalidInputError
         If a row is zero or ``t <= 0``.
-
-    Notes
-    -----
-    One fused sweep over the pairs with a running log-sum-exp: exact up to
-    rounding for any ``t``, no distance matrix.
 
     Examples
     --------
@@ -307,25 +298,11 @@ def alignment(E: ArrayLike, y: ArrayLike, *, alpha: float = 2.0) -> float:
 class ClassSpread:
     """Per-class spread against between-class separation.
 
-    All arrays have one entry per class, in the order of ``classes``.
-
-    Attributes
-    ----------
-    classes : ndarray of shape (P,)
-        The class labels (sorted).
-    sizes : ndarray of int
-        Points per class.
-    meb_radius : ndarray of float
-        Radius of the class's minimum enclosing ball (its pointwise
-        Hausdorff-like distance to the class collapsed to its best point).
-    diameter : ndarray of float
-        Largest intra-class distance (0 for a singleton).
-    nearest_centroid : ndarray of float
-        Distance from the class centroid to the nearest other centroid.
-    nearest_centroid_class : ndarray
-        Label of that nearest other class.
-    min_inter : ndarray of float
-        Least distance from a point of the class to a point of another class.
+    One entry per class of ``classes`` (sorted labels): ``sizes``,
+    ``meb_radius`` (minimum enclosing ball), ``diameter`` (0 for a
+    singleton), ``nearest_centroid`` (distance from the centroid to the
+    nearest other one, of class ``nearest_centroid_class``) and ``min_inter``
+    (least distance from a point of the class to another class).
     """
 
     classes: np.ndarray
@@ -662,12 +639,7 @@ def compute_collapse_statistics(
     atol: float,
     max_candidates: int = MAX_CANDIDATES,
 ) -> CollapseStatistics:
-    """:func:`collapse_statistics` of validated input, for the package's report.
-
-    ``X`` float64 ``(N, n)``, ``codes`` dense int64 labels admitting a
-    triplet, ``classes`` their labels, ``levels`` a 1-D float64 array and
-    the parameters floats, all as :func:`collapse_statistics` checks them.
-    """
+    """:func:`collapse_statistics` of input validated as it validates it (``codes`` dense)."""
     N, n = X.shape
     level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
     logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
