@@ -1,18 +1,8 @@
 """Pair-distance summary of an embedding: extremes, mean, exact quantiles.
 
-``E`` has shape ``(N, n)``; the ``m = N (N - 1) / 2`` *pair distances* are
-``d(i, j) = ||E_i - E_j||`` over ``i < j`` (direct differences in float64;
-duplicate points give distance-0 pairs), as :func:`scipy.spatial.distance.pdist`.
-
-Quantile convention: numpy's default (``method="linear"``, Hyndman & Fan
-type 7) with numpy's own interpolation arithmetic, so a quantile equals
-``np.quantile(pdist(E), q)``.  The order statistics are found without the
-distance matrix: a histogram sweep over ``[min, max]`` (``N_BINS`` bins,
-each with its exact least and largest value), then a sweep that collects
-only the values in the bins holding the wanted ranks (at most
-``MAX_CANDIDATES``; a bin with more is refined by another sweep restricted
-to it).  A rank first or last in its bin, or a bin of equal values, needs
-no collection.  The sweeps are in :mod:`isoapprox.kernels.stats`.
+The ``N (N - 1) / 2`` pair distances ``||E_i - E_j||``, ``i < j``, as
+:func:`scipy.spatial.distance.pdist`; quantiles as ``np.quantile(pdist(E),
+q)``, found without the distance matrix (the method: see docs/diagnose.md).
 """
 
 from __future__ import annotations
@@ -293,12 +283,6 @@ def distance_summary(
     Returns
     -------
     DistanceSummary
-
-    Notes
-    -----
-    Two or three sweeps over the pairs, ``O(N^2 n)`` time, no distance
-    matrix: memory ``O(N + n_bins * threads)`` plus the candidates in the
-    bins of the wanted ranks (at most ``max_candidates``).
 
     Examples
     --------
