@@ -11,7 +11,7 @@ import pytest
 
 from isoapprox import diagnostics as D
 from isoapprox.diagnostics import report as R
-from isoapprox.diagnostics.report import data_section, sample_batches
+from isoapprox.diagnostics.report import sample_batches
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.io import to_jsonable
 
@@ -193,7 +193,8 @@ def test_verdict_loss_at_collapse_value_without_collapse(planted_stats):
 def test_diagnose_report_sections_and_json(rng):
     E, y = planted.collapsed(rng)
     rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2))
-    assert list(rep) == [name for name, _ in D.DEFAULT_SECTIONS] + ["verdict"]
+    assert list(rep) == ["data", "losses", "separation", "collapse", "statistics", "classes",
+                         "signatures", "verdict"]
     assert rep["verdict"]["status"] == "collapsed"
     assert rep["collapse"]["d_iso_to_collapsed"] == rep["collapse"]["diameter"]
     assert math.isclose(rep["losses"]["triplet_mean"], 0.2, rel_tol=1e-4)
@@ -213,29 +214,8 @@ def test_diagnose_skips_the_triplet_loss_beyond_the_budget(rng):
     assert rep["losses"]["triplet_mean"] is not None
 
 
-def test_plug_in_section_findings_reach_the_verdict(rng):
-    E, y = planted.healthy(rng)
-    calls = []
-
-    def theory(batch, options):
-        calls.append((batch.E.shape, options.margin))
-        return {"value": 1.5, "findings": ["plugged-in finding with a number 1.5"]}
-
-    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.1),
-                     sections=D.DEFAULT_SECTIONS + (("theory", theory),))
-    assert calls == [(E.shape, 0.1)]
-    assert rep["theory"]["value"] == 1.5
-    assert rep["verdict"]["details"][-1] == "plugged-in finding with a number 1.5"
-
-
 def test_diagnose_errors(rng):
     E, y = planted.healthy(rng)
-    with pytest.raises(TypeError, match="sections` must hold \\(name, function\\) pairs"):
-        D.diagnose(E, y, sections=[("x", 3)])
-    with pytest.raises(InvalidInputError, match="names must be unique and not 'verdict'"):
-        D.diagnose(E, y, sections=[("verdict", data_section)])
-    with pytest.raises(TypeError, match="section 'bad' must return a dict"):
-        D.diagnose(E, y, sections=[("bad", lambda b, o: 3)])
     with pytest.raises(TypeError, match="`options` must be a DiagnoseOptions"):
         D.diagnose(E, y, options={"margin": 0.1})
     with pytest.raises(NoTripletError, match="at least two classes"):
@@ -272,19 +252,6 @@ def test_batches_planted_cases(rng):
     assert rep["statistics"]["batch_hard_mean"]["max"] == 0.0
     assert len(rep["per_batch"]) == 5
     json.dumps(to_jsonable(rep), allow_nan=False)
-
-
-def test_batches_run_plug_in_sections(rng):
-    E, y = planted.healthy(rng, P=6, K=4)
-
-    def extra(batch, options):
-        return {"n": batch.E.shape[0], "ratio": 0.5, "flag": True, "text": "x"}
-
-    rep = D.diagnose_batches(E, y, batch_size=8, n_batches=3, rng=0,
-                             sections=(("extra", extra),))
-    assert rep["statistics"]["extra.n"]["median"] == 8.0
-    assert rep["statistics"]["extra.ratio"]["max"] == 0.5
-    assert "extra.flag" not in rep["statistics"] and "extra.text" not in rep["statistics"]
 
 
 def test_batches_are_seeded_and_drawn_pk(rng):

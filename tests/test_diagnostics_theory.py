@@ -21,12 +21,11 @@ from isoapprox import (
     nearest_ideal,
     separation_report,
 )
-from isoapprox.diagnostics import DEFAULT_SECTIONS, DiagnoseOptions
-from isoapprox.diagnostics_theory import (
+from isoapprox.diagnostics import (
     SUGGEST_MAX_CLASSES,
-    THEORY_SECTIONS,
+    DiagnoseOptions,
     TheoryOptions,
-    TheorySection,
+    add_theory,
     diagnose_theory,
     embedding_view,
     separated_class_count,
@@ -329,36 +328,38 @@ def test_large_batch_is_evaluated_on_a_subsample(rng):
 
 def test_section_in_diagnose_feeds_the_verdict():
     E, y = planted.collapsed(np.random.default_rng(5), P=6, K=3, n=2)
-    section = TheorySection(FAST)
-    rep = diagnose(E, y, options=DiagnoseOptions(margin=0.2),
-                   sections=DEFAULT_SECTIONS + (("theory", section),))
+    res = diagnose_theory(E, y, margin=0.2, options=FAST)
+    plain = diagnose(E, y, options=DiagnoseOptions(margin=0.2))
+    rep = add_theory(plain, res)
+    assert list(rep) == [*list(plain)[:-1], "theory", "verdict"]
+    assert rep["verdict"]["details"] == plain["verdict"]["details"] + list(res.findings)
     assert rep["verdict"]["status"] == "collapsed"
     assert "stuck_at_margin" in rep["verdict"]["signatures"]
     assert any("no longer a faithful proxy" in d for d in rep["verdict"]["details"])
     assert rep["theory"]["loss_faithful"] is False
-    assert len(section.results) == 1 and section.results[0].labels.tolist() == y.tolist()
-    assert [name for name, _ in THEORY_SECTIONS][-1] == "theory"
+    assert res.labels.tolist() == y.tolist()
 
 
 def test_section_over_batches_with_a_budget():
     E, y = planted.collapsed(np.random.default_rng(3), P=10, K=6, n=2)
-    section = TheorySection(FAST, max_batches=2)
     rep = diagnose_batches(E, y, batch_size=12, samples_per_class=3, n_batches=3, rng=9,
-                           options=DiagnoseOptions(margin=0.1),
-                           sections=(("theory", section),))
+                           options=DiagnoseOptions(margin=0.1), theory=FAST, theory_batches=2)
     rows = rep["per_batch"]
     assert [r.get("theory.d_iso") is not None for r in rows] == [True, True, False]
-    assert section.n_calls == 3 and len(section.results) == 2
     summary = theory_batch_summary(rep)
+    assert rep["theory"] == summary and list(rep)[-2:] == ["verdict", "theory"]
+    assert rep["verdict"]["details"][-len(summary["findings"]):] == summary["findings"]
     assert summary["n_evaluated"] == 2 and summary["beyond_simplex"] == 2
     assert summary["unfaithful"] == 2 and summary["faithful"] == 0
     assert summary["max_classes"] == 7 and summary["classes_per_batch"] == 4
     assert summary["findings"][0].startswith("Theory on 2 of 3 batches")
     assert theory_batch_summary({"per_batch": []})["n_evaluated"] == 0
-    with pytest.raises(InvalidInputError, match="`max_batches` must be >= 0"):
-        TheorySection(max_batches=-1)
+    with pytest.raises(InvalidInputError, match="`theory_batches` must be >= 0"):
+        diagnose_batches(E, y, batch_size=12, theory=FAST, theory_batches=-1)
+    with pytest.raises(TypeError, match="`theory` must be a TheoryOptions"):
+        diagnose_batches(E, y, batch_size=12, theory=DiagnoseOptions())
     with pytest.raises(TypeError, match="`options` must be a TheoryOptions"):
-        TheorySection(options=DiagnoseOptions())
+        diagnose_theory(E, y, options=DiagnoseOptions())
 
 
 # --- the view --------------------------------------------------------------------

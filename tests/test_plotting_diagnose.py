@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isoapprox.diagnostics import diagnose
-from isoapprox.diagnostics_theory import embedding_view
+from isoapprox.diagnostics import diagnose, embedding_view
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.plotting.diagnose import (
     diagnose_figures,

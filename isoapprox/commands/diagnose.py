@@ -234,10 +234,6 @@ def _format_verdict(v: dict) -> list[str]:
     return lines
 
 
-_KNOWN = {"data", "losses", "separation", "collapse", "statistics", "classes", "signatures",
-          "verdict", "file", "per_batch", "theory", "view"}
-
-
 def _bracket(v: Any, lo: Any, up: Any, digits: int = 4) -> str:
     if v is None:
         return "n/a"
@@ -316,15 +312,6 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
     return rows
 
 
-def _format_generic(name: str, section: dict) -> list[str]:
-    lines = [name]
-    for k, v in section.items():
-        if k == "findings" or isinstance(v, (dict, list)):
-            continue
-        lines.append(f"  {k:<32s} {_num(v)}")
-    return lines
-
-
 def format_report(report: dict) -> str:
     """The text report of :func:`isoapprox.diagnostics.diagnose`."""
     d = report["data"]
@@ -341,9 +328,6 @@ def format_report(report: dict) -> str:
     if isinstance(report.get("theory"), dict):
         lines += ["", "theory: the loss against the distance to the ideal (triplet-separated) set"]
         lines += _table(_theory_rows(report["theory"]), ("quantity", "value", "note"))
-    for name, section in report.items():
-        if name not in _KNOWN and isinstance(section, dict):
-            lines += ["", *_format_generic(name, section)]
     lines += ["", "signatures"]
     lines += _format_signatures(report["signatures"])
     lines += ["", *_format_verdict(report["verdict"])]
@@ -435,7 +419,7 @@ def _validated(path: Path, E, y):
 
 
 def _theory_options(args: argparse.Namespace):
-    from ..diagnostics_theory import TheoryOptions
+    from ..theory import TheoryOptions
 
     kw: dict[str, Any] = {"seed": args.seed}
     if args.theory_time_limit is not None:
@@ -477,32 +461,25 @@ def save_ideal(path: Path, res, *, margin: float) -> Path:
     if labels.dtype == object:
         labels = labels.astype(str)
     cst = res.constant
-    arrays = {
+    arrays: dict[str, Any] = {
         "embedding": np.asarray(res.iso.embedding),
         "embedding_aligned": np.asarray(res.aligned),
         "embedding_haus": np.asarray(res.haus.embedding),
         "labels": labels,
         "indices": np.asarray(res.indices, dtype=np.int64),
         "margin": np.float64(margin),
-        "d_iso": np.float64(res.iso.value),
-        "d_iso_lower": np.float64(res.iso.lower),
-        "d_iso_upper": np.float64(res.iso.upper),
-        "d_haus": np.float64(res.haus.value),
-        "d_haus_lower": np.float64(res.haus.lower),
-        "d_haus_upper": np.float64(res.haus.upper),
-        "kind": np.array(res.iso.kind),
-        "kind_haus": np.array(res.haus.kind),
-        "c": np.float64(cst.c),
-        "c_lower": np.float64(cst.c_lower),
-        "c_upper": np.float64(cst.c_upper),
-        "theta": np.float64(cst.theta),
-        "theta_lower": np.float64(cst.theta_lower),
-        "theta_upper": np.float64(cst.theta_upper),
-        "d_star": np.float64(res.d_star),
-        "d_star_lower": np.float64(res.d_star_lower),
-        "d_star_upper": np.float64(res.d_star_upper),
-        "loss_max": np.float64(res.loss_max),
     }
+    for name, (v, lo, up) in {
+        "d_iso": (res.iso.value, res.iso.lower, res.iso.upper),
+        "d_haus": (res.haus.value, res.haus.lower, res.haus.upper),
+    }.items():
+        arrays.update({name: np.float64(v), f"{name}_lower": np.float64(lo),
+                       f"{name}_upper": np.float64(up)})
+    arrays.update(kind=np.array(res.iso.kind), kind_haus=np.array(res.haus.kind))
+    for name, obj in (("c", cst), ("theta", cst), ("d_star", res)):
+        for key in (name, f"{name}_lower", f"{name}_upper"):
+            arrays[key] = np.float64(getattr(obj, key))
+    arrays["loss_max"] = np.float64(res.loss_max)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return atomic_write_bytes(path, buf.getvalue())
@@ -510,7 +487,13 @@ def save_ideal(path: Path, res, *, margin: float) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox diagnose``."""
-    from ..diagnostics import DEFAULT_SECTIONS, DiagnoseOptions, diagnose, diagnose_batches
+    from ..diagnostics import (
+        DiagnoseOptions,
+        add_theory,
+        diagnose,
+        diagnose_batches,
+        diagnose_theory,
+    )
 
     label_column = args.label_column
     if label_column is not None and label_column.lstrip("-").isdigit():
@@ -522,14 +505,7 @@ def run(args: argparse.Namespace) -> int:
         thresholds=_parse_thresholds(args.threshold),
     )
     _check_outputs(args)
-    section = None
-    if not args.no_theory:
-        from ..diagnostics_theory import TheorySection
-
-        section = TheorySection(
-            _theory_options(args),
-            max_batches=args.theory_batches if args.batch_size is not None else None,
-        )
+    theory = None if args.no_theory else _theory_options(args)
     E, y = load_embeddings(
         args.file,
         labels=args.labels,
@@ -538,31 +514,27 @@ def run(args: argparse.Namespace) -> int:
         label_column=label_column,
     )
     X = _validated(args.file, E, y)
-    extra = () if section is None else (("theory", section),)
+    res = None
     if args.batch_size is not None:
         report = diagnose_batches(
             X, y, batch_size=args.batch_size, samples_per_class=args.samples_per_class,
-            n_batches=args.n_batches, rng=args.seed, options=options, sections=extra,
+            n_batches=args.n_batches, rng=args.seed, options=options, theory=theory,
+            theory_batches=args.theory_batches,
         )
         report = {"file": str(args.file), **report}
-        if section is not None:
-            from ..diagnostics_theory import theory_batch_summary
-
-            summary = theory_batch_summary(report)
-            report["theory"] = summary
-            report["verdict"]["details"].extend(summary["findings"])
         text = format_batch_report(report)
     else:
-        report = {"file": str(args.file),
-                  **diagnose(X, y, options=options, sections=DEFAULT_SECTIONS + extra)}
+        report = {"file": str(args.file), **diagnose(X, y, options=options)}
+        if theory is not None:
+            res = diagnose_theory(X, y, margin=options.margin, options=theory)
+            report = add_theory(report, res)
         text = format_report(report)
     print(text)
     written: list[str] = []
-    res = section.results[-1] if (section is not None and section.results) else None
     if args.out is not None and res is not None:
         written.append(str(save_ideal(args.out, res, margin=options.margin)))
     if args.plot is not None:
-        from ..diagnostics_theory import embedding_view
+        from ..diagnostics import embedding_view
 
         if res is not None:
             report["view"] = embedding_view(X[res.indices], res.labels, ideal=res.aligned,

@@ -9,6 +9,9 @@ Modules
     losses and triplets, all at once in :func:`collapse_statistics`.
 :mod:`~isoapprox.diagnostics.signatures`
     The known collapse signatures and their thresholds.
+:mod:`~isoapprox.diagnostics.ideal_distance`
+    The theory section: the loss against the distance to the ideal set
+    (:func:`diagnose_theory`, :func:`add_theory`).
 :mod:`~isoapprox.diagnostics.report`
     :func:`diagnose` and :func:`diagnose_batches`: the report's sections
     and its plain-language verdict.
@@ -16,10 +19,17 @@ Modules
 
 from __future__ import annotations
 
-from . import distances, report, signatures, statistics
+from . import distances, ideal_distance, report, signatures, statistics
 from .distances import *  # noqa: F403
+from .ideal_distance import *  # noqa: F403
 from .report import *  # noqa: F403
 from .signatures import *  # noqa: F403
 from .statistics import *  # noqa: F403
 
-__all__ = [*distances.__all__, *statistics.__all__, *signatures.__all__, *report.__all__]
+__all__ = [
+    *distances.__all__,
+    *statistics.__all__,
+    *signatures.__all__,
+    *ideal_distance.__all__,
+    *report.__all__,
+]

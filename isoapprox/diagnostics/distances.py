@@ -1,18 +1,8 @@
 """Pair-distance summary of an embedding: extremes, mean, exact quantiles.
 
-``E`` has shape ``(N, n)``; the ``m = N (N - 1) / 2`` *pair distances* are
-``d(i, j) = ||E_i - E_j||`` over ``i < j`` (direct differences in float64;
-duplicate points give distance-0 pairs), as :func:`scipy.spatial.distance.pdist`.
-
-Quantile convention: numpy's default (``method="linear"``, Hyndman & Fan
-type 7) with numpy's own interpolation arithmetic, so a quantile equals
-``np.quantile(pdist(E), q)``.  The order statistics are found without the
-distance matrix: a histogram sweep over ``[min, max]`` (``N_BINS`` bins,
-each with its exact least and largest value), then a sweep that collects
-only the values in the bins holding the wanted ranks (at most
-``MAX_CANDIDATES``; a bin with more is refined by another sweep restricted
-to it).  A rank first or last in its bin, or a bin of equal values, needs
-no collection.  The sweeps are in :mod:`isoapprox.kernels.stats`.
+The ``N (N - 1) / 2`` pair distances ``||E_i - E_j||``, ``i < j``, as
+:func:`scipy.spatial.distance.pdist`; quantiles as ``np.quantile(pdist(E),
+q)``, found without the distance matrix (the method: see docs/diagnose.md).
 """
 
 from __future__ import annotations
@@ -195,22 +185,10 @@ def _quantiles_from(q: np.ndarray, m: int, values: Mapping[int, float]) -> np.nd
 class DistanceSummary:
     """Exact summary of the ``m = N (N - 1) / 2`` pair distances.
 
-    Attributes
-    ----------
-    n_pairs : int
-        ``m``.
-    min, max, mean : float
-        Least pair distance, diameter and mean pair distance.
-    levels : tuple of float
-        Quantile levels ``q``.
-    quantiles : tuple of float
-        The quantiles (numpy's ``"linear"`` convention, see the module
-        docstring).
-    histogram_counts : tuple of int
-        Counts of the pair distances in ``len(histogram_edges) - 1`` equal
-        bins over ``[min, max]`` (the last bin is closed).
-    histogram_edges : tuple of float
-        The bin edges.
+    ``n_pairs`` is ``m``; ``min``, ``max``, ``mean`` the least pair distance,
+    the diameter and the mean; ``quantiles`` at ``levels`` follow numpy's
+    ``"linear"`` convention; ``histogram_counts`` count the distances in the
+    equal bins ``histogram_edges`` over ``[min, max]`` (the last closed).
     """
 
     n_pairs: int
@@ -305,12 +283,6 @@ def distance_summary(
     Returns
     -------
     DistanceSummary
-
-    Notes
-    -----
-    Two or three sweeps over the pairs, ``O(N^2 n)`` time, no distance
-    matrix: memory ``O(N + n_bins * threads)`` plus the candidates in the
-    bins of the wanted ranks (at most ``max_candidates``).
 
     Examples
     --------

@@ -1,20 +1,18 @@
-"""The collapse report: sections, the plain-language verdict, batches.
+"""The collapse report: its sections, the plain-language verdict, batches.
 
 :func:`diagnose` validates ``E`` and ``y`` once into a :class:`Batch` (which
-computes the collapse statistics and signatures once and caches them) and
-calls the report's *sections* in order, each a plain function
-``section(batch, options) -> dict``; a section may add sentences under
-``"findings"`` that the verdict quotes.  :data:`DEFAULT_SECTIONS` lists the
-report's own sections; the theory section
-(:class:`isoapprox.diagnostics_theory.TheorySection`) is appended by its
-callers.  :func:`diagnose_batches` evaluates random ``P x K`` batches, as
-training sees them, and summarises over them.
+computes the collapse statistics and signatures once) and builds the
+report's sections in order; the separation and statistics sections add
+sentences under ``"findings"`` that the verdict quotes.
+:func:`diagnose_batches` evaluates random ``P x K`` batches, as training
+sees them, and summarises over them (with the theory section on the first
+batches when asked).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +33,13 @@ from .._validation import (
 )
 from ..exceptions import InvalidInputError
 from ..losses import triplet_loss
+from ..theory import TheoryOptions
 from .distances import DEFAULT_QUANTILES
+from .ideal_distance import diagnose_theory, theory_batch_summary
 from .signatures import SIGNATURE_NAMES, Signature, SignatureThresholds, detect_signatures
 from .statistics import CollapseStatistics, compute_collapse_statistics
 
 __all__ = [
-    "DEFAULT_SECTIONS",
     "MAX_TRIPLET_TERMS",
     "Batch",
     "DiagnoseOptions",
@@ -101,13 +100,7 @@ _ADVICE = {
 def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) -> dict[str, Any]:
     """A plain-language verdict from the signatures (and other sections' findings).
 
-    Parameters
-    ----------
-    signatures : sequence of Signature
-        From :func:`detect_signatures`.
-    findings : sequence of str
-        Further sentences (from other report sections) quoted after the
-        signatures.
+    ``findings`` are further sentences quoted after the signatures.
 
     Returns
     -------
@@ -158,23 +151,11 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
 class DiagnoseOptions:
     """Options of :func:`diagnose` and :func:`diagnose_batches`.
 
-    Attributes
-    ----------
-    margin : float
-        Training margin ``alpha >= 0``.
-    loss : float or None
-        A loss value reported by the training run, if any.
-    quantiles : tuple of float
-        Levels of the pair-distance quantiles.
-    uniformity_t, alignment_alpha : float
-        Parameters of uniformity and alignment.
-    atol : float
-        Tolerance of the violated-triplet count.
-    thresholds : SignatureThresholds
-        Signature thresholds.
-    max_triplet_terms : int
-        The full triplet loss is computed only when ``N^2 + (active
-        triplets)`` is at most this (its cost).
+    ``margin`` is the training margin, ``loss`` a loss value the training
+    run reports, ``quantiles`` the pair-distance levels, ``uniformity_t``
+    and ``alignment_alpha`` their parameters, ``atol`` the tolerance of the
+    violated-triplet count; the full triplet loss is computed only when
+    ``N^2 + (active triplets) <= max_triplet_terms`` (its cost).
     """
 
     margin: float = 0.0
@@ -205,21 +186,8 @@ class DiagnoseOptions:
 class Batch:
     """Validated embeddings and labels of one batch, with the shared statistics cached.
 
-    Parameters
-    ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels admitting a triplet.
-
-    Attributes
-    ----------
-    E : ndarray of shape (N, n)
-        float64 embeddings.
-    y : ndarray of shape (N,)
-        Dense integer class codes ``0 .. P-1``.
-    classes : ndarray of shape (P,)
-        The original labels of the codes.
+    ``E`` float64 ``(N, n)``; ``y`` dense class codes ``0 .. P-1`` admitting a
+    triplet, ``classes`` their original labels.
     """
 
     def __init__(self, E: ArrayLike, y: ArrayLike) -> None:
@@ -256,11 +224,6 @@ class Batch:
         return detect_signatures(
             self.statistics(options), loss=options.loss, thresholds=options.thresholds
         )
-
-
-#: a report section: ``fn(batch, options) -> dict`` (JSON-ready; optional
-#: key ``"findings"``: sentences the verdict quotes)
-Section = Callable[[Batch, DiagnoseOptions], dict]
 
 
 def data_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
@@ -396,8 +359,8 @@ def signatures_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]
     return {s.name: s.to_dict() for s in batch.signatures(options)}
 
 
-#: the report's sections, in order: ``(name, fn)``
-DEFAULT_SECTIONS: tuple[tuple[str, Section], ...] = (
+#: the report's sections, in order
+_SECTIONS = (
     ("data", data_section),
     ("losses", losses_section),
     ("separation", separation_section),
@@ -406,27 +369,6 @@ DEFAULT_SECTIONS: tuple[tuple[str, Section], ...] = (
     ("classes", classes_section),
     ("signatures", signatures_section),
 )
-
-
-def _check_sections(sections: Any) -> tuple[tuple[str, Section], ...]:
-    out = tuple(sections)
-    names: set[str] = set()
-    for item in out:
-        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
-                and callable(item[1])):
-            raise TypeError(f"`sections` must hold (name, function) pairs; got {item!r}")
-        if item[0] in names or item[0] == "verdict":
-            raise InvalidInputError(f"`sections` names must be unique and not 'verdict'; got "
-                                    f"{item[0]!r} twice or reserved")
-        names.add(item[0])
-    return out
-
-
-def _run(name: str, fn: Section, batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-    result = fn(batch, options)
-    if not isinstance(result, dict):
-        raise TypeError(f"section {name!r} must return a dict; got {type(result).__name__}")
-    return result
 
 
 def _options(options: Any) -> DiagnoseOptions:
@@ -441,7 +383,6 @@ def diagnose(
     y: ArrayLike,
     *,
     options: DiagnoseOptions | None = None,
-    sections: Sequence[tuple[str, Section]] = DEFAULT_SECTIONS,
 ) -> dict[str, Any]:
     """The collapse report of one labelled embedding.
 
@@ -453,14 +394,13 @@ def diagnose(
         Class labels admitting a triplet.
     options : DiagnoseOptions, optional
         Margin, reported loss, quantile levels, thresholds.
-    sections : sequence of (name, fn)
-        The sections to run, in order; each ``fn(batch, options)`` returns a
-        dict, optionally with ``"findings"`` (sentences) for the verdict.
 
     Returns
     -------
     dict
-        One key per section, then ``"verdict"`` (see :func:`verdict`).
+        ``data``, ``losses``, ``separation``, ``collapse``, ``statistics``,
+        ``classes``, ``signatures``, then ``verdict`` (see :func:`verdict`).
+        :func:`~isoapprox.diagnostics.add_theory` adds the theory section.
 
     Raises
     ------
@@ -468,9 +408,8 @@ def diagnose(
         If the labels admit no triplet.
     """
     options = _options(options)
-    sections = _check_sections(sections)
     batch = Batch(E, y)
-    report = {name: _run(name, fn, batch, options) for name, fn in sections}
+    report = {name: fn(batch, options) for name, fn in _SECTIONS}
     findings = [str(f) for part in report.values() for f in part.get("findings", ())]
     report["verdict"] = verdict(batch.signatures(options), findings=findings)
     return report
@@ -504,7 +443,8 @@ def diagnose_batches(
     n_batches: int = 20,
     rng: RNGLike = None,
     options: DiagnoseOptions | None = None,
-    sections: Sequence[tuple[str, Section]] = (),
+    theory: TheoryOptions | None = None,
+    theory_batches: int | None = None,
 ) -> dict[str, Any]:
     """Collapse statistics over random ``P x K`` batches, as training sees them.
 
@@ -514,10 +454,8 @@ def diagnose_batches(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels.
+    E, y : array_like
+        Embeddings ``(N, n)`` and class labels ``(N,)``.
     batch_size : int
         Points per batch, a multiple of ``samples_per_class`` with ``P >= 2``.
     samples_per_class : int, default 4
@@ -528,10 +466,11 @@ def diagnose_batches(
         Randomness of the draws.
     options : DiagnoseOptions, optional
         As for :func:`diagnose`.
-    sections : sequence of (name, fn)
-        Extra per-batch sections (as for :func:`diagnose`); the numbers at
-        the top level of what each returns are summarised over the batches
-        as ``"name.key"``.
+    theory : TheoryOptions, optional
+        Run :func:`~isoapprox.diagnose_theory` on the batches too; its
+        numbers are summarised over the batches as ``"theory.key"``.
+    theory_batches : int, optional
+        Run it on the first this many batches only (default: all).
 
     Returns
     -------
@@ -539,8 +478,10 @@ def diagnose_batches(
         ``"data"`` (sizes and sampling), ``"statistics"`` (per statistic:
         mean, std, min, median, max over the batches), ``"signatures"``
         (per signature: the number and share of batches where it holds),
-        ``"per_batch"`` (each batch's scalars and held signatures) and
-        ``"verdict"``.
+        ``"per_batch"`` (each batch's scalars and held signatures),
+        ``"verdict"`` and, with ``theory``, ``"theory"``
+        (:func:`~isoapprox.diagnostics.theory_batch_summary`, whose findings
+        the verdict quotes).
     """
     options = _options(options)
     X = as_points(E, "E", min_points=2)
@@ -552,7 +493,11 @@ def diagnose_batches(
             f"`batch_size` must be a multiple of samples_per_class = {K}; got {B}"
         )
     n_batches = check_int(n_batches, "n_batches", minimum=1)
-    sections = _check_sections(sections)
+    if theory is not None and not isinstance(theory, TheoryOptions):
+        raise TypeError(f"`theory` must be a TheoryOptions; got {type(theory).__name__}")
+    if theory_batches is not None:
+        theory_batches = check_int(theory_batches, "theory_batches", minimum=0)
+    n_theory = 0
     gen = as_rng(rng)
     rows: list[dict[str, Any]] = []
     held_counts = dict.fromkeys(SIGNATURE_NAMES, 0)
@@ -564,12 +509,14 @@ def diagnose_batches(
         for name in held:
             held_counts[name] += 1
         row: dict[str, Any] = dict(st.scalars())
-        for name, fn in sections:
-            for key, value in _run(name, fn, batch, options).items():
+        if theory is not None and (theory_batches is None or n_theory < theory_batches):
+            n_theory += 1
+            res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=theory)
+            for key, value in res.to_dict().items():
                 if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
                     value, (bool, np.bool_)
                 ):
-                    row[f"{name}.{key}"] = float(value)
+                    row[f"theory.{key}"] = float(value)
         row["signatures"] = held
         rows.append(row)
     keys = [k for k in rows[0] if k != "signatures"]
@@ -616,7 +563,7 @@ def diagnose_batches(
         f"batch-hard loss over batches: median {bh['median']:.4g} (min {bh['min']:.4g}, max "
         f"{bh['max']:.4g}); diameter median {summary['diameter']['median']:.3g}"
     )
-    return {
+    report = {
         "data": {
             "n_points": int(X.shape[0]),
             "dim": int(X.shape[1]),
@@ -639,3 +586,7 @@ def diagnose_batches(
             "advice": advice,
         },
     }
+    if theory is not None:
+        report["theory"] = theory_batch_summary(report)
+        report["verdict"]["details"].extend(report["theory"]["findings"])
+    return report

@@ -4,24 +4,8 @@
 and optionally a loss value reported by a training run; each threshold is a
 module constant, overridable through :class:`SignatureThresholds`.
 
-``all_distances_small`` (full collapse)
-    diameter at most ``FULL_COLLAPSE_RATIO`` times the reference scale
-    ``max(rms norm of the rows, margin)``.
-``stuck_at_margin``
-    batch-hard loss within ``STUCK_MARGIN_RTOL`` of the margin and diameter
-    at most ``STUCK_DIAMETER_RATIO * margin``: hardest positive and hardest
-    negative both at distance ~0, so every anchor contributes ``alpha``.
-``stuck_at_ln2``
-    soft-margin batch-hard loss ``softplus(hp - hn)`` within
-    ``SOFT_MARGIN_ATOL`` of ``ln 2 = softplus(0)`` and diameter at most
-    ``SOFT_MARGIN_DIAMETER``.
-``class_collapse``
-    not fully collapsed, and the largest class diameter at most
-    ``CLASS_COLLAPSE_RATIO`` times the least distance between two classes.
-``dimensional_collapse``
-    not fully collapsed, and the effective rank below
-    ``DIMENSIONAL_COLLAPSE_RATIO * min(n, N - 1, P - 1)``: ``P`` classes
-    need ``P - 1`` dimensions to sit at equal mutual distances.
+The five signatures and their thresholds are tabulated in docs/diagnose.md;
+:data:`SIGNATURE_NAMES` ranks them for the verdict.
 """
 
 from __future__ import annotations
@@ -107,18 +91,10 @@ class SignatureThresholds:
 
 @dataclass(frozen=True)
 class Signature:
-    """One collapse signature, whether it holds, and the numbers behind it.
+    """One collapse signature: whether it ``holds``, in words and in numbers.
 
-    Attributes
-    ----------
-    name : str
-        One of :data:`SIGNATURE_NAMES`.
-    holds : bool
-        Whether the signature is present.
-    summary : str
-        One or two sentences a practitioner can read, with the numbers.
-    evidence : dict
-        The numbers and the thresholds they were compared with.
+    ``name`` is one of :data:`SIGNATURE_NAMES`, ``summary`` one or two
+    sentences with the numbers, ``evidence`` the numbers and thresholds.
     """
 
     name: str

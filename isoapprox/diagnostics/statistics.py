@@ -1,41 +1,9 @@
 """Collapse statistics of a labelled embedding.
 
-``E`` has shape ``(N, n)``, ``y`` holds ``N`` labels of ``P`` classes,
-``d(i, j) = ||E_i - E_j||`` (direct differences in float64) and ``alpha =
-margin >= 0``.  Every statistic is exact (no sampling) and none builds the
-``N x N`` matrix; the sweeps over pairs are in :mod:`isoapprox.kernels.stats`.
-
-Minimum enclosing ball radius ``R(E)``
-    :func:`isoapprox.geometry.min_enclosing_ball` (certified bracket): the
-    pointwise Hausdorff-like distance to the best collapsed embedding, as
-    ``diam(E)`` is the isometric error to any collapsed one.
-Class spread (:class:`ClassSpread`)
-    Per class: ball radius and diameter against the distance from its
-    centroid to the nearest other centroid and the least distance from one
-    of its points to another class.
-Effective rank (O. Roy and M. Vetterli, EUSIPCO 2007)
-    Of the *centred* rows, on the plain singular values ``s_k``:
-    ``exp(-sum p_k log p_k)``, ``p_k = s_k / sum s`` (``0 log 0 = 0``), so
-    ``1 <= erank <= rank``; ``squared=True`` uses ``s_k^2`` (never larger).
-    0 for an all-zero centred matrix.
-RankMe (Garrido et al., ICML 2023)
-    The same entropy of the *uncentred* rows with ``p_k = s_k / sum s +
-    eps``, ``eps = 1e-7`` as in the paper; 0 for an all-zero matrix.
-Std of L2-normalised rows (SimSiam; lightly's ``std_of_l2_normalized``)
-    ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, ``ddof=1``: 0 when
-    collapsed, about ``1 / sqrt(n)`` for isotropic directions.
-Alignment and uniformity (Wang & Isola, ICML 2020)
-    On the normalised rows: ``mean ||z_i - z_j||^a`` over the same-class
-    pairs ``i < j`` (``a = 2``); ``log mean_{i<j} exp(-t ||z_i - z_j||^2)``
-    (``t = 2``), summed exactly with a running log-sum-exp.
-Active triplets
-    Triplets ``(a, p, m)`` with ``d(a, m) < d(a, p) + alpha``, counted per
-    anchor by sorting and binary search, never by enumeration.
-
-Zero rows make the normalised statistics undefined: the single-statistic
-functions raise :class:`~isoapprox.exceptions.InvalidInputError` naming the
-row; :func:`collapse_statistics` leaves such rows out of those three
-statistics and reports how many.
+Every statistic is exact (no sampling), in float64 by direct differences,
+and none builds the ``N x N`` matrix; the sweeps over pairs are in
+:mod:`isoapprox.kernels.stats`.  Definitions and conventions (effective
+rank, RankMe, alignment, uniformity, zero rows): see docs/diagnose.md.
 """
 
 from __future__ import annotations
@@ -155,11 +123,9 @@ def effective_rank(E: ArrayLike, *, center: bool = True, squared: bool = False) 
     E : array_like of shape (N, n)
         Embeddings, ``N >= 1``.
     center : bool, default True
-        Subtract the mean row first (the default: spread, not offset).
+        Subtract the mean row first (spread, not offset).
     squared : bool, default False
-        Use the squared singular values (covariance eigenvalues), a variant
-        found in some implementations; the default is Roy & Vetterli's
-        plain singular values.
+        Use the squared singular values (a variant of some implementations).
 
     Returns
     -------
@@ -214,10 +180,8 @@ def std_of_l2_normalized(E: ArrayLike) -> float:
     Returns
     -------
     float
-        ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, sample std
-        (``ddof=1``, as lightly's ``std_of_l2_normalized`` with
-        ``torch.std``).  0 for a collapsed embedding; about ``1/sqrt(n)``
-        for isotropic directions.
+        ``mean_k std_i(z_ik)``, ``z_i = E_i / ||E_i||``, ``ddof=1`` (as
+        lightly's); 0 when collapsed, about ``1/sqrt(n)`` when isotropic.
 
     Raises
     ------
@@ -265,11 +229,6 @@ def uniformity(E: ArrayLike, *, t: float = 2.0) -> float:
     ------
     InvalidInputError
         If a row is zero or ``t <= 0``.
-
-    Notes
-    -----
-    One fused sweep over the pairs with a running log-sum-exp: exact up to
-    rounding for any ``t``, no distance matrix.
 
     Examples
     --------
@@ -339,25 +298,11 @@ def alignment(E: ArrayLike, y: ArrayLike, *, alpha: float = 2.0) -> float:
 class ClassSpread:
     """Per-class spread against between-class separation.
 
-    All arrays have one entry per class, in the order of ``classes``.
-
-    Attributes
-    ----------
-    classes : ndarray of shape (P,)
-        The class labels (sorted).
-    sizes : ndarray of int
-        Points per class.
-    meb_radius : ndarray of float
-        Radius of the class's minimum enclosing ball (its pointwise
-        Hausdorff-like distance to the class collapsed to its best point).
-    diameter : ndarray of float
-        Largest intra-class distance (0 for a singleton).
-    nearest_centroid : ndarray of float
-        Distance from the class centroid to the nearest other centroid.
-    nearest_centroid_class : ndarray
-        Label of that nearest other class.
-    min_inter : ndarray of float
-        Least distance from a point of the class to a point of another class.
+    One entry per class of ``classes`` (sorted labels): ``sizes``,
+    ``meb_radius`` (minimum enclosing ball), ``diameter`` (0 for a
+    singleton), ``nearest_centroid`` (distance from the centroid to the
+    nearest other one, of class ``nearest_centroid_class``) and ``min_inter``
+    (least distance from a point of the class to another class).
     """
 
     classes: np.ndarray
@@ -515,53 +460,17 @@ def _n_triplets(codes: np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class CollapseStatistics:
-    """Every collapse statistic of one labelled embedding (see the module docstring).
+    """Every collapse statistic of one labelled embedding (see docs/diagnose.md).
 
-    Attributes
-    ----------
-    n_points, dim, n_classes : int
-        ``N``, ``n`` and ``P``.
-    margin : float
-        ``alpha`` used for the losses and the active triplets.
-    distances : DistanceSummary
-        Pair distances: min, diameter, mean, quantiles, histogram.
-    diameter_pair : tuple of int
-        ``(i, j)``, ``i < j``, attaining the diameter (the first such pair).
-    meb_radius, meb_lower : float
-        Minimum-enclosing-ball radius (upper end of its certified bracket)
-        and the bracket's lower end.
-    rms_norm : float
-        ``sqrt(mean_k ||E_k||^2)``: the typical length of an embedding.
-    centroid_norm : float
-        ``||mean_k E_k||``: the common offset.
-    effective_rank, rankme : float
-        Roy-Vetterli effective rank of the centred rows; RankMe of the raw rows.
-    std_l2_normalized, uniformity, alignment : float or None
-        L2-normalised statistics over the non-zero rows (``None`` with fewer
-        than two non-zero rows, or, for alignment, no positive pair).
-    n_zero_rows : int
-        Rows left out of the L2-normalised statistics.
-    uniformity_t, alignment_alpha : float
-        Their parameters.
-    batch_hard_mean, batch_hard_max, batch_hard_sum : float
-        Batch-hard loss ``[hp - hn + alpha]_+`` over the anchors with a
-        positive and a negative.
-    soft_margin_mean : float
-        Soft-margin batch-hard loss ``mean softplus(hp - hn)`` (ln 2 at
-        collapse).
-    n_anchors : int
-        Anchors with a positive and a negative.
-    n_triplets, n_active, n_violated : int
-        Triplets; those with ``d(a,m) < d(a,p) + alpha``; those with
-        ``d(a,p) + alpha - d(a,m) > atol``.
-    worst_slack : float
-        ``min d(a,m) - d(a,p) - alpha`` over the triplets.
-    worst_triplet : tuple of int
-        ``(a, p, m)`` attaining it.
-    atol : float
-        Tolerance of ``n_violated``.
-    classes : ClassSpread
-        Per-class spread and separation.
+    ``N``, ``n``, ``P`` are ``n_points``, ``dim``, ``n_classes``;
+    ``diameter_pair`` is the first pair attaining the diameter; ``meb_radius``
+    and ``meb_lower`` bracket the minimum-enclosing-ball radius; ``rms_norm``
+    is ``sqrt(mean ||E_k||^2)`` and ``centroid_norm`` ``||mean E_k||``; the
+    L2-normalised statistics leave out ``n_zero_rows`` zero rows (``None``
+    when undefined); the batch-hard losses are over the ``n_anchors`` anchors
+    with a positive and a negative; ``n_active`` counts ``d(a,m) < d(a,p) +
+    alpha``, ``n_violated`` a violation beyond ``atol``; ``worst_slack`` is
+    ``min d(a,m) - d(a,p) - alpha``, attained at ``worst_triplet``.
     """
 
     n_points: int
@@ -693,13 +602,8 @@ def collapse_statistics(
 
     Notes
     -----
-    One sweep over every anchor's row (losses, active and violated
-    triplets, class diameters and gaps, diameter, least distance), one
-    histogram sweep and usually one selection sweep over the pairs
-    (quantiles, mean), one over the normalised pairs (uniformity), the
-    positive pairs (alignment), two SVDs of ``(N, n)`` matrices and one
-    minimum enclosing ball per class.  ``O(N^2 n)`` time, ``O(N n)``
-    memory.
+    ``O(N^2 n)`` time and ``O(N n)`` memory: one anchor sweep, one or two
+    pair sweeps, two SVDs and one minimum enclosing ball per class.
     """
     X = as_points(E, "E", min_points=2)
     codes, classes = as_labels(y, X.shape[0], "y")
@@ -735,12 +639,7 @@ def compute_collapse_statistics(
     atol: float,
     max_candidates: int = MAX_CANDIDATES,
 ) -> CollapseStatistics:
-    """:func:`collapse_statistics` of validated input, for the package's report.
-
-    ``X`` float64 ``(N, n)``, ``codes`` dense int64 labels admitting a
-    triplet, ``classes`` their labels, ``levels`` a 1-D float64 array and
-    the parameters floats, all as :func:`collapse_statistics` checks them.
-    """
+    """:func:`collapse_statistics` of input validated as it validates it (``codes`` dense)."""
     N, n = X.shape
     level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
     logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)

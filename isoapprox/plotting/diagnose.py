@@ -2,7 +2,7 @@
 
 Both are drawn from the report's data only (the diagnose report as written to
 JSON): the view from ``report["view"]`` (2-D
-coordinates computed by :func:`isoapprox.diagnostics_theory.embedding_view`),
+coordinates computed by :func:`isoapprox.diagnostics.embedding_view`),
 the histogram from ``report["statistics"]["distances"]``, and the annotations
 (margin, ``D*``, the distances to the ideal set) from ``report["data"]`` and
 ``report["theory"]``.  Nothing here computes a metric.

@@ -1,91 +1,10 @@
-"""The theory section of the collapse diagnosis: the loss against the distance to the ideal set.
+"""The loss against the distance to the ideal (triplet-separated) set, for the diagnosis.
 
-Notation
---------
-A batch ``E`` (N, n) with labels ``y`` of ``P`` classes, margin
-``alpha >= 0``, ``L = batch_hard_loss(E, y, margin=alpha, reduction="max")``
-(the paper's loss, the worst single triplet), ``F_TS = F_TS(alpha)`` the
-triplet-separated ("ideal") embeddings of ``R^n``, ``d_iso(E, F_TS)`` and
-``d_haus(E, F_TS)`` the distances to that set (SPEC section 2), and
-``D*(P, n, alpha)`` the least diameter of ``P`` points of ``R^n`` whose
-pairwise distances are ``>= alpha`` (:func:`isoapprox.min_separated_diameter`).
-
-The classes that an ideal embedding keeps apart
-    In ``G in F_TS`` every point of a class with at least two points (an
-    anchor with a positive ``p``) is at distance ``d(a, m) >= d(a, p) +
-    alpha >= alpha`` from every point of every other class.  Two singleton
-    classes constrain nothing between them.  So one representative of each
-    class with two or more points, plus one singleton class if there is one,
-    gives ``P' = #{classes with >= 2 points} + [a singleton class exists]``
-    points that are pairwise ``>= alpha`` apart (:func:`isoapprox.separated_class_count`;
-    ``P' = P`` for the ``P x K`` batches of training).
-
-What the section reports
-------------------------
-``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)`` with certified brackets
-    From :func:`isoapprox.evaluate_theory`.  The lower end of ``d_iso``
-    includes the *packing bound* ``D*_lower(P', n, alpha) - diam(E)``
-    (:func:`isoapprox.packing.packing_distance_bound`), the only bound that
-    sees the dimension ``n``: at collapse it gives ``d_iso ~ D*`` (statement
-    4) where the solver's other bounds stay near ``alpha``.  The haus solver
-    runs only for ``N <= haus_max_points`` (default 12: its exact
-    single-triplet bound costs ~30 s at ``N = 64``); above it the ``d_haus``
-    bracket comes from ``f*`` moved onto ``E`` and half the lower end of
-    ``d_iso`` (statement 1).
-Statement 3
-    ``L/2 <= d_iso(E, F_TS)`` (proven; checked) and ``d_iso(E, F_TS) <= L``,
-    which holds while the perturbed distance table is realisable in
-    ``R^n`` and can fail near collapse with more than ``n + 1`` classes.
-    Its outcome, decided from the bracket, is ``loss_faithful``: ``True``
-    when ``d_iso <= L`` is certified (the loss then pins the distance to
-    the ideal set within a factor 2), ``False`` when ``d_iso > L`` is
-    certified (the loss understates the distance), ``None`` when the
-    bracket straddles ``L``.
-Statement 4 and ``D*``
-    ``D*(P', n, alpha)`` with a bracket: the lower end is
-    :func:`isoapprox.packing_lower_bound` (exact for ``P' <= n + 1``,
-    ``n = 1`` and the planar theorems ``P' <= 8``); otherwise the upper end
-    is the diameter of the ``P'`` class representatives of ``f*`` (pairwise
-    ``>= alpha`` apart, so a feasible layout).  ``collapse_ratio = D* /
-    alpha`` is the factor by which a collapsed batch's loss (``alpha``)
-    understates its distance to the ideal set (``D*``); it is 1 exactly when
-    ``P' <= n + 1``.
-The nearest ideal embedding, ``theta`` and ``c``
-    Its kind (collapsed, class-collapsed or general), its diameter, the
-    thickness ``theta(E)`` and the empirical constant ``c = d_haus /
-    d_iso`` with its bracket.
-
-All of these numbers are one :func:`isoapprox.evaluate_theory` record
-(:attr:`TheoryDiagnosis.theory`); this module adds the subsample, the
-layout suggestion and the sentences.
-Suggested batch layout (:func:`suggest_layout`)
-    **Our criterion, not the paper's eq. 17** (whose form is unknown): the
-    loss of a collapsed batch is ``alpha`` and its distance to the ideal set
-    is ``D*``, so the loss stays a proxy of the distance within a factor
-    ``rho`` at collapse iff ``D*(P, n, alpha) <= rho alpha``.  With ``rho =
-    1`` this is exactly ``P <= n + 1`` ("exact proxy": at most ``n + 1``
-    classes per batch, or ``n >= P - 1``); with the default ``rho = 2`` (the
-    factor of statement 3) the section reports the largest ``P`` and the
-    smallest ``n`` with ``curve(P, n, alpha) <= rho alpha`` for the
-    lower-bound curve :func:`isoapprox.lower_bound_curve` (default
-    ``"packing"``, a proven lower bound of ``D*``: a batch with more classes
-    than suggested is *proven* beyond the factor; one within it is not
-    proven within).  The suggested batch size is that ``P`` times the
-    batch's (median) class size.
-
-Cost control
-------------
-Every solver call has a time limit (``TheoryOptions.time_limit``, checked
-between local solves), so brackets obtained under a limit depend on the
-machine's speed.  Batches of more than ``max_points`` points are evaluated
-on a seeded, stratified subsample (:func:`theory_subsample`): at most
-``max_points // 4`` classes, drawn at random among those with two or more
-points, and ``max_points // (classes drawn)`` points of each (all of a
-smaller class).  ``nearest_ideal`` is exact to tolerance at toy sizes
-(``N <= 12``) and gives a possibly wide bracket up to ``N = 200``.  Measured
-on the shared 2-core machine: about 2 s for ``N = 64`` in ``R^2``; about
-25 s for ``N = 200`` in ``R^32`` (of which ~13 s for the minimax Procrustes
-problem and ~4 s for the thickness).
+:func:`diagnose_theory` evaluates one batch with :func:`isoapprox.evaluate_theory`
+(on a seeded stratified subsample above ``max_points``), suggests a batch
+layout (:func:`suggest_layout`) and words the findings; :func:`add_theory`
+merges it into a :func:`~isoapprox.diagnose` report.  Notation, what is
+reported and the cost: see docs/diagnose.md.
 """
 
 from __future__ import annotations
@@ -98,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ._typing import ArrayLike, IntArray
-from ._validation import (
+from .._typing import ArrayLike, IntArray
+from .._validation import (
     as_labels,
     as_points,
     as_rng,
@@ -110,10 +29,9 @@ from ._validation import (
     class_counts,
     require_triplets,
 )
-from .diagnostics import DEFAULT_SECTIONS, Batch, DiagnoseOptions
-from .exceptions import InvalidInputError
-from .packing import LOWER_BOUND_CURVES, lower_bound_curve, separated_class_count
-from .theory import (
+from ..exceptions import InvalidInputError
+from ..packing import LOWER_BOUND_CURVES, lower_bound_curve, separated_class_count
+from ..theory import (
     DEFAULT_TIME_LIMIT,
     FAITHFUL_RATIO,
     HAUS_MAX_POINTS,
@@ -126,7 +44,7 @@ from .theory import (
     evaluate_theory,
     solver_dict,
 )
-from .tolerances import VERDICT_RTOL
+from ..tolerances import VERDICT_RTOL
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
@@ -134,19 +52,17 @@ __all__ = [
     "HAUS_MAX_POINTS",
     "SUGGEST_MAX_CLASSES",
     "THEORY_MAX_POINTS",
-    "THEORY_SECTIONS",
     "VIEW_MAX_POINTS",
     "LayoutSuggestion",
     "TheoryDiagnosis",
     "TheoryOptions",
-    "TheorySection",
+    "add_theory",
     "bracket_text",
     "diagnose_theory",
     "embedding_view",
     "separated_class_count",
     "suggest_layout",
     "theory_batch_summary",
-    "theory_section",
     "theory_subsample",
 ]
 
@@ -171,45 +87,15 @@ def _ratio(num: float, den: float) -> float:
 class LayoutSuggestion:
     """Classes per batch and embedding dimension suggested by the lower-bound curve.
 
-    The criterion (ours, see the module notes): a batch of ``P`` classes in
+    The criterion (ours, see docs/diagnose.md): a batch of ``P`` classes in
     ``R^n`` keeps the loss a proxy of the distance to the ideal set within a
-    factor ``ratio`` at collapse iff ``D*(P, n, alpha) <= ratio * alpha``,
-    evaluated with the lower-bound curve ``curve``.
-
-    Attributes
-    ----------
-    n_classes, dim : int
-        The batch's ``P'`` and ``n``.
-    margin : float
-        ``alpha``.
-    samples_per_class : int or None
-        ``K`` used to turn classes into a batch size.
-    ratio : float
-        ``rho >= 1``.
-    curve : str
-        Name of the curve (``"packing"``, ``"simplex"`` or the callable's name).
-    applicable : bool
-        False when ``alpha = 0`` (then ``D* = 0`` and every layout qualifies).
-    curve_value : float
-        ``curve(P, n, alpha)``: the lower-bound curve at this batch.
-    collapse_ratio_lower : float
-        ``curve_value / alpha``.
-    within_ratio : bool
-        ``curve_value <= ratio * alpha``.
-    exact : bool
-        ``P <= n + 1`` (then ``D* = alpha``: an exact proxy at collapse).
-    max_classes_exact, min_dim_exact : int
-        ``n + 1`` and ``max(1, P - 1)``.
-    max_classes : int
-        Largest ``P`` with ``curve(P, n, alpha) <= ratio * alpha``
-        (``SUGGEST_MAX_CLASSES`` when the search reached its cap).
-    max_classes_capped : bool
-        The search stopped at ``SUGGEST_MAX_CLASSES``.
-    min_dim : int
-        Smallest ``n`` with ``curve(P, n, alpha) <= ratio * alpha``.
-    batch_size, batch_size_exact : int or None
-        ``max_classes * K`` and ``max_classes_exact * K`` (None without ``K``
-        or when capped).
+    factor ``ratio`` at collapse iff ``curve(P, n, alpha) <= ratio * alpha``.
+    ``applicable`` is False at ``alpha = 0`` (every layout qualifies);
+    ``exact`` is ``P <= n + 1`` (``D* = alpha``), ``max_classes_exact = n +
+    1`` and ``min_dim_exact = max(1, P - 1)``; ``max_classes`` is the largest
+    ``P`` and ``min_dim`` the least ``n`` within the ratio (the search stops
+    at ``SUGGEST_MAX_CLASSES``: ``max_classes_capped``); the batch sizes are
+    those times ``samples_per_class`` (None without it or when capped).
     """
 
     n_classes: int
@@ -249,10 +135,8 @@ def suggest_layout(
 
     Parameters
     ----------
-    n_classes : int
-        ``P`` (classes in the batch; use :func:`separated_class_count`).
-    dim : int
-        Embedding dimension ``n``.
+    n_classes, dim : int
+        ``P`` (use :func:`separated_class_count`) and ``n``, both ``>= 1``.
     margin : float
         ``alpha >= 0``.
     samples_per_class : int, optional
@@ -260,10 +144,9 @@ def suggest_layout(
     ratio : float, default ``FAITHFUL_RATIO`` (2)
         ``rho >= 1``.
     curve : {"packing", "simplex"} or callable, default "packing"
-        As :func:`isoapprox.lower_bound_curve`; it must be nondecreasing in
-        ``P`` (true for both named curves): the largest ``P`` is found by
-        doubling and bisection.  The least ``n`` is found by scanning
-        ``n = 1, 2, ...`` (``n = P - 1`` always qualifies).
+        As :func:`isoapprox.lower_bound_curve`, nondecreasing in ``P`` (the
+        largest ``P`` is found by doubling and bisection, the least ``n`` by
+        scanning up to ``P - 1``).
 
     Returns
     -------
@@ -272,8 +155,7 @@ def suggest_layout(
     Raises
     ------
     InvalidInputError
-        If ``n_classes < 1``, ``dim < 1``, ``margin < 0``, ``ratio < 1`` or
-        ``samples_per_class < 1``, or the curve is unknown.
+        On a bad argument or an unknown curve.
 
     Examples
     --------
@@ -343,37 +225,16 @@ def suggest_layout(
 
 @dataclass(frozen=True)
 class TheoryDiagnosis:
-    """The theory section's numbers for one batch (see the module notes).
+    """The theory section's numbers for one batch.
 
-    The numbers of the evaluated points are the :class:`~isoapprox.TheoryResult`
-    ``theory``; its attributes (``iso``, ``haus``, ``loss_max``, ``d_star``,
-    ``beyond_simplex``, ...) read through this object too.
-
-    Attributes
-    ----------
-    theory : TheoryResult
-        :func:`isoapprox.evaluate_theory` of the evaluated points.
-    samples_per_class : int
-        Median class size (``K`` of a ``P x K`` batch).
-    evaluated : str
-        ``"all"`` or ``"subsample"``.
-    n_input_points : int
-        Points of the batch before subsampling.
-    indices : ndarray of int
-        Rows of the batch that were evaluated (increasing).
-    labels : ndarray
-        Their original labels.
-    suggestion : LayoutSuggestion
-    findings : tuple of str
-        Plain-language sentences quoted by the verdict.
-    seconds : float
-        Wall time of the section.
-
-    Derived: ``loss_lower_check`` / ``loss_upper_check`` (statement 3),
-    ``loss_faithful`` (``loss_upper_check.holds``), ``proxy_ratio`` with its
-    bracket (``d_iso / L``), ``collapse_ratio`` with its bracket (``D* /
-    alpha``), ``constant`` (:class:`~isoapprox.ConstantResult`) and
-    ``ideal_solver`` (``nearest_ideal``'s own results).
+    ``theory`` is the :func:`isoapprox.evaluate_theory` record of the
+    evaluated points (its attributes read through this object too);
+    ``evaluated`` is ``"all"`` or ``"subsample"`` (rows ``indices`` of the
+    ``n_input_points``, labels ``labels``); ``samples_per_class`` the median
+    class size; ``findings`` the sentences the verdict quotes.  Derived:
+    ``loss_lower_check`` / ``loss_upper_check`` (statement 3),
+    ``loss_faithful``, ``proxy_ratio`` (``d_iso / L``) and ``collapse_ratio``
+    (``D* / alpha``) with their brackets, ``constant`` and ``ideal_solver``.
     """
 
     theory: TheoryResult
@@ -406,32 +267,15 @@ class TheoryDiagnosis:
     def _per_loss(self, v: float) -> float:
         return _ratio(v, self.theory.loss_max) if self.theory.loss_max > 0 else math.nan
 
-    @property
-    def proxy_ratio(self) -> float:
-        return self._per_loss(self.theory.iso.value)
-
-    @property
-    def proxy_ratio_lower(self) -> float:
-        return self._per_loss(self.theory.iso.lower)
-
-    @property
-    def proxy_ratio_upper(self) -> float:
-        return self._per_loss(self.theory.iso.upper)
-
     def _per_margin(self, v: float) -> float:
         return _ratio(v, self.theory.margin) if self.theory.margin > 0 else math.nan
 
-    @property
-    def collapse_ratio(self) -> float:
-        return self._per_margin(self.theory.d_star)
-
-    @property
-    def collapse_ratio_lower(self) -> float:
-        return self._per_margin(self.theory.d_star_lower)
-
-    @property
-    def collapse_ratio_upper(self) -> float:
-        return self._per_margin(self.theory.d_star_upper)
+    proxy_ratio = property(lambda self: self._per_loss(self.theory.iso.value))
+    proxy_ratio_lower = property(lambda self: self._per_loss(self.theory.iso.lower))
+    proxy_ratio_upper = property(lambda self: self._per_loss(self.theory.iso.upper))
+    collapse_ratio = property(lambda self: self._per_margin(self.theory.d_star))
+    collapse_ratio_lower = property(lambda self: self._per_margin(self.theory.d_star_lower))
+    collapse_ratio_upper = property(lambda self: self._per_margin(self.theory.d_star_upper))
 
     @property
     def constant(self) -> ConstantResult:
@@ -495,26 +339,12 @@ class TheoryDiagnosis:
 
 
 def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray:
-    """Rows of a seeded, stratified subsample of at most ``max_points`` points.
+    """Increasing rows of a seeded, stratified subsample of at most ``max_points >= 3`` points.
 
     At most ``max(2, max_points // 4)`` classes are drawn at random, those
     with two or more points first; each gives ``max_points // (classes
-    drawn)`` random points (all of a smaller class).  Returns all rows when
-    ``N <= max_points``.
-
-    Parameters
-    ----------
-    y : array_like of shape (N,)
-        Class labels.
-    max_points : int
-        ``>= 3``.
-    rng : None, int or Generator, default 0
-        Randomness of the draw.
-
-    Returns
-    -------
-    ndarray of int
-        Increasing row indices.
+    drawn)`` random points (all of a smaller class).  All rows when ``N <=
+    max_points``.
 
     Examples
     --------
@@ -686,8 +516,6 @@ def diagnose_theory(
 
     Raises
     ------
-    InvalidInputError
-        Bad ``E``, ``y`` or ``margin``.
     NoTripletError
         If the labels (of the evaluated points) admit no triplet.
 
@@ -725,88 +553,29 @@ def diagnose_theory(
                    seconds=time.perf_counter() - t0)
 
 
-class TheorySection:
-    """The theory section for :func:`isoapprox.diagnose` / :func:`~isoapprox.diagnose_batches`.
+def add_theory(report: Mapping[str, Any], res: TheoryDiagnosis) -> dict[str, Any]:
+    """A :func:`~isoapprox.diagnose` report with the theory section before the verdict.
 
-    ``TheorySection(options)(batch, diagnose_options)`` runs
-    :func:`diagnose_theory` at the diagnosis margin and returns its
-    :meth:`TheoryDiagnosis.to_dict`; the full results (with the nearest
-    ideal embeddings) are kept in ``results``.
-
-    Parameters
-    ----------
-    options : TheoryOptions, optional
-    max_batches : int, optional
-        Evaluate at most this many batches; later calls return only a
-        ``"skipped"`` note (the section costs seconds per batch, and
-        :func:`~isoapprox.diagnose_batches` summarises over the batches
-        that have numbers).
-
-    Examples
-    --------
-    >>> from isoapprox import diagnose
-    >>> section = TheorySection(TheoryOptions(time_limit=1.0))
-    >>> E = [[0.0, 0.0], [0.0, 0.1], [3.0, 0.0], [3.0, 0.1]]
-    >>> rep = diagnose(E, [0, 0, 1, 1], sections=THEORY_SECTIONS[:-1] + (("theory", section),))
-    >>> rep["theory"]["d_iso"], len(section.results)
-    (0.0, 1)
+    The verdict quotes the theory's findings after its own details.
     """
-
-    def __init__(self, options: TheoryOptions | None = None, *,
-                 max_batches: int | None = None) -> None:
-        self.options = options if options is not None else TheoryOptions()
-        if not isinstance(self.options, TheoryOptions):
-            raise TypeError(f"`options` must be a TheoryOptions; got "
-                            f"{type(self.options).__name__}")
-        self.max_batches = (None if max_batches is None
-                            else check_int(max_batches, "max_batches", minimum=0))
-        self.results: list[TheoryDiagnosis] = []
-        self.n_calls = 0
-
-    def __call__(self, batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-        self.n_calls += 1
-        if self.max_batches is not None and len(self.results) >= self.max_batches:
-            return {"skipped": f"theory evaluated on the first {self.max_batches} batches only"}
-        res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=self.options)
-        # labels in the batch's own terms
-        res = _with_labels(res, batch.classes[res.labels])
-        self.results.append(res)
-        return res.to_dict()
-
-
-def _with_labels(res: TheoryDiagnosis, labels: np.ndarray) -> TheoryDiagnosis:
-    return replace(res, labels=np.asarray(labels))
-
-
-def theory_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-    """The theory section with default :class:`TheoryOptions` (a plain section function)."""
-    return TheorySection()(batch, options)
-
-
-#: the default report's sections followed by the theory section
-THEORY_SECTIONS = DEFAULT_SECTIONS + (("theory", theory_section),)
+    out = {k: v for k, v in report.items() if k != "verdict"}
+    out["theory"] = res.to_dict()
+    verdict = dict(report["verdict"])
+    verdict["details"] = [*verdict["details"], *res.findings]
+    out["verdict"] = verdict
+    return out
 
 
 # --- over batches -------------------------------------------------------------------
 
 
 def theory_batch_summary(report: Mapping[str, Any]) -> dict[str, Any]:
-    """Summarise the theory section over the batches of a ``diagnose_batches`` report.
+    """Summarise the theory over the batches of a ``diagnose_batches`` report.
 
-    Parameters
-    ----------
-    report : mapping
-        A :func:`~isoapprox.diagnose_batches` report run with a section
-        named ``"theory"``.
-
-    Returns
-    -------
-    dict
-        ``n_evaluated`` (batches with theory numbers), ``beyond_simplex``,
-        ``unfaithful``, ``faithful`` and ``undecided`` (numbers of those
-        batches where ``P' > n + 1``; where ``d_iso > L`` is certified; where
-        ``d_iso <= L`` is certified; neither), the medians of ``d_iso``,
-        ``L``, ``D*`` and the suggestion, and ``findings``.
+    Returns ``n_evaluated`` (batches with theory numbers), the counts of
+    batches with ``P' > n + 1`` (``beyond_simplex``), ``d_iso > L`` certified
+    (``unfaithful``), ``d_iso <= L`` certified (``faithful``), neither
+    (``undecided``), the medians and the ``findings``.
     """
     rows = [r for r in report.get("per_batch", ()) if r.get("theory.d_iso") is not None]
     out: dict[str, Any] = {"n_evaluated": len(rows), "n_batches": len(report.get("per_batch", ()))}
@@ -867,10 +636,8 @@ def embedding_view(
 ) -> dict[str, Any]:
     """2-D principal-component view of ``E`` and, overlaid, an ideal embedding.
 
-    The principal axes are those of ``E`` and ``ideal`` stacked together
-    (centred on their common mean), so that a collapsed ``E`` and its
-    spread-out ideal embedding are both visible; pass ``ideal`` already
-    moved onto ``E`` (as :attr:`TheoryDiagnosis.aligned`).
+    The axes are those of ``E`` and ``ideal`` stacked, so that a collapsed
+    ``E`` and its spread-out ideal embedding are both visible.
 
     Parameters
     ----------
@@ -879,7 +646,7 @@ def embedding_view(
     y : array_like of shape (N,)
         Labels.
     ideal : array_like of shape (N, n), optional
-        The ideal embedding to overlay.
+        The ideal embedding, moved onto ``E`` (:attr:`TheoryDiagnosis.aligned`).
     max_points : int, default ``VIEW_MAX_POINTS``
         Show a seeded random subset of at most this many rows.
     rng : None, int or Generator, default 0
@@ -888,11 +655,9 @@ def embedding_view(
     Returns
     -------
     dict
-        JSON-ready: ``embedding`` and ``ideal`` (lists of ``[x, y]``, or
-        ``None``), ``labels`` (class codes), ``classes`` (their labels as
-        strings), ``axes_variance`` (share of the variance on each axis),
-        ``rows`` (the rows shown, or ``None`` for all), ``n_points``,
-        ``n_shown`` and ``projection`` (words).
+        JSON-ready: ``embedding`` and ``ideal`` (``[x, y]`` lists or None),
+        ``labels`` (codes), ``classes``, ``axes_variance``, ``rows`` (shown,
+        None for all), ``n_points``, ``n_shown`` and ``projection``.
 
     Examples
     --------
