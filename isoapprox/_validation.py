@@ -111,7 +111,7 @@ def as_points(
     return out
 
 
-def as_labels(y: Any, n_points: int, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
+def as_labels(y: Any, n_points: int | None, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """Coerce class labels to dense integer codes.
 
     Parameters
@@ -119,8 +119,9 @@ def as_labels(y: Any, n_points: int, name: str = "y") -> tuple[np.ndarray, np.nd
     y : array_like of shape (N,)
         Class labels: integers, strings, booleans, or floats with integral
         values.
-    n_points : int
-        Required length N (the number of embedded points).
+    n_points : int or None
+        Required length N (the number of embedded points); ``None`` accepts
+        any length.
     name : str
         Argument name used in error messages.
 
@@ -150,7 +151,7 @@ def as_labels(y: Any, n_points: int, name: str = "y") -> tuple[np.ndarray, np.nd
         raise InvalidInputError(
             f"`{name}` must be a 1-D array of shape (N,); got shape {arr.shape}"
         )
-    if arr.shape[0] != n_points:
+    if n_points is not None and arr.shape[0] != n_points:
         raise InvalidInputError(
             f"`{name}` must have one label per point, length {n_points}; got length "
             f"{arr.shape[0]}"

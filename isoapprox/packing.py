@@ -150,7 +150,7 @@ def separated_class_count(y: ArrayLike) -> int:
     2
     """
     arr = np.asarray(y)
-    codes, _ = as_labels(arr, arr.shape[0] if arr.ndim == 1 else -1, "y")
+    codes, _ = as_labels(arr, None, "y")
     return separated_count(codes)
 
 

@@ -182,12 +182,15 @@ class RunJournal:
         else:
             head = records[0]
             if head.get("kind") != "header" or head.get("experiment") != experiment:
+                found = head.get("experiment") if head.get("kind") == "header" else "no header"
                 raise InvalidInputError(
-                    f"`journal` {str(self.path)!r} is not a journal of a {experiment} run")
+                    f"`journal` {str(self.path)!r} is not a journal of a {experiment} run "
+                    f"(found: {found}); delete it (or pass --overwrite) to start afresh")
             if head.get("config") != config:
                 raise InvalidInputError(
-                    f"`journal` {str(self.path)!r} was written for another configuration; "
-                    "delete it (or pass --overwrite) to start afresh")
+                    f"`journal` {str(self.path)!r} was written for another configuration "
+                    f"({_config_difference(head.get('config'), config)}); delete it (or pass "
+                    "--overwrite) to start afresh")
         self.done: dict[Any, Any] = {_unit(r["unit"]): r["result"] for r in records[1:]
                                      if "unit" in r}
 
@@ -209,9 +212,21 @@ class RunJournal:
         self.path.unlink(missing_ok=True)
 
 
+def _config_difference(journal: Any, run: Any) -> str:
+    """Which settings differ between a journal's configuration and this run's."""
+    if isinstance(journal, dict) and isinstance(run, dict):
+        keys = sorted(k for k in journal.keys() | run.keys() if journal.get(k) != run.get(k))
+        return "; ".join(f"{k}: journal {journal.get(k)!r}, this run {run.get(k)!r}"
+                         for k in keys)
+    return f"journal {journal!r}, this run {run!r}"
+
+
 # ---------------------------------------------------------------------------
 # executors
 # ---------------------------------------------------------------------------
+
+#: end of the task stream (a task may itself be ``None``)
+_END = object()
 
 
 def _worker_init() -> None:  # pragma: no cover - runs in child processes
@@ -358,8 +373,8 @@ def run_units(fn: Callable[[Any], Any], tasks: Iterable[Any], ex: Any,
     try:
         while True:
             while len(pending) < ex.slots:
-                task = next(it, None)
-                if task is None:
+                task = next(it, _END)
+                if task is _END:
                     break
                 pending.add(ex.submit(fn, task))
             if not pending:

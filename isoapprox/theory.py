@@ -827,7 +827,7 @@ def check_collapse(
     dim = check_int(dim, "dim", minimum=1)
     margin = check_margin(margin)
     y_arr = np.asarray(y)
-    codes, classes = as_labels(y_arr, y_arr.shape[0] if y_arr.ndim == 1 else -1, "y")
+    codes, classes = as_labels(y_arr, None, "y")
     require_triplets(codes)
     N = codes.shape[0]
     P = int(len(classes))

@@ -68,6 +68,11 @@ def test_journal_resumes_and_refuses_another_header(tmp_path):
     assert RunJournal(path, experiment="exp", config=CONFIG).done == {(0, 1): {"x": 1.5}}
     with pytest.raises(InvalidInputError, match="written for another configuration"):
         RunJournal(path, experiment="exp", config={"steps": 4})
+    # the message names the settings that differ, and the other experiment found
+    with pytest.raises(InvalidInputError, match=r"steps: journal .*, this run 4"):
+        RunJournal(path, experiment="exp", config={**CONFIG, "steps": 4})
+    with pytest.raises(InvalidInputError, match=r"not a journal of a other run \(found: exp\)"):
+        RunJournal(path, experiment="other", config=CONFIG)
     with pytest.raises(InvalidInputError, match="not a journal of a other run"):
         RunJournal(path, experiment="other", config=CONFIG)
     j.remove()
@@ -105,6 +110,17 @@ def test_executors_run_every_unit(jobs):
     got = []
     n = run_units(_square, range(7), executor(jobs), got.append)
     assert n == 7 and sorted(got) == [x * x for x in range(7)]
+
+
+def test_none_is_a_task_like_any_other():
+    """The end of the task stream is not mistaken for a task that is ``None``."""
+    got = []
+    n = run_units(_is_none, [None, 1, None], executor(1), got.append)
+    assert n == 3 and sorted(got) == [False, True, True]
+
+
+def _is_none(x):
+    return x is None
 
 
 def test_a_failing_unit_stops_the_run_and_keeps_what_finished():

@@ -125,3 +125,13 @@ def test_as_rng_never_touches_global_state():
 def test_check_same_shape():
     with pytest.raises(InvalidInputError, match=r"`A` and `B` must have the same shape"):
         V.check_same_shape(np.zeros((2, 2)), np.zeros((2, 3)), ("A", "B"))
+
+
+def test_as_labels_any_length():
+    """``n_points=None`` takes labels of any length, and still checks their shape."""
+    codes, classes = V.as_labels(["b", "a", "b"], None)
+    assert codes.tolist() == [1, 0, 1] and classes.tolist() == ["a", "b"]
+    with pytest.raises(InvalidInputError, match=r"1-D array of shape \(N,\); got shape \(2, 2\)"):
+        V.as_labels([[0, 1], [1, 0]], None)
+    with pytest.raises(InvalidInputError, match="one label per point, length 4; got length 3"):
+        V.as_labels([0, 1, 1], 4)

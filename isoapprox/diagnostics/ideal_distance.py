@@ -354,7 +354,7 @@ def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray
     40
     """
     arr = np.asarray(y)
-    codes, _ = as_labels(arr, arr.shape[0] if arr.ndim == 1 else -1, "y")
+    codes, _ = as_labels(arr, None, "y")
     max_points = check_int(max_points, "max_points", minimum=3)
     N = codes.shape[0]
     if N <= max_points:

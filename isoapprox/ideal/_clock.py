@@ -8,9 +8,11 @@ got -- and so whether its answer is certified -- would depend on the
 machine.  :func:`solver_clock` runs like ``time.perf_counter`` but stops
 while numba holds its compiler lock (the ``numba:compiler_lock`` events,
 outermost only: compiling, loading from the cache, initialising LLVM), so
-deadlines measured on it do not.  Measured cold: the lock covered 23.91 s of
-a 23.93 s first solve, where the ``numba:compile`` events alone left 0.35 s
-uncounted.
+deadlines measured on it do not.  The clock is per process: while any
+thread holds (or waits for) the compiler lock, every solve's deadline waits
+too.  The batch engine runs one solve per worker process.  Measured cold:
+the lock covered 23.91 s of a 23.93 s first solve, where the
+``numba:compile`` events alone left 0.35 s uncounted.
 """
 
 from __future__ import annotations

@@ -486,7 +486,8 @@ def nearest_ideal(
     max_iter : int, default 200
         Iteration cap of each local solve.
     time_limit : float, default 10.0
-        Seconds; checked between solves (one solve may overrun it).
+        Seconds of search, checked between solves (one solve may overrun
+        it); time numba spends compiling or loading kernels does not count.
     warn_uncertified : bool, default False
         Warn with :class:`~isoapprox.ConvergenceWarning` when the gap is
         still larger than ``tol`` at the end.  Off by default: an open gap

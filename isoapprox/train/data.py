@@ -319,7 +319,7 @@ class PKSampler:
 
     def __init__(self, y, P: int, K: int, *, rng: RNGLike = None) -> None:
         y = np.asarray(y)
-        codes, classes = as_labels(y, y.shape[0] if y.ndim == 1 else -1, "y")
+        codes, classes = as_labels(y, None, "y")
         self.P = check_int(P, "P", minimum=1)
         self.K = check_int(K, "K", minimum=1)
         self.classes = classes
