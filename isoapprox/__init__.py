@@ -65,7 +65,10 @@ from .losses import (
 )
 from .metrics import IsometricErrorResult, hausdorff_like, isometric_error, isometric_error_report
 from .packing import (
+    DStar,
     PackingResult,
+    d_star,
+    d_star_witness,
     lower_bound_curve,
     min_separated_diameter,
     packing_lower_bound,
@@ -105,6 +108,7 @@ __all__ = [
     "CollapseStatistics",
     "ConvergenceWarning",
     "DiagnoseOptions",
+    "DStar",
     "DistanceSummary",
     "HardestPairs",
     "IdealResult",
@@ -138,6 +142,8 @@ __all__ = [
     "diameter",
     "distance_quantiles",
     "distance_summary",
+    "d_star",
+    "d_star_witness",
     "effective_rank",
     "farthest_pair",
     "hardest_pairs",

@@ -51,8 +51,8 @@ from .losses import (
 from .metrics import hausdorff_like, isometric_error
 from .packing import (
     LOWER_BOUND_CURVES,
+    d_star,
     d_star_bracket,
-    min_separated_diameter,
     packing_distance_bound,
     separated_count,
 )
@@ -662,7 +662,7 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
         f_val, f_lo, f_up = proc.value, proc.lower, proc.upper
     else:
         f_val = f_lo = f_up = math.nan
-    ds, ds_lo, ds_up, ds_exact, ds_src = d_star_bracket(codes, n, alpha, fstar)
+    ds, ds_lo, ds_up, ds_exact, ds_src = d_star_bracket(codes, n, alpha)
 
     # the checks of SPEC section 3 -----------------------------------------------------
     iso_b = (iso.value, iso.lower, iso.upper)
@@ -835,7 +835,7 @@ def check_collapse(
     L = batch_hard_loss(E, codes, margin=margin, reduction="max")
     L_mean = batch_hard_loss(E, codes, margin=margin, reduction="mean")
     iso = nearest_ideal(E, codes, margin=margin, objective="iso", rng=rng, tol=tol)
-    ds = min_separated_diameter(P, dim, margin=margin, rng=rng)
+    ds = d_star(P, dim, margin)
     # agreement: |d_iso - D*| <= 0, i.e. both d_iso <= D* and D* <= d_iso;
     # encode as the larger violation of the two one-sided checks
     a = check_bound("d_iso(collapsed, F_TS) <= D*(P, n, alpha)",

@@ -6,7 +6,9 @@ unless said otherwise, so that results are invariant under scaling.
 
 from __future__ import annotations
 
-__all__ = ["BOUND_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL", "VERDICT_RTOL"]
+__all__ = [
+    "BOUND_RTOL", "DSTAR_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL", "VERDICT_RTOL",
+]
 
 #: a verdict ``lhs <= rhs`` decided from brackets allows this much rounding,
 #: relative to the larger of both sides and of the instance's scale: the
@@ -35,3 +37,12 @@ FLOOR_RTOL = 1e-3
 #: few ulps of the exact reals, so a thousand times more keeps the float64
 #: bound proven
 PACKING_RTOL = 1e-12
+
+#: the bounds of the ``D*(P, n, 1)`` table (isoapprox.packing.d_star) are moved
+#: outward by this much, relative: a lower bound is a closed formula (a few
+#: square roots, powers and quotients, each within a few ulps of the exact
+#: real) multiplied by ``1 - DSTAR_RTOL``; an upper bound is the ratio of the
+#: largest to the least pairwise distance of explicit float64 points, computed
+#: by direct differences (within ``n + 4`` ulps for ``n <= 64``), multiplied by
+#: ``1 + DSTAR_RTOL``.  Exact entries (closed forms) are not moved.
+DSTAR_RTOL = 1e-12

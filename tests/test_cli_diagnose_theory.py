@@ -64,7 +64,9 @@ def test_trained_stuck_at_margin_is_detected(tmp_path, capsys):
     assert code == 0 and err == ""
     doc = json.loads(out_json.read_text())
     _assert_stuck_detected(out, doc)
-    assert re.search(r"most classes per batch, D\* <= 2 x margin +7 +more are proven", out)
+    # D*(7, 2) = 2 alpha: a layout exists; D*(8, 2) > 2 alpha: impossible from 8 on
+    assert re.search(r"most classes per batch, D\* <= 2 x margin +7 +a layout exists; batch "
+                     r"size 28 at K = 4; impossible from 8", out)
     assert doc["theory"]["suggestion"]["batch_size"] == 28
 
 

@@ -22,7 +22,6 @@ from isoapprox import (
     separation_report,
 )
 from isoapprox.diagnostics import (
-    SUGGEST_MAX_CLASSES,
     DiagnoseOptions,
     TheoryOptions,
     add_theory,
@@ -35,7 +34,12 @@ from isoapprox.diagnostics import (
 )
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.io import to_jsonable
-from isoapprox.packing import lower_bound_curve, packing_distance_bound, packing_lower_bound
+from isoapprox.packing import (
+    DSTAR_P_MAX,
+    d_star,
+    packing_distance_bound,
+    packing_lower_bound,
+)
 
 from . import planted
 from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
@@ -106,7 +110,9 @@ def test_collapsed_beyond_the_simplex_is_an_unfaithful_proxy():
     text = " ".join(t.findings)
     assert "more than n + 1 = 3" in text
     assert "no longer a faithful proxy" in text and "certified by the packing bound" in text
-    assert "at most 7 classes per batch in R^2" in text  # D*(7, 2) = 2 alpha, D*(8, 2) > 2 alpha
+    # D*(7, 2) = 2 alpha (a layout exists), D*(8, 2) > 2 alpha (proven impossible)
+    assert "up to 7 classes per batch in R^2" in text
+    assert "from 8 classes on it is proven impossible" in text
     _check_consistent(t, E, y)
 
 
@@ -251,36 +257,54 @@ def test_separated_class_count():
 
 def test_suggestion_planar_values():
     s = suggest_layout(16, 2, margin=0.2, samples_per_class=4)
+    # D*(7, 2) = 2 alpha exactly (a layout exists); D*(9, 2) >= D*(8, 2) = 2.247 alpha
     assert (s.max_classes, s.batch_size, s.max_classes_exact, s.batch_size_exact) == (7, 28, 3, 12)
-    assert (s.min_dim, s.min_dim_exact) == (3, 15)
-    assert not s.within_ratio and not s.exact
+    assert s.classes_impossible_from == 8 and not s.max_classes_capped
+    assert (s.dims_impossible_below, s.min_dim_exact) == (3, 15)
+    assert s.dims_impossible_below <= s.min_dim <= s.min_dim_exact
+    assert not s.within_ratio and s.beyond_ratio and not s.exact
     assert s.curve_value == pytest.approx(packing_lower_bound(16, 2, margin=0.2))
+    assert s.curve_upper == d_star(16, 2, 0.2).upper
     s = suggest_layout(16, 2, margin=0.2, ratio=1.0)
     assert (s.max_classes, s.min_dim) == (3, 15)  # ratio 1: exactly P <= n + 1
+    assert s.classes_impossible_from == 4
     s = suggest_layout(3, 2, margin=0.2)
     assert s.exact and s.within_ratio and s.collapse_ratio_lower == 1.0
 
 
-def test_suggestion_matches_a_linear_scan():
-    for n, rho in itertools.product((1, 2, 3, 4), (1.0, 1.5, 2.0, 3.0)):
+def test_suggestion_matches_a_linear_scan_of_the_table():
+    for n, rho in itertools.product((1, 2, 3, 4, 8), (1.0, 1.5, 2.0, 3.0)):
         s = suggest_layout(20, n, margin=0.5, ratio=rho)
-        Ps = np.arange(1, 1000)
-        ok = Ps[lower_bound_curve(Ps, n, margin=0.5) <= rho * 0.5]
-        assert ok.max() < Ps.max() and s.max_classes == ok.max(), (n, rho)
-        dims = [d for d in range(1, 20) if lower_bound_curve(20, d, margin=0.5) <= rho * 0.5]
+        Ps = range(1, DSTAR_P_MAX + 1)
+        ok = [P for P in Ps if d_star(P, n, 0.5).upper <= rho * 0.5]
+        assert s.max_classes == max(ok) and s.max_classes_capped == (max(ok) == DSTAR_P_MAX)
+        bad = [P for P in range(1, 2000) if d_star(P, n, 0.5).lower > rho * 0.5]
+        first = s.classes_impossible_from
+        if bad:
+            assert first == min(bad), (n, rho)
+        else:  # beyond the scan: the boundary of the (monotone) lower end
+            assert first is None or (d_star(first, n, 0.5).lower > rho * 0.5
+                                     >= d_star(first - 1, n, 0.5).lower), (n, rho)
+        dims = [d for d in range(1, 20) if d_star(20, d, 0.5).upper <= rho * 0.5]
         assert s.min_dim == min(dims), (n, rho)
+        dims = [d for d in range(1, 20) if d_star(20, d, 0.5).lower <= rho * 0.5]
+        assert s.dims_impossible_below == min(dims), (n, rho)
 
 
 def test_suggestion_cap_custom_curve_and_errors():
+    s = suggest_layout(100, 16, margin=1.0)  # sqrt 2 layouts up to the table's end and beyond
+    assert s.max_classes_capped and s.max_classes == DSTAR_P_MAX and s.max_classes_beyond
+    assert s.batch_size is None and s.classes_impossible_from is None
     s = suggest_layout(100, 64, margin=1.0)
-    assert s.max_classes_capped and s.max_classes == SUGGEST_MAX_CLASSES
-    assert s.batch_size is None
+    assert s.max_classes_capped and s.max_classes == 65 and s.batch_size is None
 
     def linear(P, n, m):
         return m * max(1.0, (P - 1) / n)
 
     s = suggest_layout(10, 3, margin=1.0, curve=linear)
     assert (s.max_classes, s.min_dim, s.curve) == (7, 5, "linear")
+    s = suggest_layout(100, 64, margin=1.0, curve=linear)
+    assert s.max_classes == 129 and not s.max_classes_capped
     s = suggest_layout(10, 3, margin=0.0, samples_per_class=4)
     assert not s.applicable and s.batch_size is None and s.batch_size_exact == 16
     with pytest.raises(InvalidInputError, match="`ratio` must be >= 1"):

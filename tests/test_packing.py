@@ -146,7 +146,8 @@ def test_volume_bound_formula():
     for P, n in [(1000, 2), (200, 3), (10_000, 4)]:
         alpha = 2.0
         want = alpha * math.sqrt((n + 1) / (2 * n)) * (P ** (1 / n) - 1)
-        assert packing_lower_bound(P, n, margin=alpha) >= want * (1 - 1e-15)
+        # within the documented rounding allowance DSTAR_RTOL (bounds are lowered by it)
+        assert packing_lower_bound(P, n, margin=alpha) >= want * (1 - 2e-12)
     r = min_separated_diameter(200, 3)
     assert r.lower_source == "volume packing + Jung"
     assert r.lower == pytest.approx(math.sqrt(4 / 6) * (200 ** (1 / 3) - 1))
@@ -166,7 +167,7 @@ def test_bracket_and_witness(P, n):
     assert r.lower <= r.upper
     assert not r.exact
     check_witness(r, P, n, 1.0)
-    assert r.method == ("lattice" if P > 30 else "slsqp-multistart")
+    assert r.method == "table"  # P <= 64, n <= 16: d_star's shipped table
 
 
 def test_known_small_spatial_values():

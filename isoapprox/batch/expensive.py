@@ -18,7 +18,7 @@ from .._blas import quiet_threads
 from .._validation import check_int, check_option, check_positive
 from ..ideal import SOLVER_LOCK, nearest_ideal
 from ..losses import batch_hard_loss
-from ..packing import min_separated_diameter
+from ..packing import d_star
 from ..theory import TheoryOptions, TheoryResult, evaluate_theory
 from ..tolerances import BOUND_RTOL
 from .adversarial import OBJECTIVES, register_objective
@@ -154,9 +154,9 @@ IDEAL_COLUMNS: tuple[Column, ...] = (
     _C("d_iso_collapsed_ts", "float", "d_iso(collapsed, F_TS): incumbent"),
     _C("d_iso_collapsed_ts_lower", "float", "certified lower bound of d_iso(collapsed, F_TS)"),
     _C("d_iso_collapsed_ts_upper", "float", "certified upper bound of d_iso(collapsed, F_TS)"),
-    _C("d_star", "float", "D*(P, n, alpha): best diameter found"),
+    _C("d_star", "float", "D*(P, n, alpha): least diameter of a known layout (d_star)"),
     _C("d_star_lower", "float", "certified lower bound of D*"),
-    _C("d_star_upper", "float", "certified upper bound of D* (a witness)"),
+    _C("d_star_upper", "float", "certified upper bound of D* (a known layout)"),
     _C("collapse_loss_ratio", "float",
        "d_iso(collapsed, F_TS) / L(collapsed) (NaN at alpha = 0)"),
     _C("slack_s4_equal", "float", "D* - d_iso(collapsed, F_TS) (0 when statement 4 holds)"),
@@ -192,7 +192,7 @@ def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
     iso = nearest_ideal(E0, codes, margin=margin, objective="iso", rng=settings.seed,
                         **settings.solver_options())
     P = len(sizes)
-    ds = min_separated_diameter(P, dim, margin=margin, rng=settings.seed)
+    ds = d_star(P, dim, margin)
     # Proven bracket of d_iso(0, F_TS) from D*: any G in F_TS keeps every point
     # of another class at distance >= alpha from an anchor that has a positive,
     # so one point of each class with >= 2 points, plus one singleton class if
@@ -206,8 +206,7 @@ def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
     p_eff = multi + (1 if multi < P else 0)
     lower = iso.lower
     if p_eff >= 2 and margin > 0.0:
-        lower = max(lower, min_separated_diameter(p_eff, dim, margin=margin,
-                                                  rng=settings.seed).lower)
+        lower = max(lower, d_star(p_eff, dim, margin).lower)
     # the better of the solver's incumbent and the D* witness (both feasible)
     value = upper = min(iso.upper, ds.upper)
     lower = min(lower, upper)

@@ -48,8 +48,9 @@ theory (skip with --no-theory):
                                     collapsed batch has loss = margin but d_iso = D*, larger
                                     than the margin once P > n + 1
   suggested layout                  largest classes per batch and least dimension with
-                                    D* <= 2 x margin on the packing lower-bound curve (our
-                                    criterion), and P <= n + 1 for D* = margin
+                                    D* <= 2 x margin (our criterion), proven by the D*
+                                    table: a layout exists up to it, and where the lower
+                                    end proves more impossible; P <= n + 1 for D* = margin
   Files above --theory-max-points points use a seeded stratified subsample; with
   --batch-size the first --theory-batches batches are evaluated. Solver time per distance:
   --theory-time-limit (brackets obtained under a limit depend on the machine's speed).
@@ -279,7 +280,7 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
         ("L/2 <= d_iso(E, F_TS)", _HOLDS[t["loss_lower_check"]["holds"]], "statement 3 (proven)"),
         ("d_iso(E, F_TS) <= L", _HOLDS[up], up_note),
         ("D*(P, n, margin)", _bracket(t["d_star"], t["d_star_lower"], t["d_star_upper"]),
-         ("exact" if t["d_star_exact"] else "upper: best layout found")
+         ("exact" if t["d_star_exact"] else "proven bracket (docs/dstar.md)")
          + (f"; {_num(t['collapse_ratio_lower'], 3)}"
             + ("" if t["d_star_exact"] else f"-{_num(t['collapse_ratio_upper'], 3)}")
             + " x margin" if alpha > 0 else "")),
@@ -294,16 +295,21 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
     ]
     if sug["applicable"] and (t["beyond_simplex"] or not sug["within_ratio"]):
         if sug["max_classes_capped"]:
-            value, note = f">= {sug['max_classes']}", "not a constraint in this dimension"
+            value = (">" if sug["max_classes_beyond"] else ">=") + f" {sug['max_classes']}"
+            note = f"the table ends at {sug['max_classes']}"
         else:
             value = str(sug["max_classes"])
-            note = "more are proven beyond it"
+            note = "a layout exists"
             if sug["batch_size"] is not None:
                 note += f"; batch size {sug['batch_size']} at K = {sug['samples_per_class']}"
+        if sug["classes_impossible_from"] is not None:
+            note += f"; impossible from {sug['classes_impossible_from']}"
         rows.append((f"most classes per batch, D* <= {sug['ratio']:g} x margin", value,
                      f"{note}; {sug['max_classes_exact']} for D* = margin"))
+        below = sug["dims_impossible_below"]
         rows.append((f"least dimension for {P} classes", str(sug["min_dim"]),
-                     f"{sug['min_dim_exact']} for D* = margin; curve: {sug['curve']}"))
+                     (f"impossible below {below}; " if below > 1 else "")
+                     + f"{sug['min_dim_exact']} for D* = margin; bounds: {sug['curve']}"))
     ev = t["evaluated"]
     if ev["mode"] != "all":
         rows.append(("evaluated on", f"{ev['n_points']} of {ev['n_input_points']} points",

@@ -30,7 +30,13 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
-from ..packing import LOWER_BOUND_CURVES, lower_bound_curve, separated_class_count
+from ..packing import (
+    DSTAR_P_MAX,
+    LOWER_BOUND_CURVES,
+    d_star,
+    lower_bound_curve,
+    separated_class_count,
+)
 from ..theory import (
     DEFAULT_TIME_LIMIT,
     FAITHFUL_RATIO,
@@ -61,12 +67,14 @@ __all__ = [
     "diagnose_theory",
     "embedding_view",
     "separated_class_count",
+    "layout_sentence",
     "suggest_layout",
     "theory_batch_summary",
     "theory_subsample",
 ]
 
-#: the search for the largest faithful number of classes stops here
+#: the search for the least number of classes proven beyond the ratio (and, for a
+#: custom curve, for the largest within it) stops here
 SUGGEST_MAX_CLASSES = 10**6
 #: the 2-D view shows at most this many points (a seeded subsample)
 VIEW_MAX_POINTS = 2000
@@ -85,17 +93,33 @@ def _ratio(num: float, den: float) -> float:
 
 @dataclass(frozen=True)
 class LayoutSuggestion:
-    """Classes per batch and embedding dimension suggested by the lower-bound curve.
+    """Classes per batch and embedding dimension that keep ``D* <= ratio * margin``.
 
     The criterion (ours, see docs/diagnose.md): a batch of ``P`` classes in
     ``R^n`` keeps the loss a proxy of the distance to the ideal set within a
-    factor ``ratio`` at collapse iff ``curve(P, n, alpha) <= ratio * alpha``.
-    ``applicable`` is False at ``alpha = 0`` (every layout qualifies);
-    ``exact`` is ``P <= n + 1`` (``D* = alpha``), ``max_classes_exact = n +
-    1`` and ``min_dim_exact = max(1, P - 1)``; ``max_classes`` is the largest
-    ``P`` and ``min_dim`` the least ``n`` within the ratio (the search stops
-    at ``SUGGEST_MAX_CLASSES``: ``max_classes_capped``); the batch sizes are
-    those times ``samples_per_class`` (None without it or when capped).
+    factor ``ratio`` at collapse iff ``D*(P, n, alpha) <= ratio * alpha``.
+    With the default ``curve="packing"`` both ends of
+    :func:`isoapprox.packing.d_star` decide, so every number is proven:
+
+    - ``max_classes``: the largest ``P`` of the table (``P <= 64``) whose
+      upper end is within the ratio (a layout with that many classes
+      exists); ``max_classes_capped`` when that is the table's last row
+      (``max_classes_beyond``: 65 is also proven, by a construction);
+    - ``classes_impossible_from``: the least ``P`` whose lower end exceeds
+      the ratio (proven impossible from there on; None if not below
+      ``SUGGEST_MAX_CLASSES``);
+    - ``min_dim``: the least ``n`` whose upper end for ``n_classes`` is within
+      the ratio; ``dims_impossible_below``: below this ``n`` the lower end
+      proves it impossible.
+
+    ``curve_value`` and ``curve_upper`` bracket ``D*(n_classes, dim,
+    margin)``; ``within_ratio`` means proven within (upper end),
+    ``beyond_ratio`` proven beyond (lower end).  ``exact`` is ``P <= n + 1``
+    (``D* = alpha``), ``max_classes_exact = n + 1``, ``min_dim_exact = max(1,
+    P - 1)``.  A callable or ``"simplex"`` ``curve`` is one curve for both ends
+    (an estimate, searched up to ``SUGGEST_MAX_CLASSES``).  ``applicable`` is
+    False at ``alpha = 0`` (every layout qualifies).  The batch sizes are the
+    class counts times ``samples_per_class`` (None without it or when capped).
     """
 
     n_classes: int
@@ -106,20 +130,44 @@ class LayoutSuggestion:
     curve: str
     applicable: bool
     curve_value: float
+    curve_upper: float
     collapse_ratio_lower: float
+    collapse_ratio_upper: float
     within_ratio: bool
+    beyond_ratio: bool
     exact: bool
     max_classes_exact: int
     min_dim_exact: int
     max_classes: int
     max_classes_capped: bool
+    max_classes_beyond: bool
+    classes_impossible_from: int | None
     min_dim: int
+    dims_impossible_below: int
     batch_size: int | None
     batch_size_exact: int | None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (JSON-ready)."""
         return asdict(self)
+
+
+def _largest(f: Callable[[int], float], bound: float, lo: int, cap: int) -> tuple[int, bool]:
+    """Largest ``P`` in ``[lo, cap]`` with ``f(P) <= bound`` (``f`` nondecreasing,
+    ``f(lo) <= bound``), by doubling and bisection; and whether ``cap`` qualifies."""
+    hi = min(2 * lo, cap)
+    while f(hi) <= bound:
+        lo = hi
+        if hi >= cap:
+            return cap, True
+        hi = min(2 * hi, cap)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(mid) <= bound:
+            lo = mid
+        else:
+            hi = mid
+    return lo, False
 
 
 def suggest_layout(
@@ -144,9 +192,9 @@ def suggest_layout(
     ratio : float, default ``FAITHFUL_RATIO`` (2)
         ``rho >= 1``.
     curve : {"packing", "simplex"} or callable, default "packing"
-        As :func:`isoapprox.lower_bound_curve`, nondecreasing in ``P`` (the
-        largest ``P`` is found by doubling and bisection, the least ``n`` by
-        scanning up to ``P - 1``).
+        ``"packing"``: the proven bracket of :func:`isoapprox.packing.d_star`
+        (its table for ``P <= 64``).  ``"simplex"`` (its upper end) or a
+        callable ``f(P, n, margin)``, nondecreasing in ``P``: one curve.
 
     Returns
     -------
@@ -160,8 +208,10 @@ def suggest_layout(
     Examples
     --------
     >>> s = suggest_layout(16, 2, margin=0.2, samples_per_class=4)
-    >>> s.max_classes, s.batch_size, s.max_classes_exact, s.min_dim, s.min_dim_exact
-    (7, 28, 3, 3, 15)
+    >>> s.max_classes, s.classes_impossible_from, s.batch_size, s.max_classes_exact
+    (7, 8, 28, 3)
+    >>> s.dims_impossible_below, s.min_dim_exact
+    (3, 15)
     """
     P = check_int(n_classes, "n_classes", minimum=1)
     n = check_int(dim, "dim", minimum=1)
@@ -176,45 +226,47 @@ def suggest_layout(
     else:
         name = check_option(curve, "curve", LOWER_BOUND_CURVES)
 
-    def f(p: int, d: int) -> float:
-        return float(lower_bound_curve(p, d, margin=alpha, curve=curve))
+    if name == "packing" and not callable(curve):
+        def lo_f(p: int, d: int) -> float:
+            return d_star(p, d, alpha).lower
+
+        def up_f(p: int, d: int) -> float:
+            return d_star(p, d, alpha).upper
+
+        cap = DSTAR_P_MAX
+    else:
+        def lo_f(p: int, d: int) -> float:
+            return float(lower_bound_curve(p, d, margin=alpha, curve=curve))
+
+        up_f = lo_f
+        cap = SUGGEST_MAX_CLASSES
 
     if alpha == 0.0:
         return LayoutSuggestion(
-            P, n, alpha, K, rho, name, False, 0.0, math.nan, True, P <= n + 1, n + 1,
-            max(1, P - 1), SUGGEST_MAX_CLASSES, True, 1, None,
+            P, n, alpha, K, rho, name, False, 0.0, 0.0, math.nan, math.nan, True, False,
+            P <= n + 1, n + 1, max(1, P - 1), cap, True, True, None, 1, 1, None,
             None if K is None else (n + 1) * K,
         )
     bound = rho * alpha
-    value = f(P, n)
-    # largest P: f(n + 1) = alpha <= bound; double, then bisect
-    lo, hi = n + 1, 2 * (n + 1)
-    capped = False
-    while f(hi, n) <= bound:
-        lo = hi
-        if hi >= SUGGEST_MAX_CLASSES:
-            capped = True
-            break
-        hi = min(2 * hi, SUGGEST_MAX_CLASSES)
-    if not capped:
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if f(mid, n) <= bound:
-                lo = mid
-            else:
-                hi = mid
-    max_classes = SUGGEST_MAX_CLASSES if capped else lo
-    min_dim = max(1, P - 1)
-    for d in range(1, max(1, P - 1)):
-        if f(P, d) <= bound:
-            min_dim = d
-            break
+    value, upper = lo_f(P, n), up_f(P, n)
+    # largest P proven within the ratio: D*(n + 1) = alpha <= bound
+    max_classes, capped = _largest(lambda p: up_f(p, n), bound, n + 1, max(cap, n + 1))
+    beyond = capped and up_f(max_classes + 1, n) <= bound
+    # least P proven beyond it
+    last, never = _largest(lambda p: lo_f(p, n), bound, n + 1, SUGGEST_MAX_CLASSES)
+    impossible_from = None if never else last + 1
+    top = max(1, P - 1)  # at n = P - 1 the simplex gives D* = alpha
+    min_dim = next((d for d in range(1, top) if up_f(P, d) <= bound), top)
+    dims_impossible_below = next((d for d in range(1, top) if lo_f(P, d) <= bound), top)
     return LayoutSuggestion(
         n_classes=P, dim=n, margin=alpha, samples_per_class=K, ratio=rho, curve=name,
-        applicable=True, curve_value=value, collapse_ratio_lower=value / alpha,
-        within_ratio=value <= bound, exact=P <= n + 1, max_classes_exact=n + 1,
-        min_dim_exact=max(1, P - 1), max_classes=max_classes, max_classes_capped=capped,
-        min_dim=min_dim,
+        applicable=True, curve_value=value, curve_upper=upper,
+        collapse_ratio_lower=value / alpha, collapse_ratio_upper=upper / alpha,
+        within_ratio=upper <= bound, beyond_ratio=value > bound, exact=P <= n + 1,
+        max_classes_exact=n + 1, min_dim_exact=top, max_classes=max_classes,
+        max_classes_capped=capped, max_classes_beyond=bool(beyond),
+        classes_impossible_from=impossible_from, min_dim=min_dim,
+        dims_impossible_below=dims_impossible_below,
         batch_size=None if (K is None or capped) else max_classes * K,
         batch_size_exact=None if K is None else (n + 1) * K,
     )
@@ -400,6 +452,27 @@ _KIND_WORDS = {
 }
 
 
+def layout_sentence(sug: LayoutSuggestion, P: int) -> str:
+    """The layout advice of a suggestion, in words (every number proven by ``d_star``)."""
+    rho, n = f"{sug.ratio:g}", sug.dim
+    if sug.max_classes_capped:
+        most = "more than" if sug.max_classes_beyond else "at least"
+        cls = (f"{most} {sug.max_classes} classes per batch in R^{n} keep D* <= {rho} x margin "
+               f"(the table ends at {sug.max_classes})")
+    else:
+        bs = (f" (batch size {sug.batch_size} at {sug.samples_per_class} per class)"
+              if sug.batch_size is not None else "")
+        cls = (f"up to {sug.max_classes} classes per batch in R^{n}{bs} keep D* <= {rho} x "
+               "margin (a layout exists)")
+    if sug.classes_impossible_from is not None:
+        cls += f"; from {sug.classes_impossible_from} classes on it is proven impossible"
+    dim = (f"for {P} classes, dimension {sug.min_dim} suffices"
+           + (f" and below {sug.dims_impossible_below} none does"
+              if sug.dims_impossible_below > 1 else ""))
+    return (f"Batch layout ({sug.curve}): {cls}; at most {sug.max_classes_exact} classes "
+            f"keep D* = margin. Or, {dim} ({sug.min_dim_exact} for D* = margin).")
+
+
 def _findings(res: TheoryDiagnosis, max_points: int) -> list[str]:
     """Plain-language sentences from the computed numbers."""
     out: list[str] = []
@@ -472,21 +545,7 @@ def _findings(res: TheoryDiagnosis, max_points: int) -> list[str]:
             f"thickness theta(E) = {_fmt(r.theta, 3)}."
         )
     if sug.applicable and (r.beyond_simplex or not sug.within_ratio):
-        rho = f"{sug.ratio:g}"
-        if sug.max_classes_capped:
-            cls = (f"any number of classes up to {SUGGEST_MAX_CLASSES} per batch in R^{n} "
-                   f"keeps D* <= {rho} x margin by the {sug.curve} curve")
-        else:
-            bs = (f" (batch size {sug.batch_size} at {sug.samples_per_class} per class)"
-                  if sug.batch_size is not None else "")
-            cls = (f"at most {sug.max_classes} classes per batch in R^{n}{bs} to keep "
-                   f"D* <= {rho} x margin")
-        out.append(
-            f"The lower-bound curve ({sug.curve}) suggests {cls}, and at most "
-            f"{sug.max_classes_exact} classes for D* = margin; or, for {P} classes, an "
-            f"embedding dimension of at least {sug.min_dim} ({sug.min_dim_exact} for D* = "
-            "margin)."
-        )
+        out.append(layout_sentence(sug, P))
     return out
 
 
@@ -616,8 +675,8 @@ def theory_batch_summary(report: Mapping[str, Any]) -> dict[str, Any]:
         text.append(
             f"With {out['classes_per_batch']} classes per batch in R^{out['dim']} a collapsed "
             f"batch is D* ~ {_fmt(out['median_d_star'])} from the ideal set while its loss is "
-            f"{alpha:g}; the lower-bound curve suggests at most {out['max_classes']} classes per "
-            f"batch (D* <= 2 x margin) or dimension >= {out['min_dim']}."
+            f"{alpha:g}; a layout with D* <= 2 x margin exists for up to {out['max_classes']} "
+            f"classes per batch, or in dimension {out['min_dim']}."
         )
     out["findings"] = text
     return out

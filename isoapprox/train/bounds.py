@@ -30,7 +30,7 @@ from .._validation import (
 from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
-from ..packing import lower_bound_curve, min_separated_diameter, packing_lower_bound
+from ..packing import d_star, lower_bound_curve, packing_lower_bound
 from ..theory import CHECKS, TheoryOptions, check_bound, check_collapse, evaluate_theory
 from .data import PKSampler
 
@@ -252,11 +252,6 @@ def _collapse(counts: tuple[int, ...], dim: int, margin: float):
     return check_collapse(y, dim, margin=margin, rng=0)
 
 
-@functools.lru_cache(maxsize=1024)
-def _d_star(P: int, dim: int, margin: float):
-    return min_separated_diameter(P, dim, margin=margin)
-
-
 def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
     hp, hn, pi, ni = KL.batch_hard_terms(E, codes, margin)
     valid = (pi >= 0) & (ni >= 0)
@@ -337,14 +332,14 @@ def batch_theory(
     r = evaluate_theory(Xs, cs, margin=margin, options=opts, rng=seed_iso, haus_rng=seed_haus)
     iso, haus = r.iso, r.haus
     raw_iso, raw_haus = r.solver_results["iso"], r.solver_results["haus"]
-    ds = _d_star(sub_P, n, margin)
+    ds = d_star(sub_P, n, margin)
     diam = r.diameter
     found: dict[str, Any] = {}
     if checks:
         found = {k: r.checks[k] for k in ("1_pointwise", "1_pointwise_haus", "1_isometry",
                                           "2_half", "3_lower", "3_upper") if k in r.checks}
         found["4_collapse"] = _collapse(tuple(int(c) for c in sc), n, margin).agreement
-        # statement 4 with the D* bracket of min_separated_diameter (the logged d_star)
+        # statement 4 with the D* bracket of d_star (the logged d_star)
         found["4_diameter"] = check_bound(
             STATEMENTS["4_diameter"][1],
             (ds.value - iso.value, ds.lower - iso.upper, ds.upper - iso.lower),
@@ -632,9 +627,8 @@ def curve_rows(
     list of dict
         Per cell: its fields, ``curve`` (the lower bound at the training
         layout's ``P = N / K``), ``d_star_estimate`` and ``d_star_method``
-        (the best configuration found by
-        :func:`~isoapprox.packing.min_separated_diameter`, an upper bound of
-        ``D*``; lattice pieces above 30 points are loose),
+        (the upper end of :func:`~isoapprox.packing.d_star`, the diameter of a
+        known layout, and that layout's source),
         ``diameter_over_curve`` and ``below_curve`` (the final held-out
         diameter is smaller than the proven lower bound: the held-out batches
         cannot be triplet separated at this margin).
@@ -643,14 +637,14 @@ def curve_rows(
     for r in records:
         P, n, m = int(r["P"]), int(r["embedding_dim"]), float(r["margin"])
         lb = float(lower_bound_curve(P, n, margin=m, curve=curve))
-        ds = _d_star(P, n, m)
+        ds = d_star(P, n, m)
         d = r.get("final_eval_diameter")
         setup = label(r) if label else r.get("loss", "") + ("+norm" if r.get("normalize") else "")
         out.append({
             **{k: r.get(k) for k in CELL_FIELDS}, "setup": setup,
             "final_eval_diameter": d,
             "final_eval_median_distance": r.get("final_eval_median_distance"),
-            "curve": lb, "d_star_estimate": ds.upper, "d_star_method": ds.method,
+            "curve": lb, "d_star_estimate": ds.upper, "d_star_method": ds.upper_source,
             "diameter_over_curve": (d / lb) if (d is not None and lb > 0) else None,
             "below_curve": None if d is None else bool(d < lb),
         })

@@ -1,0 +1,809 @@
+"""Least diameter ``D*(P, n, alpha)`` of ``P`` points of ``R^n`` at distances ``>= alpha``.
+
+The one home of ``D*``: :func:`d_star` is a pure function of ``(P, n,
+margin)`` with a proven bracket and its sources, read from a shipped table
+for ``P <= 64``, ``n <= 16`` (optimised layouts and constructions, each
+ratio re-certified from its coordinates) and computed from closed formulas
+beyond it.  Lower bounds: :mod:`isoapprox.packing.bounds`; constructions:
+:mod:`isoapprox.packing.constructions`; the table and its sources:
+docs/dstar.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import numbers
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .._blas import single_threaded_blas
+from .._scaling import pow2_scale
+from .._typing import ArrayLike, FloatArray, RNGLike
+from .._validation import (
+    as_labels,
+    as_rng,
+    check_int,
+    check_margin,
+    check_option,
+    check_positive,
+    class_counts,
+)
+from ..exceptions import InvalidInputError
+from ..tolerances import DSTAR_RTOL, PACKING_RTOL
+from .bounds import PLANAR_EXACT, PLANAR_EXACT_SOURCE, unit_lower_candidates
+from .constructions import construct, family_ratio, min_max_distance
+
+__all__ = [
+    "DSTAR_N_MAX",
+    "DSTAR_P_MAX",
+    "DStar",
+    "LOWER_BOUND_CURVES",
+    "PackingResult",
+    "class_representatives",
+    "d_star",
+    "d_star_bracket",
+    "d_star_witness",
+    "lower_bound_curve",
+    "min_separated_diameter",
+    "packing_distance_bound",
+    "packing_lower_bound",
+    "separated_class_count",
+    "table_entries",
+    "unit_lower_bound",
+]
+
+LOWER_BOUND_CURVES = ("packing", "simplex")
+
+#: the shipped table covers ``P <= DSTAR_P_MAX`` points in ``R^n``, ``n <= DSTAR_N_MAX``
+DSTAR_P_MAX = 64
+DSTAR_N_MAX = 16
+_DATA = Path(__file__).resolve().parent / "data"
+
+#: exact planar values for unit margin, P = 2..8 (theorems; see docs/dstar.md)
+_PLANAR = PLANAR_EXACT
+
+
+@dataclass(frozen=True)
+class DStar:
+    """``D*(P, n, margin)`` with its proven bracket: ``lower <= D* <= upper``.
+
+    Attributes
+    ----------
+    P, n : int
+    margin : float
+    lower, upper : float
+        Proven bounds (``margin`` times the unit values).  ``upper`` is the
+        diameter of an explicit layout (:func:`d_star_witness`).
+    exact : bool
+        ``lower == upper`` is the closed form (``P <= n + 1``, ``n = 1``, the
+        planar theorems ``P <= 8``, ``P = 1`` or ``margin = 0``), in float64.
+    lower_source, upper_source : str
+        The theorem, formula or construction behind each end, and whether it
+        came through monotonicity in ``P`` or ``n``.
+    in_table : bool
+        ``P <= 64`` and ``n <= 16`` (the shipped table, docs/dstar.md).
+    """
+
+    P: int
+    n: int
+    margin: float
+    lower: float
+    upper: float
+    exact: bool
+    lower_source: str
+    upper_source: str
+    in_table: bool
+
+    @property
+    def value(self) -> float:
+        """The best known value: ``upper`` (the least diameter of a known layout)."""
+        return self.upper
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """Unit-margin entry: bounds, sources and the witness recipe ``(P', n', construction)``."""
+
+    lower: float
+    upper: float
+    exact: bool
+    lower_source: str
+    upper_source: str
+    witness: tuple[int, int, str]
+
+
+@dataclass(frozen=True)
+class PackingResult:
+    """Least diameter of ``P`` separated points, with a bracket and a witness.
+
+    Attributes
+    ----------
+    value, lower, upper : float
+        ``lower <= D*(P, n, margin) <= upper = value``, the diameter of ``points``.
+    points : ndarray of shape (P, n)
+        Pairwise distances ``>= margin`` (checked in float64 by direct differences).
+    exact : bool
+        Known in closed form (``P <= n + 1``, ``n = 1``, planar ``P <= 8``,
+        ``P = 1`` or ``margin = 0``).
+    certified : bool
+        ``upper - lower <= rtol * upper``.
+    lower_source : str
+    method : {"closed-form", "table", "construction", "slsqp-multistart"}
+    n_starts : int
+        Optimiser starts tried (0 unless ``method`` is ``"slsqp-multistart"``).
+    """
+
+    value: float
+    lower: float
+    upper: float
+    points: FloatArray
+    exact: bool
+    certified: bool
+    lower_source: str
+    method: str
+    n_starts: int
+
+
+# ---------------------------------------------------------------------------
+# the unit table (pure, cached)
+# ---------------------------------------------------------------------------
+
+_CONSTRUCTION_WORDS = {
+    "simplex": "regular simplex",
+    "line": "equally spaced points",
+    "cross-polytope": "cross-polytope",
+    "code": "constant-weight binary code, weight {}",
+    "cube": "cube {{0, 1}}^{}",
+    "polygon": "regular polygon + {} centre point(s)",
+    "lattice": "ball cut of the lattice {}",
+    "grid": "grid {}",
+    "hexagon": "hexagonal patch of side {}",
+    "layout": "optimised layout (dstar_layouts.npz)",
+}
+
+
+def _words(name: str) -> str:
+    kind, _, arg = name.partition(":")
+    text = _CONSTRUCTION_WORDS[kind]
+    if kind == "lattice":
+        lat, _, j = arg.partition(":")
+        return text.format({"Z": "Z^n", "D": "D_n", "A": "A_n", "E8": "E8"}[lat]) + \
+            f" (centre {j})"
+    if kind == "grid":
+        m, _, k = arg.partition(":")
+        return text.format(f"{{0..{int(k) - 1}}}^{m}")
+    return text.format(arg) if "{}" in text else text
+
+
+def _exact_unit(P: int, n: int) -> tuple[float, str] | None:
+    """The closed form of ``D*(P, n, 1)`` where one is known."""
+    if P <= 1:
+        return 0.0, "exact: a single point"
+    if n == 1:
+        return float(P - 1), "exact: equally spaced points on a line"
+    if P <= n + 1:
+        return 1.0, "exact: regular simplex"
+    if n == 2 and P in PLANAR_EXACT:
+        return PLANAR_EXACT[P], PLANAR_EXACT_SOURCE[P]
+    return None
+
+
+def _formula_lower(P: int, n: int) -> tuple[float, str]:
+    """Largest formula lower bound (rounded down by ``DSTAR_RTOL``) and its source."""
+    v, src = max(unit_lower_candidates(P, n), key=lambda t: t[0])
+    return v * (1.0 - DSTAR_RTOL), src
+
+
+@functools.lru_cache(maxsize=1)
+def _stored() -> tuple[dict, dict]:
+    """The shipped own ratios ``{(P, n): (ratio, construction)}`` and layouts."""
+    doc = json.loads((_DATA / "dstar_table.json").read_text(encoding="utf-8"))
+    own = {(e["P"], e["n"]): (float(e["ratio"]), e["construction"]) for e in doc["entries"]}
+    with np.load(_DATA / "dstar_layouts.npz") as z:
+        layouts = {}
+        for key in z.files:
+            p, q = key[1:].split("_n")
+            X = np.asarray(z[key], dtype=np.float64)
+            X.setflags(write=False)
+            layouts[int(p), int(q)] = X
+    return own, layouts
+
+
+@functools.lru_cache(maxsize=1)
+def _unit_table() -> dict[tuple[int, int], _Unit]:
+    """``D*(P, n, 1)`` for ``P <= 64``, ``n <= 16``, with monotonicity propagated.
+
+    Lower: ``lower(P, n) = max(formulas(P, n), lower(P - 1, n), lower(P, n + 1))``;
+    upper: ``upper(P, n) = min(own(P, n), families(P, n), upper(P + 1, n),
+    upper(P, n - 1))``, where ``own`` is the shipped certified ratio of the
+    entry's best layout (dropping points and padding coordinates keep a
+    layout feasible without raising its ratio).
+    """
+    own, _ = _stored()
+    Pm, Nm = DSTAR_P_MAX, DSTAR_N_MAX
+    low: dict[tuple[int, int], tuple[float, str]] = {}
+    for n in range(Nm, 0, -1):
+        for P in range(1, Pm + 1):
+            ex = _exact_unit(P, n)
+            if ex is not None:
+                low[P, n] = ex
+                continue
+            cands = [_formula_lower(P, n)]
+            if P > 1:
+                v, s = low[P - 1, n]
+                cands.append((v, _via(s, f"monotonicity in P (from P = {P - 1})")))
+            if n < Nm:
+                v, s = low[P, n + 1]
+                cands.append((v, _via(s, f"monotonicity in n (from n = {n + 1})")))
+            low[P, n] = max(cands, key=lambda t: t[0])
+    up: dict[tuple[int, int], tuple[float, tuple[int, int, str]]] = {}
+    for n in range(1, Nm + 1):
+        for P in range(Pm, 0, -1):
+            if P == 1:
+                up[P, n] = (0.0, (1, n, "simplex"))
+                continue
+            r, name = own[P, n]
+            fr, fname = family_ratio(P, n)
+            cands = [(r, (P, n, name)), (fr, (P, n, fname))]
+            if P < Pm:
+                cands.append(up[P + 1, n])
+            if n > 1:
+                cands.append(up[P, n - 1])
+            up[P, n] = min(cands, key=lambda t: (t[0], -t[1][0], t[1][1]))
+    out = {}
+    for (P, n), (lo, lsrc) in low.items():
+        ex = _exact_unit(P, n)
+        r, wit = up[P, n]
+        if ex is not None:
+            out[P, n] = _Unit(ex[0], ex[0], True, ex[1], ex[1], wit)
+        else:
+            out[P, n] = _Unit(lo, r, False, lsrc, _upper_words(P, n, wit), wit)
+    return out
+
+
+def _via(source: str, step: str) -> str:
+    return source if "monotonicity" in source else f"{source} + {step}"
+
+
+def _upper_words(P: int, n: int, wit: tuple[int, int, str]) -> str:
+    p, q, name = wit
+    text = f"{_words(name)} (P = {p}, n = {q})" if (p, q) != (P, n) else _words(name)
+    if (p, q) != (P, n):
+        text += " + monotonicity"
+    return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _unit_beyond(P: int, n: int) -> _Unit:
+    """``D*(P, n, 1)`` outside the table: formulas and closed-form families (no optimiser)."""
+    ex = _exact_unit(P, n)
+    if ex is not None:
+        wit = (P, n, "line" if n == 1 and P > 1 else "simplex")
+        return _Unit(ex[0], ex[0], True, ex[1], ex[1], wit)
+    lo, lsrc = _formula_lower(P, n)
+    fr, fname = family_ratio(P, n)
+    up, wit, usrc = fr, (P, n, fname), _words(fname)
+    table = _unit_table()
+    if n <= DSTAR_N_MAX:  # so P > DSTAR_P_MAX: monotone in P from the table's last row
+        t = table[DSTAR_P_MAX, n]
+        if t.lower > lo:
+            lo, lsrc = t.lower, _via(t.lower_source, f"monotonicity in P (from P = "
+                                                     f"{DSTAR_P_MAX})")
+    elif P <= DSTAR_P_MAX:  # n > DSTAR_N_MAX: monotone in n from the table's last column
+        t = table[P, DSTAR_N_MAX]
+        if t.upper < up:
+            up, wit = t.upper, t.witness
+            usrc = _upper_words(P, n, t.witness)
+    return _Unit(lo, up, False, lsrc, usrc, wit)
+
+
+def _unit(P: int, n: int) -> _Unit:
+    if P <= DSTAR_P_MAX and n <= DSTAR_N_MAX:
+        return _unit_table()[P, n]
+    return _unit_beyond(P, n)
+
+
+def table_entries() -> dict[tuple[int, int], DStar]:
+    """The shipped table: ``{(P, n): d_star(P, n)}`` for ``P <= 64``, ``n <= 16``.
+
+    Examples
+    --------
+    >>> t = table_entries()
+    >>> len(t), t[4, 2].exact
+    (1024, True)
+    """
+    return {(P, n): d_star(P, n) for (P, n) in _unit_table()}
+
+
+# ---------------------------------------------------------------------------
+# public D*
+# ---------------------------------------------------------------------------
+
+
+def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
+    """``D*(P, n, margin)``: least diameter of ``P`` points of ``R^n`` pairwise ``>= margin``.
+
+    A pure function of its arguments (no randomness, no optimiser at call
+    time; cached): ``margin`` times the unit values, non-decreasing in ``P``
+    and non-increasing in ``n`` at both ends, ``= margin`` for
+    ``2 <= P <= n + 1``.  For ``P <= 64`` and ``n <= 16`` the upper end is
+    the shipped table (constructions and optimised layouts, each ratio
+    certified from its float64 coordinates, docs/dstar.md); beyond it the
+    closed-form families of
+    :func:`isoapprox.packing.constructions.family_ratio`.  The lower end is
+    the largest proven bound of :mod:`isoapprox.packing.bounds` (with the
+    table's, through monotonicity), lowered by
+    :data:`~isoapprox.tolerances.DSTAR_RTOL` unless exact.
+
+    Parameters
+    ----------
+    P, n : int
+        Number of points (``>= 1``) and dimension (``>= 1``).
+    margin : float, default 1.0
+        ``alpha >= 0``.
+
+    Returns
+    -------
+    DStar
+
+    Raises
+    ------
+    InvalidInputError
+        If ``P < 1``, ``n < 1`` or ``margin`` is negative or not finite.
+    TypeError
+        If ``P`` or ``n`` is not an integer.
+
+    Examples
+    --------
+    >>> d_star(3, 2, 0.5).upper, d_star(3, 2, 0.5).exact
+    (0.5, True)
+    >>> r = d_star(16, 2, 0.2)
+    >>> round(r.lower, 4), r.lower_source
+    (0.6584, 'Oler 1961 + isodiametric + Rosenthal-Szasz')
+    """
+    P = check_int(P, "P", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    margin = check_margin(margin)
+    u = _unit(P, n)
+    in_table = P <= DSTAR_P_MAX and n <= DSTAR_N_MAX
+    if margin == 0.0 and P > 1:
+        return DStar(P, n, 0.0, 0.0, 0.0, True, "exact: margin 0", "exact: margin 0", in_table)
+    return DStar(P, n, margin, margin * u.lower, margin * u.upper, u.exact, u.lower_source,
+                 u.upper_source, in_table)
+
+
+def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
+    """A layout of ``P`` points of ``R^n`` pairwise ``>= margin`` of diameter ``<= d_star().upper``.
+
+    Rebuilt from the entry's recipe (a construction, or a stored layout),
+    scaled so that the least distance, checked in float64 by direct
+    differences, is ``>= margin``.
+
+    Examples
+    --------
+    >>> X = d_star_witness(5, 2)
+    >>> X.shape, round(float(np.max(np.abs(X[0] - X[2]))), 3) > 0
+    ((5, 2), True)
+    """
+    P = check_int(P, "P", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    margin = check_margin(margin)
+    if P == 1 or margin == 0.0:
+        return np.zeros((P, n))
+    X = _unit_witness(P, n)
+    Y, _ = _scaled_feasible(X, margin)
+    return Y
+
+
+def _unit_witness(P: int, n: int) -> np.ndarray:
+    p, q, name = _unit(P, n).witness
+    if name == "layout":
+        X = _stored()[1][p, q]
+    else:
+        X = construct(name, p, q)
+    if X is None:
+        raise InvalidInputError(f"no layout of {P} points in R^{n} small enough to build here "
+                                f"({name}); use d_star() for the bracket")
+    out = np.zeros((P, n))
+    out[:, : X.shape[1]] = X[:P]
+    return _feasible(out)
+
+
+# ---------------------------------------------------------------------------
+# lower bounds and brackets of the applications
+# ---------------------------------------------------------------------------
+
+
+def unit_lower_bound(P: int, n: int) -> tuple[float, str]:
+    """Proven lower bound of ``D*(P, n, 1)`` and its source (:func:`d_star`).
+
+    Arguments are not checked.
+    """
+    u = _unit(P, n)
+    return u.lower, u.lower_source
+
+
+def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
+    """Proven lower bound of ``D*(P, n, margin)``: ``d_star(P, n, margin).lower``.
+
+    Examples
+    --------
+    >>> packing_lower_bound(3, 2)
+    1.0
+    >>> round(packing_lower_bound(5, 2), 9)  # Bateman-Erdos: the golden ratio
+    1.618033989
+    """
+    return d_star(P, n, margin).lower
+
+
+def separated_class_count(y: ArrayLike) -> int:
+    """``P'``: classes that every triplet-separated embedding keeps ``margin`` apart.
+
+    A point of a class with two or more points is at distance ``>= alpha``
+    from every point of another class; two singletons constrain nothing.  So
+    ``P'`` counts the classes with two or more points, plus one if some class
+    is a singleton.
+
+    Examples
+    --------
+    >>> separated_class_count([0, 0, 1, 1, 2])
+    3
+    >>> separated_class_count([0, 0, 1, 2, 3])
+    2
+    """
+    arr = np.asarray(y)
+    codes, _ = as_labels(arr, None, "y")
+    return separated_count(codes)
+
+
+def separated_count(codes: np.ndarray) -> int:
+    """:func:`separated_class_count` of validated codes ``0 .. P-1``."""
+    counts = class_counts(codes)
+    return int(np.sum(counts >= 2) + (1 if np.any(counts == 1) else 0))
+
+
+def class_representatives(codes: np.ndarray) -> np.ndarray:
+    """Rows of the ``P'`` representatives: the first of each class with >= 2 points,
+    plus the first singleton (validated codes; increasing indices)."""
+    counts = class_counts(codes)
+    first = np.full(len(counts), -1, dtype=np.int64)
+    for i in range(codes.shape[0] - 1, -1, -1):
+        first[codes[i]] = i
+    multi = np.flatnonzero(counts >= 2)
+    single = np.flatnonzero(counts == 1)
+    keep = list(multi) + ([single[0]] if single.size else [])
+    return np.sort(first[keep])
+
+
+def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: float) -> float:
+    """Proven float64 lower bound of ``d_iso(E, F_TS)``: ``D*_lower(P', n, alpha) - diam(E)``.
+
+    The ``P'`` representatives of any ``G`` in ``F_TS(alpha)`` are pairwise
+    ``>= alpha`` apart, so some pair has ``d_G >= D*`` while ``d_E <= diam(E)``;
+    lowered by ``PACKING_RTOL * max(D*_lower, diam)``, clipped at 0.
+    ``D*_lower`` is :func:`d_star`'s.  Arguments are not checked.
+
+    Examples
+    --------
+    >>> codes = np.repeat(np.arange(4), 2)          # 4 classes collapsed in R^2
+    >>> round(packing_distance_bound(codes, 2, 1.0, 0.0), 9)  # sqrt 2
+    1.414213562
+    """
+    ds = margin * unit_lower_bound(separated_count(codes), dim)[0]
+    return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
+
+
+def d_star_bracket(codes: np.ndarray, dim: int, margin: float) -> tuple[float, float, float, bool,
+                                                                         str]:
+    """``(value, lower, upper, exact, source)`` of ``D*(P', n, margin)`` (:func:`d_star`).
+
+    ``P'`` is :func:`separated_class_count` of ``codes``; the bracket depends
+    on ``(P', n, margin)`` only.  ``source`` is the exact value's source, or
+    ``"lower: ...; upper: ..."``.
+
+    Examples
+    --------
+    >>> d_star_bracket(np.repeat(np.arange(3), 2), 2, 0.5)[:4]
+    (0.5, 0.5, 0.5, True)
+    """
+    r = d_star(separated_count(codes), dim, margin)
+    src = r.lower_source if r.exact else f"lower: {r.lower_source}; upper: {r.upper_source}"
+    return r.upper, r.lower, r.upper, r.exact, src
+
+
+# ---------------------------------------------------------------------------
+# configurations
+# ---------------------------------------------------------------------------
+
+
+def _min_max_dist(X: np.ndarray) -> tuple[float, float]:
+    """(least, largest) pairwise distance by direct differences."""
+    return min_max_distance(X)
+
+
+def _feasible(X: np.ndarray) -> np.ndarray:
+    """Scale ``X`` (about its centroid) so that every distance is ``>= 1``."""
+    X = X - X.mean(axis=0)
+    dmin, _ = _min_max_dist(X)
+    if not dmin > 0:
+        return X
+    X = X / dmin
+    for _ in range(20):
+        dmin, _ = _min_max_dist(X)
+        if dmin >= 1.0 + 4 * np.finfo(float).eps:
+            break
+        X = X * (1.0 + 8 * np.finfo(float).eps)
+    return X
+
+
+def _slsqp(X0: np.ndarray, maxiter: int = 400, ftol: float = 1e-15) -> np.ndarray:
+    """Local optimum of ``min s s.t. |x_i - x_j|^2 <= s, |x_i - x_j|^2 >= 1``."""
+
+    P, n = X0.shape
+    iu, ju = np.triu_indices(P, 1)
+    m = len(iu)
+    rows = np.arange(m)
+    cols_i = iu[:, None] * n + np.arange(n)
+    cols_j = ju[:, None] * n + np.arange(n)
+
+    def diffs(z):
+        X = z[:-1].reshape(P, n)
+        d = X[iu] - X[ju]
+        return d, np.einsum("ij,ij->i", d, d)
+
+    def cons(z):
+        _, d2 = diffs(z)
+        return np.concatenate([z[-1] - d2, d2 - 1.0])
+
+    def jac(z):
+        d, _ = diffs(z)
+        J = np.zeros((2 * m, P * n + 1))
+        J[rows[:, None], cols_i] = -2.0 * d
+        J[rows[:, None], cols_j] = 2.0 * d
+        J[:m, -1] = 1.0
+        J[m + rows[:, None], cols_i] = 2.0 * d
+        J[m + rows[:, None], cols_j] = -2.0 * d
+        return J
+
+    X0 = _feasible(X0)
+    _, dmax = _min_max_dist(X0)
+    z0 = np.concatenate([X0.ravel(), [dmax * dmax]])
+    grad = np.zeros(P * n + 1)
+    grad[-1] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = minimize(
+            lambda z: z[-1],
+            z0,
+            jac=lambda z: grad,
+            method="SLSQP",
+            constraints=[{"type": "ineq", "fun": cons, "jac": jac}],
+            options={"maxiter": maxiter, "ftol": ftol},
+        )
+    X = res.x[:-1].reshape(P, n)
+    return X if np.all(np.isfinite(X)) else X0
+
+
+@functools.lru_cache(maxsize=256)
+def _unit_packing(P: int, n: int, n_random: int, seed: int) -> tuple[np.ndarray, int]:
+    """Best unit-margin configuration from the witness and random starts (cached)."""
+    starts = [_unit_witness(P, n)]
+    rng = np.random.default_rng(seed)
+    radius = 0.5 * P ** (1.0 / n) + 0.5
+    for _ in range(n_random):
+        Z = rng.normal(size=(P, n))
+        Z *= (radius * rng.uniform(size=(P, 1)) ** (1.0 / n)) / np.linalg.norm(Z, axis=1)[:, None]
+        starts.append(Z)
+    best, best_d = starts[0], _min_max_dist(starts[0])[1]
+    with single_threaded_blas():
+        for X0 in starts:
+            X = _feasible(_slsqp(X0, maxiter=200, ftol=1e-12))
+            d = _min_max_dist(X)[1]
+            if d < best_d:
+                best, best_d = X, d
+    best = np.array(best)
+    best.setflags(write=False)
+    return best, len(starts)
+
+
+def _scaled_feasible(X: np.ndarray, margin: float) -> tuple[np.ndarray, float]:
+    """``X * margin`` scaled up by ulps until every distance is ``>= margin``.
+
+    Distances are checked by direct differences after an exact power-of-two
+    rescaling (so extreme margins neither overflow nor underflow).
+    """
+    Y = X * margin
+    for _ in range(60):
+        s = pow2_scale(Y, np.array([margin]))
+        dmin, dmax = _min_max_dist(Y * s)
+        if dmin / s >= margin:
+            return Y, dmax / s
+        Y = Y * (1.0 + 4 * np.finfo(float).eps)
+    raise InvalidInputError(  # pragma: no cover - defensive
+        f"could not scale a configuration to margin {margin!r}"
+    )
+
+
+# ---------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------
+
+
+def min_separated_diameter(
+    P: int,
+    n: int,
+    *,
+    margin: float = 1.0,
+    rng: RNGLike = None,
+    n_starts: int | None = None,
+    rtol: float = 1e-9,
+    max_opt_points: int = 30,
+) -> PackingResult:
+    """``D*(P, n, margin)`` with a witness: :func:`d_star`'s bracket and a layout.
+
+    The bracket is :func:`d_star`'s (pure in ``P, n, margin``) and the points
+    are :func:`d_star_witness`'s.  Only beyond the table (``n > 16``), where
+    the upper end is a closed-form construction, an SLSQP multistart from
+    that layout and ``n_starts`` random starts may find a smaller diameter
+    (``P <= max_opt_points``); the upper end is never above :func:`d_star`'s.
+
+    Parameters
+    ----------
+    P, n : int
+        Number of points (classes) and dimension, ``>= 1``.
+    margin : float, default 1.0
+    rng : None, int or Generator, optional
+        Seed of the random starts beyond the table (``None``: 0; a Generator gives one integer).
+    n_starts : int, optional
+        Random starts beyond the table (default 24 for ``P <= 12``, else 12).
+    rtol : float, default 1e-9
+        ``certified`` means ``upper - lower <= rtol * upper``.
+    max_opt_points : int, default 30
+        Beyond the table, the optimiser runs only up to this ``P``.
+
+    Returns
+    -------
+    PackingResult
+
+    Raises
+    ------
+    InvalidInputError
+        If ``P < 1``, ``n < 1``, ``margin < 0`` or an option is out of range.
+    TypeError
+        If ``P`` or ``n`` is not an integer.
+
+    Examples
+    --------
+    >>> r = min_separated_diameter(3, 2, margin=2.0)
+    >>> r.value, r.exact
+    (2.0, True)
+    >>> r = min_separated_diameter(5, 2)
+    >>> round(r.value, 9), r.certified
+    (1.618033989, True)
+    """
+    P = check_int(P, "P", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    margin = check_margin(margin)
+    rtol = check_positive(rtol, "rtol")
+    max_opt_points = check_int(max_opt_points, "max_opt_points", minimum=2)
+    if n_starts is None:
+        n_random = 24 if P <= 12 else 12
+    else:
+        n_random = check_int(n_starts, "n_starts", minimum=0)
+    if rng is None:
+        seed = 0
+    elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
+        seed = check_int(rng, "rng", minimum=0)
+    else:
+        seed = int(as_rng(rng).integers(2**31))
+    ds = d_star(P, n, margin)
+    if P == 1 or margin == 0.0:
+        return PackingResult(0.0, 0.0, 0.0, np.zeros((P, n)), True, True, ds.lower_source,
+                             "closed-form", 0)
+    if ds.exact:
+        X, _ = _scaled_feasible(_unit_witness(P, n), margin)
+        return PackingResult(ds.upper, ds.lower, ds.upper, X, True, True, ds.lower_source,
+                             "closed-form", 0)
+    Xu, method, tried = _unit_witness(P, n), ("table" if ds.in_table else "construction"), 0
+    if not ds.in_table and P <= max_opt_points and ds.upper - ds.lower > rtol * ds.upper:
+        Xo, tried = _unit_packing(P, n, n_random, seed)
+        if _min_max_dist(Xo)[1] < _min_max_dist(Xu)[1]:
+            Xu, method = Xo, "slsqp-multistart"
+    X, d = _scaled_feasible(np.array(Xu), margin)
+    upper = min(d, ds.upper)
+    return PackingResult(upper, ds.lower, upper, X, False,
+                         bool(upper - ds.lower <= rtol * upper), ds.lower_source, method, tried)
+
+
+def lower_bound_curve(
+    P: ArrayLike,
+    n: int,
+    *,
+    margin: float = 1.0,
+    curve: str | Callable[[int, int, float], float] = "packing",
+) -> float | FloatArray:
+    """Lower-bound curve of the embedding diameter against the number of classes.
+
+    Our reconstruction of the paper's eq. 17 (its exact form is unknown): any
+    triplet-separated embedding of ``P`` classes has diameter ``>= D*(P, n, margin)``.
+
+    Parameters
+    ----------
+    P : int or array_like of int
+        Number(s) of classes, each ``>= 1``.
+    n : int
+        Embedding dimension, ``>= 1``.
+    margin : float, default 1.0
+    curve : {"packing", "simplex"} or callable, default "packing"
+        ``"packing"``: :func:`packing_lower_bound` (proven).  ``"simplex"``:
+        ``margin`` for ``2 <= P <= n + 1`` (0 for ``P = 1``), else the upper
+        end of :func:`d_star` (the diameter of a known layout).  A
+        callable ``f(P, n, margin) -> float`` is called once per element.
+
+    Returns
+    -------
+    float or ndarray
+        A float for a scalar ``P``, else an array of the shape of ``P``.
+
+    Raises
+    ------
+    InvalidInputError
+        For ``P < 1``, non-integral ``P``, an unknown curve name, or a
+        callable that returns a negative or non-finite value.
+    TypeError
+        If ``curve`` is neither a name nor callable, or ``P`` is not numeric.
+
+    Examples
+    --------
+    >>> lower_bound_curve([1, 2, 3, 4], 2).round(6).tolist()
+    [0.0, 1.0, 1.0, 1.414214]
+    >>> lower_bound_curve(3, 2, margin=0.5)
+    0.5
+    """
+    n = check_int(n, "n", minimum=1)
+    margin = check_margin(margin)
+    if callable(curve):
+        func = curve
+    else:
+        name = check_option(curve, "curve", LOWER_BOUND_CURVES)
+        if name == "packing":
+
+            def func(p, n_, m_):
+                return packing_lower_bound(p, n_, margin=m_)
+        else:
+
+            def func(p, n_, m_):
+                if p <= n_ + 1:
+                    return 0.0 if p == 1 else m_
+                return d_star(p, n_, m_).upper
+
+    arr = np.asarray(P)
+    if arr.dtype.kind not in "iuf" or arr.dtype.kind == "b":
+        raise TypeError(f"`P` must be an integer or an array of integers; got dtype {arr.dtype}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise InvalidInputError(f"`P` must hold integers; got {P!r}")
+    if arr.size and arr.min() < 1:
+        raise InvalidInputError(f"`P` must be >= 1; got minimum {arr.min().item()!r}")
+    flat = arr.astype(np.int64).ravel()
+    out = np.empty(flat.shape, dtype=float)
+    for k, p in enumerate(flat.tolist()):
+        v = func(int(p), n, margin)
+        try:
+            v = float(v)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"`curve` must return a real number; got {v!r} for P={p}"
+            ) from exc
+        if not (np.isfinite(v) and v >= 0.0):
+            raise InvalidInputError(f"`curve` must return a finite value >= 0; got {v!r} for P={p}")
+        out[k] = v
+    if arr.ndim == 0:
+        return float(out[0])
+    return out.reshape(arr.shape)

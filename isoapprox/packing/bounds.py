@@ -1,0 +1,236 @@
+"""Proven lower bounds of ``D*(P, n, 1)``, each a closed formula with its proof.
+
+``D*(P, n, 1)`` is the least diameter ``D`` of ``P`` points of ``R^n`` whose
+pairwise distances are all ``>= 1`` (unit separation).  Every function here
+returns a lower bound of it, or ``0.0`` where its argument does not apply;
+none checks its arguments (``P >= 1`` and ``n >= 1`` are integers) and none
+applies a rounding allowance: :func:`unit_lower_candidates` lists them and
+:func:`isoapprox.packing.d_star` takes the largest, lowered by
+:data:`isoapprox.tolerances.DSTAR_RTOL`.
+
+Two facts are used throughout.
+
+*Jung's theorem* (Jung 1901): a set of diameter ``D`` in ``R^n`` lies in a
+closed ball of radius ``R <= D sqrt(n / (2 (n + 1)))``, so a lower bound on
+the radius ``R`` of the least ball holding the points gives
+``D >= R sqrt(2 (n + 1) / n)``.
+
+*Centred vectors.*  Let ``c`` be that ball's centre and ``a_i = x_i - c``,
+``|a_i| <= R``.  For ``i != j``,
+``<a_i, a_j> = (|a_i|^2 + |a_j|^2 - |x_i - x_j|^2) / 2 <= (2 R^2 - 1) / 2``.
+
+Examples
+--------
+>>> round(oler_lower(16), 4)          # 16 unit-separated points in the plane
+3.2921
+>>> round(obtuse_lower(5, 3), 6)      # sqrt(4 / 3)
+1.154701
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "PLANAR_EXACT",
+    "PLANAR_EXACT_SOURCE",
+    "blichfeldt_lower",
+    "obtuse_lower",
+    "oler_lower",
+    "spherical_code_lower",
+    "sum_of_squares_lower",
+    "unit_lower_candidates",
+    "volume_lower",
+]
+
+#: exact planar values for unit separation, ``P = 2..8`` (theorems)
+PLANAR_EXACT = {
+    2: 1.0,
+    3: 1.0,
+    4: math.sqrt(2.0),
+    5: (1.0 + math.sqrt(5.0)) / 2.0,
+    6: 2.0 * math.sin(math.radians(72.0)),
+    7: 2.0,
+    8: 1.0 / (2.0 * math.sin(math.pi / 14.0)),
+}
+#: where each exact planar value is proven
+PLANAR_EXACT_SOURCE = {
+    2: "exact: regular simplex",
+    3: "exact: regular simplex",
+    **{P: "theorem: Bateman & Erdos 1951 (exact planar value)" for P in range(4, 8)},
+    8: "theorem: Bezdek & Fodor 1999 (exact planar value)",
+}
+
+
+def _jung(R: float, n: int) -> float:
+    """Least diameter of a set whose least enclosing ball has radius ``>= R`` (Jung)."""
+    return R * math.sqrt(2.0 * (n + 1) / n)
+
+
+def obtuse_lower(P: int, n: int) -> float:
+    """``sqrt((n + 1) / n)`` for ``P >= n + 2``: pairwise obtuse vectors, then Jung.
+
+    Proof.  If ``R^2 < 1/2`` the centred vectors satisfy ``<a_i, a_j> <=
+    (2 R^2 - 1) / 2 < 0`` for ``i != j``, and none is zero (a point at ``c``
+    would be ``>= 1 > R`` from the others).  At most ``n + 1`` nonzero
+    vectors of ``R^n`` are pairwise at obtuse angles (a classical lemma;
+    e.g. Rankin 1955), so ``P >= n + 2`` forces ``R >= 1 / sqrt 2`` and, by
+    Jung, ``D >= sqrt((n + 1) / n)``.
+
+    Examples
+    --------
+    >>> obtuse_lower(4, 2) == math.sqrt(1.5), obtuse_lower(3, 2)
+    (True, 0.0)
+    """
+    if P < n + 2:
+        return 0.0
+    return _jung(1.0 / math.sqrt(2.0), n)
+
+
+def spherical_code_lower(P: int, n: int) -> float:
+    """Delsarte's degree-2 bound on the directions, then Jung (``P > 2 n``, ``n >= 2``).
+
+    Proof.  If ``R >= 1`` then ``D >= sqrt(2 (n + 1) / n)``, above the value
+    returned (which is ``< sqrt((n + 1) / (n - 1))``).  Let ``R < 1``.  Every
+    ``|a_i| >= 1 - R > 0`` (else two points would be closer than 1), and
+    with ``u_i = a_i / |a_i|``, ``s_i = |a_i|``:
+    ``<u_i, u_j> <= f(s_i, s_j) = (s_i^2 + s_j^2 - 1) / (2 s_i s_j)``.  As
+    ``df/ds_i = (s_i^2 - s_j^2 + 1) / (2 s_i^2 s_j) >= 0`` for
+    ``s_i, s_j <= R <= 1``, ``<u_i, u_j> <= mu = 1 - 1 / (2 R^2)``.
+
+    For unit vectors with all ``t_ij = <u_i, u_j> <= mu`` (``i != j``) and
+    ``mu < 1 / n``, take ``g(t) = (t + 1)(t - mu) = t^2 + (1 - mu) t - mu``,
+    ``<= 0`` on ``[-1, mu]``.  Then ``sum_ij t_ij^2 = |U U^T|_F^2 >= P^2 / n``
+    (``U U^T`` is ``n x n`` with trace ``P``; Cauchy-Schwarz on its
+    eigenvalues) and ``sum_ij t_ij = |sum_i u_i|^2 >= 0``, so
+    ``P^2 (1/n - mu) <= sum_ij g(t_ij) <= P g(1) = 2 P (1 - mu)``:
+    ``P <= 2 n (1 - mu) / (1 - n mu)`` (Delsarte, Goethals & Seidel 1977,
+    the degree-2 linear-programming bound).  Solved for ``mu``:
+    ``mu >= mu_P = (P - 2 n) / (n (P - 2))`` (also when ``mu >= 1/n``, as
+    ``mu_P < 1/n``).  Hence ``R^2 >= 1 / (2 (1 - mu_P))`` and, by Jung,
+    ``D >= sqrt((n + 1) / (n (1 - mu_P)))``.
+
+    Examples
+    --------
+    >>> round(spherical_code_lower(7, 3), 6)   # mu_P = 1/15
+    1.195229
+    """
+    if n < 2 or P <= 2 * n:
+        return 0.0
+    mu = (P - 2 * n) / (n * (P - 2.0))
+    return math.sqrt((n + 1) / (n * (1.0 - mu)))
+
+
+def sum_of_squares_lower(P: int, n: int) -> float:
+    """``sqrt((P - 1)(n + 1) / (P n))``: the sum of squared distances, then Jung.
+
+    Proof.  With ``c`` the least enclosing ball's centre and ``m`` the
+    centroid, ``sum_{i<j} |x_i - x_j|^2 = P sum_i |x_i - m|^2 <= P sum_i
+    |x_i - c|^2 <= P^2 R^2``; each of the ``P (P - 1) / 2`` terms is
+    ``>= 1``, so ``R^2 >= (P - 1) / (2 P)``.  Since ``(P - 1) / (2 P) <
+    1/2``, this never exceeds :func:`obtuse_lower` for ``P >= n + 2`` and
+    stays below 1 (the separation itself) for ``P <= n + 1``: it is listed
+    for completeness and never decides the table.
+
+    Examples
+    --------
+    >>> sum_of_squares_lower(2, 1)
+    1.0
+    """
+    if P < 2:
+        return 0.0
+    return math.sqrt((P - 1) * (n + 1) / (P * float(n)))
+
+
+def volume_lower(P: int, n: int) -> float:
+    """``sqrt((n + 1) / (2 n)) (P^(1/n) - 1)``: disjoint balls in a ball, then Jung.
+
+    Proof.  The balls of radius ``1/2`` about the points are disjoint and lie
+    in the ball of radius ``R + 1/2`` about ``c``: ``P <= (2 R + 1)^n``.
+
+    Examples
+    --------
+    >>> round(volume_lower(1000, 2), 6)
+    26.520102
+    """
+    if P < 2:
+        return 0.0
+    return _jung(0.5 * (P ** (1.0 / n) - 1.0), n)
+
+
+def blichfeldt_lower(P: int, n: int) -> float:
+    """Blichfeldt's finite packing bound, then Jung.
+
+    ``P <= ((n + 2) / 2) (sqrt 2 R + 1)^n``, so
+    ``D >= sqrt((n + 1) / n) ((2 P / (n + 2))^(1/n) - 1)``.
+
+    Proof (Blichfeldt 1929, finite form).  Scale to separation 2 (radius
+    ``2 R``).  Let ``rho(x) = (2 - |x|^2)_+``.  For any ``x`` let ``I`` be the
+    ``k`` indices with ``|x - x_i|^2 < 2`` and ``y_i = x_i - x``.  The identity
+    ``sum_{i,j in I} |y_i - y_j|^2 = 2 k sum_I |y_i|^2 - 2 |sum_I y_i|^2``
+    with every ``|y_i - y_j|^2 >= 4`` (``i != j``) gives
+    ``4 k (k - 1) <= 2 k sum_I |y_i|^2``, so
+    ``sum_i rho(x - x_i) = 2 k - sum_I |y_i|^2 <= 2``.  Integrate over the
+    ball ``B`` of radius ``2 R + sqrt 2`` about the centre, which holds the
+    support of each ``rho(. - x_i)``: ``P int rho <= 2 vol(B)``, and
+    ``int rho = V_n 2^(n/2) 4 / (n + 2)`` (``V_n`` the unit ball's volume), so
+    ``P <= ((n + 2) / 2) ((2 R + sqrt 2) / sqrt 2)^n``.
+
+    Examples
+    --------
+    >>> blichfeldt_lower(4, 2) < volume_lower(4, 2)   # the plane: volume is better
+    True
+    >>> blichfeldt_lower(10**6, 8) > volume_lower(10**6, 8)
+    True
+    """
+    base = 2.0 * P / (n + 2.0)
+    if base <= 1.0:
+        return 0.0
+    return math.sqrt((n + 1) / float(n)) * (base ** (1.0 / n) - 1.0)
+
+
+def oler_lower(P: int) -> float:
+    """Planar bound: the root of ``(pi / (2 sqrt 3)) D^2 + (pi / 2) D + 1 = P``.
+
+    Proof.  Oler's inequality (Oler 1961; Folkman & Graham 1969): ``P``
+    points with mutual distances ``>= 1`` in a compact convex set ``K`` of
+    the plane satisfy ``P <= (2 / sqrt 3) area(K) + perimeter(K) / 2 + 1``.
+    Take ``K`` the convex hull of the points, of diameter ``D``: the
+    isodiametric inequality gives ``area <= pi D^2 / 4`` and Rosenthal &
+    Szasz (Barbier: constant width maximises the perimeter) ``perimeter <=
+    pi D``.  The left-hand side increases with ``D``.
+
+    Examples
+    --------
+    >>> round(oler_lower(2), 6)  # weaker than the separation itself
+    0.495098
+    """
+    if P < 2:
+        return 0.0
+    a = math.pi / (2.0 * math.sqrt(3.0))
+    b = math.pi / 2.0
+    c = P - 1.0
+    # the positive root of a D^2 + b D - c = 0, in the cancellation-free form
+    return 2.0 * c / (b + math.sqrt(b * b + 4.0 * a * c))
+
+
+def unit_lower_candidates(P: int, n: int) -> list[tuple[float, str]]:
+    """Every lower bound of ``D*(P, n, 1)`` that applies at ``(P, n)``, with its source.
+
+    Closed forms (``P <= n + 1``, ``n = 1``, the planar theorems) are not
+    listed: :func:`isoapprox.packing.d_star` handles them as exact values.
+
+    Examples
+    --------
+    >>> [s for _, s in unit_lower_candidates(7, 3)][:2]
+    ['margin', 'obtuse vectors (at most n + 1) + Jung']
+    """
+    out = [(1.0 if P >= 2 else 0.0, "margin")]
+    out.append((obtuse_lower(P, n), "obtuse vectors (at most n + 1) + Jung"))
+    out.append((spherical_code_lower(P, n), "Delsarte degree-2 bound on directions + Jung"))
+    out.append((sum_of_squares_lower(P, n), "sum of squares + Jung"))
+    out.append((volume_lower(P, n), "volume packing + Jung"))
+    out.append((blichfeldt_lower(P, n), "Blichfeldt 1929 finite packing + Jung"))
+    if n == 2:
+        out.append((oler_lower(P), "Oler 1961 + isodiametric + Rosenthal-Szasz"))
+    return out
