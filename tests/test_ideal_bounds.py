@@ -189,12 +189,16 @@ def test_nearest_ideal_applies_the_packing_bound_on_a_collapsed_batch():
     expected = packing_lower_bound(16, 2, margin=0.2) - diam
     iso = nearest_ideal(E, y, margin=0.2, objective="iso", rng=0, solver="scipy", n_starts=2,
                         time_limit=2.0)
-    assert iso.lower >= 0.5 and iso.lower_source == "packing"
+    # the representatives bound (isoapprox.ideal._subbatch) is at least as large
+    assert iso.lower >= iso.bounds["packing"] >= 0.5
+    assert iso.lower_source in ("packing", "sub_batch_packing")
     assert iso.bounds["packing"] <= expected <= iso.bounds["packing"] * (1 + 1e-11)
     assert iso.lower <= iso.value
     haus = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, solver="scipy",
                          n_starts=2, time_limit=2.0)
-    assert haus.lower_source == "packing_half" and haus.lower == iso.bounds["packing"] / 2
+    assert haus.bounds["packing_half"] == iso.bounds["packing"] / 2
+    assert haus.lower >= haus.bounds["packing_half"]
+    assert haus.lower_source in ("packing_half", "sub_batch_packing")
 
 
 @pytest.mark.parametrize("layout", [(0, 0, 1, 1, 2, 2, 3, 3), (0, 0, 1, 1, 2, 3, 4)])

@@ -202,7 +202,9 @@ def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
     opts = T.TheoryOptions(time_limit=1.0, solver="scipy", n_starts=2,
                            procrustes_max_dim=0)
     r = T.evaluate_theory(E, y, margin=0.2, options=opts, rng=0)
-    assert r.iso.lower_source == "packing" and r.iso.lower == r.packing_lower >= 0.5
-    assert r.haus.lower == r.iso.lower / 2 and r.haus.lower_source == "iso_half"
+    # the representatives bound of isoapprox.ideal._subbatch is at least the packing bound
+    assert r.iso.lower_source in ("packing", "sub_batch_packing")
+    assert r.iso.lower >= r.packing_lower >= 0.5
+    assert r.haus.lower >= r.iso.lower / 2
     assert r.checks["3_upper"].holds is False and r.beyond_simplex
     assert r.d_star_lower <= r.d_star <= r.d_star_upper

@@ -182,8 +182,8 @@ def test_near_collapse_beyond_n_plus_one_classes_certifies_statement_4():
     t = batch_theory(E, codes, margin=alpha, rng=0, n_starts=3)
     d_star = 2 * np.sin(np.radians(72)) * alpha
     assert t.loss_max == pytest.approx(alpha, abs=1e-5)
-    assert t.d_iso_lower_source == "packing"
-    assert t.d_iso_lower == pytest.approx(d_star - t.diameter, rel=1e-9)
+    assert t.d_iso_lower_source in ("packing", "sub_batch_packing")
+    assert t.d_iso_lower >= (d_star - t.diameter) * (1 - 1e-9)
     assert t.d_iso_lower <= t.d_iso <= t.d_iso_upper
     assert t.d_iso_upper - t.d_iso_lower < 1e-3 * d_star
     assert t.d_haus_lower >= t.d_iso_lower / 2

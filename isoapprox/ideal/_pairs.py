@@ -23,6 +23,7 @@ __all__ = [
     "PairSpec",
     "class_ball_bound",
     "clipped_layouts",
+    "greedy_transversals",
     "pair_packing_bound",
     "pair_slack",
     "pair_target_start",
@@ -174,7 +175,7 @@ def radius_lower(k: int, n: int, lower: float) -> float:
     return lower * max(cands)
 
 
-def _greedy_transversals(D: np.ndarray, codes: np.ndarray, P: int, kmin: int
+def greedy_transversals(D: np.ndarray, codes: np.ndarray, P: int, kmin: int
                          ) -> dict[int, tuple[float, np.ndarray]]:
     """For each size ``k >= kmin``, the least-diameter greedy transversal found."""
     N = D.shape[0]
@@ -217,7 +218,7 @@ def pair_packing_bound(prob: Problem) -> float:
     D[prob.I, prob.J] = prob.D
     D[prob.J, prob.I] = prob.D
     best = 0.0
-    for k, (diam, S) in _greedy_transversals(D, codes, P, kmin).items():
+    for k, (diam, S) in greedy_transversals(D, codes, P, kmin).items():
         d_low = packing_lower_bound(k, n, margin=l)
         if prob.objective == "iso":
             best = max(best, d_low - diam)

@@ -78,7 +78,11 @@ class IdealResult:
         ``"three_point"``, ``"metric_lp"``, ``"sdp"``, ``"packing"``
         (:func:`isoapprox.packing.packing_distance_bound`) for ``"iso"``;
         ``"iso_half"``, ``"haus_triplet"``, ``"shor_sdp"`` and
-        ``"packing_half"`` (half the packing bound) for ``"haus"``.  For a pair loss:
+        ``"packing_half"`` (half the packing bound) for ``"haus"``;
+        ``"sub_batch_packing"`` (the packing bound of nearby class
+        representatives, for ``"haus"`` also in radius form) for both and
+        ``"sub_batch"`` (the best proven bound of a few sub-problems) for
+        ``"haus"`` (see :mod:`isoapprox.ideal._subbatch`).  For a pair loss:
         ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
         (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``
         (``L_max / 2``) and ``"shor_sdp"`` for ``"haus"``, ``"packing"`` for

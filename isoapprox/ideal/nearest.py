@@ -12,7 +12,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,13 +57,21 @@ from ._pairs import (
 from ._problem import PairBounds, Problem, Program
 from ._relax import gram_sdp_bound, shor_sdp_bound
 from ._result import IdealResult
-from ._session import solver_session
+from ._session import forget_solver_state, solver_session
 from ._starts import (
     class_means,
     noise_scales,
     shrink_family,
     spread_centres,
     target_start,
+)
+from ._subbatch import (
+    SUB_BATCH_COUNT,
+    SUB_BATCH_OBJECTIVES,
+    SUB_BATCH_SEED,
+    SUB_BATCH_STARTS,
+    representative_bound,
+    sub_batch_bound,
 )
 
 __all__ = ["OBJECTIVES", "SOLVERS", "embedding_kind", "nearest_ideal", "solve_nearest"]
@@ -458,6 +466,7 @@ def nearest_ideal(
     max_iter: int = 200,
     time_limit: float = 10.0,
     warn_uncertified: bool = False,
+    max_subbatches: int = SUB_BATCH_COUNT,
 ) -> IdealResult:
     """Nearest triplet-separated embedding under ``d_iso`` or ``d_haus``.
 
@@ -488,11 +497,19 @@ def nearest_ideal(
     time_limit : float, default 10.0
         Seconds of search, checked between solves (one solve may overrun
         it); time numba spends compiling or loading kernels does not count.
+        The sub-batch bounds (``max_subbatches``) come after it.
     warn_uncertified : bool, default False
         Warn with :class:`~isoapprox.ConvergenceWarning` when the gap is
         still larger than ``tol`` at the end.  Off by default: an open gap
         is an ordinary, reported outcome (``certified=False``), not an
         error.
+    max_subbatches : int, default 8
+        When the gap is still open after the search and ``N > 12``, this
+        many sub-problems of at most 8 points are solved for their proven
+        lower bounds (``"haus"`` only; bound ``"sub_batch"``): a fixed
+        amount of work (two local solves and one SDP each, about a tenth
+        of a second), not limited by ``time_limit`` and independent of
+        ``rng``.  ``0`` skips them.
 
     Returns
     -------
@@ -505,7 +522,7 @@ def nearest_ideal(
     InvalidInputError
         NaN/inf or mis-shaped ``E``, bad labels, negative margin, unknown
         ``objective`` or ``solver``, non-positive ``tol`` or
-        ``time_limit``.
+        ``time_limit``, negative ``max_subbatches``.
     NoTripletError
         If the labels admit no triplet.
 
@@ -524,19 +541,21 @@ def nearest_ideal(
     alpha = check_margin(margin)
     opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
                                 warn_uncertified)
+    opts = replace(opts, max_subbatches=check_int(max_subbatches, "max_subbatches", minimum=0))
     require_triplets(codes)
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
 
 def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: str, rng: RNGLike,
                   *, tol: float, solver: str, n_starts: int, max_iter: int,
-                  time_limit: float) -> IdealResult:
+                  time_limit: float, max_subbatches: int = SUB_BATCH_COUNT) -> IdealResult:
     """:func:`nearest_ideal` without its checks, for callers that validated everything.
 
     ``X`` float64 (N, n) with ``N >= 3``, ``codes`` dense int64 admitting a
     triplet, ``margin >= 0`` and the options as :func:`nearest_ideal` accepts them.
     """
-    opts = _SolveOptions(objective, solver, tol, n_starts, max_iter, time_limit, False)
+    opts = _SolveOptions(objective, solver, tol, n_starts, max_iter, time_limit, False,
+                         max_subbatches)
     return run_solve(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
 
 
@@ -549,6 +568,7 @@ class _SolveOptions:
     max_iter: int
     time_limit: float
     warn_uncertified: bool
+    max_subbatches: int = 0
 
 
 def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
@@ -579,7 +599,7 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     deadline = solver_clock() + opts.time_limit - (time.perf_counter() - t_start)
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     opts.n_starts, opts.max_iter, deadline, spec)
+                     opts.n_starts, opts.max_iter, deadline, spec, opts.max_subbatches)
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
@@ -591,7 +611,7 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
 
 
 def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
-           spec: PairSpec | None = None):
+           spec: PairSpec | None = None, max_subbatches: int = 0, polish: bool = True):
     S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
     # E itself
     if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
@@ -623,7 +643,7 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
                 return S, "certified"
     if S.time_left() > 0:
         _escalate_bounds(S, allow_cvxpy)
-    if not S.certified() and solver == "auto" and S.time_left() > 0:
+    if polish and not S.certified() and solver == "auto" and S.time_left() > 0:
         prog = S.prob.program(())
         if _affordable_ccp(prog):
             G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=max_iter,
@@ -631,11 +651,43 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
             S.n_iter += it
             S.n_starts += 1
             S.offer(G, "cvxpy")
+    if not S.certified() and spec is None:
+        _sub_batches(S, max_subbatches, solver)
     if S.certified():
         return S, "certified"
     if S.time_left() <= 0:
         status = "time_limit"
     return S, status
+
+
+def _sub_batches(S: _Search, count: int, solver: str) -> None:
+    """Bounds of sub-batches (:mod:`._subbatch`), after the search: they change no incumbent.
+
+    The representatives bound always; for more than ``SDP_MAX_POINTS`` points
+    and a solver with the SDPs (not ``"scipy"``), ``count`` sub-problems,
+    each searched with ``SUB_BATCH_STARTS`` local solves, seed
+    ``SUB_BATCH_SEED`` and no deadline (no clock decides the bound), and
+    bounded by the exact relaxations; without the CCP polish, which comes
+    after the relaxations and so cannot raise the bound.
+    """
+    rep = representative_bound(S.E, S.codes, S.margin, S.objective)
+    if rep.value > 0.0:
+        S.add_bound("sub_batch_packing", rep.value)
+        logger.debug("representatives bound %.12g from points %s", rep.value,
+                     rep.indices.tolist())
+    if (count > 0 and solver != "scipy" and S.objective in SUB_BATCH_OBJECTIVES
+            and S.E.shape[0] > SDP_MAX_POINTS):
+
+        def lower(X, c):
+            forget_solver_state()  # each sub-problem's bound is a function of it alone
+            T, _ = _solve(X, c, S.margin, S.objective, as_rng(SUB_BATCH_SEED), S.tol, solver,
+                          SUB_BATCH_STARTS, S.max_iter, math.inf, polish=False)
+            return T.lower()[0]
+
+        sub = sub_batch_bound(S.E, S.codes, S.margin, lower, count=count)
+        if sub.value > 0.0:
+            S.add_bound("sub_batch", sub.value)
+        logger.debug("sub-batch bound %.12g from points %s", sub.value, sub.indices.tolist())
 
 
 #: the CCP polish in "auto" mode is skipped beyond this many rows

@@ -57,6 +57,8 @@ SUB_K = 4
 N_STARTS = 4
 #: a guard only (see docs/sweep.md); never reached in the measured runs
 SAFETY_TIME_LIMIT = 120.0
+#: the packing-type bounds of :class:`isoapprox.IdealResult` (they see the dimension)
+_PACKING_BOUNDS = ("packing", "sub_batch_packing")
 #: the minimax-Procrustes (isometry) mode runs up to this embedding dimension
 ISOMETRY_MAX_DIM = 8
 
@@ -158,7 +160,8 @@ class BatchTheory:
     d_iso, d_iso_lower, d_iso_upper : float
         ``d_iso(E, F_TS)`` and its certified bracket (:func:`isoapprox.evaluate_theory`).
     d_iso_solver_lower : float
-        The solver's largest lower bound other than the packing bound.
+        The solver's largest lower bound other than the packing bounds
+        (``"packing"`` and ``"sub_batch_packing"``).
     d_iso_lower_source : str
         The bound that gives ``d_iso_lower`` (``"packing"``, ``"three_point"``, ...).
     d_iso_certified : bool
@@ -348,7 +351,8 @@ def batch_theory(
             STATEMENTS["4_curve"][1], (full_curve,) * 3, (full_diam,) * 3,
             max(full_diam, margin))
         found = {k: found[k] for k in STATEMENTS if k in found}
-    solver_lower = max((v for k, v in raw_iso.bounds.items() if k != "packing"), default=0.0)
+    solver_lower = max((v for k, v in raw_iso.bounds.items() if k not in _PACKING_BOUNDS),
+                       default=0.0)
     return BatchTheory(
         N=N, P=P_full, K=int(counts[counts > 0].min()), dim=n, margin=margin,
         full_diameter=full_diam, full_loss_max=full_L, full_curve=full_curve,
