@@ -6,7 +6,7 @@ unless said otherwise, so that results are invariant under scaling.
 
 from __future__ import annotations
 
-__all__ = ["BOUND_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL", "VERDICT_RTOL"]
+__all__ = ["BNB_RTOL", "BOUND_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL", "VERDICT_RTOL"]
 
 #: a verdict ``lhs <= rhs`` decided from brackets allows this much rounding,
 #: relative to the larger of both sides and of the instance's scale: the
@@ -35,3 +35,14 @@ FLOOR_RTOL = 1e-3
 #: few ulps of the exact reals, so a thousand times more keeps the float64
 #: bound proven
 PACKING_RTOL = 1e-12
+
+#: rounding allowance of the branch-and-bound's interval bounds
+#: (:mod:`isoapprox.kernels.bnb`): every computed distance between boxes, box
+#: bound and difference is moved outward by ``BNB_RTOL * (1 + the magnitudes
+#: involved)``, in normalised units (the instance has size about 1).  Each such
+#: quantity takes at most a dozen float64 operations on numbers of that
+#: magnitude, so its rounding error is below ``1e-14`` of it; ``1e-12`` keeps a
+#: hundredfold margin.  The same allowance, scaled by the size of the caller's
+#: coordinates, covers the rounding of the normalisation ``(E - shift) / scale``
+#: (``isoapprox.ideal._bnb``)
+BNB_RTOL = 1e-12

@@ -36,6 +36,7 @@ from ..losses import batch_hard_loss
 from ..metrics import hausdorff_like, isometric_error
 from ..packing import packing_distance_bound
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
+from ._bnb import BNB_MAX_NODES, branch_and_bound
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
     haus_triplet_bound,
@@ -458,6 +459,7 @@ def nearest_ideal(
     max_iter: int = 200,
     time_limit: float = 10.0,
     warn_uncertified: bool = False,
+    max_nodes: int = BNB_MAX_NODES,
 ) -> IdealResult:
     """Nearest triplet-separated embedding under ``d_iso`` or ``d_haus``.
 
@@ -493,6 +495,11 @@ def nearest_ideal(
         still larger than ``tol`` at the end.  Off by default: an open gap
         is an ordinary, reported outcome (``certified=False``), not an
         error.
+    max_nodes : int, default 50000
+        Node budget of the spatial branch-and-bound that runs last, while
+        the gap is still open, on instances of at most 10 points in ``R^1``
+        or ``R^2`` (:mod:`isoapprox.ideal._bnb`); ``0`` switches it off.  A
+        count, not a time: the bound it proves is the same on every machine.
 
     Returns
     -------
@@ -505,7 +512,7 @@ def nearest_ideal(
     InvalidInputError
         NaN/inf or mis-shaped ``E``, bad labels, negative margin, unknown
         ``objective`` or ``solver``, non-positive ``tol`` or
-        ``time_limit``.
+        ``time_limit``, negative ``max_nodes``.
     NoTripletError
         If the labels admit no triplet.
 
@@ -523,7 +530,7 @@ def nearest_ideal(
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
     opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                                warn_uncertified)
+                                warn_uncertified, max_nodes=max_nodes)
     require_triplets(codes)
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
@@ -549,10 +556,11 @@ class _SolveOptions:
     max_iter: int
     time_limit: float
     warn_uncertified: bool
+    max_nodes: int = BNB_MAX_NODES
 
 
 def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                         warn_uncertified) -> _SolveOptions:
+                         warn_uncertified, *, max_nodes=BNB_MAX_NODES) -> _SolveOptions:
     """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``."""
     if not isinstance(warn_uncertified, (bool, np.bool_)):
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
@@ -564,6 +572,7 @@ def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
         max_iter=check_int(max_iter, "max_iter", minimum=1),
         time_limit=check_positive(time_limit, "time_limit"),
         warn_uncertified=bool(warn_uncertified),
+        max_nodes=check_int(max_nodes, "max_nodes", minimum=0),
     )
 
 
@@ -579,7 +588,7 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     deadline = solver_clock() + opts.time_limit - (time.perf_counter() - t_start)
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     opts.n_starts, opts.max_iter, deadline, spec)
+                     opts.n_starts, opts.max_iter, deadline, spec, opts.max_nodes)
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
@@ -591,7 +600,7 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
 
 
 def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
-           spec: PairSpec | None = None):
+           spec: PairSpec | None = None, max_nodes: int = BNB_MAX_NODES):
     S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
     # E itself
     if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
@@ -631,6 +640,11 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
             S.n_iter += it
             S.n_starts += 1
             S.offer(G, "cvxpy")
+    if not S.certified() and S.time_left() > 0:
+        # last: spatial branch-and-bound on small instances (none for pair losses)
+        v = branch_and_bound(S, X, max_nodes)
+        if v is not None:
+            S.add_bound("branch_and_bound", _safe(v * S.prob.scale, S.scale))
     if S.certified():
         return S, "certified"
     if S.time_left() <= 0:
