@@ -19,6 +19,7 @@ __all__ = [
     "node_bound",
     "point_box_maxdist",
     "point_box_mindist",
+    "propagate",
     "triplet_upper",
 ]
 
@@ -228,25 +229,115 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
             v -= rtol * (1.0 + v)
             if v > lb:
                 lb = v
-    else:
-        for i in range(N):
-            for j in range(i + 1, N):
-                mn = box_mindist(lo[i], hi[i], lo[j], hi[j])
-                mx = box_maxdist(lo[i], hi[i], lo[j], hi[j])
-                sl = rtol * (1.0 + mx + D[i, j])
+    if lb >= T:
+        return lb
+    # intervals [L_ij, U_ij] of the distances |F_i - F_j|
+    L = np.empty((N, N))
+    U = np.empty((N, N))
+    for i in range(N):
+        L[i, i] = 0.0
+        U[i, i] = 0.0
+        for j in range(i + 1, N):
+            mn = box_mindist(lo[i], hi[i], lo[j], hi[j])
+            mx = box_maxdist(lo[i], hi[i], lo[j], hi[j])
+            sl = rtol * (1.0 + mx + D[i, j] + 2.0 * T)
+            if objective == ISO:
+                lw = max(mn, D[i, j] - T) - sl
+                up = min(mx, D[i, j] + T) + sl
                 v = mn - D[i, j] - sl
                 if v > lb:
                     lb = v
                 v = D[i, j] - mx - sl
                 if v > lb:
                     lb = v
+            else:
+                lw = max(mn, D[i, j] - 2.0 * T, point_box_mindist(E[i], lo[j], hi[j]) - T,
+                         point_box_mindist(E[j], lo[i], hi[i]) - T) - sl
+                up = min(mx, D[i, j] + 2.0 * T, point_box_maxdist(E[i], lo[j], hi[j]) + T,
+                         point_box_maxdist(E[j], lo[i], hi[i]) + T) + sl
+            if lw < 0.0:
+                lw = 0.0
+            if lw > up:
+                return np.inf
+            L[i, j] = lw
+            L[j, i] = lw
+            U[i, j] = up
+            U[j, i] = up
     if lb >= T:
         return lb
+    if not propagate(L, U, trip, alpha, rtol, 3):
+        return np.inf
+    if objective == ISO:
+        for i in range(N):
+            for j in range(i + 1, N):
+                sl = rtol * (1.0 + U[i, j] + D[i, j])
+                v = L[i, j] - D[i, j] - sl
+                if v > lb:
+                    lb = v
+                v = D[i, j] - U[i, j] - sl
+                if v > lb:
+                    lb = v
+        if lb >= T:
+            return lb
     for t in range(trip.shape[0]):
         if triplet_upper(E, D, objective, T, lo, hi, trip[t, 0], trip[t, 1], trip[t, 2],
                          rtol) < alpha:
-            return inf
+            return np.inf
     return lb
+
+
+@njit(**JIT)
+def propagate(L, U, trip, alpha, rtol, rounds):
+    """Tighten distance intervals ``L <= |F_i - F_j| <= U`` in place; False when one empties.
+
+    Rules (each new end moved outward by ``rtol * (1 + magnitudes)``):
+    a triplet ``(a, p, m)`` needs ``d_am >= d_ap + alpha``, so
+    ``L_am >= L_ap + alpha`` and ``U_ap <= U_am - alpha``; the triangle
+    inequality gives ``U_ij <= U_ik + U_kj`` and ``L_ij >= L_ik - U_kj``.
+    """
+    N = L.shape[0]
+    for _ in range(rounds):
+        changed = False
+        for t in range(trip.shape[0]):
+            a = trip[t, 0]
+            p = trip[t, 1]
+            m = trip[t, 2]
+            v = L[a, p] + alpha
+            v -= rtol * (1.0 + v)
+            if v > L[a, m]:
+                L[a, m] = v
+                L[m, a] = v
+                changed = True
+            v = U[a, m] - alpha
+            v += rtol * (1.0 + abs(v) + alpha)
+            if v < U[a, p]:
+                U[a, p] = v
+                U[p, a] = v
+                changed = True
+            if L[a, m] > U[a, m] or L[a, p] > U[a, p]:
+                return False
+        for i in range(N):
+            for j in range(i + 1, N):
+                for k in range(N):
+                    if k == i or k == j:
+                        continue
+                    v = U[i, k] + U[k, j]
+                    v += rtol * (1.0 + v)
+                    if v < U[i, j]:
+                        U[i, j] = v
+                        U[j, i] = v
+                        changed = True
+                    v = max(L[i, k] - U[k, j], L[j, k] - U[k, i])
+                    v -= rtol * (1.0 + U[i, k] + U[j, k] + abs(v))
+                    if v > L[i, j]:
+                        L[i, j] = v
+                        L[j, i] = v
+                        changed = True
+                if L[i, j] > U[i, j]:
+                    return False
+        if not changed:
+            break
+    return True
 
 
 # ----------------------------------------------------------------------
