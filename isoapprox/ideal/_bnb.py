@@ -24,6 +24,7 @@ __all__ = [
     "applies",
     "branch_and_bound",
     "data_allowance",
+    "gauge_points",
     "root_boxes",
     "triplet_table",
 ]
@@ -84,7 +85,7 @@ def triplet_table(prob: Problem) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
-def _gauge_points(E: np.ndarray) -> tuple[int, int, int]:
+def gauge_points(E: np.ndarray) -> tuple[int, int, int]:
     """``i0, i1``: the farthest pair (smallest indices on ties); ``i2``: the point
     farthest from the line through them (``-1`` when ``n = 1`` or ``N = 2``)."""
     N, n = E.shape
@@ -120,7 +121,7 @@ def root_boxes(prob: Problem, T: float) -> tuple[np.ndarray, np.ndarray]:
     if prob.objective == "haus":
         sl = rt * (1.0 + np.abs(E) + T)
         return E - T - sl, E + T + sl
-    i0, i1, i2 = _gauge_points(E)
+    i0, i1, i2 = gauge_points(E)
     D0 = np.sqrt(np.sum((E - E[i0]) ** 2, axis=1))
     R = D0 + T
     R = R + rt * (1.0 + R)

@@ -52,7 +52,8 @@ class IdealResult:
     solver : str
         Which family produced the embedding: ``"identity"`` (``E`` is already
         separated), ``"construction"`` (collapsed or class-collapsed closed
-        form), ``"scipy"`` (SLSQP) or ``"cvxpy"`` (convex-concave procedure).
+        form), ``"scipy"`` (SLSQP), ``"cvxpy"`` (convex-concave procedure) or
+        ``"branch_and_bound"`` (a box centre of the branch-and-bound search).
     status : str
         ``"certified"``, ``"time_limit"`` (the budget ran out with the gap
         open) or ``"exhausted"`` (every start and escalation was used).
@@ -78,7 +79,9 @@ class IdealResult:
         ``"three_point"``, ``"metric_lp"``, ``"sdp"``, ``"packing"``
         (:func:`isoapprox.packing.packing_distance_bound`) for ``"iso"``;
         ``"iso_half"``, ``"haus_triplet"``, ``"shor_sdp"`` and
-        ``"packing_half"`` (half the packing bound) for ``"haus"``.  For a pair loss:
+        ``"packing_half"`` (half the packing bound) for ``"haus"``; and for
+        both, on small instances in ``R^1`` and ``R^2`` whose gap the others
+        left open, ``"branch_and_bound"`` (:mod:`isoapprox.ideal._bnb`).  For a pair loss:
         ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
         (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``
         (``L_max / 2``) and ``"shor_sdp"`` for ``"haus"``, ``"packing"`` for
