@@ -36,9 +36,10 @@ BNB_MAX_POINTS = 10
 #: ... in at most this many dimensions (the boxes live in ``R^(N n)``: beyond
 #: that the node budget is spent long before the boxes are small)
 BNB_MAX_DIM = 2
-#: default node budget of one call (``nearest_ideal(max_nodes=...)``): about a
-#: second of search on a toy of five points
-BNB_MAX_NODES = 50_000
+#: default node budget of one call (``nearest_ideal(max_nodes=...)``): enough
+#: for the toys of up to 8 points on the line (they need at most a few thousand
+#: nodes), a few tenths of a second on a toy of five points in the plane
+BNB_MAX_NODES = 20_000
 #: separated box centres found below the pruning level are polished by at most
 #: this many local solves ...
 BNB_MAX_POLISH = 4

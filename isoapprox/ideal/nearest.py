@@ -495,7 +495,7 @@ def nearest_ideal(
         still larger than ``tol`` at the end.  Off by default: an open gap
         is an ordinary, reported outcome (``certified=False``), not an
         error.
-    max_nodes : int, default 50000
+    max_nodes : int, default 20000
         Node budget of the spatial branch-and-bound that runs last, while
         the gap is still open, on instances of at most 10 points in ``R^1``
         or ``R^2`` (:mod:`isoapprox.ideal._bnb`); ``0`` switches it off.  A
