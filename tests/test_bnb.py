@@ -283,8 +283,12 @@ def exact_on_line(E, y, margin, objective):
     return best
 
 
-LINE_CASES = [(N, seed, margin) for N, seeds in ((4, range(3)), (5, range(3)), (6, range(1)))
+LINE_CASES = [(N, seed, margin) for N, seeds in ((4, range(3)), (5, range(2)))
               for seed in seeds for margin in (0.0, 1.0)]
+# six points: 720 orders, a few seconds each
+LINE_CASES += [(6, 0, 1.0), pytest.param(6, 0, 0.0, marks=pytest.mark.slow),
+               pytest.param(5, 2, 0.0, marks=pytest.mark.slow),
+               pytest.param(5, 2, 1.0, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("objective", ["iso", "haus"])
@@ -307,7 +311,7 @@ def test_line_toys_certified_only_with_the_search():
     rng = np.random.default_rng(11)
     y = np.array([0, 0, 1, 1, 2])
     before = after = 0
-    for k in range(6):
+    for k in range(4):
         E = rng.normal(size=(5, 1))
         r0 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, max_nodes=0)
         r1 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k)
@@ -315,7 +319,7 @@ def test_line_toys_certified_only_with_the_search():
         assert r1.lower >= r0.lower
         before += r0.certified
         after += r1.certified
-    assert after == 6
+    assert after == 4
     assert before < after
 
 
@@ -328,14 +332,14 @@ def test_line_toys_certified_only_with_the_search():
 def test_plane_brackets_contain_long_multistart_values(objective):
     rng = np.random.default_rng(5)
     layouts = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1)]
-    for k in range(4):
+    for k in range(3):
         E = rng.normal(size=(5, 2))
         y = np.array(layouts[k % 2])
         margin = (0.0, 1.0)[k // 2]
         res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k,
                             max_nodes=20_000)
         long = nearest_ideal(E, y, margin=margin, objective=objective, rng=100 + k,
-                             n_starts=96, max_nodes=0, solver="scipy")
+                             n_starts=48, max_nodes=0, solver="scipy")
         scale = max(float(np.ptp(E)), margin)
         assert res.bounds.get("branch_and_bound", 0.0) <= long.value + BRACKET_RTOL * scale
         assert res.lower <= long.value + BRACKET_RTOL * scale
