@@ -225,6 +225,13 @@ def test_root_boxes_hold_every_point_of_objective_below_the_level(seed, n, N):
 # ----------------------------------------------------------------------
 
 
+def _appender(A, b):
+    def row(coef, rhs):
+        A.append(coef)
+        b.append(rhs)
+    return row
+
+
 def exact_on_line(E, y, margin, objective):
     """``d(E, F_TS)`` for ``n = 1``: the minimum over the orders of the points of an LP."""
     x = np.asarray(E, dtype=float)[:, 0]
@@ -240,11 +247,7 @@ def exact_on_line(E, y, margin, objective):
         rank[list(perm)] = np.arange(N)
         sg = np.sign(rank[:, None] - rank[None])  # |x_i - x_j| = sg_ij (x_i - x_j)
         A, b = [], []
-
-        def row(coef, rhs):
-            A.append(coef)
-            b.append(rhs)
-
+        row = _appender(A, b)
         for i in range(N - 1):
             c = np.zeros(N + 1)
             c[perm[i]], c[perm[i + 1]] = 1.0, -1.0
