@@ -7,7 +7,8 @@ unless said otherwise, so that results are invariant under scaling.
 from __future__ import annotations
 
 __all__ = [
-    "BOUND_RTOL", "DSTAR_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL", "VERDICT_RTOL",
+    "BNB_RTOL", "BOUND_RTOL", "DSTAR_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL",
+    "VERDICT_RTOL",
 ]
 
 #: a verdict ``lhs <= rhs`` decided from brackets allows this much rounding,
@@ -46,3 +47,14 @@ PACKING_RTOL = 1e-12
 #: by direct differences (within ``n + 4`` ulps for ``n <= 64``), multiplied by
 #: ``1 + DSTAR_RTOL``.  Exact entries (closed forms) are not moved.
 DSTAR_RTOL = 1e-12
+
+#: rounding allowance of the branch-and-bound's interval bounds
+#: (:mod:`isoapprox.kernels.bnb`): every computed distance between boxes, box
+#: bound and difference is moved outward by ``BNB_RTOL * (1 + the magnitudes
+#: involved)``, in normalised units (the instance has size about 1).  Each such
+#: quantity takes at most a dozen float64 operations on numbers of that
+#: magnitude, so its rounding error is below ``1e-14`` of it; ``1e-12`` keeps a
+#: hundredfold margin.  The same allowance, scaled by the size of the caller's
+#: coordinates, covers the rounding of the normalisation ``(E - shift) / scale``
+#: (``isoapprox.ideal._bnb``)
+BNB_RTOL = 1e-12

@@ -181,14 +181,20 @@ def test_near_collapse_small_class_counts_certified(rng, P, dstar):
 
 
 def test_near_collapse_four_classes_in_the_plane(rng):
-    """P = 4 > n + 1: the value is the packing diameter sqrt 2.  The solver's own
+    """P = 4 > n + 1: the value is the packing diameter sqrt 2.  The convex
     bounds cannot see the dimension (they stay at the margin, 1); the packing
     bound D*(4, 2, 1) - diam(E) = sqrt 2 - diam(E) closes the bracket to diam(E)
     (the representatives bound, sqrt 2 minus the diameter of four nearby
-    representatives, to less)."""
+    representatives, to less).  The branch-and-bound (off here,
+    ``max_nodes=0``) does see the plane: it proves more than the margin, and
+    less than sqrt 2."""
     y = np.repeat(np.arange(4), 2)
     E = 1e-6 * rng.normal(size=(8, 2))
-    res = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0)
+    with_bnb = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0,
+                             max_nodes=20_000)
+    assert 1.0 + 0.1 < with_bnb.bounds["branch_and_bound"] <= math.sqrt(2)
+    assert with_bnb.lower_source == "packing"
+    res = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0, max_nodes=0)
     check_result(res, E, y, 1.0, "iso")
     assert res.value == pytest.approx(math.sqrt(2), abs=DSTAR_ATOL)
     packing = ("packing", "sub_batch_packing")

@@ -52,7 +52,8 @@ class IdealResult:
     solver : str
         Which family produced the embedding: ``"identity"`` (``E`` is already
         separated), ``"construction"`` (collapsed or class-collapsed closed
-        form), ``"scipy"`` (SLSQP) or ``"cvxpy"`` (convex-concave procedure).
+        form), ``"scipy"`` (SLSQP), ``"cvxpy"`` (convex-concave procedure) or
+        ``"branch_and_bound"`` (a box centre of the branch-and-bound search).
     status : str
         ``"certified"``, ``"time_limit"`` (the budget ran out with the gap
         open) or ``"exhausted"`` (every start and escalation was used).
@@ -82,7 +83,9 @@ class IdealResult:
         ``"sub_batch_packing"`` (the packing bound of nearby class
         representatives, for ``"haus"`` also in radius form) for both and
         ``"sub_batch"`` (the best proven bound of a few sub-problems) for
-        ``"haus"`` (see :mod:`isoapprox.ideal._subbatch`).  For a pair loss:
+        ``"haus"`` (see :mod:`isoapprox.ideal._subbatch`); and for both, on
+        small instances in ``R^1`` and ``R^2`` whose gap the others left open,
+        ``"branch_and_bound"`` (:mod:`isoapprox.ideal._bnb`).  For a pair loss:
         ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
         (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``
         (``L_max / 2``) and ``"shor_sdp"`` for ``"haus"``, ``"packing"`` for

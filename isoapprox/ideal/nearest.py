@@ -36,6 +36,7 @@ from ..losses import batch_hard_loss
 from ..metrics import hausdorff_like, isometric_error
 from ..packing import packing_distance_bound
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
+from ._bnb import BNB_MAX_NODES, branch_and_bound
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
     haus_triplet_bound,
@@ -467,6 +468,7 @@ def nearest_ideal(
     time_limit: float = 10.0,
     warn_uncertified: bool = False,
     max_subbatches: int = SUB_BATCH_COUNT,
+    max_nodes: int = BNB_MAX_NODES,
 ) -> IdealResult:
     """Nearest triplet-separated embedding under ``d_iso`` or ``d_haus``.
 
@@ -510,6 +512,11 @@ def nearest_ideal(
         amount of work (two local solves and one SDP each, about a tenth
         of a second), not limited by ``time_limit`` and independent of
         ``rng``.  ``0`` skips them.
+    max_nodes : int, default 20000
+        Node budget of the spatial branch-and-bound that runs last, while
+        the gap is still open, on instances of at most 10 points in ``R^1``
+        or ``R^2`` (:mod:`isoapprox.ideal._bnb`); ``0`` switches it off.  A
+        count, not a time: the bound it proves is the same on every machine.
 
     Returns
     -------
@@ -522,7 +529,7 @@ def nearest_ideal(
     InvalidInputError
         NaN/inf or mis-shaped ``E``, bad labels, negative margin, unknown
         ``objective`` or ``solver``, non-positive ``tol`` or
-        ``time_limit``, negative ``max_subbatches``.
+        ``time_limit``, negative ``max_subbatches`` or ``max_nodes``.
     NoTripletError
         If the labels admit no triplet.
 
@@ -540,7 +547,7 @@ def nearest_ideal(
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
     opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                                warn_uncertified)
+                                warn_uncertified, max_nodes=max_nodes)
     opts = replace(opts, max_subbatches=check_int(max_subbatches, "max_subbatches", minimum=0))
     require_triplets(codes)
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
@@ -569,10 +576,11 @@ class _SolveOptions:
     time_limit: float
     warn_uncertified: bool
     max_subbatches: int = 0
+    max_nodes: int = BNB_MAX_NODES
 
 
 def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                         warn_uncertified) -> _SolveOptions:
+                         warn_uncertified, *, max_nodes=BNB_MAX_NODES) -> _SolveOptions:
     """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``."""
     if not isinstance(warn_uncertified, (bool, np.bool_)):
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
@@ -584,6 +592,7 @@ def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
         max_iter=check_int(max_iter, "max_iter", minimum=1),
         time_limit=check_positive(time_limit, "time_limit"),
         warn_uncertified=bool(warn_uncertified),
+        max_nodes=check_int(max_nodes, "max_nodes", minimum=0),
     )
 
 
@@ -599,7 +608,8 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     deadline = solver_clock() + opts.time_limit - (time.perf_counter() - t_start)
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     opts.n_starts, opts.max_iter, deadline, spec, opts.max_subbatches)
+                     opts.n_starts, opts.max_iter, deadline, spec, opts.max_subbatches,
+                     opts.max_nodes)
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
@@ -611,7 +621,8 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
 
 
 def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
-           spec: PairSpec | None = None, max_subbatches: int = 0, polish: bool = True):
+           spec: PairSpec | None = None, max_subbatches: int = 0, polish: bool = True,
+           max_nodes: int = BNB_MAX_NODES):
     S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
     # E itself
     if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
@@ -653,6 +664,14 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
             S.offer(G, "cvxpy")
     if not S.certified() and spec is None:
         _sub_batches(S, max_subbatches, solver)
+        # the packing bound (also applied in _finish, on every path) before the
+        # branch-and-bound, so that the search does not prove what it already gives
+        _packing_bound(S)
+    if not S.certified() and S.time_left() > 0:
+        # last: spatial branch-and-bound on small instances (none for pair losses)
+        v = branch_and_bound(S, X, max_nodes)
+        if v is not None:
+            S.add_bound("branch_and_bound", _safe(v * S.prob.scale, S.scale))
     if S.certified():
         return S, "certified"
     if S.time_left() <= 0:
@@ -668,7 +687,8 @@ def _sub_batches(S: _Search, count: int, solver: str) -> None:
     each searched with ``SUB_BATCH_STARTS`` local solves, seed
     ``SUB_BATCH_SEED`` and no deadline (no clock decides the bound), and
     bounded by the exact relaxations; without the CCP polish, which comes
-    after the relaxations and so cannot raise the bound.
+    after the relaxations and so cannot raise the bound, and without the
+    branch-and-bound (whose cost the measured sub-batch budget does not include).
     """
     rep = representative_bound(S.E, S.codes, S.margin, S.objective)
     if rep.value > 0.0:
@@ -681,7 +701,8 @@ def _sub_batches(S: _Search, count: int, solver: str) -> None:
         def lower(X, c):
             forget_solver_state()  # each sub-problem's bound is a function of it alone
             T, _ = _solve(X, c, S.margin, S.objective, as_rng(SUB_BATCH_SEED), S.tol, solver,
-                          SUB_BATCH_STARTS, S.max_iter, math.inf, polish=False)
+                          SUB_BATCH_STARTS, S.max_iter, math.inf, polish=False,
+                          max_nodes=0)
             return T.lower()[0]
 
         sub = sub_batch_bound(S.E, S.codes, S.margin, lower, count=count)
@@ -696,6 +717,16 @@ CCP_MAX_ROWS = 1500
 
 def _affordable_ccp(prog: Program) -> bool:
     return prog.kind.size <= CCP_MAX_ROWS
+
+
+def _packing_bound(S: _Search) -> None:
+    """The packing bound (the only one that sees the dimension), halved for
+    ``"haus"`` (statement 1); applied after the search so that it changes no
+    incumbent."""
+    v = packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
+    if v > 0.0:
+        S.add_bound("packing" if S.objective == "iso" else "packing_half",
+                    v if S.objective == "iso" else v / 2.0)
 
 
 def _finish(state, t_start: float) -> IdealResult:
@@ -713,12 +744,7 @@ def _finish(state, t_start: float) -> IdealResult:
                           solver=S.best_solver, status="infeasible")
     S.best_value = value
     if S.spec is None:
-        # the packing bound (the only one that sees the dimension), after the
-        # search so that it changes no incumbent; halved for "haus" (statement 1)
-        v = packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
-        if v > 0.0:
-            S.add_bound("packing" if S.objective == "iso" else "packing_half",
-                        v if S.objective == "iso" else v / 2.0)
+        _packing_bound(S)
     lower, source = S.lower()
     logger.debug("nearest_ideal(%s): value %.12g, bounds %s, %d local solves, %s",
                  S.objective, value, S.bounds, S.n_starts, status)

@@ -1,0 +1,164 @@
+"""Benchmark: certified share of nearest_ideal with and without the branch-and-bound.
+
+Every instance is solved twice in the same process with the same seed:
+``max_nodes=0`` (the search without the spatial branch-and-bound, i.e. the
+bracket before it existed) and the default node budget.  Reported per cell
+and objective: the certified share (``tol = 1e-6``), the median and 90th
+percentile wall time, the median relative gap, how often the branch-and-bound
+ran (``"branch_and_bound"`` in ``bounds``) and how often it gave the lower
+end of the bracket.
+
+Cells:
+
+- ``N5R2``: the toys of ``bench_nearest_ideal.py`` (``N = 5`` in ``R^2``,
+  layouts ``00112``, ``00011``, ``00111``, margins 0 and 1, standard normal
+  points; 300 instances, ``--quick`` 48);
+- ``N6R1`` ... ``N8R2``: ``N = 6, 7, 8`` points in ``R^1`` and ``R^2``,
+  labels uniform over three classes (redrawn until they admit a triplet),
+  margins 0 and 1 alternating (``--per-cell`` instances each, ``--quick`` 6).
+
+Run from the repository root::
+
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --quick
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N5R2
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N6R1 N6R2 N7R1 N7R2 N8R1 N8R2
+
+Timings are wall-clock medians of single calls (kernels compiled in a
+warm-up first); compare the two columns of one run, not runs on different
+machines.  Certified shares do not depend on the machine (node budgets, not
+time, decide the branch-and-bound), up to the last-bit differences of the
+local solvers' BLAS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from isoapprox import nearest_ideal
+
+LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
+MARGINS = [0.0, 1.0]
+TOL = 1e-6
+CELLS = ("N5R2", "N6R1", "N6R2", "N7R1", "N7R2", "N8R1", "N8R2")
+
+
+def instances(cell: str, count: int, seed: int):
+    """Deterministic instances ``(E, y, margin)`` of one cell."""
+    rng = np.random.default_rng([seed, CELLS.index(cell)])
+    if cell == "N5R2":
+        for _ in range(count):
+            for layout in LAYOUTS:
+                for margin in MARGINS:
+                    yield rng.normal(size=(5, 2)), np.array(layout), margin
+        return
+    N, n = int(cell[1]), int(cell[3])
+    for k in range(count):
+        while True:
+            y = rng.integers(0, 3, size=N)
+            counts = np.bincount(y, minlength=3)
+            if (counts >= 2).any() and (counts > 0).sum() >= 2:
+                break
+        yield rng.normal(size=(N, n)), y, MARGINS[k % 2]
+
+
+def solve(E, y, margin, objective, k, max_nodes):
+    kw = {} if max_nodes is None else {"max_nodes": max_nodes}
+    t0 = time.perf_counter()
+    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k, tol=TOL, **kw)
+    return res, time.perf_counter() - t0
+
+
+def run(cells, count_n5, count, seed):
+    # warm-up: numba compilation and cvxpy import
+    for n in (1, 2):
+        for obj in ("iso", "haus"):
+            E = np.random.default_rng(0).normal(size=(5, n))
+            nearest_ideal(E, [0, 0, 1, 1, 2], margin=1.0, objective=obj, rng=0)
+    records = []
+    for cell in cells:
+        cnt = count_n5 if cell == "N5R2" else count
+        for k, (E, y, margin) in enumerate(instances(cell, cnt, seed)):
+            for obj in ("iso", "haus"):
+                for label, nodes in (("before", 0), ("after", None)):
+                    res, dt = solve(E, y, margin, obj, k, nodes)
+                    records.append({
+                        "cell": cell, "objective": obj, "run": label, "margin": margin,
+                        "seconds": dt, "certified": bool(res.certified),
+                        "rel_gap": float(res.rel_gap), "value": float(res.value),
+                        "lower": float(res.lower), "lower_source": res.lower_source,
+                        "bnb_ran": "branch_and_bound" in res.bounds,
+                    })
+    return records
+
+
+def report(records, cells):
+    head = (f"{'cell':5s} {'obj':4s} {'n':>4s} | {'cert before':>11s} {'cert after':>10s} | "
+            f"{'med ms bef':>10s} {'med ms aft':>10s} {'p90 ms aft':>10s} | "
+            f"{'gap50 bef':>9s} {'gap50 aft':>9s} | {'bnb ran':>7s} {'bnb lower':>9s}")
+    print(head)
+    out = {}
+    for cell in cells:
+        for obj in ("iso", "haus"):
+            bef = [r for r in records if r["cell"] == cell and r["objective"] == obj
+                   and r["run"] == "before"]
+            aft = [r for r in records if r["cell"] == cell and r["objective"] == obj
+                   and r["run"] == "after"]
+            if not bef:
+                continue
+
+            def share(rs, key):
+                return float(np.mean([r[key] for r in rs]))
+
+            tb = np.array([r["seconds"] for r in bef]) * 1e3
+            ta = np.array([r["seconds"] for r in aft]) * 1e3
+            row = {
+                "n": len(bef),
+                "certified_before": share(bef, "certified"),
+                "certified_after": share(aft, "certified"),
+                "median_ms_before": float(np.median(tb)),
+                "median_ms_after": float(np.median(ta)),
+                "p90_ms_after": float(np.percentile(ta, 90)),
+                "rel_gap_median_before": float(np.median([r["rel_gap"] for r in bef])),
+                "rel_gap_median_after": float(np.median([r["rel_gap"] for r in aft])),
+                "rel_gap_p90_before": float(np.percentile([r["rel_gap"] for r in bef], 90)),
+                "rel_gap_p90_after": float(np.percentile([r["rel_gap"] for r in aft], 90)),
+                "bnb_ran": share(aft, "bnb_ran"),
+                "bnb_lower": float(np.mean([r["lower_source"] == "branch_and_bound"
+                                            for r in aft])),
+            }
+            out[f"{cell}/{obj}"] = row
+            print(f"{cell:5s} {obj:4s} {row['n']:4d} | {row['certified_before']:11.1%} "
+                  f"{row['certified_after']:10.1%} | {row['median_ms_before']:10.1f} "
+                  f"{row['median_ms_after']:10.1f} {row['p90_ms_after']:10.1f} | "
+                  f"{row['rel_gap_median_before']:9.1e} {row['rel_gap_median_after']:9.1e} | "
+                  f"{row['bnb_ran']:7.1%} {row['bnb_lower']:9.1%}", flush=True)
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="48 toys in N5R2 and 6 instances per other cell")
+    ap.add_argument("--per-cell", type=int, default=20,
+                    help="instances per N6R1 ... N8R2 cell (default 20)")
+    ap.add_argument("--cells", nargs="+", default=list(CELLS), choices=CELLS)
+    ap.add_argument("--seed", type=int, default=20240501)
+    ap.add_argument("--json", help="write the records and the summary to this file")
+    args = ap.parse_args(argv)
+    count_n5 = 8 if args.quick else 50  # per (layout, margin): 6 cells
+    count = 6 if args.quick else args.per_cell
+    records = run(args.cells, count_n5, count, args.seed)
+    summary = report(records, args.cells)
+    if args.json:
+        from isoapprox.io import atomic_write_text, to_jsonable
+
+        atomic_write_text(args.json, json.dumps(to_jsonable(
+            {"config": vars(args), "summary": summary, "records": records}), indent=1))
+
+
+if __name__ == "__main__":
+    main()

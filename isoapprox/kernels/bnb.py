@@ -1,0 +1,564 @@
+"""numba kernels of the spatial branch-and-bound for the nearest ideal embedding.
+
+Design notes: docs/performance.md, section ``isoapprox.kernels.bnb``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import JIT
+
+__all__ = [
+    "HAUS",
+    "ISO",
+    "bnb_search",
+    "box_maxdist",
+    "box_mindist",
+    "node_bound",
+    "point_box_maxdist",
+    "point_box_mindist",
+    "propagate",
+    "triplet_upper",
+]
+
+#: objective codes of the kernels
+ISO = 0
+HAUS = 1
+
+
+# ----------------------------------------------------------------------
+# distances between boxes and points (rounded to nearest; callers add the
+# rounding allowance)
+# ----------------------------------------------------------------------
+
+
+@njit(**JIT)
+def box_mindist(lo1, hi1, lo2, hi2):
+    """Least distance between a point of box 1 and a point of box 2."""
+    s = 0.0
+    for d in range(lo1.shape[0]):
+        g = lo2[d] - hi1[d]
+        h = lo1[d] - hi2[d]
+        if h > g:
+            g = h
+        if g > 0.0:
+            s += g * g
+    return np.sqrt(s)
+
+
+@njit(**JIT)
+def box_maxdist(lo1, hi1, lo2, hi2):
+    """Largest distance between a point of box 1 and a point of box 2."""
+    s = 0.0
+    for d in range(lo1.shape[0]):
+        g = abs(hi2[d] - lo1[d])
+        h = abs(hi1[d] - lo2[d])
+        if h > g:
+            g = h
+        s += g * g
+    return np.sqrt(s)
+
+
+@njit(**JIT)
+def point_box_mindist(x, lo, hi):
+    """Least distance between the point ``x`` and a point of the box."""
+    s = 0.0
+    for d in range(x.shape[0]):
+        g = lo[d] - x[d]
+        h = x[d] - hi[d]
+        if h > g:
+            g = h
+        if g > 0.0:
+            s += g * g
+    return np.sqrt(s)
+
+
+@njit(**JIT)
+def point_box_maxdist(x, lo, hi):
+    """Largest distance between the point ``x`` and a point of the box."""
+    s = 0.0
+    for d in range(x.shape[0]):
+        g = abs(x[d] - lo[d])
+        h = abs(hi[d] - x[d])
+        if h > g:
+            g = h
+        s += g * g
+    return np.sqrt(s)
+
+
+@njit(**JIT)
+def _pdist(X, i, j):
+    s = 0.0
+    for d in range(X.shape[1]):
+        t = X[i, d] - X[j, d]
+        s += t * t
+    return np.sqrt(s)
+
+
+@njit(**JIT)
+def triplet_upper(E, D, objective, T, lo, hi, a, p, m, rtol):
+    """Proven upper bound of ``|F_a - F_m| - |F_a - F_p|`` over ``F_k`` in the boxes.
+
+    With ``objective`` ``ISO`` or ``HAUS`` only the ``F`` with objective at
+    most ``T`` count (``|F_i - F_j| <= D_ij + T`` and ``>= D_ij - T``, or
+    ``|F_k - E_k| <= T``); any other value: every ``F`` in the boxes.  The
+    bound is the smaller of
+
+    - ``maxd(a, m) - mind(a, p)``, the largest and least distances between
+      the sets (boxes, capped by the objective's constraints), and
+    - the Lipschitz form ``g(c) + 2 rho``: ``g(x)`` bounds the difference
+      for ``F_a = x`` from above and is 2-Lipschitz in ``x`` (a difference of
+      minima / maxima of 1-Lipschitz distances), ``c`` is the computed centre
+      of ``B_a`` and ``rho = max_{x in B_a} |x - c|``;
+
+    each raised by ``rtol * (1 + the magnitudes involved)``, which covers the
+    rounding of the few float64 operations (see
+    :data:`isoapprox.tolerances.BNB_RTOL`).
+    """
+    n = lo.shape[1]
+    mx = box_maxdist(lo[a], hi[a], lo[m], hi[m])
+    mn = box_mindist(lo[a], hi[a], lo[p], hi[p])
+    extra = 0.0
+    if objective == ISO:
+        mx = min(mx, D[a, m] + T)
+        mn = max(mn, D[a, p] - T)
+        extra = D[a, m] + D[a, p] + 2.0 * T
+    elif objective == HAUS:
+        mx = min(mx, D[a, m] + 2.0 * T, point_box_maxdist(E[m], lo[a], hi[a]) + T,
+                 point_box_maxdist(E[a], lo[m], hi[m]) + T)
+        mn = max(mn, D[a, p] - 2.0 * T, point_box_mindist(E[p], lo[a], hi[a]) - T,
+                 point_box_mindist(E[a], lo[p], hi[p]) - T)
+        extra = D[a, m] + D[a, p] + 4.0 * T
+    u1 = mx - mn + rtol * (1.0 + abs(mx) + abs(mn) + extra)
+    c = np.empty(n)
+    rho2 = 0.0
+    for d in range(n):
+        c[d] = 0.5 * (lo[a, d] + hi[a, d])
+        e = c[d] - lo[a, d]
+        f = hi[a, d] - c[d]
+        if f > e:
+            e = f
+        rho2 += e * e
+    rho = np.sqrt(rho2)
+    gx = point_box_maxdist(c, lo[m], hi[m])
+    gn = point_box_mindist(c, lo[p], hi[p])
+    if objective == ISO:
+        gx = min(gx, D[a, m] + T)
+        gn = max(gn, D[a, p] - T)
+    elif objective == HAUS:
+        em = 0.0
+        ep = 0.0
+        for d in range(n):
+            em += (c[d] - E[m, d]) ** 2
+            ep += (c[d] - E[p, d]) ** 2
+        gx = min(gx, np.sqrt(em) + T)
+        gn = max(gn, np.sqrt(ep) - T)
+    u2 = gx - gn + 2.0 * rho + rtol * (1.0 + abs(gx) + abs(gn) + 2.0 * rho + extra)
+    return min(u1, u2)
+
+
+# ----------------------------------------------------------------------
+# one node: contraction, lower bound, triplet pruning
+# ----------------------------------------------------------------------
+
+
+@njit(**JIT)
+def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
+    """Contract the boxes ``lo, hi`` (N, n) in place and bound the objective over them.
+
+    Returns a proven lower bound of the objective over the triplet-separated
+    ``F`` in the boxes with objective at most ``T`` (``inf`` when there is
+    none): the contraction removes only points with objective above ``T``
+    (``"haus"``: ``|F_k - E_k| <= T``; ``"iso"``: ``|F_i - F_j| <= D_ij + T``
+    and, for ``n = 1``, ``|F_i - F_j| >= D_ij - T``), the bound is the
+    largest violation of the objective's own constraints over the boxes,
+    and a triplet whose upper bound :func:`triplet_upper` is below
+    ``alpha`` proves the boxes hold no separated point.  Every computed
+    quantity is moved outward by ``rtol * (1 + magnitudes)``.
+    """
+    N, n = E.shape
+    inf = np.inf
+    if objective == HAUS:
+        for k in range(N):
+            for d in range(n):
+                lw = E[k, d] - T
+                up = E[k, d] + T
+                sl = rtol * (1.0 + abs(E[k, d]) + T)
+                if lw - sl > lo[k, d]:
+                    lo[k, d] = lw - sl
+                if up + sl < hi[k, d]:
+                    hi[k, d] = up + sl
+                if lo[k, d] > hi[k, d]:
+                    return inf
+    else:
+        for _ in range(2):
+            for i in range(N):
+                for j in range(N):
+                    if i == j:
+                        continue
+                    r = D[i, j] + T
+                    for d in range(n):
+                        sl = rtol * (1.0 + abs(lo[i, d]) + abs(hi[i, d]) + r)
+                        lw = lo[i, d] - r - sl
+                        up = hi[i, d] + r + sl
+                        if lw > lo[j, d]:
+                            lo[j, d] = lw
+                        if up < hi[j, d]:
+                            hi[j, d] = up
+                        if lo[j, d] > hi[j, d]:
+                            return inf
+                    if n == 1:
+                        # F_j outside (hi_i - L, lo_i + L) with L = D_ij - T
+                        L = D[i, j] - T
+                        sl = rtol * (1.0 + abs(lo[i, 0]) + abs(hi[i, 0]) + D[i, j] + T)
+                        x0 = hi[i, 0] - L + sl
+                        x1 = lo[i, 0] + L - sl
+                        if L > 0.0 and x0 < x1:
+                            if x0 < lo[j, 0] < x1:
+                                lo[j, 0] = x1
+                            if x0 < hi[j, 0] < x1:
+                                hi[j, 0] = x0
+                            if lo[j, 0] > hi[j, 0]:
+                                return inf
+    lb = 0.0
+    if objective == HAUS:
+        for k in range(N):
+            v = point_box_mindist(E[k], lo[k], hi[k])
+            v -= rtol * (1.0 + v)
+            if v > lb:
+                lb = v
+    if lb >= T:
+        return lb
+    # intervals [L_ij, U_ij] of the distances |F_i - F_j|
+    L = np.empty((N, N))
+    U = np.empty((N, N))
+    for i in range(N):
+        L[i, i] = 0.0
+        U[i, i] = 0.0
+        for j in range(i + 1, N):
+            mn = box_mindist(lo[i], hi[i], lo[j], hi[j])
+            mx = box_maxdist(lo[i], hi[i], lo[j], hi[j])
+            sl = rtol * (1.0 + mx + D[i, j] + 2.0 * T)
+            if objective == ISO:
+                lw = max(mn, D[i, j] - T) - sl
+                up = min(mx, D[i, j] + T) + sl
+                v = mn - D[i, j] - sl
+                if v > lb:
+                    lb = v
+                v = D[i, j] - mx - sl
+                if v > lb:
+                    lb = v
+            else:
+                lw = max(mn, D[i, j] - 2.0 * T, point_box_mindist(E[i], lo[j], hi[j]) - T,
+                         point_box_mindist(E[j], lo[i], hi[i]) - T) - sl
+                up = min(mx, D[i, j] + 2.0 * T, point_box_maxdist(E[i], lo[j], hi[j]) + T,
+                         point_box_maxdist(E[j], lo[i], hi[i]) + T) + sl
+            if lw < 0.0:
+                lw = 0.0
+            if lw > up:
+                return np.inf
+            L[i, j] = lw
+            L[j, i] = lw
+            U[i, j] = up
+            U[j, i] = up
+    if lb >= T:
+        return lb
+    if not propagate(L, U, trip, alpha, rtol, 3):
+        return np.inf
+    if objective == ISO:
+        for i in range(N):
+            for j in range(i + 1, N):
+                sl = rtol * (1.0 + U[i, j] + D[i, j])
+                v = L[i, j] - D[i, j] - sl
+                if v > lb:
+                    lb = v
+                v = D[i, j] - U[i, j] - sl
+                if v > lb:
+                    lb = v
+        if lb >= T:
+            return lb
+    for t in range(trip.shape[0]):
+        if triplet_upper(E, D, objective, T, lo, hi, trip[t, 0], trip[t, 1], trip[t, 2],
+                         rtol) < alpha:
+            return np.inf
+    return lb
+
+
+@njit(**JIT)
+def propagate(L, U, trip, alpha, rtol, rounds):
+    """Tighten distance intervals ``L <= |F_i - F_j| <= U`` in place; False when one empties.
+
+    Rules (each new end moved outward by ``rtol * (1 + magnitudes)``):
+    a triplet ``(a, p, m)`` needs ``d_am >= d_ap + alpha``, so
+    ``L_am >= L_ap + alpha`` and ``U_ap <= U_am - alpha``; the triangle
+    inequality gives ``U_ij <= U_ik + U_kj`` and ``L_ij >= L_ik - U_kj``.
+    """
+    N = L.shape[0]
+    for _ in range(rounds):
+        changed = False
+        for t in range(trip.shape[0]):
+            a = trip[t, 0]
+            p = trip[t, 1]
+            m = trip[t, 2]
+            v = L[a, p] + alpha
+            v -= rtol * (1.0 + v)
+            if v > L[a, m]:
+                L[a, m] = v
+                L[m, a] = v
+                changed = True
+            v = U[a, m] - alpha
+            v += rtol * (1.0 + abs(v) + alpha)
+            if v < U[a, p]:
+                U[a, p] = v
+                U[p, a] = v
+                changed = True
+            if L[a, m] > U[a, m] or L[a, p] > U[a, p]:
+                return False
+        for i in range(N):
+            for j in range(i + 1, N):
+                for k in range(N):
+                    if k == i or k == j:
+                        continue
+                    v = U[i, k] + U[k, j]
+                    v += rtol * (1.0 + v)
+                    if v < U[i, j]:
+                        U[i, j] = v
+                        U[j, i] = v
+                        changed = True
+                    v = max(L[i, k] - U[k, j], L[j, k] - U[k, i])
+                    v -= rtol * (1.0 + U[i, k] + U[j, k] + abs(v))
+                    if v > L[i, j]:
+                        L[i, j] = v
+                        L[j, i] = v
+                        changed = True
+                if L[i, j] > U[i, j]:
+                    return False
+        if not changed:
+            break
+    return True
+
+
+# ----------------------------------------------------------------------
+# best-first search
+# ----------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _heap_push(heap, key, size, s):
+    i = size
+    heap[i] = s
+    while i > 0:
+        par = (i - 1) // 2
+        if key[heap[par]] <= key[heap[i]]:
+            break
+        tmp = heap[par]
+        heap[par] = heap[i]
+        heap[i] = tmp
+        i = par
+
+
+@njit(**JIT)
+def _heap_pop(heap, key, size):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        lft = 2 * i + 1
+        if lft >= size:
+            break
+        c = lft
+        if lft + 1 < size and key[heap[lft + 1]] < key[heap[lft]]:
+            c = lft + 1
+        if key[heap[i]] <= key[heap[c]]:
+            break
+        tmp = heap[c]
+        heap[c] = heap[i]
+        heap[i] = tmp
+        i = c
+    return top
+
+
+@njit(**JIT)
+def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
+    """Centre value, feasibility and the coordinate to bisect.
+
+    Returns ``(value, feasible, k, d)``: the objective at the box centres
+    ``c``, whether ``c`` is separated at ``alpha``, and the point ``k`` and
+    axis ``d`` to split: the widest axis among the points of the constraint
+    most violated at ``c`` (the widest axis of all when none of them has
+    width), ``k = -1`` when every box is a point.
+    """
+    N, n = E.shape
+    for k in range(N):
+        for d in range(n):
+            c[k, d] = 0.5 * (lo[k, d] + hi[k, d])
+    for i in range(N):
+        dc[i, i] = 0.0
+        for j in range(i + 1, N):
+            v = _pdist(c, i, j)
+            dc[i, j] = v
+            dc[j, i] = v
+    worst = -np.inf
+    w0 = -1
+    w1 = -1
+    w2 = -1
+    value = 0.0
+    if objective == HAUS:
+        for k in range(N):
+            s = 0.0
+            for d in range(n):
+                t = c[k, d] - E[k, d]
+                s += t * t
+            v = np.sqrt(s)
+            if v > value:
+                value = v
+            if v - T > worst:
+                worst = v - T
+                w0 = k
+                w1 = -1
+                w2 = -1
+    else:
+        for i in range(N):
+            for j in range(i + 1, N):
+                v = abs(dc[i, j] - D[i, j])
+                if v > value:
+                    value = v
+                if v - T > worst:
+                    worst = v - T
+                    w0 = i
+                    w1 = j
+                    w2 = -1
+    feasible = True
+    for t in range(trip.shape[0]):
+        a = trip[t, 0]
+        p = trip[t, 1]
+        m = trip[t, 2]
+        v = alpha - (dc[a, m] - dc[a, p])
+        if v > 0.0:
+            feasible = False
+        if v > worst:
+            worst = v
+            w0 = a
+            w1 = p
+            w2 = m
+    bk = -1
+    bd = -1
+    bw = 0.0
+    for q in range(3):
+        k = w0 if q == 0 else (w1 if q == 1 else w2)
+        if k < 0:
+            continue
+        for d in range(n):
+            w = hi[k, d] - lo[k, d]
+            if w > bw:
+                bw = w
+                bk = k
+                bd = d
+    if bk < 0:
+        for k in range(N):
+            for d in range(n):
+                w = hi[k, d] - lo[k, d]
+                if w > bw:
+                    bw = w
+                    bk = k
+                    bd = d
+    return value, feasible, bk, bd
+
+
+@njit(**JIT)
+def bnb_search(E, objective, trip, alpha, T, rtol, lo, hi, key, heap, free, st, fst,
+               max_nodes, report, out):
+    """Best-first branch-and-bound over boxes of ``F`` (N, n), resumable.
+
+    Node storage: slots ``lo, hi`` (cap, N, n) with lower bounds ``key``
+    (cap,); ``heap`` (cap,) holds the open slots as a binary min-heap on
+    ``key``, ``free`` (cap,) a stack of free slots.  ``st`` (int64):
+    ``[heap size, nodes processed, free slots]``; ``fst`` (float64):
+    ``[least bound of the nodes left unsplit (boxes of zero width), value of
+    the reported point]``.  ``T`` is the pruning level: a node whose bound
+    reaches ``T`` is dropped.  Each popped node counts one against
+    ``max_nodes`` (a total over calls).
+
+    Returns
+    -------
+    int
+        0: no node is left (every point with objective below ``T`` was
+        excluded); 1: ``max_nodes`` reached; 2: no free slot (grow the
+        arrays and call again); 3: the box centres of the last node are
+        separated at ``alpha`` with objective below ``T`` (only when
+        ``report``): they are in ``out`` and their value in ``fst[1]``; the
+        node was split and the search can resume.
+
+    On any return the open nodes, ``fst[0]`` and ``T`` give the proven
+    bound ``min(T, min key over the heap, fst[0])`` on the objective of
+    every separated point in the root boxes.
+    """
+    N, n = E.shape
+    D = np.empty((N, N))
+    for i in range(N):
+        for j in range(N):
+            D[i, j] = _pdist(E, i, j)
+    cl = np.empty((N, n))
+    ch = np.empty((N, n))
+    c = np.empty((N, n))
+    dc = np.empty((N, N))
+    while True:
+        size = st[0]
+        if size == 0:
+            return 0
+        if st[1] >= max_nodes:
+            return 1
+        if st[2] < 1:
+            return 2
+        if key[heap[0]] >= T:
+            # every open node is bounded below by T: drop them all
+            for i in range(size):
+                free[st[2]] = heap[i]
+                st[2] += 1
+            st[0] = 0
+            return 0
+        s = _heap_pop(heap, key, size)
+        st[0] = size - 1
+        st[1] += 1
+        for k in range(N):
+            for d in range(n):
+                cl[k, d] = lo[s, k, d]
+                ch[k, d] = hi[s, k, d]
+        free[st[2]] = s
+        st[2] += 1
+        lb = node_bound(E, D, objective, trip, alpha, T, rtol, cl, ch)
+        if lb >= T:
+            continue
+        value, feasible, bk, bd = _centre_split(E, D, objective, trip, alpha, T, cl, ch, c, dc)
+        found = report and feasible and value < T
+        mid = 0.0
+        if bk >= 0:
+            mid = 0.5 * (cl[bk, bd] + ch[bk, bd])
+        if bk < 0 or not (cl[bk, bd] < mid < ch[bk, bd]):
+            # nothing left to split (widths at the resolution of float64)
+            if lb < fst[0]:
+                fst[0] = lb
+        else:
+            for half in range(2):
+                st[2] -= 1
+                t = free[st[2]]
+                for k in range(N):
+                    for d in range(n):
+                        lo[t, k, d] = cl[k, d]
+                        hi[t, k, d] = ch[k, d]
+                if half == 0:
+                    hi[t, bk, bd] = mid
+                else:
+                    lo[t, bk, bd] = mid
+                key[t] = lb
+                _heap_push(heap, key, st[0], t)
+                st[0] += 1
+        if found:
+            for k in range(N):
+                for d in range(n):
+                    out[k, d] = c[k, d]
+            fst[1] = value
+            return 3
