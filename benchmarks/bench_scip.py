@@ -210,7 +210,7 @@ def main(argv=None) -> None:
     try:
         import pyscipopt
     except ImportError:
-        raise SystemExit("bench_scip: pyscipopt is not installed (pip install pyscipopt)")
+        raise SystemExit("bench_scip: pyscipopt is not installed (pip install pyscipopt)") from None
     records = run(args)
     summary = summarise(records)
     print(json.dumps(summary, indent=1))

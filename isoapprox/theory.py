@@ -183,7 +183,8 @@ def check_loss_iso(
     """
     margin = check_margin(margin)
     if iso is None:
-        iso = nearest_ideal(E, y, margin=margin, objective="iso", rng=rng, tol=tol)
+        iso = nearest_ideal(E, y, margin=margin, objective="iso", rng=rng, tol=tol,
+                            warn_uncertified=False)
     L = batch_hard_loss(E, y, margin=margin, reduction="max")
     scale = max(diameter(E), margin)
     d = (iso.value, iso.lower, iso.upper)
@@ -233,7 +234,8 @@ def check_pair_loss(
     u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
     if iso is None:
         iso = nearest_zero_loss(E, y, loss=loss, margin=margin, pos_margin=pos_margin,
-                                beta=beta, objective="iso", rng=rng, tol=tol)
+                                beta=beta, objective="iso", rng=rng, tol=tol,
+                                warn_uncertified=False)
     elif (iso.loss != loss or iso.objective != "iso"
           or iso.thresholds.get("upper") != u or iso.thresholds.get("lower") != l):
         raise InvalidInputError(
@@ -834,7 +836,8 @@ def check_collapse(
     E = np.zeros((N, dim))
     L = batch_hard_loss(E, codes, margin=margin, reduction="max")
     L_mean = batch_hard_loss(E, codes, margin=margin, reduction="mean")
-    iso = nearest_ideal(E, codes, margin=margin, objective="iso", rng=rng, tol=tol)
+    iso = nearest_ideal(E, codes, margin=margin, objective="iso", rng=rng, tol=tol,
+                        warn_uncertified=False)
     ds = d_star(P, dim, margin)
     # agreement: |d_iso - D*| <= 0, i.e. both d_iso <= D* and D* <= d_iso;
     # encode as the larger violation of the two one-sided checks

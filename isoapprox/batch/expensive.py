@@ -190,7 +190,7 @@ def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
     E0 = np.zeros((codes.shape[0], dim))
     L = batch_hard_loss(E0, codes, margin=margin, reduction="max")
     iso = nearest_ideal(E0, codes, margin=margin, objective="iso", rng=settings.seed,
-                        **settings.solver_options())
+                        warn_uncertified=False, **settings.solver_options())
     P = len(sizes)
     ds = d_star(P, dim, margin)
     # Proven bracket of d_iso(0, F_TS) from D*: any G in F_TS keeps every point

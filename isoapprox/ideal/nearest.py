@@ -466,7 +466,7 @@ def nearest_ideal(
     n_starts: int = 24,
     max_iter: int = 200,
     time_limit: float = 10.0,
-    warn_uncertified: bool = False,
+    warn_uncertified: bool = True,
     max_subbatches: int = SUB_BATCH_COUNT,
     max_nodes: int = BNB_MAX_NODES,
 ) -> IdealResult:
@@ -500,11 +500,12 @@ def nearest_ideal(
         Seconds of search, checked between solves (one solve may overrun
         it); time numba spends compiling or loading kernels does not count.
         The sub-batch bounds (``max_subbatches``) come after it.
-    warn_uncertified : bool, default False
+    warn_uncertified : bool, default True
         Warn with :class:`~isoapprox.ConvergenceWarning` when the gap is
-        still larger than ``tol`` at the end.  Off by default: an open gap
-        is an ordinary, reported outcome (``certified=False``), not an
-        error.
+        still larger than ``tol`` at the end, naming the bracket, the bound
+        that limits it (``lower_source``) and why the search stopped
+        (``status``).  ``False`` silences it (as does a warnings filter on
+        ``ConvergenceWarning``); the result says the same in ``certified``.
     max_subbatches : int, default 8
         When the gap is still open after the search and ``N > 12``, this
         many sub-problems of at most 8 points are solved for their proven
@@ -613,8 +614,11 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
-            f"{caller}: the bracket [{res.lower:.6g}, {res.upper:.6g}] has relative gap "
-            f"{res.rel_gap:.2e} > tol = {opts.tol:g} (status {res.status!r})",
+            f"{caller}: not certified: the bracket [{res.lower:.6g}, {res.upper:.6g}] has "
+            f"relative gap {res.rel_gap:.2e} > tol = {opts.tol:g}; its lower end is the "
+            f"{res.lower_source or 'trivial (0)'} bound, its upper end a {res.solver!r} "
+            f"solution; the search stopped with status {res.status!r} "
+            f"(pass warn_uncertified=False to silence this)",
             ConvergenceWarning, stacklevel=3,
         )
     return res

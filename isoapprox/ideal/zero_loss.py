@@ -76,7 +76,7 @@ def nearest_zero_loss(
     n_starts: int = 24,
     max_iter: int = 200,
     time_limit: float = 10.0,
-    warn_uncertified: bool = False,
+    warn_uncertified: bool = True,
 ) -> IdealResult:
     """Nearest embedding in a pair loss's zero-loss set, under ``d_iso`` or ``d_haus``.
 
