@@ -342,7 +342,7 @@ def test_plane_brackets_contain_long_multistart_values(objective):
         res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k,
                             max_nodes=20_000)
         long = nearest_ideal(E, y, margin=margin, objective=objective, rng=100 + k,
-                             n_starts=48, max_nodes=0, solver="scipy")
+                             n_starts=48, max_nodes=0, solver="scipy", warn_uncertified=False)
         scale = max(float(np.ptp(E)), margin)
         assert res.bounds.get("branch_and_bound", 0.0) <= long.value + BRACKET_RTOL * scale
         assert res.lower <= long.value + BRACKET_RTOL * scale

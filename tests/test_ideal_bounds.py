@@ -188,7 +188,7 @@ def test_nearest_ideal_applies_the_packing_bound_on_a_collapsed_batch():
     diam = ref.diameter(E)
     expected = packing_lower_bound(16, 2, margin=0.2) - diam
     iso = nearest_ideal(E, y, margin=0.2, objective="iso", rng=0, solver="scipy", n_starts=2,
-                        time_limit=2.0)
+                        time_limit=2.0, warn_uncertified=False)
     # the representatives bound (isoapprox.ideal._subbatch) is at least as large
     assert iso.lower >= iso.bounds["packing"] >= 0.5
     assert iso.lower_source in ("packing", "sub_batch_packing")

@@ -124,7 +124,7 @@ def test_toy_results_are_feasible_and_rescored(rng, objective, setting):
         y = np.array(layout)
         E = rng.normal(size=(5, 2))
         res = nearest_zero_loss(E, y, objective=objective, rng=1, solver="scipy", n_starts=4,
-                                **kw)
+                                **kw, warn_uncertified=False)
         check_result(res, E, y, kw, objective)
 
 
@@ -137,7 +137,8 @@ def test_bracket_holds_against_independent_search(rng, objective, setting):
     for layout in [(0, 0, 1, 2), (0, 0, 1, 1)]:
         y = np.array(layout)
         E = rng.normal(size=(4, 2))
-        res = nearest_zero_loss(E, y, objective=objective, rng=2, solver="scipy", **kw)
+        res = nearest_zero_loss(E, y, objective=objective, rng=2, solver="scipy", **kw,
+                                warn_uncertified=False)
         check_result(res, E, y, kw, objective)
         best = pref.independent_search(E, y, u, l, objective, rng, n_random=200, n_polish=6)
         scale = _scale(E, l)
@@ -156,7 +157,8 @@ def test_bracket_against_dense_grid_search_in_1d(rng, objective):
         for setting in [("contrastive", 1.0, 0.25, 1.0), ("margin", 0.25, 0.0, 0.75)]:
             kw = _kw(setting)
             u, l = _ul(setting)
-            res = nearest_zero_loss(E, y, objective=objective, rng=0, solver="scipy", **kw)
+            res = nearest_zero_loss(E, y, objective=objective, rng=0, solver="scipy", **kw,
+                                    warn_uncertified=False)
             check_result(res, E, y, kw, objective)
             best = pref.dense_search_1d(E, y, u, l, objective, grid)
             assert res.lower <= best + BRACKET_RTOL * _scale(E, l)
@@ -387,9 +389,9 @@ def instances(draw):
 def test_property_feasible_rescored_and_consistent(inst):
     E, y, kw = inst
     ri = nearest_zero_loss(E, y, objective="iso", rng=0, solver="scipy", n_starts=3,
-                           time_limit=2.0, **kw)
+                           time_limit=2.0, **kw, warn_uncertified=False)
     rh = nearest_zero_loss(E, y, objective="haus", rng=0, solver="scipy", n_starts=3,
-                           time_limit=2.0, **kw)
+                           time_limit=2.0, **kw, warn_uncertified=False)
     check_result(ri, E, y, kw, "iso")
     check_result(rh, E, y, kw, "haus")
     scale = _scale(E, ri.thresholds["lower"])

@@ -609,8 +609,8 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     deadline = solver_clock() + opts.time_limit - (time.perf_counter() - t_start)
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     opts.n_starts, opts.max_iter, deadline, spec, opts.max_subbatches,
-                     opts.max_nodes)
+                     opts.n_starts, opts.max_iter, deadline, spec,
+                     max_subbatches=opts.max_subbatches, max_nodes=opts.max_nodes)
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
@@ -625,7 +625,7 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
 
 
 def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
-           spec: PairSpec | None = None, max_subbatches: int = 0, polish: bool = True,
+           spec: PairSpec | None = None, *, max_subbatches: int = 0, polish: bool = True,
            max_nodes: int = BNB_MAX_NODES):
     S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
     # E itself
