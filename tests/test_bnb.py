@@ -302,7 +302,7 @@ def test_line_brackets_contain_the_exact_optimum_and_are_certified(N, seed, marg
     y[:3] = [0, 0, 1]
     E = rng.normal(size=(N, 1))
     opt = exact_on_line(E, y, margin, objective)
-    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=0)
+    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=0, warn_uncertified=False)
     scale = max(float(np.ptp(E)), margin)
     assert res.lower <= opt + BRACKET_RTOL * scale
     assert res.upper >= opt - BRACKET_RTOL * scale
@@ -316,8 +316,9 @@ def test_line_toys_certified_only_with_the_search():
     before = after = 0
     for k in range(4):
         E = rng.normal(size=(5, 1))
-        r0 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, max_nodes=0)
-        r1 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k)
+        r0 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, max_nodes=0,
+                           warn_uncertified=False)
+        r1 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, warn_uncertified=False)
         assert "branch_and_bound" not in r0.bounds
         assert r1.lower >= r0.lower
         before += r0.certified
@@ -340,7 +341,7 @@ def test_plane_brackets_contain_long_multistart_values(objective):
         y = np.array(layouts[k % 2])
         margin = (0.0, 1.0)[k // 2]
         res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k,
-                            max_nodes=20_000)
+                            max_nodes=20_000, warn_uncertified=False)
         long = nearest_ideal(E, y, margin=margin, objective=objective, rng=100 + k,
                              n_starts=48, max_nodes=0, solver="scipy", warn_uncertified=False)
         scale = max(float(np.ptp(E)), margin)
@@ -351,14 +352,14 @@ def test_plane_brackets_contain_long_multistart_values(objective):
 def test_same_bound_on_every_run():
     E = np.random.default_rng(2).normal(size=(6, 1))
     y = [0, 0, 1, 1, 2, 2]
-    a = nearest_ideal(E, y, margin=0.5, objective="iso", rng=1)
-    b = nearest_ideal(E, y, margin=0.5, objective="iso", rng=1)
+    a = nearest_ideal(E, y, margin=0.5, objective="iso", rng=1, warn_uncertified=False)
+    b = nearest_ideal(E, y, margin=0.5, objective="iso", rng=1, warn_uncertified=False)
     assert a.bounds == b.bounds and a.value == b.value
 
 
 def test_max_nodes_validation():
     E = [[0.0], [1.0], [3.0]]
     with pytest.raises(InvalidInputError, match="`max_nodes` must be >= 0; got -1"):
-        nearest_ideal(E, [0, 0, 1], max_nodes=-1)
+        nearest_ideal(E, [0, 0, 1], max_nodes=-1, warn_uncertified=False)
     with pytest.raises(TypeError, match="`max_nodes` must be an integer"):
-        nearest_ideal(E, [0, 0, 1], max_nodes=1.5)
+        nearest_ideal(E, [0, 0, 1], max_nodes=1.5, warn_uncertified=False)

@@ -225,7 +225,7 @@ def test_packing_bound_at_exact_collapse_is_d_star():
     golden = (1 + math.sqrt(5)) / 2
     # the bound is lowered by 1e-12 (relative) against rounding
     assert packing_bound(E, y, margin=1.0) == pytest.approx(golden, rel=2e-12)
-    res = nearest_ideal(E, y, margin=1.0, rng=0, time_limit=2.0)
+    res = nearest_ideal(E, y, margin=1.0, rng=0, time_limit=2.0, warn_uncertified=False)
     assert packing_bound(E, y, margin=1.0) <= res.upper * (1 + BRACKET_RTOL)
     assert packing_bound(E, y, margin=0.0) == 0.0
     assert packing_bound(np.ones((10, 2)) * 7.0, y, margin=2.0) == pytest.approx(2 * golden,

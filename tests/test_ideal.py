@@ -6,6 +6,8 @@ import math
 import subprocess
 import sys
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -100,7 +102,8 @@ def test_bracket_holds_against_independent_search(rng, objective, margin):
     for layout in [(0, 0, 1, 2), (0, 0, 1, 1)]:
         y = np.array(layout)
         E = rng.normal(size=(4, 2))
-        res = nearest_ideal(E, y, margin=margin, objective=objective, rng=2, solver="scipy")
+        res = nearest_ideal(E, y, margin=margin, objective=objective, rng=2, solver="scipy",
+                            warn_uncertified=False)
         check_result(res, E, y, margin, objective)
         best = iref.independent_search(E, y, margin, objective, rng, n_random=300,
                                        n_polish=8)
@@ -142,7 +145,7 @@ def test_toy_iso_is_mostly_certified(rng):
 def test_separated_input_is_its_own_nearest(objective):
     E = np.array([[0.0, 0.0], [0.1, 0.0], [5.0, 0.0], [5.0, 0.2], [0.0, 7.0]])
     y = np.array([0, 0, 1, 1, 2])
-    res = nearest_ideal(E, y, margin=1.0, objective=objective)
+    res = nearest_ideal(E, y, margin=1.0, objective=objective, warn_uncertified=False)
     assert res.value == 0.0 and res.lower == 0.0 and res.certified
     assert res.solver == "identity"
     np.testing.assert_array_equal(res.embedding, E)
@@ -153,7 +156,7 @@ def test_separated_input_is_its_own_nearest(objective):
 def test_collapsed_input_margin_zero(objective):
     E = np.full((5, 3), 2.5)
     y = np.array([0, 0, 1, 1, 2])
-    res = nearest_ideal(E, y, objective=objective)
+    res = nearest_ideal(E, y, objective=objective, warn_uncertified=False)
     assert res.value == 0.0 and res.certified
     assert res.kind == "collapsed"
     check_result(res, E, y, 0.0, objective)
@@ -163,7 +166,7 @@ def test_class_collapsed_input_margin_zero():
     C = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
     y = np.array([0, 1, 2, 0, 1, 2, 0])
     E = C[y]
-    res = nearest_ideal(E, y)
+    res = nearest_ideal(E, y, warn_uncertified=False)
     assert res.value == 0.0 and res.kind == "class-collapsed"
 
 
@@ -173,7 +176,7 @@ def test_near_collapse_small_class_counts_certified(rng, P, dstar):
     3-point bound (alpha - D_pm); the classes stay collapsed to the input's noise."""
     y = np.repeat(np.arange(P), 2)
     E = 1e-6 * rng.normal(size=(2 * P, 2))
-    res = nearest_ideal(E, y, margin=1.0, rng=0)
+    res = nearest_ideal(E, y, margin=1.0, rng=0, warn_uncertified=False)
     check_result(res, E, y, 1.0, "iso")
     assert res.certified
     assert res.value == pytest.approx(dstar, abs=DSTAR_ATOL)
@@ -192,10 +195,11 @@ def test_near_collapse_four_classes_in_the_plane(rng):
     y = np.repeat(np.arange(4), 2)
     E = 1e-6 * rng.normal(size=(8, 2))
     with_bnb = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0,
-                             max_nodes=20_000)
+                             max_nodes=20_000, warn_uncertified=False)
     assert with_bnb.certified and with_bnb.lower_source in ("packing", "sub_batch_packing")
     assert "branch_and_bound" not in with_bnb.bounds
-    res = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0, max_nodes=0)
+    res = nearest_ideal(E, y, margin=1.0, rng=0, n_starts=8, time_limit=5.0, max_nodes=0,
+                        warn_uncertified=False)
     check_result(res, E, y, 1.0, "iso")
     assert res.value == pytest.approx(math.sqrt(2), abs=DSTAR_ATOL)
     packing = ("packing", "sub_batch_packing")
@@ -213,7 +217,7 @@ def test_result_serialises():
 
     from isoapprox.io import to_jsonable
 
-    res = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1])
+    res = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1], warn_uncertified=False)
     d = res.to_dict()
     assert d["value"] == res.value and d["bounds"] == res.bounds
     assert json.loads(json.dumps(to_jsonable(res)))["certified"] is True
@@ -222,7 +226,7 @@ def test_result_serialises():
 
 def test_collinear_three_points():
     E = [[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]]
-    res = nearest_ideal(E, [0, 0, 1])
+    res = nearest_ideal(E, [0, 0, 1], warn_uncertified=False)
     assert res.certified and res.value == pytest.approx(0.5, abs=1e-8)
 
 
@@ -246,11 +250,12 @@ def test_invariance_rigid_motion_and_permutation(rng, objective):
                          warn_uncertified=False)
     Q = random_orthogonal(rng, 2)
     E2 = E @ Q.T + rng.normal(size=2) * 10
-    moved = nearest_ideal(E2, y, margin=0.5, objective=objective, rng=0, solver="scipy")
+    moved = nearest_ideal(E2, y, margin=0.5, objective=objective, rng=0, solver="scipy",
+                          warn_uncertified=False)
     _agree(base, moved, _scale(E, 0.5))
     perm = rng.permutation(5)
     permuted = nearest_ideal(E[perm], y[perm], margin=0.5, objective=objective, rng=0,
-                             solver="scipy")
+                             solver="scipy", warn_uncertified=False)
     _agree(base, permuted, _scale(E, 0.5))
 
 
@@ -258,8 +263,10 @@ def test_invariance_rigid_motion_and_permutation(rng, objective):
 def test_homogeneity_under_scaling(rng, c):
     y = np.array([0, 0, 0, 1, 1])
     E = rng.normal(size=(5, 2))
-    base = nearest_ideal(E, y, margin=0.7, rng=0, solver="scipy", n_starts=4)
-    scaled = nearest_ideal(c * E, y, margin=0.7 * c, rng=0, solver="scipy", n_starts=4)
+    base = nearest_ideal(E, y, margin=0.7, rng=0, solver="scipy", n_starts=4,
+                         warn_uncertified=False)
+    scaled = nearest_ideal(c * E, y, margin=0.7 * c, rng=0, solver="scipy", n_starts=4,
+                           warn_uncertified=False)
     check_result(scaled, c * E, y, 0.7 * c, "iso")
     assert scaled.lower == pytest.approx(c * base.lower, rel=1e-9)
     if base.certified and scaled.certified:
@@ -305,18 +312,27 @@ def test_property_feasible_rescored_and_consistent(inst):
 # options, solvers, warnings, imports
 
 
-def test_warns_only_when_asked_and_uncertified(rng):
+def test_warns_by_default_when_uncertified_and_can_be_silenced(rng):
     # four classes within ~1e-3 in the plane: the packing bounds leave a gap of
     # about the diameter of the representatives (at 1e-6 it closes to tol)
     y = np.repeat(np.arange(4), 2)
     E = 1e-3 * rng.normal(size=(8, 2))
-    with pytest.warns(ConvergenceWarning, match="relative gap") as record:
-        nearest_ideal(E, y, margin=1.0, n_starts=2, solver="scipy", warn_uncertified=True)
+    with pytest.warns(ConvergenceWarning, match="not certified") as record:
+        res = nearest_ideal(E, y, margin=1.0, n_starts=2, solver="scipy")
+    assert not res.certified
+    msg = str(record[0].message)
+    # the message names the bracket, the bound that limits it and the status
+    assert f"{res.lower:.6g}" in msg and f"{res.upper:.6g}" in msg
+    assert f"the {res.lower_source} bound" in msg and repr(res.status) in msg
     # the warning points at the caller's line, not into the package
     assert record[0].filename == __file__
-    res = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1],
-                        warn_uncertified=True)
-    assert res.certified
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = nearest_ideal(E, y, margin=1.0, n_starts=2, solver="scipy",
+                              warn_uncertified=False)
+        assert not quiet.certified and quiet.value == res.value
+        ok = nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1])
+    assert ok.certified
 
 
 @pytest.mark.solver
@@ -329,7 +345,8 @@ def test_cvxpy_family(rng, objective, margin):
                         n_starts=3, max_iter=30, warn_uncertified=False)
     check_result(res, E, y, margin, objective)
     assert res.solver in ("cvxpy", "construction", "identity")
-    ref_res = nearest_ideal(E, y, margin=margin, objective=objective, solver="scipy", rng=0)
+    ref_res = nearest_ideal(E, y, margin=margin, objective=objective, solver="scipy", rng=0,
+                            warn_uncertified=False)
     _agree(res, ref_res, _scale(E, margin))
 
 
@@ -357,7 +374,7 @@ def test_ccp_never_increases_the_objective(rng):
 def test_auto_escalates_to_sdp_for_haus(rng):
     y = np.array([0, 0, 1, 1, 2])
     E = rng.normal(size=(5, 2))
-    res = nearest_ideal(E, y, objective="haus", rng=0)
+    res = nearest_ideal(E, y, objective="haus", rng=0, warn_uncertified=False)
     check_result(res, E, y, 0.0, "haus")
     assert "shor_sdp" in res.bounds or res.certified
 
@@ -380,7 +397,7 @@ def test_medium_size_returns_a_bracket_in_time(rng):
     y = rng.integers(0, 5, size=N)
     y[:2] = 0
     E = rng.normal(size=(N, 3))
-    res = nearest_ideal(E, y, margin=0.5, rng=0, time_limit=3.0)
+    res = nearest_ideal(E, y, margin=0.5, rng=0, time_limit=3.0, warn_uncertified=False)
     check_result(res, E, y, 0.5, "iso")
     assert res.seconds < 3.0 + 6.0  # one local solve may overrun the budget
 
@@ -392,7 +409,8 @@ def test_large_size_returns_a_bracket(rng, objective):
     y = rng.integers(0, 10, size=N)
     y[:2] = 0
     E = rng.normal(size=(N, 4))
-    res = nearest_ideal(E, y, margin=1.0, objective=objective, rng=0, time_limit=20.0)
+    res = nearest_ideal(E, y, margin=1.0, objective=objective, rng=0, time_limit=20.0,
+                        warn_uncertified=False)
     check_result(res, E, y, 1.0, objective)
     assert res.rel_gap < 1.0
 

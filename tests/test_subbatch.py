@@ -243,7 +243,7 @@ def test_spread_haus_batch_sub_problems_raise_the_lower_end():
     assert a.lower_source == "sub_batch" and a.lower <= a.value
     assert a.bounds["sub_batch"] == b.bounds["sub_batch"]
     off = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, n_starts=2,
-                        time_limit=60.0, max_subbatches=0)
+                        time_limit=60.0, max_subbatches=0, warn_uncertified=False)
     assert "sub_batch" not in off.bounds
     assert off.value == a.value  # the sub-batch bounds change no incumbent
 
@@ -266,6 +266,6 @@ def test_sub_batch_bound_is_the_best_sub_problem():
 def test_max_subbatches_is_checked():
     E = np.random.default_rng(0).normal(size=(6, 2))
     with pytest.raises(InvalidInputError, match="max_subbatches"):
-        nearest_ideal(E, [0, 0, 1, 1, 2, 2], max_subbatches=-1)
+        nearest_ideal(E, [0, 0, 1, 1, 2, 2], max_subbatches=-1, warn_uncertified=False)
     with pytest.raises(TypeError, match="max_subbatches"):
-        nearest_ideal(E, [0, 0, 1, 1, 2, 2], max_subbatches=1.5)
+        nearest_ideal(E, [0, 0, 1, 1, 2, 2], max_subbatches=1.5, warn_uncertified=False)

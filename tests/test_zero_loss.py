@@ -173,7 +173,7 @@ def test_iso_is_mostly_certified_on_toys(rng):
         y = np.array(LAYOUTS[k % 3])
         E = rng.normal(size=(5, 2))
         kw = _kw(SETTINGS[k % len(SETTINGS)])
-        res = nearest_zero_loss(E, y, rng=k, solver="scipy", **kw)
+        res = nearest_zero_loss(E, y, rng=k, solver="scipy", **kw, warn_uncertified=False)
         certified += res.certified
     assert certified >= 9
 
@@ -241,7 +241,8 @@ def test_input_in_the_set_is_its_own_nearest(objective):
     y = np.array([0, 0, 1, 1, 2])
     for kw in ({"loss": "contrastive", "margin": 1.0, "pos_margin": 0.3, "beta": 1.0},
                {"loss": "margin", "margin": 0.5, "pos_margin": 0.0, "beta": 1.0}):
-        res = nearest_zero_loss(E, y, objective=objective, **{k: v for k, v in kw.items()})
+        res = nearest_zero_loss(E, y, objective=objective, **{k: v for k, v in kw.items()},
+                                warn_uncertified=False)
         assert res.value == 0.0 and res.lower == 0.0 and res.certified
         assert res.solver == "identity" and res.bounds == {"zero_loss": 0.0}
         np.testing.assert_array_equal(res.embedding, E)
@@ -256,16 +257,16 @@ def test_two_collapsed_classes_too_close(delta):
     y = np.array([0, 0, 0, 1, 1])
     E = C[y]
     kw = {"loss": "contrastive", "margin": alpha, "pos_margin": 0.0, "beta": 1.0}
-    res = nearest_zero_loss(E, y, **kw)
+    res = nearest_zero_loss(E, y, **kw, warn_uncertified=False)
     check_result(res, E, y, kw, "iso")
     assert res.certified and res.value == pytest.approx(delta, rel=CERT_TOL)
     assert res.kind == "class-collapsed"
-    res = nearest_zero_loss(E, y, objective="haus", **kw)
+    res = nearest_zero_loss(E, y, objective="haus", **kw, warn_uncertified=False)
     check_result(res, E, y, kw, "haus")
     assert res.certified and res.value == pytest.approx(delta / 2, rel=CERT_TOL)
     # the margin loss with beta = alpha forces collapse (u = 0) and d_neg >= 2 alpha
     kw = {"loss": "margin", "margin": 0.5, "pos_margin": 0.0, "beta": 0.5}
-    res = nearest_zero_loss(E, y, **kw)
+    res = nearest_zero_loss(E, y, **kw, warn_uncertified=False)
     check_result(res, E, y, kw, "iso")
     assert res.certified and res.value == pytest.approx(1.0 - (alpha - delta), rel=CERT_TOL)
 
@@ -275,8 +276,8 @@ def test_single_pairs():
     kw = {"loss": "contrastive", "margin": 2.0, "pos_margin": 1.0, "beta": 1.0}
     for y, D, want in [([0, 0], 3.0, 2.0), ([0, 1], 0.5, 1.5), ([0, 1], 0.0, 2.0)]:
         E = np.array([[0.0, 0.0], [D, 0.0]])
-        ri = nearest_zero_loss(E, y, **kw)
-        rh = nearest_zero_loss(E, y, objective="haus", **kw)
+        ri = nearest_zero_loss(E, y, **kw, warn_uncertified=False)
+        rh = nearest_zero_loss(E, y, objective="haus", **kw, warn_uncertified=False)
         check_result(ri, E, y, kw, "iso")
         check_result(rh, E, y, kw, "haus")
         assert ri.certified and ri.value == pytest.approx(want, rel=CERT_TOL)
@@ -286,10 +287,10 @@ def test_single_pairs():
 def test_no_constraint_and_only_one_family():
     E = np.array([[0.0], [0.1], [0.3]])
     # singletons and l = 0: nothing constrains
-    res = nearest_zero_loss(E, [0, 1, 2], margin=0.0)
+    res = nearest_zero_loss(E, [0, 1, 2], margin=0.0, warn_uncertified=False)
     assert res.value == 0.0 and res.slack == math.inf
     # one class, u = 0: the nearest is collapsed, d_iso = diam
-    res = nearest_zero_loss(E, [0, 0, 0], margin=1.0)
+    res = nearest_zero_loss(E, [0, 0, 0], margin=1.0, warn_uncertified=False)
     assert res.certified and res.value == pytest.approx(0.3) and res.kind == "collapsed"
 
 
@@ -301,7 +302,7 @@ def test_collapse_four_classes_in_the_plane_is_certified(rng, objective, want):
     y = np.repeat(np.arange(4), 2)
     E = 1e-8 * rng.normal(size=(8, 2))
     kw = {"loss": "contrastive", "margin": 1.0, "pos_margin": 0.0, "beta": 1.0}
-    res = nearest_zero_loss(E, y, objective=objective, rng=0, **kw)
+    res = nearest_zero_loss(E, y, objective=objective, rng=0, **kw, warn_uncertified=False)
     check_result(res, E, y, kw, objective)
     assert res.certified and res.lower_source == "packing"
     assert res.value == pytest.approx(want, abs=NOISE_ATOL)
@@ -314,7 +315,7 @@ def test_result_serialises():
     from isoapprox.io import to_jsonable
 
     res = nearest_zero_loss([[0.0, 0.0], [3.0, 0.0], [1.0, 0.0]], [0, 0, 1], margin=2.0,
-                            pos_margin=1.0)
+                            pos_margin=1.0, warn_uncertified=False)
     d = res.to_dict()
     assert d["loss"] == "contrastive" and d["thresholds"]["upper"] == 1.0
     assert json.loads(json.dumps(to_jsonable(res)))["certified"] is True
@@ -337,19 +338,21 @@ def test_invariance_rigid_motion_and_permutation(rng, objective):
     y = np.array([0, 0, 1, 1, 2])
     E = rng.normal(size=(5, 3))
     kw = _kw(SETTINGS[1])
-    base = nearest_zero_loss(E, y, objective=objective, rng=0, solver="scipy", **kw)
+    base = nearest_zero_loss(E, y, objective=objective, rng=0, solver="scipy", **kw,
+                             warn_uncertified=False)
     Q = random_orthogonal(rng, 3, reflect=True)
     E2 = E @ Q.T + rng.normal(size=3) * 10
-    moved = nearest_zero_loss(E2, y, objective=objective, rng=0, solver="scipy", **kw)
+    moved = nearest_zero_loss(E2, y, objective=objective, rng=0, solver="scipy", **kw,
+                              warn_uncertified=False)
     check_result(moved, E2, y, kw, objective)
     _agree(base, moved, _scale(E, 0.8))
     perm = rng.permutation(5)
     permuted = nearest_zero_loss(E[perm], y[perm], objective=objective, rng=0, solver="scipy",
-                                 **kw)
+                                 **kw, warn_uncertified=False)
     _agree(base, permuted, _scale(E, 0.8))
     # relabelling the classes changes nothing
     relabelled = nearest_zero_loss(E, 7 - 3 * y, objective=objective, rng=0, solver="scipy",
-                                   **kw)
+                                   **kw, warn_uncertified=False)
     _agree(base, relabelled, _scale(E, 0.8))
 
 
@@ -360,8 +363,9 @@ def test_homogeneity_under_scaling(rng, c, loss):
     E = rng.normal(size=(5, 2))
     kw = {"loss": loss, "margin": 0.7, "pos_margin": 0.4, "beta": 1.1}
     kwc = {"loss": loss, "margin": 0.7 * c, "pos_margin": 0.4 * c, "beta": 1.1 * c}
-    base = nearest_zero_loss(E, y, rng=0, solver="scipy", n_starts=4, **kw)
-    scaled = nearest_zero_loss(c * E, y, rng=0, solver="scipy", n_starts=4, **kwc)
+    base = nearest_zero_loss(E, y, rng=0, solver="scipy", n_starts=4, **kw, warn_uncertified=False)
+    scaled = nearest_zero_loss(c * E, y, rng=0, solver="scipy", n_starts=4, **kwc,
+                               warn_uncertified=False)
     check_result(scaled, c * E, y, kwc, "iso")
     assert scaled.lower == pytest.approx(c * base.lower, rel=1e-9)
     if base.certified and scaled.certified:
@@ -502,9 +506,10 @@ def test_cvxpy_family_and_sdp_bounds(rng, objective):
     E = rng.normal(size=(5, 2))
     kw = _kw(SETTINGS[3])
     res = nearest_zero_loss(E, y, objective=objective, solver="cvxpy", rng=0, n_starts=3,
-                            max_iter=30, **kw)
+                            max_iter=30, **kw, warn_uncertified=False)
     check_result(res, E, y, kw, objective)
-    ref_res = nearest_zero_loss(E, y, objective=objective, solver="scipy", rng=0, **kw)
+    ref_res = nearest_zero_loss(E, y, objective=objective, solver="scipy", rng=0, **kw,
+                                warn_uncertified=False)
     _agree(res, ref_res, _scale(E, 1.2))
 
 
@@ -549,7 +554,7 @@ def test_statement5_upper_fails_at_collapse_with_many_classes(rng):
 
 def test_statement5_reuses_a_result_and_rejects_a_mismatched_one():
     E = [[0.0], [3.0], [1.0]]
-    iso = nearest_zero_loss(E, [0, 0, 1], margin=2.0, pos_margin=1.0)
+    iso = nearest_zero_loss(E, [0, 0, 1], margin=2.0, pos_margin=1.0, warn_uncertified=False)
     lo, up = check_pair_loss(E, [0, 0, 1], margin=2.0, pos_margin=1.0, iso=iso)
     assert (lo.lhs, lo.rhs, lo.holds, up.holds) == (2.0, iso.value, True, True)
     with pytest.raises(InvalidInputError, match="`iso` must be"):
@@ -601,7 +606,8 @@ def test_errors(kwargs, exc, match):
 def test_margin_loss_empty_set_only_matters_with_a_positive_pair():
     # beta < margin but all singletons: F_M = {d_neg >= beta + margin} is not empty
     E = np.array([[0.0, 0.0], [0.5, 0.0], [0.0, 0.5]])
-    res = nearest_zero_loss(E, [0, 1, 2], loss="margin", margin=1.0, beta=0.5)
+    res = nearest_zero_loss(E, [0, 1, 2], loss="margin", margin=1.0, beta=0.5,
+                            warn_uncertified=False)
     assert res.certified and res.value >= 1.0 - 1e-12
     check_result(res, E, [0, 1, 2], {"loss": "margin", "margin": 1.0, "pos_margin": 0.0,
                                      "beta": 0.5}, "iso")
