@@ -464,10 +464,10 @@ def class_merging(E: ArrayLike, y: ArrayLike, *, height: float) -> ClassMerging:
 
     Examples
     --------
-    >>> m = class_merging([[0.0], [0.01], [0.02], [0.03], [5.0], [6.0]],
+    >>> m = class_merging([[0.0], [0.02], [0.01], [0.03], [5.0], [6.0]],
     ...                   [0, 0, 1, 1, 2, 2], height=0.1)
     >>> [(g.classes, g.n_points) for g in m.groups], m.overlaps
-    ([((0, 1), 4)], ((0, 1, 1, 1),))
+    ([((0, 1), 4)], ((0, 1, 2, 2),))
     """
     X = as_points(E, "E", min_points=2)
     codes, classes = as_labels(y, X.shape[0], "y")
