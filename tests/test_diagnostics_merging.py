@@ -354,3 +354,12 @@ def test_memory_is_linear_in_the_points():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert int(out.stdout.strip()) < 200  # MiB
+
+
+def test_report_names_classes_by_label():
+    E, y = planted.partial(np.random.default_rng(1), P=10, merged=4)
+    labels = np.array([f"class-{v}" for v in y])
+    rep = D.diagnose(E, labels, options=D.DiagnoseOptions(margin=0.2))
+    assert rep["classes"]["merging"]["groups"][0]["classes"] == [f"class-{k}" for k in range(4)]
+    assert {r["nearest_class"] for r in rep["classes"]["table"]} <= set(labels.tolist())
+    assert "classes class-0, class-1, class-2, class-3" in rep["verdict"]["details"][0]

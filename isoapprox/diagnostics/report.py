@@ -252,7 +252,7 @@ class Batch:
             self._stats[key] = compute_collapse_statistics(
                 self.E,
                 self.y,
-                np.unique(self.y),
+                self.classes,
                 margin=float(options.margin),
                 levels=np.array(options.quantiles, dtype=np.float64),
                 uniformity_t=float(options.uniformity_t),
