@@ -40,3 +40,19 @@ CASES = {
     "class_collapsed": class_collapsed,
     "dimensional": dimensional,
 }
+
+
+def partial(rng, *, P=64, K=8, n=16, merged=24, spread=0.01, dtype=np.float32):
+    """Classes ``0 .. merged-1`` squeezed into one tiny blob, the others healthy and apart.
+
+    The defaults are the issue's file (a PyTorch user's batch): 512 points in
+    R^16, 64 classes, 24 of them (37.5% of the points) in a blob of diameter
+    ~0.1, float32; margin 0.2 gives a batch-hard loss of ~0.088 with ~13.7% of
+    the triplets active, and a median pair distance of ~12.6.
+    """
+    y = np.repeat(np.arange(P), K)
+    centres = 2.5 * rng.normal(size=(P, n))
+    E = centres[y] + 0.3 * rng.normal(size=(P * K, n))
+    blob = y < merged
+    E[blob] = centres[0] + spread * rng.normal(size=(int(blob.sum()), n))
+    return E.astype(dtype), y

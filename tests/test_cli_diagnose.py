@@ -61,7 +61,11 @@ def test_reported_loss_and_thresholds(tmp_path, capsys):
     E, y = planted.healthy(np.random.default_rng(1))
     path = _save(tmp_path, "h", E, y)
     code, out, _ = _run(capsys, path, "--loss", "0.6931")
-    assert code == 0 and "LOSS AT A COLLAPSE VALUE" in out and "reported loss 0.6931" in out
+    assert code == 0 and "REPORTED LOSS DOES NOT MATCH THE FILE" in out
+    assert "reported loss 0.6931" in out and "[x] loss_mismatch" in out
+    simplex = _save(tmp_path, "s", 3.0 * np.eye(8), [0, 0, 1, 1, 2, 2, 3, 3])
+    code, out, _ = _run(capsys, simplex, "--loss", "0.6931")
+    assert code == 0 and "LOSS AT A COLLAPSE VALUE" in out and "[ ] loss_mismatch" in out
     code, out, _ = _run(capsys, path, "--threshold", "full_collapse_ratio=100",
                         "--quantiles", "0.5,0.95")
     assert code == 0 and "[x] all_distances_small" in out

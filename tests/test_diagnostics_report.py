@@ -182,11 +182,22 @@ def test_threshold_and_signature_errors(planted_stats):
 
 
 def test_verdict_loss_at_collapse_value_without_collapse(planted_stats):
-    st = planted_stats["healthy"]
+    # a regular simplex: every distance equal, so hp = hn for every anchor and the
+    # file's own losses are the margin and ln 2 without any collapse
+    E, y = 3.0 * np.eye(8), [0, 0, 1, 1, 2, 2, 3, 3]
+    st = D.collapse_statistics(E, y, margin=0.2)
+    assert math.isclose(st.batch_hard_mean, 0.2) and math.isclose(st.soft_margin_mean, D.LN2)
     v = D.verdict(D.detect_signatures(st, loss=0.6931))
     assert v["status"] == "loss-at-collapse-value"
     assert "ln 2" in v["details"][0]
-    v = D.verdict(D.detect_signatures(st, loss=0.05))
+    v = D.verdict(D.detect_signatures(st, loss=0.2))
+    assert v["status"] == "loss-at-collapse-value" and "margin" in v["details"][0]
+    # the healthy file's own losses are ~0: a reported ln 2 is not this file's loss
+    st = planted_stats["healthy"]
+    v = D.verdict(D.detect_signatures(st, loss=0.6931))
+    assert v["status"] == "loss-mismatch" and v["signatures"] == ["loss_mismatch"]
+    assert "does not match this file" in v["details"][0]
+    v = D.verdict(D.detect_signatures(st, loss=st.batch_hard_mean))
     assert v["status"] == "no-collapse-signature"
 
 

@@ -418,3 +418,18 @@ def test_errors():
         D.collapse_statistics([[0.0], [2.0], [1.0]], [0, 0, 1], uniformity_t=-2)
     with pytest.raises(InvalidInputError, match="the median was not computed"):
         _ = D.distance_summary([[0.0], [1.0]], quantiles=(0.1,)).median
+
+
+def test_class_spread_nearest_class_and_violated(rng):
+    E = rng.normal(size=(40, 2))
+    y = _labels(rng, 40, 4)
+    cs = D.class_spread(E, y, margin=0.3)
+    Dm = np.sqrt(((E[:, None] - E[None]) ** 2).sum(-1))
+    for k, c in enumerate(cs.classes.tolist()):
+        inside, outside = np.flatnonzero(y == c), np.flatnonzero(y != c)
+        sub = Dm[np.ix_(inside, outside)]
+        a, m = np.unravel_index(np.argmin(sub), sub.shape)  # first in row-major order
+        assert cs.nearest_class[k] == y[outside[m]]
+        want = sum(1 for a in inside for p in inside for m in outside
+                   if p != a and Dm[a, p] + 0.3 - Dm[a, m] > 0.0)
+        assert cs.violated[k] == want

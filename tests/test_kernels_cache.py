@@ -64,6 +64,12 @@ CHECKS = textwrap.dedent(
     # stats (cross-file: tile engine)
     best, _ = stats.nearest_other(X, np.ascontiguousarray(X.T), 2)
     close(best, np.where(off, D, np.inf).min(1))
+    # single linkage cut at 0.6: the least index of each component, by propagation
+    L = np.arange(23)
+    for _ in range(23):
+        L = np.where(D <= 0.6, L[None], 23).min(1)
+    lab = stats.threshold_components(X, np.ascontiguousarray(X.T), 0.6, 2)
+    assert lab.tolist() == L.tolist(), (lab, L)
     # ideal (cross-file: dist, isometric error, pointwise)
     close(ideal.iso_value(X, Y), np.abs(D - DY)[iu].max())
     close(ideal.haus_value(X, Y), np.linalg.norm(X - Y, axis=1).max())

@@ -35,8 +35,18 @@ signatures (thresholds: --threshold NAME=VALUE, names below):
                         diameter <= soft_margin_diameter
   class_collapse        largest class diameter <= class_collapse_ratio x smallest
                         distance between two classes
+  partial_collapse      groups of >= 2 classes merged into one cluster (single linkage at
+                        h = max(merge_margin_ratio x margin, merge_diameter_ratio x
+                        diameter)) hold >= partial_collapse_share of the points
+  class_collapse        largest class diameter <= class_collapse_ratio x smallest
+                        distance between two classes
   dimensional_collapse  effective rank < dimensional_collapse_ratio x min(n, N-1, P-1)
   The loss is the value given with --loss, else the one computed from the file.
+  Consistency of the file with what training reports:
+  loss_mismatch         --loss is off the file's batch-hard and soft-margin losses by
+                        more than loss_mismatch_rtol (relative)
+  missing_classes       classes with a single point (never anchors)
+  large_margin          margin >= large_margin_ratio x diameter
 
 theory (skip with --no-theory):
   d_iso(E, F_TS), d_haus(E, F_TS)   distances to the triplet-separated (ideal) set, with
@@ -77,7 +87,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
             "embedding, exact pair-distance quantiles, effective rank, RankMe, the std of "
             "L2-normalised embeddings, alignment and uniformity, per-class spread against "
             "class separation; then the known collapse signatures (loss stuck at the margin "
-            "or at ln 2, all distances tiny, class collapse, dimensional collapse) and a "
+            "or at ln 2, all distances tiny, partial collapse: which classes merged, class "
+            "collapse, dimensional collapse; a reported loss that is not the file's) and a "
             "verdict in words; and the theory: the loss against the distance to the ideal "
             "(triplet-separated) set, the nearest ideal embedding, D*(P, n, margin) and the "
             "batch layout it suggests. With --batch-size the same over random P x K batches "
@@ -217,6 +228,53 @@ def _statistics_rows(r: dict) -> list[tuple[str, str, str]]:
     return rows
 
 
+#: rows of the per-class table in the text report (all are in the JSON)
+_CLASS_ROWS = 8
+
+
+def _classes_lines(cl: dict) -> list[str]:
+    """Merged groups, collapsed classes, overlapping pairs and the worst classes."""
+    mg = cl["merging"]
+    lines = [f"classes: merged groups at height h = {_num(mg['height'], 3)} (single linkage)"]
+    groups = mg["groups"]
+    if groups:
+        lines += _wrap(f"{mg['n_merged_classes']} classes, {mg['merged_points']} points "
+                       f"({100 * mg['merged_share']:.1f}%), in {len(groups)} merged group(s):")
+        for k, g in enumerate(groups[:_CLASS_ROWS]):
+            shown = ", ".join(str(c) for c in g["classes"][:16])
+            more = f", ... ({g['n_classes']} classes)" if g["n_classes"] > 16 else ""
+            lines += _wrap(f"classes {shown}{more}: {g['n_points']} points "
+                           f"({100 * g['share']:.1f}%), diameter {_num(g['diameter'], 3)}",
+                           indent="      ", first=f"    {k + 1}. ")
+        if len(groups) > _CLASS_ROWS:
+            lines.append(f"    ... {len(groups) - _CLASS_ROWS} more groups in the JSON report")
+    else:
+        lines.append("  no two classes share a cluster")
+    if mg["collapsed_classes"]:
+        cc = mg["collapsed_classes"]
+        lines += _wrap(f"{len(cc)} class(es) collapsed to a point (diameter <= h): "
+                       + ", ".join(str(g["classes"][0]) for g in cc[:16])
+                       + (", ..." if len(cc) > 16 else ""))
+    if mg["n_overlapping_pairs"]:
+        pairs = ", ".join(f"{o['classes'][0]}/{o['classes'][1]}" for o in mg["overlaps"][:6])
+        lines += _wrap(f"{mg['n_overlapping_pairs']} overlapping class pair(s) (an anchor's "
+                       f"hardest negative inside its hardest-positive distance), most: {pairs}")
+    rows = [(str(r["class"]), str(r["size"]), _num(r["diameter"], 3), str(r["nearest_class"]),
+             _num(r["gap"], 3), f"{100 * r['violated_share']:.1f}%",
+             "-" if r["group"] is None else str(r["group"] + 1))
+            for r in cl["table"][:_CLASS_ROWS]]
+    header = ("class", "size", "diameter", "nearest", "gap", "viol. share", "group")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines.append("  " + "  ".join(f"{h:<{w}}" for h, w in zip(header, widths, strict=True)))
+    lines.append("  " + "  ".join("-" * w for w in widths))
+    for r in rows:
+        lines.append("  " + "  ".join(f"{v:<{w}}" for v, w in zip(r, widths, strict=True)).rstrip())
+    if len(cl["table"]) > _CLASS_ROWS:
+        lines.append(f"  ... {len(cl['table']) - _CLASS_ROWS} more classes in the JSON report "
+                     "(worst first: share of violated triplets, then diameter / gap)")
+    return lines
+
+
 def _format_signatures(sigs: dict) -> list[str]:
     lines = []
     for name, s in sigs.items():
@@ -331,6 +389,7 @@ def format_report(report: dict) -> str:
         "statistics",
     ]
     lines += _table(_statistics_rows(report), ("statistic", "value", "note"))
+    lines += ["", *_classes_lines(report["classes"])]
     if isinstance(report.get("theory"), dict):
         lines += ["", "theory: the loss against the distance to the ideal (triplet-separated) set"]
         lines += _table(_theory_rows(report["theory"]), ("quantity", "value", "note"))

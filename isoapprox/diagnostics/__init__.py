@@ -4,6 +4,9 @@ Modules
 -------
 :mod:`~isoapprox.diagnostics.distances`
     Exact summary and quantiles of the pair distances.
+:mod:`~isoapprox.diagnostics.merging`
+    Partial and class-level collapse: merged groups of classes (single
+    linkage at a margin-relative height) and overlapping class pairs.
 :mod:`~isoapprox.diagnostics.statistics`
     Collapse statistics: ranks, normalised statistics, class spread,
     losses and triplets, all at once in :func:`collapse_statistics`.
@@ -19,15 +22,17 @@ Modules
 
 from __future__ import annotations
 
-from . import distances, ideal_distance, report, signatures, statistics
+from . import distances, ideal_distance, merging, report, signatures, statistics
 from .distances import *  # noqa: F403
 from .ideal_distance import *  # noqa: F403
+from .merging import *  # noqa: F403
 from .report import *  # noqa: F403
 from .signatures import *  # noqa: F403
 from .statistics import *  # noqa: F403
 
 __all__ = [
     *distances.__all__,
+    *merging.__all__,
     *statistics.__all__,
     *signatures.__all__,
     *ideal_distance.__all__,

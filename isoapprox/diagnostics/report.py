@@ -36,7 +36,14 @@ from ..losses import triplet_loss
 from ..theory import TheoryOptions
 from .distances import DEFAULT_QUANTILES
 from .ideal_distance import diagnose_theory, theory_batch_summary
-from .signatures import SIGNATURE_NAMES, Signature, SignatureThresholds, detect_signatures
+from .signatures import (
+    COLLAPSE_SIGNATURES,
+    CONSISTENCY_SIGNATURES,
+    SIGNATURE_NAMES,
+    Signature,
+    SignatureThresholds,
+    detect_signatures,
+)
 from .statistics import CollapseStatistics, compute_collapse_statistics
 
 __all__ = [
@@ -66,6 +73,11 @@ _HEADLINES = {
         "collapsed",
         "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding collapsed.",
     ),
+    "partial_collapse": (
+        "partial-collapse",
+        "PARTIAL COLLAPSE: groups of classes have merged into clusters while the other "
+        "classes stay apart.",
+    ),
     "class_collapse": (
         "class-collapsed",
         "CLASS-COLLAPSED: every class is (nearly) a single point, and the classes are apart.",
@@ -83,6 +95,20 @@ _ADVICE = {
         "see the collapse. Remedies practitioners report: a lower learning rate; smaller "
         "batches (fewer classes per batch) or easier (semi-hard) mining first, larger ones "
         "later; plain, not squared, Euclidean distances in the loss."
+    ),
+    "partial-collapse": (
+        "The anchors of merged classes have their hardest positive and hardest negative "
+        "both at ~0, so each contributes the margin to the loss while the classes that "
+        "stay apart contribute ~0: the mean loss sits between 0 and the margin and does "
+        "not show the collapse. Check the merged classes' data and labels first "
+        "(near-duplicate or mislabelled classes merge legitimately); otherwise the remedies "
+        "of a full collapse apply, early: a lower learning rate, fewer classes per batch "
+        "or easier (semi-hard) mining first."
+    ),
+    "loss-mismatch": (
+        "Diagnose the embeddings the loss was computed on (the same batch, at the same "
+        "step, with the network in the mode it trained in), or pass the loss this file "
+        "gives."
     ),
     "class-collapsed": (
         "On these labels this is a triplet-separated (ideal) embedding whenever the class "
@@ -105,20 +131,31 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
     Returns
     -------
     dict
-        ``status`` (``"collapsed"``, ``"class-collapsed"``,
-        ``"dimensional-collapse"``, ``"loss-at-collapse-value"`` or
+        ``status`` (``"collapsed"``, ``"partial-collapse"``,
+        ``"class-collapsed"``, ``"dimensional-collapse"``,
+        ``"loss-mismatch"``, ``"loss-at-collapse-value"`` or
         ``"no-collapse-signature"``), ``headline``, ``signatures`` (names
         that hold), ``details`` (their summaries, then the findings) and
         ``advice``.
     """
     by_name = {s.name: s for s in signatures}
-    held = [name for name in SIGNATURE_NAMES if name in by_name and by_name[name].holds]
+    held = [name for name in COLLAPSE_SIGNATURES if name in by_name and by_name[name].holds]
+    consistent = [n for n in CONSISTENCY_SIGNATURES if n in by_name and by_name[n].holds]
     details = [by_name[n].summary for n in held]
     advice = ""
     if held:
-        # SIGNATURE_NAMES is ordered by priority: full collapse, the two loss
-        # signatures (a diameter small against the margin), class, dimensional
+        # COLLAPSE_SIGNATURES is ordered by priority: full collapse, the two
+        # loss signatures (a diameter small against the margin), partial,
+        # class, dimensional
         status, headline = _HEADLINES[held[0]]
+        headline = by_name[held[0]].evidence.get("headline") or headline
+        advice = _ADVICE[status]
+    elif "loss_mismatch" in consistent:
+        status = "loss-mismatch"
+        headline = (
+            "REPORTED LOSS DOES NOT MATCH THE FILE: the embeddings show no collapse "
+            "signature, and the loss training reports is not theirs."
+        )
         advice = _ADVICE[status]
     else:
         reported = [
@@ -127,6 +164,7 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
             if n in by_name
             and by_name[n].evidence.get("loss_source") == "reported"
             and by_name[n].evidence.get("loss_matches")
+            and by_name[n].evidence.get("file_loss_matches", True)
         ]
         if reported:
             status = "loss-at-collapse-value"
@@ -138,10 +176,11 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
         else:
             status = "no-collapse-signature"
             headline = "NO COLLAPSE SIGNATURE: the embedding is spread out and uses its dimensions."
+    details += [by_name[n].summary for n in consistent]
     return {
         "status": status,
         "headline": headline,
-        "signatures": held,
+        "signatures": held + consistent,
         "details": details + [str(f) for f in findings],
         "advice": advice,
     }
@@ -195,6 +234,7 @@ class Batch:
         self.y, self.classes = as_labels(y, self.E.shape[0], "y")
         require_triplets(self.y)
         self._stats: dict[tuple, CollapseStatistics] = {}
+        self._triplet_sums: dict[float, float] = {}
 
     def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
         """:func:`~.statistics.collapse_statistics` for these options (computed once)."""
@@ -204,25 +244,47 @@ class Batch:
             options.uniformity_t,
             options.alignment_alpha,
             options.atol,
+            options.thresholds.merge_margin_ratio,
+            options.thresholds.merge_diameter_ratio,
         )
         if key not in self._stats:
             # E, y and the options are validated: no second pass through the checks
             self._stats[key] = compute_collapse_statistics(
                 self.E,
                 self.y,
-                np.unique(self.y),
+                self.classes,
                 margin=float(options.margin),
                 levels=np.array(options.quantiles, dtype=np.float64),
                 uniformity_t=float(options.uniformity_t),
                 alignment_alpha=float(options.alignment_alpha),
                 atol=float(options.atol),
+                merge_margin_ratio=float(options.thresholds.merge_margin_ratio),
+                merge_diameter_ratio=float(options.thresholds.merge_diameter_ratio),
             )
         return self._stats[key]
 
+    def triplet_sum(self, options: DiagnoseOptions) -> float | None:
+        """The full triplet loss (sum), or ``None`` beyond ``max_triplet_terms`` (computed once)."""
+        st = self.statistics(options)
+        if st.n_points**2 + st.n_active > options.max_triplet_terms:
+            return None
+        if options.margin not in self._triplet_sums:
+            self._triplet_sums[options.margin] = triplet_loss(
+                self.E, self.y, margin=options.margin, reduction="sum"
+            )
+        return self._triplet_sums[options.margin]
+
     def signatures(self, options: DiagnoseOptions) -> tuple[Signature, ...]:
         """:func:`detect_signatures` of the cached statistics."""
+        st = self.statistics(options)
+        others: dict[str, float | None] = {}
+        total = self.triplet_sum(options) if options.loss is not None else None
+        if total is not None:
+            others["triplet loss, mean over all triplets"] = total / st.n_triplets
+            if st.n_active:
+                others["triplet loss, mean over the active triplets"] = total / st.n_active
         return detect_signatures(
-            self.statistics(options), loss=options.loss, thresholds=options.thresholds
+            st, loss=options.loss, thresholds=options.thresholds, other_losses=others
         )
 
 
@@ -256,8 +318,8 @@ def losses_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
         "soft_margin_mean": st.soft_margin_mean,
     }
     work = st.n_points**2 + st.n_active
-    if work <= options.max_triplet_terms:
-        total = triplet_loss(batch.E, batch.y, margin=options.margin, reduction="sum")
+    total = batch.triplet_sum(options)
+    if total is not None:
         out["triplet_mean"] = total / st.n_triplets
         out["triplet_sum"] = total
     else:
@@ -341,9 +403,14 @@ def statistics_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]
 
 
 def classes_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-    """Per-class spread against separation, with the worst classes first."""
+    """Per-class spread against separation, merged groups and the per-class table.
+
+    ``table`` has one row per class, worst first: by share of the violated
+    triplets, then by spread ratio (diameter over the gap to the nearest
+    other class); ``merging`` is :class:`~.merging.ClassMerging`'s record.
+    """
     st = batch.statistics(options)
-    cs = st.classes
+    cs, mg = st.classes, st.merging
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = cs.diameter / cs.min_inter
     ratio = np.where(np.isnan(ratio), 0.0, ratio)
@@ -351,6 +418,28 @@ def classes_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
     out = cs.to_dict()
     out["spread_ratio"] = ratio.tolist()
     out["worst_classes"] = [cs.classes[k].item() for k in order[:5]]
+    N = st.n_points
+    share = cs.violated / st.n_violated if st.n_violated else np.zeros(len(cs.sizes))
+    own = cs.sizes * (cs.sizes - 1) * (N - cs.sizes)
+    worst = np.lexsort((np.arange(len(cs.sizes)), -ratio, -share))
+    out["table"] = [
+        {
+            "class": cs.classes[c].item(),
+            "size": int(cs.sizes[c]),
+            "diameter": float(cs.diameter[c]),
+            "meb_radius": float(cs.meb_radius[c]),
+            "nearest_class": cs.nearest_class[c].item(),
+            "gap": float(cs.min_inter[c]),
+            "spread_ratio": float(ratio[c]),
+            "violated": int(cs.violated[c]),
+            "violated_share": float(share[c]),
+            "violated_fraction": float(cs.violated[c] / own[c]) if own[c] else 0.0,
+            "invaded_anchors": int(mg.invaded[c]),
+            "group": int(mg.class_group[c]) if mg.class_group[c] >= 0 else None,
+        }
+        for c in worst
+    ]
+    out["merging"] = mg.to_dict()
     return out
 
 
@@ -501,7 +590,9 @@ def diagnose_batches(
     gen = as_rng(rng)
     rows: list[dict[str, Any]] = []
     held_counts = dict.fromkeys(SIGNATURE_NAMES, 0)
+    drawn = np.zeros(len(classes), dtype=bool)
     for idx in sample_batches(codes, B, K, n_batches, gen):
+        drawn[codes[idx]] = True
         batch = Batch(X[idx], codes[idx])
         st = batch.statistics(options)
         sigs = batch.signatures(options)
@@ -538,7 +629,7 @@ def diagnose_batches(
         name: {"batches": held_counts[name], "share": held_counts[name] / n_batches}
         for name in SIGNATURE_NAMES
     }
-    majority = [n for n in SIGNATURE_NAMES if held_counts[n] * 2 > n_batches]
+    majority = [n for n in COLLAPSE_SIGNATURES if held_counts[n] * 2 > n_batches]
     if majority:
         status, headline = _HEADLINES[majority[0]]
         advice = _ADVICE[status]
@@ -554,6 +645,21 @@ def diagnose_batches(
         for name in SIGNATURE_NAMES
         if held_counts[name]
     ]
+    sizes = class_counts(codes)
+    never = [classes[c].item() for c in np.flatnonzero(~drawn)]
+    coverage = {
+        "classes_drawn": int(drawn.sum()),
+        "classes_too_small": int(np.sum(sizes < K)),
+        "classes_never_drawn": never,
+        "points_never_drawn": int(sizes[~drawn].sum()),
+    }
+    if never:
+        details.append(
+            f"{len(never)} of {len(classes)} classes ({coverage['points_never_drawn']} points) "
+            f"are in none of the {n_batches} batches, {coverage['classes_too_small']} of them "
+            f"because they have fewer than K = {K} points: the batch statistics do not "
+            "describe them."
+        )
     n_sep = sum(1 for r in rows if r["violated_fraction"] == 0.0)
     details.append(
         f"triplet-separated at margin {options.margin:g} in {n_sep} of {n_batches} batches"
@@ -574,6 +680,7 @@ def diagnose_batches(
             "n_batches": n_batches,
             "margin": options.margin,
             "reported_loss": options.loss,
+            "coverage": coverage,
         },
         "statistics": summary,
         "signatures": signatures,

@@ -43,6 +43,13 @@ from .distances import (
     scaled,
     summary_from_extremes,
 )
+from .merging import (
+    MERGE_DIAMETER_RATIO,
+    MERGE_MARGIN_RATIO,
+    ClassMerging,
+    compute_merging,
+    merge_height,
+)
 
 __all__ = [
     "RANKME_EPS",
@@ -50,6 +57,7 @@ __all__ = [
     "CollapseStatistics",
     "active_triplet_fraction",
     "alignment",
+    "class_merging",
     "class_spread",
     "collapse_statistics",
     "effective_rank",
@@ -301,8 +309,10 @@ class ClassSpread:
     One entry per class of ``classes`` (sorted labels): ``sizes``,
     ``meb_radius`` (minimum enclosing ball), ``diameter`` (0 for a
     singleton), ``nearest_centroid`` (distance from the centroid to the
-    nearest other one, of class ``nearest_centroid_class``) and ``min_inter``
-    (least distance from a point of the class to another class).
+    nearest other one, of class ``nearest_centroid_class``), ``min_inter``
+    (least distance from a point of the class to another class, of class
+    ``nearest_class``) and ``violated`` (triplets anchored in the class
+    violated at the margin of the sweep).
     """
 
     classes: np.ndarray
@@ -312,6 +322,8 @@ class ClassSpread:
     nearest_centroid: FloatArray
     nearest_centroid_class: np.ndarray
     min_inter: FloatArray
+    nearest_class: np.ndarray
+    violated: IntArray
 
     @property
     def max_class_diameter(self) -> float:
@@ -333,19 +345,26 @@ class ClassSpread:
             "nearest_centroid": self.nearest_centroid.tolist(),
             "nearest_centroid_class": self.nearest_centroid_class.tolist(),
             "min_inter": self.min_inter.tolist(),
+            "nearest_class": self.nearest_class.tolist(),
+            "violated": self.violated.tolist(),
             "max_class_diameter": self.max_class_diameter,
             "min_class_gap": self.min_class_gap,
         }
 
 
-def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn) -> ClassSpread:
-    """From the anchor sweep's hardest positives/negatives (input units)."""
+def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn, hn_idx,
+                  viol) -> ClassSpread:
+    """From the anchor sweep's hardest positives/negatives (input units) and violations."""
     P = len(classes)
     sizes = class_counts(codes)
     diam = np.zeros(P)
     np.maximum.at(diam, codes, np.where(np.isfinite(hp), hp, 0.0))
     min_inter = np.full(P, np.inf)
     np.minimum.at(min_inter, codes, hn)
+    # the first anchor of each class reaching the class's least inter-class distance
+    order_a = np.lexsort((np.arange(len(codes)), hn, codes))
+    first = order_a[np.searchsorted(codes[order_a], np.arange(P))]
+    nearest_class = classes[codes[np.maximum(hn_idx[first], 0)]]
     order = np.argsort(codes, kind="stable")
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     meb = np.empty(P)
@@ -369,12 +388,17 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn)
         nearest_centroid=near,
         nearest_centroid_class=near_cls,
         min_inter=min_inter,
+        nearest_class=nearest_class,
+        violated=np.bincount(codes, weights=viol, minlength=P).astype(np.int64),
     )
 
 
-def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float):
-    """Anchor sweep in input units: see :func:`isoapprox.kernels.stats.anchor_pass`."""
-    Xs, XT, s = scaled(X, margin, atol)
+def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float, *extra: float):
+    """Anchor sweep in rescaled units: see :func:`isoapprox.kernels.stats.anchor_pass`.
+
+    ``extra`` are further lengths the rescaled copy must represent (as ``margin``).
+    """
+    Xs, XT, s = scaled(X, margin, atol, *extra)
     nb = (X.shape[0] + KS.RB - 1) // KS.RB
     members = np.argsort(codes, kind="stable").astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(class_counts(codes)))).astype(np.int64)
@@ -384,7 +408,7 @@ def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float):
     return Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol
 
 
-def class_spread(E: ArrayLike, y: ArrayLike) -> ClassSpread:
+def class_spread(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> ClassSpread:
     """Per-class spread (ball radius, diameter) against between-class distances.
 
     Parameters
@@ -393,6 +417,8 @@ def class_spread(E: ArrayLike, y: ArrayLike) -> ClassSpread:
         Embeddings.
     y : array_like of shape (N,)
         Class labels, at least two classes.
+    margin : float, default 0.0
+        ``alpha >= 0`` of the violated-triplet counts (``atol = 0``).
 
     Returns
     -------
@@ -406,13 +432,51 @@ def class_spread(E: ArrayLike, y: ArrayLike) -> ClassSpread:
     """
     X = as_points(E, "E", min_points=2)
     codes, classes = as_labels(y, X.shape[0], "y")
+    margin = check_margin(margin)
     if len(classes) < 2:
         raise InvalidInputError(
             f"`y` must contain at least two classes to compare classes; got one class "
             f"({X.shape[0]} point(s))"
         )
-    _, _, s, hp, hn, *_ = _anchor_sweep(X, codes, 0.0, 0.0)
-    return _class_spread(X, codes, classes, hp / s, hn / s)
+    _, _, s, hp, hn, _, ni, *_, viol = _anchor_sweep(X, codes, margin, 0.0)
+    return _class_spread(X, codes, classes, hp / s, hn / s, ni, viol)
+
+
+def class_merging(E: ArrayLike, y: ArrayLike, *, height: float) -> ClassMerging:
+    """Merged groups of classes, collapsed classes and overlapping class pairs.
+
+    Single linkage cut at ``height`` (see :mod:`isoapprox.diagnostics.merging`).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    height : float
+        ``h >= 0``: points at most ``h`` apart are linked
+        (:func:`~isoapprox.diagnostics.merging.merge_height` gives the report's).
+
+    Returns
+    -------
+    ClassMerging
+        ``margin_ratio`` and ``diameter_ratio`` are NaN (the height is given).
+
+    Examples
+    --------
+    >>> m = class_merging([[0.0], [0.02], [0.01], [0.03], [5.0], [6.0]],
+    ...                   [0, 0, 1, 1, 2, 2], height=0.1)
+    >>> [(g.classes, g.n_points) for g in m.groups], m.overlaps
+    ([((0, 1), 4)], ((0, 1, 2, 2),))
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    height = check_nonnegative(height, "height")
+    Xs, XT, s, hp, hn, _, ni, *_ = _anchor_sweep(X, codes, 0.0, 0.0, height)
+    return compute_merging(
+        X, Xs, XT, s, codes, classes, hp, hn, ni, height=height,
+        margin_ratio=math.nan, diameter_ratio=math.nan,
+    )
 
 
 def active_triplet_fraction(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> float:
@@ -470,7 +534,8 @@ class CollapseStatistics:
     when undefined); the batch-hard losses are over the ``n_anchors`` anchors
     with a positive and a negative; ``n_active`` counts ``d(a,m) < d(a,p) +
     alpha``, ``n_violated`` a violation beyond ``atol``; ``worst_slack`` is
-    ``min d(a,m) - d(a,p) - alpha``, attained at ``worst_triplet``.
+    ``min d(a,m) - d(a,p) - alpha``, attained at ``worst_triplet``;
+    ``merging`` holds the merged groups of classes at the merge height.
     """
 
     n_points: int
@@ -503,6 +568,7 @@ class CollapseStatistics:
     worst_triplet: tuple[int, int, int]
     atol: float
     classes: ClassSpread = field(repr=False)
+    merging: ClassMerging = field(repr=False)
 
     @property
     def diameter(self) -> float:
@@ -545,6 +611,8 @@ class CollapseStatistics:
             worst_slack=self.worst_slack,
             max_class_diameter=self.classes.max_class_diameter,
             min_class_gap=self.classes.min_class_gap,
+            merged_classes=self.merging.n_merged_classes,
+            merged_share=self.merging.merged_share,
         )
         return out
 
@@ -553,6 +621,7 @@ class CollapseStatistics:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["distances"] = self.distances.to_dict()
         out["classes"] = self.classes.to_dict()
+        out["merging"] = self.merging.to_dict()
         out["diameter_pair"] = list(self.diameter_pair)
         out["worst_triplet"] = list(self.worst_triplet)
         out["active_fraction"] = self.active_fraction
@@ -570,6 +639,8 @@ def collapse_statistics(
     alignment_alpha: float = 2.0,
     atol: float = 1e-9,
     max_candidates: int = MAX_CANDIDATES,
+    merge_margin_ratio: float = MERGE_MARGIN_RATIO,
+    merge_diameter_ratio: float = MERGE_DIAMETER_RATIO,
 ) -> CollapseStatistics:
     """All collapse statistics of a labelled embedding, sharing the sweeps.
 
@@ -590,6 +661,9 @@ def collapse_statistics(
         :func:`~isoapprox.losses.separation_report`).
     max_candidates : int
         Most distances held in memory by the quantile selection.
+    merge_margin_ratio, merge_diameter_ratio : float
+        The merge height of :attr:`CollapseStatistics.merging`:
+        ``max(merge_margin_ratio x margin, merge_diameter_ratio x diameter)``.
 
     Returns
     -------
@@ -602,8 +676,8 @@ def collapse_statistics(
 
     Notes
     -----
-    ``O(N^2 n)`` time and ``O(N n)`` memory: one anchor sweep, one or two
-    pair sweeps, two SVDs and one minimum enclosing ball per class.
+    ``O(N^2 n)`` time and ``O(N n)`` memory: one anchor sweep, two or three
+    half sweeps over the pairs, two SVDs and one minimum enclosing ball per class.
     """
     X = as_points(E, "E", min_points=2)
     codes, classes = as_labels(y, X.shape[0], "y")
@@ -614,6 +688,8 @@ def collapse_statistics(
     alignment_alpha = check_positive(alignment_alpha, "alignment_alpha")
     atol = check_nonnegative(atol, "atol")
     max_candidates = check_int(max_candidates, "max_candidates", minimum=1)
+    merge_margin_ratio = check_nonnegative(merge_margin_ratio, "merge_margin_ratio")
+    merge_diameter_ratio = check_nonnegative(merge_diameter_ratio, "merge_diameter_ratio")
     return compute_collapse_statistics(
         X,
         codes,
@@ -624,6 +700,8 @@ def collapse_statistics(
         alignment_alpha=alignment_alpha,
         atol=atol,
         max_candidates=max_candidates,
+        merge_margin_ratio=merge_margin_ratio,
+        merge_diameter_ratio=merge_diameter_ratio,
     )
 
 
@@ -638,6 +716,8 @@ def compute_collapse_statistics(
     alignment_alpha: float,
     atol: float,
     max_candidates: int = MAX_CANDIDATES,
+    merge_margin_ratio: float = MERGE_MARGIN_RATIO,
+    merge_diameter_ratio: float = MERGE_DIAMETER_RATIO,
 ) -> CollapseStatistics:
     """:func:`collapse_statistics` of input validated as it validates it (``codes`` dense)."""
     N, n = X.shape
@@ -655,6 +735,14 @@ def compute_collapse_statistics(
     lo = float(np.min(near))
     distances = summary_from_extremes(
         Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates
+    )
+    logger.log(level, "merged classes: single linkage at the merge height")
+    # the pow2 factor s keeps margin * s and the diameter hi in range, so h * s too
+    h = merge_height(margin, hi / s, margin_ratio=merge_margin_ratio,
+                     diameter_ratio=merge_diameter_ratio)
+    merging = compute_merging(
+        X, Xs, XT, s, codes, classes, hp, hn, ni, height=h,
+        margin_ratio=merge_margin_ratio, diameter_ratio=merge_diameter_ratio,
     )
     del Xs, XT  # the remaining sweeps work on the normalised rows
 
@@ -715,5 +803,6 @@ def compute_collapse_statistics(
         worst_slack=float(slack[w] / s),
         worst_triplet=(w, int(pi[w]), int(ni[w])),
         atol=atol,
-        classes=_class_spread(X, codes, classes, hp / s, hn / s),
+        classes=_class_spread(X, codes, classes, hp / s, hn / s, ni, viol),
+        merging=merging,
     )

@@ -19,6 +19,7 @@ __all__ = [
     "nearest_other",
     "pair_collect",
     "pair_histogram",
+    "threshold_components",
     "uniformity_blocks",
 ]
 
@@ -439,3 +440,70 @@ def alignment_rows(Z, ends, alpha):
                 s_row += s**half
         out[i] = s_row
     return out
+
+
+@njit(**JIT)
+def _find(parent, i):
+    """Root of ``i`` in the forest ``parent`` (path halving; roots are set minima)."""
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@njit(**JIT)
+def _union(parent, i, j):
+    """Join the sets of ``i`` and ``j``: the larger root goes under the smaller."""
+    ri = _find(parent, i)
+    rj = _find(parent, j)
+    if ri < rj:
+        parent[rj] = ri
+    elif rj < ri:
+        parent[ri] = rj
+
+
+@njit(parallel=True, **JIT)
+def threshold_components(X, XT, h, n_chunks):
+    """Connected components of the graph ``d(i, j) <= h``: single linkage cut at height ``h``.
+
+    One half sweep over the pairs ``i < j`` (the schedule of
+    :func:`pair_histogram`); each chunk joins the pairs it sees in its own
+    union-find forest (``n_chunks x N`` integers), then the forests are
+    joined on the calling thread (every ``i`` with its parent).  Unions put
+    the larger root under the smaller, so the root of a set is its least
+    index: ``labels[i]`` is the least index of ``i``'s component, whatever
+    the chunking.
+    """
+    N = X.shape[0]
+    nb = (N + RB - 1) // RB
+    n_units = (nb + 1) // 2
+    parents = np.empty((n_chunks, N), dtype=np.int64)
+    for ch in prange(n_chunks):
+        parent = parents[ch]
+        for i in range(N):
+            parent[i] = i
+        acc = np.empty((RB, CB))
+        for q in range(ch, n_units, n_chunks):
+            for side in range(2):
+                blk = _unit_block(q, side, nb)
+                if blk < 0:
+                    continue
+                i0 = blk * RB
+                nr = min(RB, N - i0)
+                for j0 in range(i0, N, CB):
+                    nc = min(CB, N - j0)
+                    tile_dist(X, XT, i0, nr, j0, nc, acc)
+                    for r in range(nr):
+                        for c in range(max(0, i0 + r + 1 - j0), nc):
+                            if acc[r, c] <= h:
+                                _union(parent, i0 + r, j0 + c)
+    root = parents[0].copy()
+    for ch in range(1, n_chunks):
+        p = parents[ch]
+        for i in range(N):
+            if p[i] != i:
+                _union(root, i, p[i])
+    labels = np.empty(N, dtype=np.int64)
+    for i in range(N):
+        labels[i] = _find(root, i)
+    return labels
