@@ -88,8 +88,14 @@ def format_history(summary: dict[str, Any]) -> str:
             f"  d_iso(E, F_TS)              {iso}",
             f"  d_haus(E, F_TS)             {haus}",
             f"  L_max / D*(P, n, margin)    {_num(th['loss_max'])} / {_num(th['d_star'])}",
+            f"  d_iso <= L_max (statement 3) {_UPPER[th.get('3_upper_holds')]}",
         ]
     return "\n".join(lines)
+
+
+_UPPER = {True: "holds (certified): the loss is within a factor 2 of the distance",
+          False: "fails (certified): the loss understates the distance to the ideal set",
+          None: "undecided: the bracket straddles L_max"}
 
 
 def _figure_name(path: Path) -> str:
