@@ -6,7 +6,8 @@ isometric approximation theorem (Xu et al., ICLR 2024): triplet and
 batch-hard losses, triplet separation, isometric error, Hausdorff-like
 distances, diameter, thickness, and the distances of an embedding to the
 set of triplet-separated ("ideal") embeddings and to the zero-loss sets of
-the pairwise contrastive and margin losses.
+the pairwise contrastive and margin losses.  :class:`CollapseMonitor` watches
+any training loop for collapse (docs/monitor.md).
 
 ``import isoapprox`` imports neither matplotlib nor cvxpy; they load on
 first use of the plotting and optimisation functions.

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import isoapprox
 from isoapprox import (
@@ -84,6 +86,25 @@ def test_quick_statistics_brute_force(rng):
     hn = np.where(~same, D, np.inf).min(1)
     assert math.isclose(q.batch_hard_mean, np.maximum(hp - hn + 0.5, 0).mean(), rel_tol=1e-12,
                         abs_tol=1e-12)
+
+
+@pytest.mark.property
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), N=st.integers(3, 30), n=st.integers(1, 5),
+       P=st.integers(2, 5), margin=st.sampled_from([0.0, 0.2, 1.0]))
+def test_quick_statistics_invariant_under_permutation_and_translation(seed, N, n, P, margin):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([[0, 0, 1], rng.integers(0, P, N - 3)])
+    E = rng.normal(size=(N, n))
+    a = quick_statistics(E, y, margin=margin)
+    perm = rng.permutation(N)
+    b = quick_statistics(E[perm] + rng.normal(size=n), y[perm], margin=margin)
+    tol = dict(rel_tol=1e-9, abs_tol=1e-9)
+    for k in ("diameter", "batch_hard_mean", "batch_hard_max", "soft_margin_mean",
+              "effective_rank", "max_class_diameter", "min_class_gap", "min_distance"):
+        assert math.isclose(getattr(a, k), getattr(b, k), **tol), k
+    assert np.allclose(a.class_gap, b.class_gap, rtol=1e-9, atol=1e-9)
+    assert a.n_triplets == b.n_triplets and a.n_anchors == b.n_anchors
 
 
 # --- inside the numpy trainer ------------------------------------------------------------------

@@ -57,8 +57,8 @@ theory (skip with --no-theory):
 
 history (--history LOG, a log of isoapprox.CollapseMonitor; see docs/monitor.md):
   a summary (when each signature started and ended, bad batches, the last numbers) and
-  LOG_history.png/.pdf: loss, diameter, distances to F_TS with brackets, active
-  triplets, share of collapsed classes and the signatures over training steps.
+  STEM_history.png/.pdf (STEM: LOG's name): loss, diameter, distances to F_TS with
+  brackets, active triplets, share of collapsed classes and the signatures over steps.
 
 exit status: 0 on success; 2 on a bad file or option (one line on stderr).
 

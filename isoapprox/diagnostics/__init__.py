@@ -6,7 +6,8 @@ Modules
     Exact summary and quantiles of the pair distances.
 :mod:`~isoapprox.diagnostics.statistics`
     Collapse statistics: ranks, normalised statistics, class spread,
-    losses and triplets, all at once in :func:`collapse_statistics`.
+    losses and triplets, all at once in :func:`collapse_statistics`; the
+    part one anchor sweep gives in :func:`quick_statistics`.
 :mod:`~isoapprox.diagnostics.signatures`
     The known collapse signatures and their thresholds.
 :mod:`~isoapprox.diagnostics.ideal_distance`
