@@ -6,7 +6,8 @@ isometric approximation theorem (Xu et al., ICLR 2024): triplet and
 batch-hard losses, triplet separation, isometric error, Hausdorff-like
 distances, diameter, thickness, and the distances of an embedding to the
 set of triplet-separated ("ideal") embeddings and to the zero-loss sets of
-the pairwise contrastive and margin losses.
+the pairwise contrastive and margin losses.  :class:`CollapseMonitor` watches
+any training loop for collapse (docs/monitor.md).
 
 ``import isoapprox`` imports neither matplotlib nor cvxpy; they load on
 first use of the plotting and optimisation functions.
@@ -21,6 +22,7 @@ from .diagnostics import (
     DiagnoseOptions,
     DistanceSummary,
     LayoutSuggestion,
+    QuickStatistics,
     Signature,
     SignatureThresholds,
     TheoryDiagnosis,
@@ -35,15 +37,18 @@ from .diagnostics import (
     distance_quantiles,
     distance_summary,
     effective_rank,
+    quick_statistics,
     rankme,
     std_of_l2_normalized,
     suggest_layout,
     uniformity,
 )
 from .exceptions import (
+    CollapseWarning,
     ConvergenceWarning,
     InvalidInputError,
     IsoapproxError,
+    MonitorWarning,
     NoTripletError,
     SolverError,
 )
@@ -64,6 +69,7 @@ from .losses import (
     triplet_loss,
 )
 from .metrics import IsometricErrorResult, hausdorff_like, isometric_error, isometric_error_report
+from .monitor import CollapseMonitor, MonitorHistory, MonitorUpdate, read_history
 from .packing import (
     DStar,
     PackingResult,
@@ -105,7 +111,9 @@ __all__ = [
     "evaluate_theory",
     "BallResult",
     "ClassSpread",
+    "CollapseMonitor",
     "CollapseStatistics",
+    "CollapseWarning",
     "ConvergenceWarning",
     "DiagnoseOptions",
     "DStar",
@@ -116,10 +124,14 @@ __all__ = [
     "IsoapproxError",
     "IsometricErrorResult",
     "LayoutSuggestion",
+    "MonitorHistory",
+    "MonitorUpdate",
+    "MonitorWarning",
     "NoTripletError",
     "PackingResult",
     "PairLossResult",
     "ProcrustesResult",
+    "QuickStatistics",
     "SeparationResult",
     "Signature",
     "SignatureThresholds",
@@ -162,7 +174,9 @@ __all__ = [
     "nearest_zero_loss",
     "packing_lower_bound",
     "pairwise_distances",
+    "quick_statistics",
     "rankme",
+    "read_history",
     "separation_report",
     "thickness",
     "thickness_report",

@@ -17,6 +17,7 @@ __all__ = [
     "as_labels",
     "as_points",
     "as_rng",
+    "check_bool",
     "check_int",
     "check_margin",
     "check_nonnegative",
@@ -270,6 +271,13 @@ def check_int(value: Any, name: str, *, minimum: int | None = None,
     if maximum is not None and out > maximum:
         raise InvalidInputError(f"`{name}` must be <= {maximum}; got {out}")
     return out
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Validate a flag (``bool`` or ``numpy.bool_``)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be True or False; got {_describe(value)}")
+    return bool(value)
 
 
 def check_option(value: Any, name: str, options: Iterable[str]) -> str:

@@ -15,6 +15,9 @@ IsoapproxError`` catches anything the library raises on purpose.
   not be solved; carries the solver name and its status.
 - :class:`ConvergenceWarning`: a usable result whose solver did not converge
   (or whose certified gap is wider than requested).
+- :class:`CollapseWarning`: a training monitor saw a collapse signature start.
+- :class:`MonitorWarning`: a training monitor could not evaluate a batch
+  (non-finite values, one class, a wrong shape) or write its log, and went on.
 
 Wrong *kinds* of argument (a string where an array is expected, a float
 where an int is expected) raise the built-in :class:`TypeError`.
@@ -23,9 +26,11 @@ where an int is expected) raise the built-in :class:`TypeError`.
 from __future__ import annotations
 
 __all__ = [
+    "CollapseWarning",
     "ConvergenceWarning",
     "InvalidInputError",
     "IsoapproxError",
+    "MonitorWarning",
     "NoTripletError",
     "SolverError",
 ]
@@ -68,3 +73,14 @@ class MissingDependencyError(IsoapproxError, ImportError):
 
 class ConvergenceWarning(UserWarning):
     """A result is usable but its solver did not converge as requested."""
+
+
+class CollapseWarning(UserWarning):
+    """A collapse signature started during training (:class:`isoapprox.CollapseMonitor`)."""
+
+
+class MonitorWarning(UserWarning):
+    """A training monitor skipped a bad batch or a log write and went on.
+
+    Raised by :class:`isoapprox.CollapseMonitor` (once per kind of problem).
+    """

@@ -28,6 +28,7 @@ from .io import atomic_write_text, read_results, to_jsonable
 __all__ = [
     "WORKER_ENV",
     "RunJournal",
+    "append_jsonl",
     "config_key",
     "executor",
     "finished_units",
@@ -35,6 +36,7 @@ __all__ = [
     "prepare_output",
     "progress_bar",
     "read_jsonl",
+    "repair_jsonl",
     "run_units",
 ]
 
@@ -146,6 +148,47 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     return out
 
 
+def repair_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file, rewritten without a torn last line if it has one.
+
+    A process killed in the middle of :func:`append_jsonl` leaves a last line
+    without its newline; this drops it (atomically), so that the next append
+    starts on a clean line.  A missing file reads as no records.
+
+    Raises
+    ------
+    InvalidInputError
+        If a line other than the last is not JSON.
+    """
+    path = Path(path)
+    records = read_jsonl(path)
+    if path.exists() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+        atomic_write_text(path, "".join(json.dumps(r, allow_nan=False) + "\n" for r in records))
+    return records
+
+
+def append_jsonl(path: str | os.PathLike, record: Any, *, fsync: bool = True) -> dict[str, Any]:
+    """Append ``record`` to a JSON-lines file as one line, written with one ``write``.
+
+    The record is converted by :func:`config_key` (numpy scalars and arrays,
+    dataclasses; non-finite floats become ``null``).  A process killed during
+    the call leaves at most a torn last line, which :func:`read_jsonl` drops;
+    ``fsync`` also survives a crash of the machine.
+
+    Returns
+    -------
+    dict
+        The record as it reads back.
+    """
+    rec = config_key(record)
+    with Path(path).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(rec, allow_nan=False) + "\n")
+        fh.flush()
+        if fsync:
+            os.fsync(fh.fileno())
+    return rec
+
+
 def finished_units(path: str | os.PathLike) -> set:
     """The keys of the units a journal holds, read without touching it (none if absent)."""
     return {_unit(r["unit"]) for r in read_jsonl(path) if "unit" in r}
@@ -173,10 +216,7 @@ class RunJournal:
     def __init__(self, path: str | os.PathLike, *, experiment: str, config: Any) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        records = read_jsonl(self.path)
-        if self.path.exists() and not self.path.read_bytes().endswith(b"\n"):
-            # drop a torn tail, so that appends start on a clean line
-            atomic_write_text(self.path, "".join(json.dumps(r) + "\n" for r in records))
+        records = repair_jsonl(self.path)
         if not records:
             self._append({"kind": "header", "experiment": experiment, "config": config})
         else:
@@ -195,12 +235,7 @@ class RunJournal:
                                      if "unit" in r}
 
     def _append(self, record: dict[str, Any]) -> dict[str, Any]:
-        rec = config_key(record)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, allow_nan=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        return rec
+        return append_jsonl(self.path, record)
 
     def add(self, unit: Any, result: Any) -> None:
         """Record a finished unit (one fsynced line)."""

@@ -65,6 +65,11 @@ theory (skip with --no-theory):
   --batch-size the first --theory-batches batches are evaluated. Solver time per distance:
   --theory-time-limit (brackets obtained under a limit depend on the machine's speed).
 
+history (--history LOG, a log of isoapprox.CollapseMonitor; see docs/monitor.md):
+  a summary (when each signature started and ended, bad batches, the last numbers) and
+  STEM_history.png/.pdf (STEM: LOG's name): loss, diameter, distances to F_TS with
+  brackets, active triplets, share of collapsed classes and the signatures over steps.
+
 exit status: 0 on success; 2 on a bad file or option (one line on stderr).
 
 examples:
@@ -72,6 +77,7 @@ examples:
   isoapprox diagnose emb.npy --labels labels.npy --loss 0.693 --json report.json
   isoapprox diagnose emb.csv --batch-size 128 --samples-per-class 4 --n-batches 50
   isoapprox diagnose examples/stuck_at_margin.npz --margin 0.2 --out ideal.npz --plot figs
+  isoapprox diagnose --history run.jsonl --plot figs
 """
 
 
@@ -97,7 +103,12 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", type=Path, help="embedding file (.npz, .npy or .csv)")
+    p.add_argument("file", type=Path, nargs="?", default=None,
+                   help="embedding file (.npz, .npy or .csv)")
+    p.add_argument("--history", type=Path, default=None, metavar="LOG",
+                   help="instead of FILE: a CollapseMonitor log (JSON lines); print when each "
+                        "signature started and draw the curves over training into --plot DIR "
+                        "(default: beside LOG); --json OUT writes the summary")
     p.add_argument("--labels", type=Path, default=None, metavar="LABELS.npy",
                    help="labels .npy (required with an .npy FILE; overrides an .npz's labels)")
     p.add_argument("--embeddings-key", default=None, metavar="KEY",
@@ -552,6 +563,12 @@ def save_ideal(path: Path, res, *, margin: float) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox diagnose``."""
+    if args.history is not None:
+        from .history import run_history
+
+        return run_history(args)
+    if args.file is None:
+        raise InvalidInputError("diagnose needs an embedding FILE (or --history LOG)")
     from ..diagnostics import (
         DiagnoseOptions,
         add_theory,

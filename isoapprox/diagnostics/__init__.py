@@ -9,7 +9,8 @@ Modules
     linkage at a margin-relative height) and overlapping class pairs.
 :mod:`~isoapprox.diagnostics.statistics`
     Collapse statistics: ranks, normalised statistics, class spread,
-    losses and triplets, all at once in :func:`collapse_statistics`.
+    losses and triplets, all at once in :func:`collapse_statistics`; the
+    part one anchor sweep gives in :func:`quick_statistics`.
 :mod:`~isoapprox.diagnostics.signatures`
     The known collapse signatures and their thresholds.
 :mod:`~isoapprox.diagnostics.ideal_distance`

@@ -20,7 +20,7 @@ from typing import Any
 from .._validation import check_nonnegative, check_positive
 from ..exceptions import InvalidInputError
 from .merging import MERGE_DIAMETER_RATIO, MERGE_MARGIN_RATIO
-from .statistics import CollapseStatistics
+from .statistics import CollapseStatistics, QuickStatistics
 
 __all__ = [
     "CLASS_COLLAPSE_RATIO",
@@ -140,7 +140,7 @@ class Signature:
 
 
 def detect_signatures(
-    stats: CollapseStatistics,
+    stats: CollapseStatistics | QuickStatistics,
     *,
     loss: float | None = None,
     thresholds: SignatureThresholds | None = None,
@@ -150,8 +150,9 @@ def detect_signatures(
 
     Parameters
     ----------
-    stats : CollapseStatistics
-        From :func:`collapse_statistics`.
+    stats : CollapseStatistics or QuickStatistics
+        From :func:`collapse_statistics` or :func:`quick_statistics` (the
+        signatures read only what both hold, so both give the same answers).
     loss : float, optional
         A loss value reported by the training run (batch-hard with a margin,
         or soft-margin).  Without it, the losses computed from ``stats`` are
@@ -175,10 +176,10 @@ def detect_signatures(
     InvalidInputError
         If the thresholds' merge ratios differ from those of ``stats``.
     """
-    if not isinstance(stats, CollapseStatistics):
+    if not isinstance(stats, (CollapseStatistics, QuickStatistics)):
         raise TypeError(
-            f"`stats` must be a CollapseStatistics (from collapse_statistics); got "
-            f"{type(stats).__name__}"
+            f"`stats` must be a CollapseStatistics or QuickStatistics (from "
+            f"collapse_statistics or quick_statistics); got {type(stats).__name__}"
         )
     th = thresholds if thresholds is not None else SignatureThresholds()
     if not isinstance(th, SignatureThresholds):
@@ -216,7 +217,7 @@ def detect_signatures(
     rel = diam / scale if scale > 0 else (0.0 if diam == 0 else math.inf)
     if full:
         text = (
-            f"All {stats.distances.n_pairs} pairwise distances are at most {diam:.3g}, "
+            f"All {stats.n_pairs} pairwise distances are at most {diam:.3g}, "
             f"{rel:.2g} x {scale_name} ({scale:.3g}): the embedding has collapsed to "
             "(nearly) a single point."
         )
@@ -334,9 +335,8 @@ def detect_signatures(
     sig_partial = _partial_collapse(stats, th, full)
 
     # class collapse ----------------------------------------------------------
-    cs = stats.classes
-    d_in = cs.max_class_diameter
-    gap = cs.min_class_gap
+    d_in = stats.max_class_diameter
+    gap = stats.min_class_gap
     ratio = d_in / gap if gap > 0 else math.inf
     holds = bool((not full) and gap > 0 and ratio <= th.class_collapse_ratio)
     if holds:

@@ -55,12 +55,14 @@ __all__ = [
     "RANKME_EPS",
     "ClassSpread",
     "CollapseStatistics",
+    "QuickStatistics",
     "active_triplet_fraction",
     "alignment",
     "class_merging",
     "class_spread",
     "collapse_statistics",
     "effective_rank",
+    "quick_statistics",
     "rankme",
     "std_of_l2_normalized",
     "uniformity",
@@ -522,6 +524,39 @@ def _n_triplets(codes: np.ndarray) -> int:
     return int(np.sum((per - 1) * (codes.shape[0] - per)))
 
 
+def _anchor_losses(hp, hn, pi, ni, s: float, margin: float) -> dict[str, Any]:
+    """Batch-hard and soft-margin losses and the worst slack from the anchor sweep.
+
+    ``hp``, ``hn`` are in the sweep's rescaled units (factor ``s``); the
+    values returned are in input units; ``worst`` is the anchor of the worst slack.
+    """
+    valid = (pi >= 0) & (ni >= 0)
+    alpha_s = margin * s
+    terms = np.maximum(hp[valid] - hn[valid] + alpha_s, 0.0)
+    soft = _softplus((hp[valid] - hn[valid]) / s)
+    slack = np.where(valid, hn - hp - alpha_s, np.inf)
+    w = int(np.argmin(slack))
+    return {
+        "batch_hard_mean": float(np.sum(terms) / len(terms) / s),
+        "batch_hard_max": float(np.max(terms) / s),
+        "batch_hard_sum": float(np.sum(terms) / s),
+        "soft_margin_mean": float(np.mean(soft)),
+        "n_anchors": int(np.sum(valid)),
+        "worst_slack": float(slack[w] / s),
+        "worst": w,
+    }
+
+
+def _norms(X: np.ndarray) -> tuple[float, float]:
+    """``sqrt(mean ||X_k||^2)`` and ``||mean X_k||``, overflow-safe."""
+    amax = float(np.max(np.abs(X)))
+    if amax == 0.0:
+        return 0.0, 0.0
+    Y = X / amax
+    rms = amax * math.sqrt(float(np.mean(np.einsum("ij,ij->i", Y, Y))))
+    return rms, amax * float(np.linalg.norm(Y.mean(axis=0)))
+
+
 @dataclass(frozen=True)
 class CollapseStatistics:
     """Every collapse statistic of one labelled embedding (see docs/diagnose.md).
@@ -574,6 +609,21 @@ class CollapseStatistics:
     def diameter(self) -> float:
         """Largest pair distance."""
         return self.distances.max
+
+    @property
+    def n_pairs(self) -> int:
+        """Number of pairs ``i < j``."""
+        return self.distances.n_pairs
+
+    @property
+    def max_class_diameter(self) -> float:
+        """Largest class diameter."""
+        return self.classes.max_class_diameter
+
+    @property
+    def min_class_gap(self) -> float:
+        """Least distance between points of two different classes."""
+        return self.classes.min_class_gap
 
     @property
     def active_fraction(self) -> float:
@@ -746,21 +796,11 @@ def compute_collapse_statistics(
     )
     del Xs, XT  # the remaining sweeps work on the normalised rows
 
-    valid = (pi >= 0) & (ni >= 0)
-    alpha_s = margin * s
-    terms = np.maximum(hp[valid] - hn[valid] + alpha_s, 0.0)
-    soft = _softplus((hp[valid] - hn[valid]) / s)
-    slack = np.where(valid, hn - hp - alpha_s, np.inf)
-    w = int(np.argmin(slack))
+    losses = _anchor_losses(hp, hn, pi, ni, s, margin)
+    w = losses["worst"]
 
     ball = min_enclosing_ball(X)
-    amax = float(np.max(np.abs(X)))
-    if amax > 0.0:
-        Y = X / amax
-        rms = amax * math.sqrt(float(np.mean(np.einsum("ij,ij->i", Y, Y))))
-        centroid = amax * float(np.linalg.norm(Y.mean(axis=0)))
-    else:
-        rms = centroid = 0.0
+    rms, centroid = _norms(X)
 
     logger.log(level, "uniformity, alignment, spectra and class balls")
     Z, zero = _unit_rows(X)
@@ -792,17 +832,163 @@ def compute_collapse_statistics(
         n_zero_rows=n_zero,
         uniformity_t=uniformity_t,
         alignment_alpha=alignment_alpha,
-        batch_hard_mean=float(np.sum(terms) / len(terms) / s),
-        batch_hard_max=float(np.max(terms) / s),
-        batch_hard_sum=float(np.sum(terms) / s),
-        soft_margin_mean=float(np.mean(soft)),
-        n_anchors=int(np.sum(valid)),
+        batch_hard_mean=losses["batch_hard_mean"],
+        batch_hard_max=losses["batch_hard_max"],
+        batch_hard_sum=losses["batch_hard_sum"],
+        soft_margin_mean=losses["soft_margin_mean"],
+        n_anchors=losses["n_anchors"],
         n_triplets=_n_triplets(codes),
         n_active=int(np.sum(active)),
         n_violated=int(np.sum(viol)),
-        worst_slack=float(slack[w] / s),
+        worst_slack=losses["worst_slack"],
         worst_triplet=(w, int(pi[w]), int(ni[w])),
         atol=atol,
         classes=_class_spread(X, codes, classes, hp / s, hn / s, ni, viol),
         merging=merging,
+    )
+
+
+@dataclass(frozen=True)
+class QuickStatistics:
+    """The collapse statistics of one anchor sweep and one spectrum (:func:`quick_statistics`).
+
+    The same numbers as the fields of :class:`CollapseStatistics` of the same
+    names (computed by the same code), without the pair-distance quantiles,
+    the normalised statistics and the enclosing balls.  Per class (sorted
+    labels ``classes``): ``class_sizes``, ``class_diameter`` (0 for a
+    singleton) and ``class_gap``, the least distance from a point of the
+    class to a point of another class.
+    """
+
+    n_points: int
+    dim: int
+    n_classes: int
+    margin: float
+    diameter: float
+    min_distance: float
+    rms_norm: float
+    centroid_norm: float
+    effective_rank: float
+    batch_hard_mean: float
+    batch_hard_max: float
+    soft_margin_mean: float
+    n_anchors: int
+    n_triplets: int
+    n_active: int
+    n_violated: int
+    worst_slack: float
+    atol: float
+    classes: np.ndarray = field(repr=False)
+    class_sizes: IntArray = field(repr=False)
+    class_diameter: FloatArray = field(repr=False)
+    class_gap: FloatArray = field(repr=False)
+
+    @property
+    def n_pairs(self) -> int:
+        """Number of pairs ``i < j``."""
+        return self.n_points * (self.n_points - 1) // 2
+
+    @property
+    def max_class_diameter(self) -> float:
+        """Largest class diameter."""
+        return float(np.max(self.class_diameter))
+
+    @property
+    def min_class_gap(self) -> float:
+        """Least distance between points of two different classes."""
+        return float(np.min(self.class_gap))
+
+    @property
+    def active_fraction(self) -> float:
+        """Share of triplets with a strictly positive hinge term."""
+        return self.n_active / self.n_triplets
+
+    @property
+    def violated_fraction(self) -> float:
+        """Share of triplets violated beyond ``atol``."""
+        return self.n_violated / self.n_triplets
+
+    def scalars(self) -> dict[str, float | int]:
+        """The scalar statistics as a flat dictionary."""
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
+                               if f.repr}
+        out.update(n_pairs=self.n_pairs, max_class_diameter=self.max_class_diameter,
+                   min_class_gap=self.min_class_gap, active_fraction=self.active_fraction,
+                   violated_fraction=self.violated_fraction)
+        return out
+
+
+def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
+                     atol: float = 1e-9) -> QuickStatistics:
+    """The collapse statistics one anchor sweep gives: cheap enough for every training step.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels admitting a triplet.
+    margin : float, default 0.0
+        ``alpha >= 0`` for the losses and the active triplets.
+    atol : float, default 1e-9
+        Tolerance of the violated-triplet count.
+
+    Returns
+    -------
+    QuickStatistics
+        Accepted by :func:`~isoapprox.diagnostics.detect_signatures`.
+
+    Raises
+    ------
+    NoTripletError
+        If the labels admit no triplet.
+
+    Notes
+    -----
+    One sweep over the pairs (:func:`isoapprox.kernels.stats.anchor_pass`),
+    one SVD of the centred ``(N, n)`` embedding on one BLAS thread, and
+    ``O(N n)`` memory.
+
+    Examples
+    --------
+    >>> q = quick_statistics([[0.0], [1.0], [5.0], [7.0]], [0, 0, 1, 1], margin=1.0)
+    >>> q.diameter, q.batch_hard_max, q.class_diameter.tolist(), q.class_gap.tolist()
+    (7.0, 0.0, [1.0, 2.0], [4.0, 4.0])
+    """
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    margin = check_margin(margin)
+    atol = check_nonnegative(atol, "atol")
+    require_triplets(codes)
+    _, _, s, hp, hn, pi, ni, far, _, near, active, viol = _anchor_sweep(X, codes, margin, atol)
+    losses = _anchor_losses(hp, hn, pi, ni, s, margin)
+    P = len(classes)
+    diam = np.zeros(P)
+    np.maximum.at(diam, codes, np.where(np.isfinite(hp), hp / s, 0.0))
+    gap = np.full(P, np.inf)
+    np.minimum.at(gap, codes, hn / s)
+    rms, centroid = _norms(X)
+    return QuickStatistics(
+        n_points=X.shape[0],
+        dim=X.shape[1],
+        n_classes=P,
+        margin=margin,
+        diameter=float(np.max(far)) / s,
+        min_distance=float(np.min(near)) / s,
+        rms_norm=rms,
+        centroid_norm=centroid,
+        effective_rank=_entropy_rank(_singular_values(X, True)),
+        batch_hard_mean=losses["batch_hard_mean"],
+        batch_hard_max=losses["batch_hard_max"],
+        soft_margin_mean=losses["soft_margin_mean"],
+        n_anchors=losses["n_anchors"],
+        n_triplets=_n_triplets(codes),
+        n_active=int(np.sum(active)),
+        n_violated=int(np.sum(viol)),
+        worst_slack=losses["worst_slack"],
+        atol=atol,
+        classes=classes,
+        class_sizes=class_counts(codes),
+        class_diameter=diam,
+        class_gap=gap,
     )

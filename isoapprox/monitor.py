@@ -1,0 +1,609 @@
+"""A collapse monitor for any training loop, and the history it logs.
+
+:class:`CollapseMonitor` takes plain arrays at every call (``update(step,
+embeddings, labels, loss=None)``): the statistics of one anchor sweep
+(:func:`~isoapprox.diagnostics.quick_statistics`) and the collapse
+signatures at every call, the theory (:func:`~isoapprox.evaluate_theory` on
+a seeded subsample) every ``theory_every`` calls, a warning when a signature
+starts, and one JSON line per call appended to a log.  A batch it cannot
+evaluate is logged and warned about once per kind, never raised unless
+``strict``.  :func:`read_history` reads a log back (``isoapprox diagnose
+--history LOG`` draws it).  The log format, the definitions and the cost:
+docs/monitor.md.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import math
+import numbers
+import os
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._typing import ArrayLike
+from ._validation import (
+    as_labels,
+    as_points,
+    check_bool,
+    check_int,
+    check_margin,
+    check_option,
+    require_triplets,
+)
+from .diagnostics import (
+    SIGNATURE_NAMES,
+    QuickStatistics,
+    Signature,
+    SignatureThresholds,
+    detect_signatures,
+    quick_statistics,
+    theory_subsample,
+)
+from .exceptions import (
+    CollapseWarning,
+    ConvergenceWarning,
+    InvalidInputError,
+    IsoapproxError,
+    MonitorWarning,
+)
+from .io import provenance, to_jsonable
+from .runs import append_jsonl, read_jsonl, repair_jsonl
+from .theory import TheoryOptions, TheoryResult, evaluate_theory
+
+__all__ = [
+    "BAD_BATCH_REASONS",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MONITOR_THEORY",
+    "THEORY_EVERY",
+    "WARN_SIGNATURES",
+    "CollapseMonitor",
+    "MonitorHistory",
+    "MonitorUpdate",
+    "read_history",
+]
+
+logger = logging.getLogger(__name__)
+
+#: the ``format`` of a monitor log's header lines
+FORMAT = "isoapprox-monitor"
+#: version of the log format (docs/monitor.md)
+FORMAT_VERSION = 1
+#: the theory runs at every this many calls by default (0: never)
+THEORY_EVERY = 100
+#: the theory options of the monitor by default: a 16-point subsample, the cheap
+#: scipy search with 4 starts, no haus solver (its bracket comes from the iso
+#: solution), Procrustes up to n = 8; the time limit is a guard only, so the
+#: work budget (starts, iterations), not the clock, decides every number
+MONITOR_THEORY = TheoryOptions(solver="scipy", n_starts=4, haus_max_points=0,
+                               procrustes_max_dim=8, time_limit=120.0, max_points=16)
+#: the signatures whose onset warns by default: class collapse with the classes apart
+#: is an ideal (triplet-separated) embedding, so its onset is only logged
+WARN_SIGNATURES = ("all_distances_small", "stuck_at_margin", "stuck_at_ln2",
+                   "dimensional_collapse")
+#: why a call was not evaluated (``bad_batch`` records) or part of it was dropped
+BAD_BATCH_REASONS = ("type", "shape", "non_finite", "labels", "step", "loss", "theory", "log")
+
+
+class _BadBatch(Exception):
+    """A batch problem: ``reason`` (one of BAD_BATCH_REASONS) and the message."""
+
+    def __init__(self, reason: str, message: str, kind: type[Exception] = InvalidInputError):
+        super().__init__(message)
+        self.reason = reason
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class MonitorUpdate:
+    """What one :meth:`CollapseMonitor.update` call found.
+
+    ``record`` is the line written to the log (a JSON-ready dictionary);
+    ``ok`` is False for a batch that could not be evaluated (then
+    ``statistics`` is None and ``record["reason"]`` says why).  ``holding``
+    names the signatures that hold, ``onsets`` / ``ends`` those that started
+    or stopped at this call; ``theory`` is the evaluation on the subsample
+    when it ran.
+    """
+
+    step: int | None
+    call: int
+    ok: bool
+    record: dict[str, Any] = field(repr=False)
+    statistics: QuickStatistics | None = field(default=None, repr=False)
+    signatures: tuple[Signature, ...] = field(default=(), repr=False)
+    holding: tuple[str, ...] = ()
+    onsets: tuple[str, ...] = ()
+    ends: tuple[str, ...] = ()
+    theory: TheoryResult | None = field(default=None, repr=False)
+
+
+def _check_log(log: Any) -> Path | None:
+    if log is None:
+        return None
+    if not isinstance(log, (str, os.PathLike)):
+        raise TypeError(f"`log` must be a path (str or os.PathLike) or None; got "
+                        f"{type(log).__name__}")
+    path = Path(log)
+    if str(log) == "" or path.is_dir():
+        raise InvalidInputError(f"`log` must name a file (a JSON-lines log); got {str(log)!r}"
+                                + (", a folder" if path.is_dir() else ""))
+    return path
+
+
+class CollapseMonitor:
+    """Watch a training run for collapse: statistics, signatures, theory, a JSON-lines log.
+
+    Parameters
+    ----------
+    margin : float, default 0.0
+        The training margin ``alpha >= 0``.
+    log : path-like, optional
+        JSON-lines log: a header line (configuration, versions, BLAS), then
+        one line per call, each appended with one write (and fsynced), so a
+        killed run leaves a readable log.  An existing log is continued
+        (a torn last line is dropped and a new header starts a segment)
+        unless ``overwrite``.
+    theory_every : int, default ``THEORY_EVERY`` (100)
+        Evaluate the theory at calls ``0, k, 2k, ...`` (0: never).
+    theory : TheoryOptions, optional
+        Options of :func:`isoapprox.evaluate_theory`; ``max_points`` is the
+        subsample size and ``seed`` with the step seeds the subsample and the
+        solvers.  Default :data:`MONITOR_THEORY`.
+    thresholds : SignatureThresholds, optional
+        Thresholds of the signatures (and of the collapsed classes).
+    warn : sequence of str, default ``WARN_SIGNATURES``
+        Signatures whose first onset raises a :class:`~isoapprox.CollapseWarning`
+        naming the step (every onset is logged).
+    strict : bool, default False
+        Raise on a bad batch instead of logging it.
+    overwrite : bool, default False
+        Start a fresh log, deleting an existing one.
+    fsync : bool, default True
+        ``os.fsync`` every line (survives a machine crash, not only a killed
+        process); False saves a disk flush per call.
+
+    Raises
+    ------
+    InvalidInputError
+        If an argument has a bad value, or ``log`` exists and is not a
+        monitor log (or is corrupt before its last line).
+    TypeError
+        If an argument has the wrong kind.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mon = CollapseMonitor(margin=0.2, theory_every=0)
+    >>> y = np.repeat(np.arange(4), 4)
+    >>> E = np.eye(4)[y] + 0.01 * np.arange(16)[:, None]
+    >>> u = mon.update(0, E, y)
+    >>> u.ok, u.holding, u.record["stats"]["batch_hard_max"]
+    (True, ('class_collapse',), 0.0)
+    """
+
+    def __init__(
+        self,
+        *,
+        margin: float = 0.0,
+        log: str | os.PathLike | None = None,
+        theory_every: int = THEORY_EVERY,
+        theory: TheoryOptions | None = None,
+        thresholds: SignatureThresholds | None = None,
+        warn: Sequence[str] = WARN_SIGNATURES,
+        strict: bool = False,
+        overwrite: bool = False,
+        fsync: bool = True,
+    ) -> None:
+        self.margin = check_margin(margin)
+        self.theory_every = check_int(theory_every, "theory_every", minimum=0)
+        self.theory = MONITOR_THEORY if theory is None else theory
+        if not isinstance(self.theory, TheoryOptions):
+            raise TypeError(f"`theory` must be a TheoryOptions or None; got "
+                            f"{type(self.theory).__name__}")
+        self.thresholds = SignatureThresholds() if thresholds is None else thresholds
+        if not isinstance(self.thresholds, SignatureThresholds):
+            raise TypeError(f"`thresholds` must be a SignatureThresholds or None; got "
+                            f"{type(self.thresholds).__name__}")
+        if isinstance(warn, str):
+            raise TypeError(f"`warn` must be a sequence of signature names; got the string "
+                            f"{warn!r} (wrap it in a tuple)")
+        self.warn = tuple(check_option(w, "warn", SIGNATURE_NAMES) for w in warn)
+        self.strict = check_bool(strict, "strict")
+        self.fsync = check_bool(fsync, "fsync")
+        overwrite = check_bool(overwrite, "overwrite")
+        self.log = _check_log(log)
+        #: every record of this session (header first), as written to the log
+        self.records: list[dict[str, Any]] = []
+        self.calls = 0
+        self._holding: frozenset[str] = frozenset()
+        self._warned: set[str] = set()
+        segment = 0
+        if self.log is not None:
+            if overwrite:
+                self.log.unlink(missing_ok=True)
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            old = repair_jsonl(self.log)
+            if old:
+                _check_header(old[0], self.log, "log")
+                segment = sum(1 for r in old if r.get("kind") == "header")
+        self._emit({
+            "kind": "header", "format": FORMAT, "format_version": FORMAT_VERSION,
+            "segment": segment, "config": self.config(), "provenance": provenance(),
+            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        })
+
+    def __repr__(self) -> str:
+        log = str(self.log) if self.log is not None else None
+        return (f"CollapseMonitor(margin={self.margin!r}, log={log!r}, "
+                f"theory_every={self.theory_every}, calls={self.calls})")
+
+    def config(self) -> dict[str, Any]:
+        """The monitor's settings (the ``config`` of the header line)."""
+        th = self.theory
+        return {
+            "margin": self.margin, "theory_every": self.theory_every,
+            "theory": {**{k: v for k, v in asdict(th).items() if k != "curve"},
+                       "curve": th.curve if isinstance(th.curve, str) else "custom"},
+            "thresholds": asdict(self.thresholds), "warn": list(self.warn),
+            "strict": self.strict, "fsync": self.fsync,
+        }
+
+    # -- the log -------------------------------------------------------------------
+    def _emit(self, record: dict[str, Any]) -> dict[str, Any]:
+        rec = to_jsonable(record)
+        self.records.append(rec)
+        if self.log is not None:
+            try:
+                append_jsonl(self.log, rec, fsync=self.fsync)
+            except OSError as exc:
+                if self.strict:
+                    raise
+                self._warn_once("log", f"could not append to the log {str(self.log)!r} ({exc}); "
+                                       "training goes on, the records stay in `records`")
+        return rec
+
+    def _warn_once(self, reason: str, message: str) -> None:
+        if reason in self._warned:
+            logger.info("CollapseMonitor: %s", message)
+            return
+        self._warned.add(reason)
+        warnings.warn(f"CollapseMonitor: {message} (warned once; later ones are logged)",
+                      MonitorWarning, stacklevel=4)
+
+    # -- one call ------------------------------------------------------------------
+    def update(self, step: int, embeddings: ArrayLike, labels: ArrayLike,
+               loss: float | None = None) -> MonitorUpdate:
+        """Evaluate one batch and log it.
+
+        Parameters
+        ----------
+        step : int
+            The training step (``>= 0``), named in warnings and the log.
+        embeddings : array_like of shape (N, n)
+            The batch's embeddings (any real dtype; evaluated in float64).
+            From PyTorch: ``emb.detach().cpu().numpy()``.
+        labels : array_like of shape (N,)
+            Their class labels.
+        loss : float, optional
+            The loss the training reports: checked against the margin and
+            ln 2 by the signatures (else the computed losses are used).
+
+        Returns
+        -------
+        MonitorUpdate
+
+        Raises
+        ------
+        InvalidInputError, TypeError
+            Only with ``strict=True``: a bad batch, step or loss.
+        """
+        call = self.calls
+        self.calls += 1
+        problems: list[dict[str, str]] = []
+        try:
+            step = self._step(step)
+        except _BadBatch as bad:
+            self._problem(bad, None)
+            problems.append({"reason": bad.reason, "message": str(bad)})
+            step = None
+        try:
+            X, codes, dtype = self._batch(embeddings, labels)
+        except _BadBatch as bad:
+            self._problem(bad, step)
+            rec = self._emit({"kind": "bad_batch", "call": call, "step": step,
+                              "reason": bad.reason, "message": str(bad),
+                              **({"problems": problems} if problems else {})})
+            return MonitorUpdate(step, call, False, rec)
+        reported = None
+        try:
+            reported = self._loss(loss)
+        except _BadBatch as bad:
+            self._problem(bad, step)
+            problems.append({"reason": bad.reason, "message": str(bad)})
+
+        st = quick_statistics(X, codes, margin=self.margin)
+        sigs = detect_signatures(st, loss=reported, thresholds=self.thresholds)
+        holding = tuple(s.name for s in sigs if s.holds)
+        onsets = tuple(n for n in holding if n not in self._holding)
+        ends = tuple(s.name for s in sigs if s.name in self._holding and not s.holds)
+        self._holding = frozenset(holding)
+        for s in sigs:
+            if s.name in onsets:
+                self._onset(s, step)
+        rec: dict[str, Any] = {
+            "kind": "update", "call": call, "step": step, "n_points": st.n_points,
+            "dim": st.dim, "n_classes": st.n_classes, "dtype": dtype, "loss": reported,
+            "stats": self._stats_record(st), "signatures": list(holding),
+            "onsets": list(onsets), "ends": list(ends),
+        }
+        theory = None
+        if self.theory_every and call % self.theory_every == 0 and step is not None:
+            theory, rec["theory"] = self._theory(X, codes, step)
+        if problems:
+            rec["problems"] = problems
+        rec = self._emit(rec)
+        return MonitorUpdate(step, call, True, rec, st, sigs, holding, onsets, ends, theory)
+
+    def _problem(self, bad: _BadBatch, step: int | None) -> None:
+        if self.strict:
+            raise bad.kind(str(bad)) from None
+        at = f"step {step}" if step is not None else f"call {self.calls - 1}"
+        self._warn_once(bad.reason, f"{at}: bad batch ({bad.reason}): {bad}; logged, not raised")
+
+    @staticmethod
+    def _step(step: Any) -> int:
+        if isinstance(step, (bool, np.bool_)) or not isinstance(step, numbers.Integral):
+            raise _BadBatch("step", f"`step` must be an integer >= 0; got "
+                                    f"{type(step).__name__} {step!r}", TypeError)
+        if int(step) < 0:
+            raise _BadBatch("step", f"`step` must be an integer >= 0; got {int(step)}")
+        return int(step)
+
+    @staticmethod
+    def _loss(loss: Any) -> float | None:
+        if loss is None:
+            return None
+        try:
+            value = float(loss)
+        except (TypeError, ValueError):
+            raise _BadBatch("loss", f"`loss` must be a real number or None; got "
+                                    f"{type(loss).__name__}", TypeError) from None
+        if not math.isfinite(value) or value < 0.0:
+            raise _BadBatch("loss", f"`loss` must be finite and >= 0 to be checked against the "
+                                    f"margin; got {value!r} (statistics kept, loss ignored)")
+        return value
+
+    @staticmethod
+    def _batch(embeddings: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, str]:
+        try:
+            E = np.asarray(embeddings)
+        except Exception as exc:  # e.g. a CUDA tensor, a ragged list
+            raise _BadBatch("type", f"`embeddings` must be an array of real numbers; "
+                                    f"{type(embeddings).__name__} could not be converted "
+                                    f"({type(exc).__name__}: {exc}); pass "
+                                    "emb.detach().cpu().numpy()", TypeError) from None
+        if E.dtype.kind not in "iuf":
+            raise _BadBatch("type", f"`embeddings` must be an array of real numbers; got "
+                                    f"dtype {E.dtype}", TypeError)
+        if E.ndim != 2 or E.shape[0] < 2 or E.shape[1] < 1:
+            raise _BadBatch("shape", f"`embeddings` must be a 2-D array of shape (N, n) with "
+                                     f"N >= 2 and n >= 1; got shape {E.shape}")
+        finite = np.isfinite(E)
+        if not finite.all():
+            rows = int(np.sum(~finite.all(axis=1)))
+            raise _BadBatch("non_finite", f"`embeddings` must be finite; got "
+                                          f"{int(np.sum(~finite))} NaN or infinite value(s) "
+                                          f"in {rows} of {E.shape[0]} rows")
+        try:
+            y = np.asarray(labels)
+        except Exception as exc:
+            raise _BadBatch("type", f"`labels` could not be converted to an array "
+                                    f"({type(exc).__name__}: {exc})", TypeError) from None
+        if y.ndim != 1 or y.shape[0] != E.shape[0]:
+            raise _BadBatch("shape", f"`labels` must be a 1-D array of length N = {E.shape[0]} "
+                                     f"(one per row of `embeddings`); got shape {y.shape}")
+        try:
+            codes, _ = as_labels(y, E.shape[0], "labels")
+            require_triplets(codes, "labels")
+        except (IsoapproxError, TypeError) as exc:
+            raise _BadBatch("labels", str(exc)) from None
+        return as_points(E, "embeddings", min_points=2), codes, str(E.dtype)
+
+    def _stats_record(self, st: QuickStatistics) -> dict[str, Any]:
+        out = {k: v for k, v in st.scalars().items()
+               if k not in ("n_points", "dim", "n_classes", "margin", "atol")}
+        # a class has collapsed (merged into another) when its least distance to
+        # another class is within the full-collapse ratio of the reference scale of
+        # `all_distances_small`: all classes count once that signature holds
+        scale = max(st.rms_norm, st.margin)
+        merged = st.class_gap <= self.thresholds.full_collapse_ratio * scale
+        out["collapsed_classes"] = int(np.sum(merged))
+        out["collapsed_share"] = float(np.mean(merged))
+        return out
+
+    def _onset(self, sig: Signature, step: int | None) -> None:
+        at = f"step {step}" if step is not None else f"call {self.calls - 1}"
+        text = f"{at}: collapse signature '{sig.name}' started. {sig.summary}"
+        key = f"onset:{sig.name}"
+        if key in self._warned or sig.name not in self.warn:
+            logger.info("CollapseMonitor: %s", text)
+            return
+        self._warned.add(key)
+        warnings.warn(f"CollapseMonitor: {text}", CollapseWarning, stacklevel=3)
+
+    def _theory(self, X: np.ndarray, codes: np.ndarray, step: int):
+        opts = self.theory
+        seq = np.random.SeedSequence([opts.seed, step])
+        sub_seed, solver_seed = (int(s) for s in seq.generate_state(2))
+        idx = theory_subsample(codes, opts.max_points, rng=sub_seed)
+        t0 = time.perf_counter()
+        try:
+            sub, _ = as_labels(codes[idx], idx.size, "labels")
+            require_triplets(sub, "labels")
+            with warnings.catch_warnings():
+                # an open bracket is recorded (certified: false), not warned about
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                res = evaluate_theory(X[idx], sub, margin=self.margin, options=opts,
+                                      rng=solver_seed)
+        except Exception as exc:  # the theory is an extra: it never stops training
+            if self.strict:
+                raise
+            self._warn_once("theory", f"step {step}: the theory could not be evaluated "
+                                      f"({type(exc).__name__}: {exc})")
+            return None, {"error": f"{type(exc).__name__}: {exc}"}
+        row = res.to_row()
+        row.update(batch_points=int(X.shape[0]), evaluated=int(idx.size),
+                   subsampled=bool(idx.size < X.shape[0]),
+                   seconds=time.perf_counter() - t0)
+        return res, row
+
+    # -- reading back --------------------------------------------------------------
+    def history(self) -> MonitorHistory:
+        """This session's records as a :class:`MonitorHistory` (no file needed)."""
+        return MonitorHistory.from_records(self.records, source="memory")
+
+
+def _check_header(rec: Any, path: Path, name: str) -> None:
+    if not (isinstance(rec, dict) and rec.get("kind") == "header"
+            and rec.get("format") == FORMAT):
+        found = (f"format {rec.get('format')!r}" if isinstance(rec, dict) and "format" in rec
+                 else f"first line {str(rec)[:60]!r}")
+        raise InvalidInputError(
+            f"`{name}` {str(path)!r} is not a CollapseMonitor log (expected a first line with "
+            f"kind 'header' and format {FORMAT!r}; got {found})")
+    if rec.get("format_version") != FORMAT_VERSION:
+        raise InvalidInputError(
+            f"`{name}` {str(path)!r} has format_version {rec.get('format_version')!r}; this "
+            f"isoapprox reads {FORMAT_VERSION}")
+
+
+@dataclass(frozen=True)
+class MonitorHistory:
+    """A monitor log read back (:func:`read_history`, :meth:`CollapseMonitor.history`).
+
+    ``headers`` are the header lines (one per segment: a continued log has
+    several), ``updates`` the evaluated calls and ``bad_batches`` the others,
+    each in log order, as dictionaries (docs/monitor.md, "The log").
+    """
+
+    source: str
+    headers: tuple[dict[str, Any], ...]
+    updates: tuple[dict[str, Any], ...]
+    bad_batches: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def from_records(cls, records: Sequence[Mapping[str, Any]], *,
+                     source: str = "") -> MonitorHistory:
+        """Split log records by kind (records of unknown kinds are kept out)."""
+        kinds: dict[str, list] = {"header": [], "update": [], "bad_batch": []}
+        for r in records:
+            if isinstance(r, Mapping) and r.get("kind") in kinds:
+                kinds[r["kind"]].append(dict(r))
+        return cls(source, tuple(kinds["header"]), tuple(kinds["update"]),
+                   tuple(kinds["bad_batch"]))
+
+    @property
+    def margin(self) -> float | None:
+        """The margin of the last segment."""
+        return self.headers[-1]["config"]["margin"] if self.headers else None
+
+    def column(self, key: str, section: str | None = "stats") -> np.ndarray:
+        """``update[section][key]`` over the updates, NaN where absent (float array)."""
+        out = np.full(len(self.updates), np.nan)
+        for k, u in enumerate(self.updates):
+            src = u if section is None else u.get(section)
+            v = src.get(key) if isinstance(src, Mapping) else None
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[k] = v
+        return out
+
+    def steps(self) -> np.ndarray:
+        """The step of each update (NaN where the step was invalid)."""
+        return self.column("step", None)
+
+    def signature_intervals(self) -> list[dict[str, Any]]:
+        """When each signature held: ``{"signature", "start", "end"}`` in log order.
+
+        ``start`` is the step of the first update where it held, ``end`` the
+        step of the first later update where it no longer held (None: it held
+        to the last update).
+        """
+        open_: dict[str, dict[str, Any]] = {}
+        out: list[dict[str, Any]] = []
+        for u in self.updates:
+            now = set(u.get("signatures", ()))
+            for name in list(open_):
+                if name not in now:
+                    open_.pop(name)["end"] = u.get("step")
+            for name in u.get("signatures", ()):
+                if name not in open_:
+                    iv = {"signature": name, "start": u.get("step"), "end": None}
+                    open_[name] = iv
+                    out.append(iv)
+        return out
+
+    def theory_updates(self) -> list[dict[str, Any]]:
+        """The updates at which the theory was evaluated (without an error)."""
+        return [u for u in self.updates
+                if isinstance(u.get("theory"), Mapping) and "error" not in u["theory"]]
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, first and last step, signature intervals, bad batches, the last numbers."""
+        steps = [u["step"] for u in self.updates if u.get("step") is not None]
+        reasons: dict[str, dict[str, Any]] = {}
+        for b in self.bad_batches:
+            r = reasons.setdefault(b["reason"], {"count": 0, "first_step": b.get("step")})
+            r["count"] += 1
+        th = self.theory_updates()
+        last = self.updates[-1] if self.updates else None
+        return {
+            "source": self.source, "segments": len(self.headers), "margin": self.margin,
+            "updates": len(self.updates), "bad_batches": len(self.bad_batches),
+            "bad_batch_reasons": reasons,
+            "first_step": min(steps) if steps else None,
+            "last_step": max(steps) if steps else None,
+            "theory_evaluations": len(th),
+            "signatures": self.signature_intervals(),
+            "last": None if last is None else {
+                "step": last.get("step"), "n_points": last.get("n_points"),
+                "dim": last.get("dim"), "n_classes": last.get("n_classes"),
+                "loss": last.get("loss"), **last.get("stats", {})},
+            "last_theory": None if not th else {"step": th[-1].get("step"), **th[-1]["theory"]},
+        }
+
+
+def read_history(path: str | os.PathLike) -> MonitorHistory:
+    """Read a :class:`CollapseMonitor` log (a torn last line is dropped).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    InvalidInputError
+        If the file is empty, not UTF-8 text, not a monitor log, or corrupt
+        before its last line.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"monitor log not found: {path}")
+    if path.is_dir():
+        raise InvalidInputError(f"`{path}` is a folder; expected a monitor log (JSON lines)")
+    try:
+        records = read_jsonl(path)
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"`{path}` is not a text file; expected a monitor log "
+                                "(JSON lines)") from None
+    if not records:
+        raise InvalidInputError(f"`{path}` holds no records; expected a monitor log (JSON lines "
+                                "with a header line)")
+    _check_header(records[0], path, "log")
+    return MonitorHistory.from_records(records, source=str(path))

@@ -1,0 +1,185 @@
+"""Curves over training from a :class:`~isoapprox.CollapseMonitor` log (Fig. 3 style).
+
+:func:`plot_history` draws what the log holds (:func:`isoapprox.read_history`):
+the losses, the diameter and the class spread, the distances to ``F_TS``
+with their certified brackets at the theory evaluations, the active
+triplets, the share of collapsed classes and when each signature held.
+Nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._lazy import matplotlib
+from ..diagnostics import SIGNATURE_NAMES
+from ..exceptions import InvalidInputError
+from ..monitor import MonitorHistory
+from ._style import COLORS, FULL_WIDTH, save_figure, style_context
+
+__all__ = ["history_figures", "plot_history"]
+
+_GREY = "#9A9A9A"
+_LIGHT = "#C8C8C8"
+_BAD = "#D55E00"
+#: colour of each signature in the timeline and its onset lines
+_SIGNATURE_COLORS = {"all_distances_small": "#000000", "stuck_at_margin": COLORS["d_haus"],
+                     "stuck_at_ln2": COLORS["collapsed"], "class_collapse": COLORS["bound"],
+                     "dimensional_collapse": COLORS["diameter"]}
+
+
+def _finite(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ok = np.isfinite(x) & np.isfinite(y)
+    return x[ok], y[ok]
+
+
+def _positive_log(ax, *arrays: np.ndarray) -> None:
+    v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays])
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size and v.max() / v.min() > 30:
+        ax.set_yscale("log")
+
+
+def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
+    """Six panels over training steps from a monitor history.
+
+    Parameters
+    ----------
+    history : MonitorHistory
+        From :func:`isoapprox.read_history` or :meth:`CollapseMonitor.history`.
+    title : str
+        Figure title (default: the log's name and the margin).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    InvalidInputError
+        If the history holds no evaluated update.
+    """
+    if not isinstance(history, MonitorHistory):
+        raise TypeError(f"`history` must be a MonitorHistory; got {type(history).__name__}")
+    if not history.updates:
+        raise InvalidInputError(
+            f"the monitor log {history.source!r} holds no evaluated update "
+            f"({len(history.bad_batches)} bad batch(es)); nothing to draw")
+    plt = matplotlib().pyplot
+    t = history.steps()
+    col = history.column
+    alpha = history.margin
+    intervals = history.signature_intervals()
+    with style_context():
+        fig, axes = plt.subplots(2, 3, figsize=(FULL_WIDTH, 4.4), sharex=True)
+        a1, a2, a3, a4, a5, a6 = axes.ravel()
+
+        # loss -------------------------------------------------------------------
+        rep = col("loss", None)
+        if np.isfinite(rep).any():
+            a1.plot(*_finite(t, rep), color=_LIGHT, lw=2.6, label="reported loss")
+        a1.plot(*_finite(t, col("batch_hard_mean")), color=COLORS["loss"], lw=1.1,
+                label="batch-hard, mean")
+        a1.plot(*_finite(t, col("batch_hard_max")), color=COLORS["loss"], lw=0.8, ls="--",
+                label="batch-hard, max")
+        if alpha:
+            a1.axhline(alpha, color=COLORS["bound"], ls=":", lw=1.0,
+                       label=f"margin $\\alpha = {alpha:g}$")
+        a1.set_ylim(bottom=0)
+        a1.set_title("loss")
+        a1.legend(fontsize=5.8, frameon=False, loc="upper right")
+
+        # diameter and class spread -------------------------------------------------
+        d = col("diameter")
+        a2.plot(*_finite(t, d), color=COLORS["diameter"], label="diameter")
+        a2.plot(*_finite(t, col("max_class_diameter")), color=COLORS["embedding"], lw=0.9,
+                ls="--", label="largest class diameter")
+        a2.plot(*_finite(t, col("min_class_gap")), color=COLORS["ideal"], lw=0.9, ls=":",
+                label="least gap between classes")
+        _positive_log(a2, d, col("max_class_diameter"), col("min_class_gap"))
+        a2.set_title("diameter $= d_{iso}(f_\\theta, f_c)$")
+        a2.legend(fontsize=5.8, frameon=False, loc="best")
+
+        # distances to the ideal set --------------------------------------------------
+        have = np.isfinite(col("d_iso", "theory"))
+        if have.any():
+            tt = t[have]
+            for key, color, label in (("d_iso", COLORS["d_iso"], "$d_{iso}(f_\\theta, F_{TS})$"),
+                                      ("d_haus", COLORS["d_haus"],
+                                       "$d_{haus}(f_\\theta, F_{TS})$")):
+                lo, up = col(f"{key}_lower", "theory")[have], col(f"{key}_upper", "theory")[have]
+                a3.fill_between(tt, lo, up, color=color, alpha=0.25, lw=0)
+                a3.vlines(tt, lo, up, color=color, lw=1.2, alpha=0.6)
+                a3.plot(tt, col(key, "theory")[have], "-o", color=color, ms=2.4, lw=1.0,
+                        label=label)
+            L = col("loss_max", "theory")[have]
+            a3.plot(tt, 0.5 * L, color=COLORS["loss"], lw=0.8, ls=":", label="$L_{max}/2$")
+            a3.plot(tt, L, color=COLORS["loss"], lw=0.8, ls="--", label="$L_{max}$")
+            ds = col("d_star", "theory")[have]
+            if np.isfinite(ds).any():
+                a3.plot(tt, ds, color=COLORS["bound"], lw=0.8, ls="-.",
+                        label="$D^*(P, n, \\alpha)$")
+            a3.set_ylim(bottom=0)
+            a3.legend(fontsize=5.6, frameon=False, loc="best", ncol=2)
+        else:
+            a3.text(0.5, 0.5, "no theory evaluation in the log", transform=a3.transAxes,
+                    ha="center", va="center", fontsize=7, color=_GREY)
+        a3.set_title("distances to $F_{TS}$ (subsample; bars: brackets)")
+
+        # triplets ------------------------------------------------------------------
+        a4.plot(*_finite(t, col("active_fraction")), color=COLORS["embedding"],
+                label="active: $d(a,m) < d(a,p) + \\alpha$")
+        a4.plot(*_finite(t, col("violated_fraction")), color=COLORS["ideal"], lw=0.9, ls="--",
+                label="violated")
+        a4.set_ylim(-0.02, 1.02)
+        a4.set_title("share of triplets")
+        a4.legend(fontsize=5.8, frameon=False, loc="best")
+
+        # collapsed classes ------------------------------------------------------------
+        a5.plot(*_finite(t, col("collapsed_share")), color=COLORS["collapsed"], lw=1.2)
+        a5.set_ylim(-0.02, 1.02)
+        a5.set_title("share of collapsed classes")
+
+        # signature timeline -------------------------------------------------------------
+        last = np.nanmax(t) if np.isfinite(t).any() else 0.0
+        rows = {name: k for k, name in enumerate(SIGNATURE_NAMES)}
+        for iv in intervals:
+            if iv["start"] is None:
+                continue
+            end = iv["end"] if iv["end"] is not None else last
+            k = rows.get(iv["signature"], len(rows))
+            color = _SIGNATURE_COLORS.get(iv["signature"], _GREY)
+            a6.plot([iv["start"], max(end, iv["start"])], [k, k], color=color, lw=5,
+                    solid_capstyle="butt")
+            for ax in (a1, a2, a3, a4, a5):
+                ax.axvline(iv["start"], color=color, lw=0.6, ls=(0, (1, 1.5)), zorder=0)
+        bad = [b.get("step") for b in history.bad_batches if b.get("step") is not None]
+        if bad:
+            a6.plot(bad, [-1] * len(bad), "x", color=_BAD, ms=3.5)
+        a6.set_yticks(range(-1, len(SIGNATURE_NAMES)),
+                      ["bad batch", *(n.replace("_", " ") for n in SIGNATURE_NAMES)],
+                      fontsize=5.8)
+        a6.set_ylim(-1.6, len(SIGNATURE_NAMES) - 0.4)
+        a6.set_title("signatures held (dotted lines: onsets)")
+
+        for ax in (a4, a5, a6):
+            ax.set_xlabel("training step")
+        src = Path(history.source).name if history.source else "monitor"
+        fig.suptitle(title or f"{src}: collapse monitor"
+                     + (f", margin $\\alpha = {alpha:g}$" if alpha is not None else ""),
+                     fontsize=8)
+        fig.subplots_adjust(left=0.07, right=0.99, top=0.89, bottom=0.1, hspace=0.35,
+                            wspace=0.32)
+    return fig
+
+
+def history_figures(history: MonitorHistory, out_dir: str | Path, *, name: str = "history",
+                    sources: Sequence[str | Path] = ()) -> list[Path]:
+    """Draw :func:`plot_history` into ``out_dir/name.{png,pdf}`` (and a provenance sidecar)."""
+    fig = plot_history(history)
+    return save_figure(fig, out_dir, name, sources=sources,
+                       description="collapse monitor: curves over training")
