@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+import numpy as np
+
 from .._validation import check_nonnegative, check_positive
 from ..exceptions import InvalidInputError
 from .merging import MERGE_DIAMETER_RATIO, MERGE_MARGIN_RATIO
@@ -437,8 +439,7 @@ def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: 
             f"{k} of {P} classes, {share:.1%} of the points ({mg.merged_points} of {N}), "
             f"have merged into {into} ({scale}); the largest holds classes "
             f"{_classes_text(big.classes)}: {big.n_points} points ({big.share:.1%}), diameter "
-            f"{big.diameter:.3g} against a median pair distance of "
-            f"{_median(stats):.3g}."
+            f"{big.diameter:.3g} against {_typical(stats)}."
         )
         if not holds:
             text += f" Below the share threshold {th.partial_collapse_share:g}."
@@ -474,9 +475,17 @@ def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: 
     )
 
 
-def _median(stats: CollapseStatistics) -> float:
-    d = stats.distances
-    return d.median if 0.5 in d.levels else d.mean
+def _typical(stats: CollapseStatistics | QuickStatistics) -> str:
+    """The scale a merged group is compared with: the embedding's diameter,
+    which both kinds of statistics hold (so they give the same text)."""
+    return f"an embedding diameter of {stats.diameter:.3g}"
+
+
+def _class_sizes(stats: CollapseStatistics | QuickStatistics) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, sizes) of the classes, from either kind of statistics."""
+    if isinstance(stats, QuickStatistics):
+        return stats.classes, stats.class_sizes
+    return stats.classes.classes, stats.classes.sizes
 
 
 def _loss_mismatch(
@@ -528,8 +537,8 @@ def _loss_mismatch(
 
 
 def _missing_classes(stats: CollapseStatistics) -> Signature:
-    sizes = stats.classes.sizes
-    single = [c.item() for c, k in zip(stats.classes.classes, sizes, strict=True) if k == 1]
+    labels, sizes = _class_sizes(stats)
+    single = [c.item() for c, k in zip(labels, sizes, strict=True) if k == 1]
     holds = bool(single)
     if holds:
         text = (

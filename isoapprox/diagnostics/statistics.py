@@ -882,6 +882,7 @@ class QuickStatistics:
     class_sizes: IntArray = field(repr=False)
     class_diameter: FloatArray = field(repr=False)
     class_gap: FloatArray = field(repr=False)
+    merging: ClassMerging = field(repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -919,7 +920,8 @@ class QuickStatistics:
 
 
 def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
-                     atol: float = 1e-9) -> QuickStatistics:
+                     atol: float = 1e-9, merge_margin_ratio: float = MERGE_MARGIN_RATIO,
+                     merge_diameter_ratio: float = MERGE_DIAMETER_RATIO) -> QuickStatistics:
     """The collapse statistics one anchor sweep gives: cheap enough for every training step.
 
     Parameters
@@ -932,6 +934,8 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
         ``alpha >= 0`` for the losses and the active triplets.
     atol : float, default 1e-9
         Tolerance of the violated-triplet count.
+    merge_margin_ratio, merge_diameter_ratio : float
+        The merge height of ``merging``, as in :func:`collapse_statistics`.
 
     Returns
     -------
@@ -946,8 +950,9 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
     Notes
     -----
     One sweep over the pairs (:func:`isoapprox.kernels.stats.anchor_pass`),
-    one SVD of the centred ``(N, n)`` embedding on one BLAS thread, and
-    ``O(N n)`` memory.
+    one half sweep for the merged classes (single linkage at the merge
+    height), one SVD of the centred ``(N, n)`` embedding on one BLAS thread,
+    and ``O(N n)`` memory.
 
     Examples
     --------
@@ -959,8 +964,18 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
     codes, classes = as_labels(y, X.shape[0], "y")
     margin = check_margin(margin)
     atol = check_nonnegative(atol, "atol")
+    merge_margin_ratio = check_nonnegative(merge_margin_ratio, "merge_margin_ratio")
+    merge_diameter_ratio = check_nonnegative(merge_diameter_ratio, "merge_diameter_ratio")
     require_triplets(codes)
-    _, _, s, hp, hn, pi, ni, far, _, near, active, viol = _anchor_sweep(X, codes, margin, atol)
+    Xs, XT, s, hp, hn, pi, ni, far, _, near, active, viol = _anchor_sweep(X, codes, margin, atol)
+    # the same merge height and grouping as compute_collapse_statistics
+    h = merge_height(margin, float(np.max(far)) / s, margin_ratio=merge_margin_ratio,
+                     diameter_ratio=merge_diameter_ratio)
+    merging = compute_merging(
+        X, Xs, XT, s, codes, classes, hp, hn, ni, height=h,
+        margin_ratio=merge_margin_ratio, diameter_ratio=merge_diameter_ratio,
+    )
+    del Xs, XT
     losses = _anchor_losses(hp, hn, pi, ni, s, margin)
     P = len(classes)
     diam = np.zeros(P)
@@ -991,4 +1006,5 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
         class_sizes=class_counts(codes),
         class_diameter=diam,
         class_gap=gap,
+        merging=merging,
     )
