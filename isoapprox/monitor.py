@@ -421,13 +421,13 @@ class CollapseMonitor:
     def _stats_record(self, st: QuickStatistics) -> dict[str, Any]:
         out = {k: v for k, v in st.scalars().items()
                if k not in ("n_points", "dim", "n_classes", "margin", "atol")}
-        # a class has collapsed (merged into another) when its least distance to
-        # another class is within the full-collapse ratio of the reference scale of
-        # `all_distances_small`: all classes count once that signature holds
-        scale = max(st.rms_norm, st.margin)
-        merged = st.class_gap <= self.thresholds.full_collapse_ratio * scale
-        out["collapsed_classes"] = int(np.sum(merged))
-        out["collapsed_share"] = float(np.mean(merged))
+        # a class has collapsed when it has merged with another class: the
+        # single-linkage groups of diagnose's partial_collapse signature
+        mg = st.merging
+        out["collapsed_classes"] = int(mg.n_merged_classes)
+        out["collapsed_share"] = float(mg.n_merged_classes / st.n_classes)
+        out["merged_point_share"] = float(mg.merged_share)
+        out["merge_height"] = float(mg.height)
         return out
 
     def _onset(self, sig: Signature, step: int | None) -> None:
