@@ -610,7 +610,7 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
                      opts.n_starts, opts.max_iter, deadline, spec, opts.max_subbatches,
-                     opts.max_nodes)
+                     max_nodes=opts.max_nodes)
         res = _finish(res, t_start)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
