@@ -316,8 +316,9 @@ def test_line_toys_certified_only_with_the_search():
     before = after = 0
     for k in range(4):
         E = rng.normal(size=(5, 1))
-        r0 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, max_nodes=0)
-        r1 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k)
+        r0 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, max_nodes=0,
+                          warn_uncertified=False)
+        r1 = nearest_ideal(E, y, margin=1.0, objective="haus", rng=k, warn_uncertified=False)
         assert "branch_and_bound" not in r0.bounds
         assert r1.lower >= r0.lower
         before += r0.certified
@@ -340,9 +341,9 @@ def test_plane_brackets_contain_long_multistart_values(objective):
         y = np.array(layouts[k % 2])
         margin = (0.0, 1.0)[k // 2]
         res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k,
-                            max_nodes=20_000)
+                            max_nodes=20_000, warn_uncertified=False)
         long = nearest_ideal(E, y, margin=margin, objective=objective, rng=100 + k,
-                             n_starts=48, max_nodes=0, solver="scipy")
+                             n_starts=48, max_nodes=0, solver="scipy", warn_uncertified=False)
         scale = max(float(np.ptp(E)), margin)
         assert res.bounds.get("branch_and_bound", 0.0) <= long.value + BRACKET_RTOL * scale
         assert res.lower <= long.value + BRACKET_RTOL * scale
