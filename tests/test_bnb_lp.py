@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+import isoapprox.ideal._bnb as bnb_module
+from isoapprox import nearest_ideal
 from isoapprox.ideal._bnb import triplet_table
 from isoapprox.ideal._bnblp import haus_node_lp, lp_search, pair_table
 from isoapprox.ideal._lpdual import dual_multipliers, safe_dual_bound
@@ -112,6 +114,10 @@ def test_relaxation_holds_every_feasible_point(seed, n, w):
     v = float(np.sqrt(((F - prob.E) ** 2).sum(-1)).max())
     res = haus_node_lp(prob.E, trip, pair_table(trip), prob.alpha, lo, hi)
     assert res.bound <= v
+    # tangents towards arbitrary points (the ancestors' LP solutions) stay valid
+    hint = F[None] + rng.normal(size=(3,) + F.shape)
+    res = haus_node_lp(prob.E, trip, pair_table(trip), prob.alpha, lo, hi, hint)
+    assert res.bound <= v
 
 
 def test_lp_search_bound_below_known_value_and_deterministic():
@@ -132,3 +138,20 @@ def test_lp_search_bound_below_known_value_and_deterministic():
     b2, n2 = lp_search(prob.E, trip, prob.alpha, T, lo, hi, 60)
     assert (b1, n1) == (b2, n2)
     assert b1 <= best
+
+
+def test_plane_toy_certified_only_with_the_lp(monkeypatch):
+    """A toy of bench_certificates.py (N5R2, index 8): open after the interval
+    search (relative gap ~3e-3), certified by the LP search (about 400 LPs)."""
+    rng = np.random.default_rng([20240501, 0])
+    for _ in range(9):
+        E = rng.normal(size=(5, 2))
+    y = [0, 0, 0, 1, 1]
+    monkeypatch.setattr(bnb_module, "BNB_MAX_LP", 0)
+    r0 = nearest_ideal(E, y, margin=0.0, objective="haus", rng=8, warn_uncertified=False)
+    monkeypatch.setattr(bnb_module, "BNB_MAX_LP", 1000)
+    r1 = nearest_ideal(E, y, margin=0.0, objective="haus", rng=8, warn_uncertified=False)
+    assert not r0.certified and r0.rel_gap > 1e-4
+    assert r1.certified and r1.lower_source == "branch_and_bound"
+    assert r1.lower >= r0.lower
+    assert r1.value <= r0.value
