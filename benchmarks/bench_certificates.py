@@ -1,8 +1,10 @@
 """Benchmark: certified share of nearest_ideal with and without the branch-and-bound.
 
-Every instance is solved twice in the same process with the same seed:
-``max_nodes=0`` (the search without the spatial branch-and-bound, i.e. the
-bracket before it existed) and the default node budget.  Reported per cell
+Every instance is solved three times in the same process with the same
+seed: ``max_nodes=0`` (the search without the spatial branch-and-bound, i.e.
+the bracket before it existed), the default node budget with the LP search
+off (``isoapprox.ideal._bnb.BNB_MAX_LP = 0``: interval bounds only) and the
+defaults (for ``"haus"`` the LP search of ``isoapprox.ideal._bnblp``).  Reported per cell
 and objective: the certified share (``tol = 1e-6``), the median and 90th
 percentile wall time, the median relative gap, how often the branch-and-bound
 ran (``"branch_and_bound"`` in ``bounds``) and how often it gave the lower
