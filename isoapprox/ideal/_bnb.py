@@ -297,6 +297,6 @@ def _lp_phase(S: SearchState, trip: np.ndarray, T: float) -> float:
         return min(T, _target(S))
 
     bound, n_lp = lp_search(prob.E, trip, prob.alpha, T, *root_boxes(prob, T), BNB_MAX_LP,
-                            offer)
+                            offer, stop=lambda: S.time_left() <= 0)
     logger.debug("branch_and_bound LP phase: %d LPs, bound %.12g", n_lp, bound)
     return bound

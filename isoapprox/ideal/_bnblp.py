@@ -314,7 +314,7 @@ def _split(E, trip, pairs, positive, tid, tag, y, x, lo, hi) -> tuple[int, int]:
     return bk, bd
 
 
-def lp_search(E, trip, alpha, T, lo, hi, max_lp, offer=None):
+def lp_search(E, trip, alpha, T, lo, hi, max_lp, offer=None, stop=None):
     """Best-first branch-and-bound with interval and LP node bounds (``"haus"``).
 
     Parameters
@@ -331,6 +331,9 @@ def lp_search(E, trip, alpha, T, lo, hi, max_lp, offer=None):
     offer : callable or None
         ``offer(F) -> float``: called with LP solutions separated at ``alpha``
         below ``T``; returns the new level (at most ``T``).
+    stop : callable or None
+        ``stop() -> bool``, asked after every sixteenth of the budget (the
+        caller's deadline); True ends the search with the bound so far.
 
     Returns
     -------
@@ -346,7 +349,10 @@ def lp_search(E, trip, alpha, T, lo, hi, max_lp, offer=None):
     seq = 1
     n_lp = 0
     stuck = np.inf  # least bound of the nodes that cannot be split
+    step = max(max_lp // 16, 1)
     while heap and n_lp < max_lp:
+        if stop is not None and n_lp % step == 0 and n_lp > 0 and stop():
+            break
         if heap[0][0] >= T:
             heap.clear()
             break
