@@ -1,8 +1,11 @@
 """Benchmark: certified share of nearest_ideal with and without the branch-and-bound.
 
-Every instance is solved twice in the same process with the same seed:
-``max_nodes=0`` (the search without the spatial branch-and-bound, i.e. the
-bracket before it existed) and the default node budget.  Reported per cell
+Every instance is solved three times in the same process with the same
+seed: ``max_nodes=0`` (the search without the spatial branch-and-bound, i.e.
+the bracket before it existed), the default node budget (``nearest_ideal``'s
+defaults: interval bounds only, column ``intervals``) and the default node
+budget with ``max_lps=300`` (for ``"haus"`` the LP search of
+``isoapprox.ideal._bnblp``, opt-in; column ``after``).  Reported per cell
 and objective: the certified share (``tol = 1e-6``), the median and 90th
 percentile wall time, the median relative gap, how often the branch-and-bound
 ran (``"branch_and_bound"`` in ``bounds``) and how often it gave the lower
@@ -71,10 +74,17 @@ def instances(cell: str, count: int, seed: int):
         yield rng.normal(size=(N, n)), y, MARGINS[k % 2]
 
 
-def solve(E, y, margin, objective, k, max_nodes):
+#: LP budget of the "after" column (``nearest_ideal(max_lps=...)``)
+LP_BUDGET = 300
+
+
+def solve(E, y, margin, objective, k, max_nodes, max_lp):
     kw = {} if max_nodes is None else {"max_nodes": max_nodes}
+    if max_lp is not None:
+        kw["max_lps"] = max_lp
     t0 = time.perf_counter()
-    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k, tol=TOL, **kw)
+    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k, tol=TOL,
+                        warn_uncertified=False, **kw)
     return res, time.perf_counter() - t0
 
 
@@ -89,8 +99,9 @@ def run(cells, count_n5, count, seed):
         cnt = count_n5 if cell == "N5R2" else count
         for k, (E, y, margin) in enumerate(instances(cell, cnt, seed)):
             for obj in ("iso", "haus"):
-                for label, nodes in (("before", 0), ("after", None)):
-                    res, dt = solve(E, y, margin, obj, k, nodes)
+                for label, nodes, lp in (("before", 0, 0), ("intervals", None, 0),
+                                         ("after", None, LP_BUDGET)):
+                    res, dt = solve(E, y, margin, obj, k, nodes, lp)
                     records.append({
                         "cell": cell, "objective": obj, "run": label, "margin": margin,
                         "seconds": dt, "certified": bool(res.certified),
@@ -102,8 +113,9 @@ def run(cells, count_n5, count, seed):
 
 
 def report(records, cells):
-    head = (f"{'cell':5s} {'obj':4s} {'n':>4s} | {'cert before':>11s} {'cert after':>10s} | "
-            f"{'med ms bef':>10s} {'med ms aft':>10s} {'p90 ms aft':>10s} | "
+    head = (f"{'cell':5s} {'obj':4s} {'n':>4s} | {'cert before':>11s} {'cert intv':>9s} "
+            f"{'cert after':>10s} | {'med ms bef':>10s} {'med intv':>9s} {'p90 intv':>9s} "
+            f"{'med ms aft':>10s} {'p90 ms aft':>10s} | "
             f"{'gap50 bef':>9s} {'gap50 aft':>9s} | {'bnb ran':>7s} {'bnb lower':>9s}")
     print(head)
     out = {}
@@ -113,6 +125,8 @@ def report(records, cells):
                    and r["run"] == "before"]
             aft = [r for r in records if r["cell"] == cell and r["objective"] == obj
                    and r["run"] == "after"]
+            itv = [r for r in records if r["cell"] == cell and r["objective"] == obj
+                   and r["run"] == "intervals"]
             if not bef:
                 continue
 
@@ -121,14 +135,19 @@ def report(records, cells):
 
             tb = np.array([r["seconds"] for r in bef]) * 1e3
             ta = np.array([r["seconds"] for r in aft]) * 1e3
+            ti = np.array([r["seconds"] for r in itv]) * 1e3
             row = {
                 "n": len(bef),
                 "certified_before": share(bef, "certified"),
+                "certified_intervals": share(itv, "certified"),
                 "certified_after": share(aft, "certified"),
                 "median_ms_before": float(np.median(tb)),
+                "median_ms_intervals": float(np.median(ti)),
+                "p90_ms_intervals": float(np.percentile(ti, 90)),
                 "median_ms_after": float(np.median(ta)),
                 "p90_ms_after": float(np.percentile(ta, 90)),
                 "rel_gap_median_before": float(np.median([r["rel_gap"] for r in bef])),
+                "rel_gap_median_intervals": float(np.median([r["rel_gap"] for r in itv])),
                 "rel_gap_median_after": float(np.median([r["rel_gap"] for r in aft])),
                 "rel_gap_p90_before": float(np.percentile([r["rel_gap"] for r in bef], 90)),
                 "rel_gap_p90_after": float(np.percentile([r["rel_gap"] for r in aft], 90)),
@@ -138,8 +157,10 @@ def report(records, cells):
             }
             out[f"{cell}/{obj}"] = row
             print(f"{cell:5s} {obj:4s} {row['n']:4d} | {row['certified_before']:11.1%} "
-                  f"{row['certified_after']:10.1%} | {row['median_ms_before']:10.1f} "
-                  f"{row['median_ms_after']:10.1f} {row['p90_ms_after']:10.1f} | "
+                  f"{row['certified_intervals']:9.1%} {row['certified_after']:10.1%} | "
+                  f"{row['median_ms_before']:10.1f} {row['median_ms_intervals']:9.1f} "
+                  f"{row['p90_ms_intervals']:9.1f} {row['median_ms_after']:10.1f} "
+                  f"{row['p90_ms_after']:10.1f} | "
                   f"{row['rel_gap_median_before']:9.1e} {row['rel_gap_median_after']:9.1e} | "
                   f"{row['bnb_ran']:7.1%} {row['bnb_lower']:9.1%}", flush=True)
     return out

@@ -7,8 +7,8 @@ unless said otherwise, so that results are invariant under scaling.
 from __future__ import annotations
 
 __all__ = [
-    "BNB_RTOL", "BOUND_RTOL", "DSTAR_RTOL", "FLOOR_RTOL", "KIND_RTOL", "PACKING_RTOL",
-    "VERDICT_RTOL",
+    "BNB_RTOL", "BOUND_RTOL", "DSTAR_RTOL", "FLOOR_RTOL", "KIND_RTOL", "LP_DUAL_RTOL",
+    "PACKING_RTOL", "VERDICT_RTOL",
 ]
 
 #: a verdict ``lhs <= rhs`` decided from brackets allows this much rounding,
@@ -58,3 +58,12 @@ DSTAR_RTOL = 1e-12
 #: coordinates, covers the rounding of the normalisation ``(E - shift) / scale``
 #: (``isoapprox.ideal._bnb``)
 BNB_RTOL = 1e-12
+
+#: rounding allowance of a certified LP bound from approximate duals
+#: (:func:`isoapprox.ideal._lpdual.safe_dual_bound`, Neumaier-Shcherbina): the
+#: float64 value of ``-y.b + sum_j min(r_j lo_j, r_j hi_j)``, ``r = c + A^T y``,
+#: is within ``(m + n + 2) eps`` of the magnitude ``|y|.|b| + sum_j (|c| +
+#: |A|^T |y|)_j max(|lo_j|, |hi_j|)`` (each term a product of two rounded
+#: numbers, summed over at most ``m + n`` terms); ``1e-12`` of the magnitude
+#: covers LPs of up to about four thousand rows and columns with a twofold margin
+LP_DUAL_RTOL = 1e-12

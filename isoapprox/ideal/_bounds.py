@@ -12,6 +12,7 @@ from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
 from ..kernels import ideal as K
+from ._lpdual import dual_multipliers, safe_dual_bound
 from ._problem import Problem
 
 __all__ = [
@@ -61,7 +62,8 @@ def metric_lp_bound(prob: Problem, upper: float) -> float:
     Returns
     -------
     float
-        A lower bound on ``d_iso(E, F_TS)``; ``0.0`` if HiGHS fails.
+        A lower bound on ``d_iso(E, F_TS)``; ``0.0`` if HiGHS fails.  Certified
+        from HiGHS' duals by :func:`._lpdual.safe_dual_bound`.
     """
 
     N = prob.N
@@ -117,9 +119,7 @@ def metric_lp_bound(prob: Problem, upper: float) -> float:
     hi[s_col] = U
     hi[s_col + 1:] = float(prob.D.max()) + U
     res = linprog(c, A_ub=Aub, b_ub=bub, bounds=np.column_stack([lo, hi]), method="highs")
-    if res.status not in (0, 1) or res.ineqlin is None:
+    y = dual_multipliers(res) if res.status in (0, 1) else None
+    if y is None:
         return 0.0
-    y = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=float), 0.0)
-    g = c + Aub.T @ y
-    bound = -float(bub @ y) + float(np.sum(np.minimum(g * lo, g * hi)))
-    return max(bound, 0.0)
+    return max(safe_dual_bound(c, Aub, bub, lo, hi, y), 0.0)
