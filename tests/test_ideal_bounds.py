@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from isoapprox import batch_hard_loss
+from isoapprox import batch_hard_loss, d_star, nearest_ideal
 from isoapprox.ideal._bounds import metric_lp_bound, three_point_bound
 from isoapprox.ideal._problem import Problem
 from isoapprox.kernels import ideal as K
@@ -212,3 +212,21 @@ def test_packing_distance_bound_below_feasible_values(rng, layout):
         v = packing_distance_bound(y, 2, 1.0, ref.diameter(E))
         best = iref.independent_search(E, y, 1.0, "iso", rng, n_random=100, n_polish=2)
         assert 0.0 < v <= best
+
+
+@pytest.mark.parametrize("n, P", [(2, 16), (3, 12)])
+def test_collapse_regime_upper_end_from_the_d_star_layout(n, P):
+    """Classes collapsed onto a D*(P', n, margin) layout are triplet-separated, so
+    d_iso(E, F_TS) <= max(diam(E), D*_upper): the construction gives that upper end
+    where local solves from E stall above it (0.7205 against 0.7181 for 16 classes
+    of two points in the plane), and the bracket straddles [D*_lower - diam(E), D*_upper]."""
+    E = 1e-3 * np.random.default_rng(0).normal(size=(2 * P, n))
+    y = np.arange(2 * P) % P
+    res = nearest_ideal(E, y, margin=0.2, rng=0, solver="scipy", n_starts=2,
+                        warn_uncertified=False)
+    ds = d_star(P, n, 0.2)
+    diam = ref.diameter(E)
+    assert res.value <= max(ds.upper, diam) * (1 + 1e-9)
+    assert res.lower >= ds.lower - diam - 1e-9
+    assert ref.worst_slack(res.embedding, y, 0.2) >= 0.0
+    assert ref.isometric_error(E, res.embedding) == pytest.approx(res.value, rel=1e-12)

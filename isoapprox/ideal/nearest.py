@@ -34,7 +34,13 @@ from ..geometry import min_enclosing_ball
 from ..kernels import ideal as K
 from ..losses import batch_hard_loss
 from ..metrics import hausdorff_like, isometric_error
-from ..packing import packing_distance_bound
+from ..packing import (
+    DSTAR_N_MAX,
+    DSTAR_P_MAX,
+    d_star_witness,
+    packing_distance_bound,
+    separated_count,
+)
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
 from ._bnb import BNB_MAX_LP, BNB_MAX_NODES, branch_and_bound
 from ._bounds import (
@@ -290,6 +296,30 @@ def _closed_forms(S: _Search) -> None:
         for c in range(C.shape[0]):
             C[c] = min_enclosing_ball(prob.E[prob.codes == c]).center
     S.offer(spread_centres(C, prob.alpha, S.rng)[prob.codes], "construction")
+    _witness_layout(S)
+
+
+def _witness_layout(S: _Search) -> None:
+    """Classes collapsed onto the points of a ``D*(P', n, margin)`` layout.
+
+    The collapse regime's construction (more separated classes than
+    ``n + 1``): the ``P'`` classes that must stay ``margin`` apart (every
+    class with two or more points, and all singletons on one point) at the
+    points of :func:`isoapprox.packing.d_star_witness`, centred on ``E``'s
+    centroid.  Its ``d_iso`` is at most ``max(D*_upper, diam E)``.
+    """
+    n = S.E.shape[1]
+    P_sep = separated_count(S.codes)
+    if S.margin <= 0.0 or P_sep <= n + 1 or P_sep > DSTAR_P_MAX or n > DSTAR_N_MAX:
+        return
+    W = d_star_witness(P_sep, n, S.margin)
+    counts = np.bincount(S.codes, minlength=S.n_classes)
+    slot = np.empty(S.n_classes, dtype=np.int64)
+    multi = np.flatnonzero(counts >= 2)
+    slot[multi] = np.arange(multi.size)
+    slot[counts == 1] = multi.size
+    G = W[slot[S.codes]]
+    S.offer(G - G.mean(axis=0) + S.E.mean(axis=0), "construction", normalised=False)
 
 
 def _closed_forms_pairs(S: _Search) -> None:

@@ -401,7 +401,9 @@ def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
     return Y
 
 
+@functools.lru_cache(maxsize=256)
 def _unit_witness(P: int, n: int) -> np.ndarray:
+    """The unit-margin witness (cached, read-only: a pure function of ``P, n``)."""
     p, q, name = _unit(P, n).witness
     if name == "layout":
         X = _stored()[1][p, q]
@@ -412,7 +414,9 @@ def _unit_witness(P: int, n: int) -> np.ndarray:
                                 f"({name}); use d_star() for the bracket")
     out = np.zeros((P, n))
     out[:, : X.shape[1]] = X[:P]
-    return _feasible(out)
+    out = _feasible(out)
+    out.setflags(write=False)
+    return out
 
 
 # ---------------------------------------------------------------------------
