@@ -45,7 +45,7 @@ import numpy as np
 from isoapprox import nearest_ideal
 
 # an open bracket is part of what these scripts measure, not a warning
-from isoapprox.exceptions import ConvergenceWarning  # noqa: E402
+from isoapprox.exceptions import ConvergenceWarning
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 

@@ -57,7 +57,7 @@ from isoapprox import (
 )
 
 # an open bracket is part of what these scripts measure, not a warning
-from isoapprox.exceptions import ConvergenceWarning  # noqa: E402
+from isoapprox.exceptions import ConvergenceWarning
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 

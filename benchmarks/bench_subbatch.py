@@ -42,7 +42,7 @@ import numpy as np
 from isoapprox import nearest_ideal
 
 # an open bracket is part of what these scripts measure, not a warning
-from isoapprox.exceptions import ConvergenceWarning  # noqa: E402
+from isoapprox.exceptions import ConvergenceWarning
 from isoapprox.ideal import solve_nearest
 from isoapprox.ideal._subbatch import sub_batch_bound
 

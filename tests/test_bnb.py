@@ -357,9 +357,10 @@ def test_same_bound_on_every_run():
     assert a.bounds == b.bounds and a.value == b.value
 
 
-def test_max_nodes_validation():
+@pytest.mark.parametrize("name", ["max_nodes", "max_lps", "max_subbatches"])
+def test_budget_validation(name):
     E = [[0.0], [1.0], [3.0]]
-    with pytest.raises(InvalidInputError, match="`max_nodes` must be >= 0; got -1"):
-        nearest_ideal(E, [0, 0, 1], max_nodes=-1, warn_uncertified=False)
-    with pytest.raises(TypeError, match="`max_nodes` must be an integer"):
-        nearest_ideal(E, [0, 0, 1], max_nodes=1.5, warn_uncertified=False)
+    with pytest.raises(InvalidInputError, match=f"`{name}` must be >= 0; got -1"):
+        nearest_ideal(E, [0, 0, 1], warn_uncertified=False, **{name: -1})
+    with pytest.raises(TypeError, match=f"`{name}` must be an integer"):
+        nearest_ideal(E, [0, 0, 1], warn_uncertified=False, **{name: 1.5})

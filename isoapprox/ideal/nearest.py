@@ -12,7 +12,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -586,9 +586,8 @@ def nearest_ideal(
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
     opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                                warn_uncertified, max_nodes=max_nodes)
-    opts = replace(opts, max_subbatches=check_int(max_subbatches, "max_subbatches", minimum=0),
-                   max_lps=check_int(max_lps, "max_lps", minimum=0))
+                                warn_uncertified, max_subbatches=max_subbatches,
+                                max_nodes=max_nodes, max_lps=max_lps)
     require_triplets(codes)
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
@@ -615,13 +614,15 @@ class _SolveOptions:
     max_iter: int
     time_limit: float
     warn_uncertified: bool
+    #: 0: the pair losses (``nearest_zero_loss``) have no sub-batch bounds
     max_subbatches: int = 0
     max_nodes: int = BNB_MAX_NODES
     max_lps: int = BNB_MAX_LP
 
 
 def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                         warn_uncertified, *, max_nodes=BNB_MAX_NODES) -> _SolveOptions:
+                         warn_uncertified, *, max_subbatches=0, max_nodes=BNB_MAX_NODES,
+                         max_lps=BNB_MAX_LP) -> _SolveOptions:
     """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``."""
     if not isinstance(warn_uncertified, (bool, np.bool_)):
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
@@ -633,7 +634,9 @@ def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
         max_iter=check_int(max_iter, "max_iter", minimum=1),
         time_limit=check_positive(time_limit, "time_limit"),
         warn_uncertified=bool(warn_uncertified),
+        max_subbatches=check_int(max_subbatches, "max_subbatches", minimum=0),
         max_nodes=check_int(max_nodes, "max_nodes", minimum=0),
+        max_lps=check_int(max_lps, "max_lps", minimum=0),
     )
 
 
