@@ -279,6 +279,14 @@ class TheoryOptions:
         solvers and the subsample).
     c_n : float or None
         If given, statement 2 is checked with this constant.
+    thickness_starts : int, default 0
+        Random starts of the local descent of :func:`thickness_report` (its
+        ``n_starts``) beyond its deterministic ones (the best principal axis
+        or facet normal and the least principal axis).  The thickness bracket
+        is certified whatever the number; random starts may lower its upper
+        end, at about one linear-programming descent each (in ``R^64`` with
+        200 points, 8 starts cost 7.5 x the time of none and left the bracket
+        unchanged, 0.5 % tighter at its upper end).
     max_points, faithful_ratio, curve
         Of the ``diagnose`` theory section: its subsample size, the ``rho``
         of the layout criterion and the lower-bound curve of the suggestion.
@@ -293,6 +301,7 @@ class TheoryOptions:
     procrustes_max_dim: int | None = None
     seed: int = 0
     c_n: float | None = None
+    thickness_starts: int = 0
     max_points: int = THEORY_MAX_POINTS
     faithful_ratio: float = FAITHFUL_RATIO
     curve: str | Callable[[int, int, float], float] = "packing"
@@ -310,6 +319,7 @@ class TheoryOptions:
         check_int(self.seed, "seed", minimum=0)
         if self.c_n is not None:
             check_positive(self.c_n, "c_n")
+        check_int(self.thickness_starts, "thickness_starts", minimum=0)
         check_int(self.max_points, "max_points", minimum=3)
         rho = check_positive(self.faithful_ratio, "faithful_ratio")
         if rho < 1.0:
@@ -656,7 +666,7 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     c_lo = _ratio(haus.lower, iso.upper) if iso.upper > 0 else math.nan
     c_up = _ratio(haus.upper, iso.lower) if iso.value > 0 else math.nan
     if np.ptp(X, axis=0).max() > 0.0:
-        th = thickness_report(X)
+        th = thickness_report(X, n_starts=opts.thickness_starts)
         theta, th_lo, th_up = th.value, th.lower, th.upper
     else:
         theta = th_lo = th_up = 0.0

@@ -179,10 +179,27 @@ def test_large_file_uses_a_subsample(tmp_path, capsys):
     out_npz = tmp_path / "i.npz"
     code, out, _ = _run(capsys, path, "--margin", "0.2", "--theory-max-points", "12",
                         "--out", out_npz, *FAST)
-    assert code == 0 and "12 of 40 points" in out and "seeded subsample" in out
+    # the section's title says which points it describes: a P x K batch of the file
+    assert code == 0 and "on a random batch of 3 classes x 4 = 12 of the 40 points" in out
+    assert "P x K sampling" in out
     z = np.load(out_npz)
     assert z["indices"].size == 12 and z["embedding"].shape == (12, 2)
     assert z["labels"].tolist() == y[z["indices"]].tolist()
+
+
+def test_large_file_theory_over_several_random_batches(tmp_path, capsys):
+    E, y = planted.collapsed(np.random.default_rng(4), P=10, K=4, n=2)
+    path = _save(tmp_path, "c", E, y)
+    js = tmp_path / "r.json"
+    code, out, _ = _run(capsys, path, "--margin", "0.2", "--theory-max-points", "12",
+                        "--theory-batches", "3", "--json", js, *FAST)
+    assert code == 0 and "on 3 random batches of 3 classes x 4 = 12 of the 40 points" in out
+    assert "over 3 random batches" in out
+    rep = json.loads(js.read_text())
+    batches = rep["theory"]["batches"]
+    assert batches["n_batches"] == 3 and batches["summary"]["n_evaluated"] == 3
+    assert rep["theory"]["evaluated"]["batch"] == 0
+    assert any("Theory on 3 of 3 batches" in d for d in rep["verdict"]["details"])
 
 
 def _errors(tmp_path):

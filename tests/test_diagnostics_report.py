@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import isoapprox as ia
 from isoapprox import diagnostics as D
 from isoapprox.diagnostics import report as R
 from isoapprox.diagnostics.report import sample_batches
@@ -213,16 +214,13 @@ def test_diagnose_report_sections_and_json(rng):
     json.dumps(to_jsonable(rep), allow_nan=False)
 
 
-def test_diagnose_skips_the_triplet_loss_beyond_the_budget(rng):
-    E, y = planted.collapsed(rng)
-    N = len(y)
-    st = D.collapse_statistics(E, y, margin=0.2)
-    budget = N * N + st.n_active
-    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=budget - 1))
-    assert rep["losses"]["triplet_mean"] is None
-    assert f"exceeds max_triplet_terms = {budget - 1}" in rep["losses"]["triplet_note"]
-    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2, max_triplet_terms=budget))
-    assert rep["losses"]["triplet_mean"] is not None
+def test_diagnose_reports_the_full_triplet_loss_from_the_sweep(rng):
+    # the statistics' anchor sweep gives the triplet loss: no separate pass, no budget
+    E, y = planted.partial(rng, P=12, K=6, merged=5)
+    rep = D.diagnose(E, y, options=D.DiagnoseOptions(margin=0.2))
+    want = ia.triplet_loss(E, y, margin=0.2, reduction="sum")
+    assert math.isclose(rep["losses"]["triplet_sum"], want, rel_tol=1e-12)
+    assert "triplet_note" not in rep["losses"]
 
 
 def test_diagnose_errors(rng):

@@ -345,7 +345,7 @@ def test_large_batch_is_evaluated_on_a_subsample(rng):
     t = diagnose_theory(E, y, margin=0.2, options=opts)
     assert t.evaluated == "subsample" and t.n_points == 12 and t.n_input_points == 40
     assert t.n_classes == 3 and np.array_equal(t.labels, y[t.indices])
-    assert "seeded subsample of 12 of 40 points" in t.findings[0]
+    assert "random batch of 3 classes x 4 = 12 of the 40 points" in t.findings[0]
     assert t.to_dict()["evaluated"]["indices"] == t.indices.tolist()
     _check_consistent(t, E, y)
 

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import isoapprox as ia
+from isoapprox.diagnostics import collapse_statistics, quick_statistics
 from isoapprox.exceptions import InvalidInputError, NoTripletError
 
 from . import reference as ref
@@ -40,6 +41,24 @@ def test_losses_match_bruteforce(rng, n_points, dim, n_classes, margin, reductio
         ref.triplet_loss(E, y, margin, reduction),
         E,
     )
+
+
+@pytest.mark.parametrize("sizes", [(40, 25, 25), (60, 3), (20, 20, 2)])
+@pytest.mark.parametrize("spread", [0.0, 0.3, 5.0])
+@pytest.mark.parametrize("margin", [0.0, 0.7])
+def test_triplet_sum_matches_bruteforce_with_many_positives(rng, sizes, spread, margin):
+    # anchors with more than 16 positives search their sorted positives; an
+    # anchor whose class outnumbers the rest sorts the negatives instead.  Integer
+    # grid points tie many distances; spread 0 collapses every class to a point.
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    centres = rng.integers(-2, 3, size=(len(sizes), 2)).astype(float)
+    E = centres[y] + np.round(spread * rng.normal(size=(len(y), 2)))
+    want = ref.triplet_loss(E, y, margin, "sum")
+    assert_close(ia.triplet_loss(E, y, margin=margin, reduction="sum"), want, E)
+    st = collapse_statistics(E, y, margin=margin)
+    assert_close(st.triplet_sum, want, E)
+    assert_close(quick_statistics(E, y, margin=margin).triplet_sum, want, E)
+    assert st.n_active == sum(t > 0 for t in ref.triplet_terms(E, y, margin))
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.5])

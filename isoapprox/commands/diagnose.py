@@ -61,9 +61,11 @@ theory (skip with --no-theory):
                                     D* <= 2 x margin (our criterion), proven by the D*
                                     table: a layout exists up to it, and where the lower
                                     end proves more impossible; P <= n + 1 for D* = margin
-  Files above --theory-max-points points use a seeded stratified subsample; with
-  --batch-size the first --theory-batches batches are evaluated. Solver time per distance:
-  --theory-time-limit (brackets obtained under a limit depend on the machine's speed).
+  Files above --theory-max-points points (default 200) are evaluated on random P x K
+  batches of that size, drawn as training draws batches (--theory-batches of them,
+  default 1); with --batch-size, on the first --theory-batches (default 3) of its
+  batches. Solver time per distance: --theory-time-limit (brackets obtained under a
+  limit depend on the machine's speed).
 
 history (--history LOG, a log of isoapprox.CollapseMonitor; see docs/monitor.md):
   a summary (when each signature started and ended, bad batches, the last numbers) and
@@ -140,11 +142,11 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--theory-time-limit", type=float, default=None, metavar="SECONDS",
                    help="solver time per distance to the ideal set (default 5)")
     p.add_argument("--theory-max-points", type=int, default=None, metavar="N",
-                   help="evaluate the theory on a seeded subsample of at most N points "
+                   help="evaluate the theory on random P x K batches of at most N points "
                         "(default 200)")
-    p.add_argument("--theory-batches", type=int, default=3, metavar="M",
-                   help="with --batch-size: evaluate the theory on the first M batches "
-                        "(default 3)")
+    p.add_argument("--theory-batches", type=int, default=None, metavar="M",
+                   help="evaluate the theory on M random batches (default 1); with "
+                        "--batch-size on the first M of its batches (default 3)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
                    help="save the nearest ideal embedding (arrays 'embedding', 'labels', the "
                         "brackets, ...) to FILE.npz")
@@ -199,7 +201,7 @@ def _statistics_rows(r: dict) -> list[tuple[str, str, str]]:
         ("soft-margin batch-hard loss", _num(losses["soft_margin_mean"]),
          "softplus(hp - hn) ; = ln 2 = 0.6931 at collapse"),
         ("triplet loss, mean", _num(losses.get("triplet_mean")),
-         losses.get("triplet_note", "over all triplets")),
+         "over all triplets"),
         ("active triplets", f"{sep['n_active']} of {sep['n_triplets']} "
          f"({100 * sep['fraction_active']:.1f}%)", "d(a,m) < d(a,p) + margin"),
         ("violated triplets", f"{sep['n_violated']} ({100 * sep['fraction_violated']:.1f}%)",
@@ -379,12 +381,32 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
         rows.append((f"least dimension for {P} classes", str(sug["min_dim"]),
                      (f"impossible below {below}; " if below > 1 else "")
                      + f"{sug['min_dim_exact']} for D* = margin; bounds: {sug['curve']}"))
-    ev = t["evaluated"]
-    if ev["mode"] != "all":
-        rows.append(("evaluated on", f"{ev['n_points']} of {ev['n_input_points']} points",
-                     "seeded stratified subsample"))
-    rows.append(("theory time", f"{t['seconds']:.2f} s", ""))
+    batches = t.get("batches")
+    if batches is not None:
+        sm = batches["summary"]
+        m = sm["n_evaluated"]
+        rows.append((f"over {m} random batches", f"d_iso > L in {sm['unfaithful']}",
+                     f"d_iso <= L in {sm['faithful']}, undecided in {sm['undecided']}; "
+                     f"median d_iso {_num(sm['median_d_iso'])}, median L "
+                     f"{_num(sm['median_loss_max'])}"))
+    rows.append(("theory time", f"{t['seconds']:.2f} s", "first batch"
+                 if batches is not None else ""))
     return rows
+
+
+def _theory_title(t: dict) -> str:
+    """What the theory section describes: the whole file or random P x K batches of it."""
+    title = "theory: the loss against the distance to the ideal (triplet-separated) set"
+    ev = t.get("evaluated")
+    if ev is None:
+        return title
+    if ev["mode"] == "all":
+        return title + ", on all points"
+    m = t["batches"]["n_batches"] if "batches" in t else 1
+    return (f"{title}, on {'a random batch' if m == 1 else f'{m} random batches'} of "
+            f"{ev['n_classes']} classes x {ev['samples_per_class']} = {ev['n_points']} of the "
+            f"{ev['n_input_points']} points (P x K sampling, as in training; "
+            + ("the table: the first batch)" if m > 1 else "--theory-batches for more)"))
 
 
 def format_report(report: dict) -> str:
@@ -402,7 +424,7 @@ def format_report(report: dict) -> str:
     lines += _table(_statistics_rows(report), ("statistic", "value", "note"))
     lines += ["", *_classes_lines(report["classes"])]
     if isinstance(report.get("theory"), dict):
-        lines += ["", "theory: the loss against the distance to the ideal (triplet-separated) set"]
+        lines += ["", _theory_title(report["theory"])]
         lines += _table(_theory_rows(report["theory"]), ("quantity", "value", "note"))
     lines += ["", "signatures"]
     lines += _format_signatures(report["signatures"])
@@ -527,7 +549,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         )
     if args.plot is not None and args.plot.exists() and not args.plot.is_dir():
         raise InvalidInputError(f"`--plot` must name a folder; {str(args.plot)!r} is a file")
-    if args.theory_batches < 0:
+    if args.theory_batches is not None and args.theory_batches < 0:
         raise InvalidInputError(f"`--theory-batches` must be >= 0; got {args.theory_batches}")
 
 
@@ -601,15 +623,19 @@ def run(args: argparse.Namespace) -> int:
         report = diagnose_batches(
             X, y, batch_size=args.batch_size, samples_per_class=args.samples_per_class,
             n_batches=args.n_batches, rng=args.seed, options=options, theory=theory,
-            theory_batches=args.theory_batches,
+            theory_batches=3 if args.theory_batches is None else args.theory_batches,
         )
         report = {"file": str(args.file), **report}
         text = format_batch_report(report)
     else:
         report = {"file": str(args.file), **diagnose(X, y, options=options)}
-        if theory is not None:
+        m = 1 if args.theory_batches is None else args.theory_batches
+        if theory is not None and m > 0:
             res = diagnose_theory(X, y, margin=options.margin, options=theory)
-            report = add_theory(report, res)
+            # one batch when the file is small enough to be evaluated whole
+            more = [diagnose_theory(X, y, margin=options.margin, options=theory, batch=b)
+                    for b in range(1, m)] if res.evaluated != "all" else []
+            report = add_theory(report, res, more)
         text = format_report(report)
     print(text)
     written: list[str] = []

@@ -1,7 +1,8 @@
 """The loss against the distance to the ideal (triplet-separated) set, for the diagnosis.
 
 :func:`diagnose_theory` evaluates one batch with :func:`isoapprox.evaluate_theory`
-(on a seeded stratified subsample above ``max_points``), suggests a batch
+(above ``max_points`` points, on random ``P x K`` batches drawn as training
+draws them: :func:`theory_subsample`), suggests a batch
 layout (:func:`suggest_layout`) and words the findings; :func:`add_theory`
 merges it into a :func:`~isoapprox.diagnose` report.  Notation, what is
 reported and the cost: see docs/diagnose.md.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -70,6 +71,7 @@ __all__ = [
     "layout_sentence",
     "suggest_layout",
     "theory_batch_summary",
+    "theory_numbers",
     "theory_subsample",
 ]
 
@@ -281,7 +283,8 @@ class TheoryDiagnosis:
 
     ``theory`` is the :func:`isoapprox.evaluate_theory` record of the
     evaluated points (its attributes read through this object too);
-    ``evaluated`` is ``"all"`` or ``"subsample"`` (rows ``indices`` of the
+    ``evaluated`` is ``"all"`` or ``"subsample"``: the ``batch``-th random
+    ``P x K`` batch of :func:`theory_subsample` (rows ``indices`` of the
     ``n_input_points``, labels ``labels``); ``samples_per_class`` the median
     class size; ``findings`` the sentences the verdict quotes.  Derived:
     ``loss_lower_check`` / ``loss_upper_check`` (statement 3),
@@ -298,6 +301,7 @@ class TheoryDiagnosis:
     suggestion: LayoutSuggestion | None = None
     findings: tuple[str, ...] = ()
     seconds: float = 0.0
+    batch: int = 0
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "theory":
@@ -374,7 +378,10 @@ class TheoryDiagnosis:
             "evaluated": {
                 "mode": self.evaluated,
                 "n_points": t.n_points,
+                "n_classes": t.n_classes,
+                "samples_per_class": self.samples_per_class,
                 "n_input_points": self.n_input_points,
+                "batch": self.batch,
                 "indices": self.indices.tolist() if self.evaluated != "all" else None,
             },
             "iso": iso.to_dict(),
@@ -391,11 +398,13 @@ class TheoryDiagnosis:
 
 
 def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray:
-    """Increasing rows of a seeded, stratified subsample of at most ``max_points >= 3`` points.
+    """Increasing rows of a seeded random ``P x K`` batch of at most ``max_points >= 3`` points.
 
-    At most ``max(2, max_points // 4)`` classes are drawn at random, those
-    with two or more points first; each gives ``max_points // (classes
-    drawn)`` random points (all of a smaller class).  All rows when ``N <=
+    The batch is drawn as training draws its batches (the PK sampling of
+    Hermans et al. 2017): ``P = min(classes, max(2, max_points // 4))``
+    classes at random, those with two or more points first, and ``K =
+    max_points // P`` random points of each (all of a smaller class), so
+    ``K = 4`` when the file has many classes.  All rows when ``N <=
     max_points``.
 
     Examples
@@ -482,9 +491,10 @@ def _findings(res: TheoryDiagnosis, max_points: int) -> list[str]:
     where = f"{P} classes in R^{n}"
     if res.evaluated != "all":
         out.append(
-            f"Theory numbers on a seeded subsample of {r.n_points} of {res.n_input_points} "
-            f"points ({r.n_classes} classes; batches above {max_points} points are subsampled "
-            "to keep the nearest-ideal solver affordable)."
+            f"Theory on a random batch of {r.n_classes} classes x {res.samples_per_class} = "
+            f"{r.n_points} of the {res.n_input_points} points, drawn as training draws its "
+            f"batches (P x K sampling; above {max_points} points the theory is evaluated on "
+            "such batches, to keep the nearest-ideal solver affordable)."
         )
     if alpha == 0.0:
         out.append(
@@ -555,6 +565,7 @@ def diagnose_theory(
     *,
     margin: float = 0.0,
     options: TheoryOptions | None = None,
+    batch: int = 0,
 ) -> TheoryDiagnosis:
     """The loss against the distance to the ideal set, for one batch.
 
@@ -567,7 +578,12 @@ def diagnose_theory(
     margin : float, default 0.0
         The training margin ``alpha >= 0``.
     options : TheoryOptions, optional
-        Time limit, tolerance, seed, subsample size, layout criterion.
+        Time limit, tolerance, seed, batch size (``max_points``), layout
+        criterion.
+    batch : int, default 0
+        Above ``options.max_points`` points: which random ``P x K`` batch
+        (:func:`theory_subsample`) to evaluate; batch 0 is seeded by
+        ``options.seed``, batch ``b`` by ``(seed, b)``: independent draws.
 
     Returns
     -------
@@ -593,7 +609,9 @@ def diagnose_theory(
     codes_all, classes = as_labels(y, X_all.shape[0], "y")
     alpha = check_margin(margin)
     require_triplets(codes_all)
-    idx = theory_subsample(codes_all, opts.max_points, rng=opts.seed)
+    b = check_int(batch, "batch", minimum=0)
+    seed = opts.seed if b == 0 else np.random.default_rng([opts.seed, b])
+    idx = theory_subsample(codes_all, opts.max_points, rng=seed)
     evaluated = "all" if idx.size == X_all.shape[0] else "subsample"
     X = X_all[idx]
     codes, sub_classes = as_labels(codes_all[idx], idx.size, "y")
@@ -606,23 +624,43 @@ def diagnose_theory(
     res = TheoryDiagnosis(
         theory=theory, samples_per_class=K, evaluated=evaluated,
         n_input_points=int(X_all.shape[0]), indices=idx, labels=classes[sub_classes[codes]],
-        suggestion=suggestion,
+        suggestion=suggestion, batch=b,
     )
     return replace(res, findings=tuple(_findings(res, opts.max_points)),
                    seconds=time.perf_counter() - t0)
 
 
-def add_theory(report: Mapping[str, Any], res: TheoryDiagnosis) -> dict[str, Any]:
+def add_theory(report: Mapping[str, Any], res: TheoryDiagnosis,
+               more: Sequence[TheoryDiagnosis] = ()) -> dict[str, Any]:
     """A :func:`~isoapprox.diagnose` report with the theory section before the verdict.
 
-    The verdict quotes the theory's findings after its own details.
+    The section is ``res``'s; with ``more`` (further batches, e.g. of
+    ``diagnose_theory(..., batch=b)``) it also holds ``"batches"``: each
+    batch's numbers (``per_batch``) and their :func:`theory_batch_summary`.
+    The verdict quotes the theory's findings after its own details (and the
+    summary's, with ``more``).
     """
     out = {k: v for k, v in report.items() if k != "verdict"}
-    out["theory"] = res.to_dict()
+    section = res.to_dict()
+    details = list(res.findings)
+    if more:
+        per_batch = [theory_numbers(r) for r in (res, *more)]
+        summary = theory_batch_summary({"per_batch": per_batch})
+        section["batches"] = {"n_batches": len(per_batch), "per_batch": per_batch,
+                              "summary": summary}
+        details += summary["findings"]
+    out["theory"] = section
     verdict = dict(report["verdict"])
-    verdict["details"] = [*verdict["details"], *res.findings]
+    verdict["details"] = [*verdict["details"], *details]
     out["verdict"] = verdict
     return out
+
+
+def theory_numbers(res: TheoryDiagnosis) -> dict[str, float]:
+    """The numeric entries of ``res.to_dict()`` as ``"theory.key"`` (one batch's row)."""
+    return {f"theory.{k}": float(v) for k, v in res.to_dict().items()
+            if isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, (bool, np.bool_))}
 
 
 # --- over batches -------------------------------------------------------------------

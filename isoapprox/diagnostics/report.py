@@ -32,10 +32,9 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
-from ..losses import triplet_loss
 from ..theory import TheoryOptions
 from .distances import DEFAULT_QUANTILES
-from .ideal_distance import diagnose_theory, theory_batch_summary
+from .ideal_distance import diagnose_theory, theory_batch_summary, theory_numbers
 from .signatures import (
     COLLAPSE_SIGNATURES,
     CONSISTENCY_SIGNATURES,
@@ -47,18 +46,12 @@ from .signatures import (
 from .statistics import CollapseStatistics, compute_collapse_statistics
 
 __all__ = [
-    "MAX_TRIPLET_TERMS",
     "Batch",
     "DiagnoseOptions",
     "diagnose",
     "diagnose_batches",
     "verdict",
 ]
-
-#: the full triplet loss sorts every anchor's negatives and adds one term per
-#: active triplet; the report computes it only when N^2 + (active triplets) is
-#: at most this
-MAX_TRIPLET_TERMS = 500_000_000
 
 _HEADLINES = {
     "all_distances_small": (
@@ -193,8 +186,8 @@ class DiagnoseOptions:
     ``margin`` is the training margin, ``loss`` a loss value the training
     run reports, ``quantiles`` the pair-distance levels, ``uniformity_t``
     and ``alignment_alpha`` their parameters, ``atol`` the tolerance of the
-    violated-triplet count; the full triplet loss is computed only when
-    ``N^2 + (active triplets) <= max_triplet_terms`` (its cost).
+    violated-triplet count.  The full triplet loss comes from the statistics'
+    anchor sweep (``CollapseStatistics.triplet_sum``), at no extra sweep.
     """
 
     margin: float = 0.0
@@ -204,7 +197,6 @@ class DiagnoseOptions:
     alignment_alpha: float = 2.0
     atol: float = 1e-9
     thresholds: SignatureThresholds = field(default_factory=SignatureThresholds)
-    max_triplet_terms: int = MAX_TRIPLET_TERMS
 
     def __post_init__(self) -> None:
         check_margin(self.margin)
@@ -219,7 +211,6 @@ class DiagnoseOptions:
             raise TypeError(
                 f"`thresholds` must be a SignatureThresholds; got {type(self.thresholds).__name__}"
             )
-        check_int(self.max_triplet_terms, "max_triplet_terms", minimum=0)
 
 
 class Batch:
@@ -234,7 +225,6 @@ class Batch:
         self.y, self.classes = as_labels(y, self.E.shape[0], "y")
         require_triplets(self.y)
         self._stats: dict[tuple, CollapseStatistics] = {}
-        self._triplet_sums: dict[float, float] = {}
 
     def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
         """:func:`~.statistics.collapse_statistics` for these options (computed once)."""
@@ -263,26 +253,16 @@ class Batch:
             )
         return self._stats[key]
 
-    def triplet_sum(self, options: DiagnoseOptions) -> float | None:
-        """The full triplet loss (sum), or ``None`` beyond ``max_triplet_terms`` (computed once)."""
-        st = self.statistics(options)
-        if st.n_points**2 + st.n_active > options.max_triplet_terms:
-            return None
-        if options.margin not in self._triplet_sums:
-            self._triplet_sums[options.margin] = triplet_loss(
-                self.E, self.y, margin=options.margin, reduction="sum"
-            )
-        return self._triplet_sums[options.margin]
-
     def signatures(self, options: DiagnoseOptions) -> tuple[Signature, ...]:
         """:func:`detect_signatures` of the cached statistics."""
         st = self.statistics(options)
         others: dict[str, float | None] = {}
-        total = self.triplet_sum(options) if options.loss is not None else None
-        if total is not None:
-            others["triplet loss, mean over all triplets"] = total / st.n_triplets
+        if options.loss is not None:
+            others["triplet loss, mean over all triplets"] = st.triplet_mean
             if st.n_active:
-                others["triplet loss, mean over the active triplets"] = total / st.n_active
+                others["triplet loss, mean over the active triplets"] = (
+                    st.triplet_sum / st.n_active
+                )
         return detect_signatures(
             st, loss=options.loss, thresholds=options.thresholds, other_losses=others
         )
@@ -309,7 +289,7 @@ def data_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
 
 
 def losses_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-    """Batch-hard (hinge and soft-margin) losses; the full triplet loss when affordable."""
+    """Batch-hard (hinge and soft-margin) losses and the full triplet loss."""
     st = batch.statistics(options)
     out: dict[str, Any] = {
         "batch_hard_mean": st.batch_hard_mean,
@@ -317,17 +297,8 @@ def losses_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
         "batch_hard_sum": st.batch_hard_sum,
         "soft_margin_mean": st.soft_margin_mean,
     }
-    work = st.n_points**2 + st.n_active
-    total = batch.triplet_sum(options)
-    if total is not None:
-        out["triplet_mean"] = total / st.n_triplets
-        out["triplet_sum"] = total
-    else:
-        out["triplet_mean"] = out["triplet_sum"] = None
-        out["triplet_note"] = (
-            f"skipped: N^2 + {st.n_active} active triplets = {work} exceeds "
-            f"max_triplet_terms = {options.max_triplet_terms}"
-        )
+    out["triplet_mean"] = st.triplet_mean
+    out["triplet_sum"] = st.triplet_sum
     return out
 
 
@@ -603,11 +574,7 @@ def diagnose_batches(
         if theory is not None and (theory_batches is None or n_theory < theory_batches):
             n_theory += 1
             res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=theory)
-            for key, value in res.to_dict().items():
-                if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-                    value, (bool, np.bool_)
-                ):
-                    row[f"theory.{key}"] = float(value)
+            row.update(theory_numbers(res))
         row["signatures"] = held
         rows.append(row)
     keys = [k for k in rows[0] if k != "signatures"]

@@ -404,10 +404,10 @@ def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float, 
     nb = (X.shape[0] + KS.RB - 1) // KS.RB
     members = np.argsort(codes, kind="stable").astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(class_counts(codes)))).astype(np.int64)
-    hp, hn, pi, ni, far, far_idx, near, active, viol = KS.anchor_pass(
+    hp, hn, pi, ni, far, far_idx, near, active, viol, hinge = KS.anchor_pass(
         Xs, XT, codes, members, starts, margin * s, atol * s, n_chunks(nb)
     )
-    return Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol
+    return Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol, hinge
 
 
 def class_spread(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> ClassSpread:
@@ -440,7 +440,7 @@ def class_spread(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> ClassSpr
             f"`y` must contain at least two classes to compare classes; got one class "
             f"({X.shape[0]} point(s))"
         )
-    _, _, s, hp, hn, _, ni, *_, viol = _anchor_sweep(X, codes, margin, 0.0)
+    _, _, s, hp, hn, _, ni, *_, viol, _ = _anchor_sweep(X, codes, margin, 0.0)
     return _class_spread(X, codes, classes, hp / s, hn / s, ni, viol)
 
 
@@ -514,7 +514,7 @@ def active_triplet_fraction(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) 
     codes, _ = as_labels(y, X.shape[0], "y")
     margin = check_margin(margin)
     require_triplets(codes)
-    *_, active, _ = _anchor_sweep(X, codes, margin, 0.0)
+    *_, active, _, _ = _anchor_sweep(X, codes, margin, 0.0)
     return int(np.sum(active)) / _n_triplets(codes)
 
 
@@ -568,7 +568,9 @@ class CollapseStatistics:
     L2-normalised statistics leave out ``n_zero_rows`` zero rows (``None``
     when undefined); the batch-hard losses are over the ``n_anchors`` anchors
     with a positive and a negative; ``n_active`` counts ``d(a,m) < d(a,p) +
-    alpha``, ``n_violated`` a violation beyond ``atol``; ``worst_slack`` is
+    alpha``, ``n_violated`` a violation beyond ``atol``; ``triplet_sum`` is the
+    triplet loss summed over all ``n_triplets`` triplets (from the same sweep);
+    ``worst_slack`` is
     ``min d(a,m) - d(a,p) - alpha``, attained at ``worst_triplet``;
     ``merging`` holds the merged groups of classes at the merge height.
     """
@@ -599,6 +601,7 @@ class CollapseStatistics:
     n_triplets: int
     n_active: int
     n_violated: int
+    triplet_sum: float
     worst_slack: float
     worst_triplet: tuple[int, int, int]
     atol: float
@@ -635,6 +638,11 @@ class CollapseStatistics:
         """Share of triplets violated beyond ``atol``."""
         return self.n_violated / self.n_triplets
 
+    @property
+    def triplet_mean(self) -> float:
+        """The triplet loss, mean over all triplets (``triplet_sum / n_triplets``)."""
+        return self.triplet_sum / self.n_triplets
+
     def scalars(self) -> dict[str, float | int | None]:
         """The scalar statistics as a flat dictionary (used to summarise batches)."""
         out: dict[str, Any] = {
@@ -656,6 +664,7 @@ class CollapseStatistics:
             batch_hard_mean=self.batch_hard_mean,
             batch_hard_max=self.batch_hard_max,
             soft_margin_mean=self.soft_margin_mean,
+            triplet_mean=self.triplet_mean,
             active_fraction=self.active_fraction,
             violated_fraction=self.violated_fraction,
             worst_slack=self.worst_slack,
@@ -676,6 +685,7 @@ class CollapseStatistics:
         out["worst_triplet"] = list(self.worst_triplet)
         out["active_fraction"] = self.active_fraction
         out["violated_fraction"] = self.violated_fraction
+        out["triplet_mean"] = self.triplet_mean
         return out
 
 
@@ -773,7 +783,7 @@ def compute_collapse_statistics(
     N, n = X.shape
     level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
     logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
-    Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol = _anchor_sweep(
+    Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol, hinge = _anchor_sweep(
         X, codes, margin, atol
     )
     logger.log(level, "pair-distance histogram and quantile selection")
@@ -840,6 +850,7 @@ def compute_collapse_statistics(
         n_triplets=_n_triplets(codes),
         n_active=int(np.sum(active)),
         n_violated=int(np.sum(viol)),
+        triplet_sum=float(np.sum(hinge)) / s,
         worst_slack=losses["worst_slack"],
         worst_triplet=(w, int(pi[w]), int(ni[w])),
         atol=atol,
@@ -876,6 +887,7 @@ class QuickStatistics:
     n_triplets: int
     n_active: int
     n_violated: int
+    triplet_sum: float
     worst_slack: float
     atol: float
     classes: np.ndarray = field(repr=False)
@@ -909,13 +921,18 @@ class QuickStatistics:
         """Share of triplets violated beyond ``atol``."""
         return self.n_violated / self.n_triplets
 
+    @property
+    def triplet_mean(self) -> float:
+        """The triplet loss, mean over all triplets (``triplet_sum / n_triplets``)."""
+        return self.triplet_sum / self.n_triplets
+
     def scalars(self) -> dict[str, float | int]:
         """The scalar statistics as a flat dictionary."""
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
                                if f.repr}
         out.update(n_pairs=self.n_pairs, max_class_diameter=self.max_class_diameter,
                    min_class_gap=self.min_class_gap, active_fraction=self.active_fraction,
-                   violated_fraction=self.violated_fraction)
+                   violated_fraction=self.violated_fraction, triplet_mean=self.triplet_mean)
         return out
 
 
@@ -967,7 +984,9 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
     merge_margin_ratio = check_nonnegative(merge_margin_ratio, "merge_margin_ratio")
     merge_diameter_ratio = check_nonnegative(merge_diameter_ratio, "merge_diameter_ratio")
     require_triplets(codes)
-    Xs, XT, s, hp, hn, pi, ni, far, _, near, active, viol = _anchor_sweep(X, codes, margin, atol)
+    Xs, XT, s, hp, hn, pi, ni, far, _, near, active, viol, hinge = _anchor_sweep(
+        X, codes, margin, atol
+    )
     # the same merge height and grouping as compute_collapse_statistics
     h = merge_height(margin, float(np.max(far)) / s, margin_ratio=merge_margin_ratio,
                      diameter_ratio=merge_diameter_ratio)
@@ -1000,6 +1019,7 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
         n_triplets=_n_triplets(codes),
         n_active=int(np.sum(active)),
         n_violated=int(np.sum(viol)),
+        triplet_sum=float(np.sum(hinge)) / s,
         worst_slack=losses["worst_slack"],
         atol=atol,
         classes=classes,

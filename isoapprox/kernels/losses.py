@@ -24,8 +24,12 @@ from .distances import (
 
 __all__ = [
     "batch_hard_terms",
+    "hinge_against_sorted",
+    "hinge_sorted_negatives",
     "pair_loss_kernel",
     "separation_counts",
+    "suffix_gaps",
+    "prefix_gaps",
     "triplet_loss_kernel",
 ]
 
@@ -41,12 +45,128 @@ _SEP_LINEAR = 32
 # ---------------------------------------------------------------------------
 
 
+#: below this many shifted positives an anchor scans them linearly instead of
+#: by binary search
+_LINEAR = 16
+
+
+@njit(**JIT)
+def suffix_gaps(ts, nt, U):
+    """``U[k] = sum_{q >= k} (ts[q] - ts[k])`` for ascending ``ts[:nt]``.
+
+    By the recurrence ``U[k] = U[k + 1] + (nt - 1 - k) (ts[k + 1] - ts[k])``,
+    a sum of non-negative terms: no cancellation.
+    """
+    if nt == 0:
+        return
+    U[nt - 1] = 0.0
+    for k in range(nt - 2, -1, -1):
+        U[k] = U[k + 1] + (nt - 1 - k) * (ts[k + 1] - ts[k])
+
+
+@njit(**JIT)
+def prefix_gaps(vs, nv, W):
+    """``W[j] = sum_{r <= j} (vs[j] - vs[r])`` for ascending ``vs[:nv]`` (non-negative terms)."""
+    if nv == 0:
+        return
+    W[0] = 0.0
+    for j in range(1, nv):
+        W[j] = W[j - 1] + j * (vs[j] - vs[j - 1])
+
+
+@njit(**JIT)
+def hinge_against_sorted(ts, U, nt, v, atol):
+    """One negative distance ``v`` against ascending ``ts[:nt]`` (positives + margin).
+
+    Returns ``#{t > v}`` (active), ``#{t - v > atol}`` (violated) and the hinge
+    sum ``sum_{t > v} (t - v)``.  Up to ``_LINEAR`` positives each term is added
+    as the brute force adds it; beyond, the sum is ``U[k] + (nt - k)(ts[k] - v)``
+    with ``k`` the first ``t > v`` and ``U`` from :func:`suffix_gaps`: both
+    parts are sums of non-negative terms, so nothing cancels.
+    """
+    if nt <= _LINEAR:
+        act = 0
+        vio = 0
+        s = 0.0
+        for q in range(nt):
+            t = ts[q]
+            if t > v:
+                act += 1
+                s += t - v
+            if t - v > atol:
+                vio += 1
+        return act, vio, s
+    # first t with t > v
+    lo = 0
+    hi = nt
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ts[mid] > v:
+            hi = mid
+        else:
+            lo = mid + 1
+    act = nt - lo
+    s = 0.0
+    if lo < nt:
+        s = U[lo] + act * (ts[lo] - v)
+    # first t with t - v > atol
+    lo = 0
+    hi = nt
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ts[mid] - v > atol:
+            hi = mid
+        else:
+            lo = mid + 1
+    return act, nt - lo, s
+
+
+@njit(**JIT)
+def hinge_sorted_negatives(ts, nt, vs, W, nv, atol):
+    """:func:`hinge_against_sorted` summed over ascending negatives ``vs[:nv]``.
+
+    For each shifted positive ``t`` with ``k = #{v < t}`` the hinge sum is
+    ``k (t - vs[k - 1]) + W[k - 1]`` (``W`` from :func:`prefix_gaps`).
+    """
+    active = 0
+    viol = 0
+    s = 0.0
+    for q in range(nt):
+        t = ts[q]
+        # number of v with v < t
+        lo = 0
+        hi = nv
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if vs[mid] < t:
+                lo = mid + 1
+            else:
+                hi = mid
+        active += lo
+        if lo > 0:
+            s += lo * (t - vs[lo - 1]) + W[lo - 1]
+        # number of v with t - v > atol (true for the smallest v first)
+        lo = 0
+        hi = nv
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if t - vs[mid] > atol:
+                lo = mid + 1
+            else:
+                hi = mid
+        viol += lo
+    return active, viol, s
+
+
 @njit(parallel=True, **JIT)
 def _triplet_loss_kernel_par(X, codes, margin):
     """Per-anchor sum of hinge terms ``[d_ap - d_am + margin]_+`` over all triplets.
 
-    Each active term is added individually (no prefix-sum cancellation), so
-    the sum is as accurate as the brute-force loop.
+    The anchor's shifted positives ``d_ap + margin`` are sorted and every
+    negative is tested against them (:func:`hinge_against_sorted`), or, when
+    the anchor's class outnumbers the rest, the negatives are sorted instead
+    (:func:`hinge_sorted_negatives`): ``O(N log N)`` per anchor after the
+    distances, whatever the number of active triplets, and no cancellation.
 
     Returns
     -------
@@ -65,6 +185,7 @@ def _triplet_loss_kernel_par(X, codes, margin):
         ca = codes[a]
         pos = np.empty(n)
         neg = np.empty(n)
+        gaps = np.empty(n)
         npos = 0
         nneg = 0
         for b in range(n):
@@ -72,7 +193,7 @@ def _triplet_loss_kernel_par(X, codes, margin):
                 continue
             d = dist(X, a, X, b)
             if codes[b] == ca:
-                pos[npos] = d
+                pos[npos] = d + margin
                 npos += 1
             else:
                 neg[nneg] = d
@@ -80,16 +201,23 @@ def _triplet_loss_kernel_par(X, codes, margin):
         counts[a] = npos * nneg
         if npos == 0 or nneg == 0:
             continue
-        negs = np.sort(neg[:nneg])
+        pos[:npos].sort()
         s = 0.0
         act = 0
-        for q in range(npos):
-            t = pos[q] + margin
-            # negatives with d_am < t give a positive term t - d_am
-            k = np.searchsorted(negs, t)
-            for r in range(k):
-                s += t - negs[r]
-            act += k
+        if npos <= nneg:
+            suffix_gaps(pos, npos, gaps)
+            tmax = pos[npos - 1]
+            for r in range(nneg):
+                v = neg[r]
+                if v >= tmax:
+                    continue
+                x, _, h = hinge_against_sorted(pos, gaps, npos, v, 0.0)
+                act += x
+                s += h
+        else:
+            neg[:nneg].sort()
+            prefix_gaps(neg, nneg, gaps)
+            act, _, s = hinge_sorted_negatives(pos, npos, neg, gaps, nneg, 0.0)
         sums[a] = s
         active[a] = act
     return sums, counts, active

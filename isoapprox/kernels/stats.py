@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from . import JIT
 from .distances import TA, TJ, tile_dist, tile_sq
+from .losses import hinge_against_sorted, hinge_sorted_negatives, prefix_gaps, suffix_gaps
 
 __all__ = [
     "CB",
@@ -186,77 +187,6 @@ def uniformity_blocks(Z, ZT, t, n_chunks):
     return Ms, Ss
 
 
-#: below this many positives an anchor counts by a linear scan of its sorted
-#: shifted positives instead of a binary search
-_LINEAR = 16
-
-
-@njit(**JIT)
-def _count_against_sorted(ts, nt, v, atol):
-    """For one negative distance ``v`` and sorted ``ts[:nt]`` (positives + margin):
-    ``#{t > v}`` (active) and ``#{t - v > atol}`` (violated)."""
-    if nt <= _LINEAR:
-        act = 0
-        vio = 0
-        for q in range(nt):
-            t = ts[q]
-            if t > v:
-                act += 1
-            if t - v > atol:
-                vio += 1
-        return act, vio
-    # first t with t > v
-    lo = 0
-    hi = nt
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ts[mid] > v:
-            hi = mid
-        else:
-            lo = mid + 1
-    act = nt - lo
-    # first t with t - v > atol
-    lo = 0
-    hi = nt
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ts[mid] - v > atol:
-            hi = mid
-        else:
-            lo = mid + 1
-    return act, nt - lo
-
-
-@njit(**JIT)
-def _count_sorted_negatives(ts, nt, vs, nv, atol):
-    """Counts as :func:`_count_against_sorted` summed over ``v``, with ``vs[:nv]`` sorted."""
-    active = 0
-    viol = 0
-    for q in range(nt):
-        t = ts[q]
-        # number of v with v < t
-        lo = 0
-        hi = nv
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if vs[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        active += lo
-        # number of v with t - v > atol (true for the smallest v first)
-        lo = 0
-        hi = nv
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if t - vs[mid] > atol:
-                lo = mid + 1
-            else:
-                hi = mid
-        viol += lo
-    return active, viol
-
-
 @njit(parallel=True, **JIT)
 def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
     """One sweep over every anchor's full row of distances.
@@ -274,14 +204,17 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
     - ``near``: ``min_{b != a} d(a, b)`` (``inf`` when ``N == 1``);
     - ``active``: the number of triplets ``(a, p, m)`` with
       ``d(a, m) < d(a, p) + margin`` (a strictly positive hinge term);
-    - ``violated``: the number with ``(d(a, p) + margin) - d(a, m) > atol``.
+    - ``violated``: the number with ``(d(a, p) + margin) - d(a, m) > atol``;
+    - ``hinge``: the triplet loss's sum ``sum_{p, m} [d(a, p) + margin - d(a, m)]_+``
+      (``0`` without a positive or a negative).
 
     The counts sort the positives shifted by the margin and test every
     negative against them (a linear scan for a few positives, else a binary
     search; a negative beyond the largest shifted positive is skipped at
     once); when the anchor's class outnumbers the rest, the negatives are
     sorted instead.  ``O(N log min(n_pos, n_neg))`` per anchor after the
-    distances.
+    distances, however many triplets are active (the hinge sums by
+    :func:`isoapprox.kernels.losses.hinge_against_sorted`).
     """
     N = X.shape[0]
     nb = (N + RB - 1) // RB
@@ -294,11 +227,13 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
     near = np.full(N, np.inf)
     active = np.zeros(N, dtype=np.int64)
     violated = np.zeros(N, dtype=np.int64)
+    hinge = np.zeros(N)
     for ch in prange(n_chunks):
         acc = np.empty((RB, CB))
         D = np.empty((RB, N))
         pos = np.empty(N)
         neg = np.empty(N)
+        gaps = np.empty(N)
         for blk in range(ch, nb, n_chunks):
             i0 = blk * RB
             nr = min(RB, N - i0)
@@ -332,6 +267,7 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
                 by_pos = npos <= nneg
                 if by_pos and npos > 0:
                     pos[:npos].sort()
+                    suffix_gaps(pos, npos, gaps)
                 tmax = pos[npos - 1] if (by_pos and npos > 0) else np.inf
                 bn = np.inf
                 bni = -1
@@ -340,6 +276,7 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
                 bnear = np.inf
                 act = 0
                 vio = 0
+                hs = 0.0
                 k = 0
                 for b in range(N):
                     if b == a:
@@ -362,15 +299,17 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
                         # positive is neither active nor violated
                         if d >= tmax:
                             continue
-                        x, z = _count_against_sorted(pos, npos, d, atol)
+                        x, z, h = hinge_against_sorted(pos, gaps, npos, d, atol)
                         act += x
                         vio += z
+                        hs += h
                     else:
                         neg[k] = d
                         k += 1
                 if npos > 0 and not by_pos:
                     vs = np.sort(neg[:k])
-                    act, vio = _count_sorted_negatives(pos, npos, vs, k, atol)
+                    prefix_gaps(vs, k, gaps)
+                    act, vio, hs = hinge_sorted_negatives(pos, npos, vs, gaps, k, atol)
                 hp[a] = bp
                 hn[a] = bn
                 hp_idx[a] = bpi
@@ -381,7 +320,8 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
                 if npos > 0 and nneg > 0:
                     active[a] = act
                     violated[a] = vio
-    return hp, hn, hp_idx, hn_idx, far, far_idx, near, active, violated
+                    hinge[a] = hs
+    return hp, hn, hp_idx, hn_idx, far, far_idx, near, active, violated, hinge
 
 
 @njit(parallel=True, **JIT)
