@@ -19,7 +19,8 @@ Method:
 
 Example (the numbers in benchmarks/README.md came from this)::
 
-    PYTHONPATH=$PWD python benchmarks/bench_diagnose.py --repeats 3 --vecscope /tmp/vsenv/bin/vecscope
+    PYTHONPATH=$PWD python benchmarks/bench_diagnose.py --repeats 3 \
+        --vecscope /tmp/vsenv/bin/vecscope
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def _child_peak(cmd: list[str]) -> tuple[float, float]:
     code = ("import resource, subprocess, sys, time, json; t0 = time.perf_counter(); "
             "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
             "dt = time.perf_counter() - t0; "
-            "print(json.dumps([dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))")
+            "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024; "
+            "print(json.dumps([dt, peak]))")
     out = subprocess.run([sys.executable, "-c", code, *cmd], check=True, capture_output=True,
                          text=True)
     dt, peak = json.loads(out.stdout.strip().splitlines()[-1])
