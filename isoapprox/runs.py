@@ -377,8 +377,9 @@ def executor(jobs: int = 1, *, scheduler: str | None = None, client: Any = None,
 
     Returns
     -------
-    An object with ``slots`` (units worth keeping in flight), ``submit(fn,
-    *args) -> Future`` and ``close(cancel=...)``.
+    executor
+        An object with ``slots`` (units worth keeping in flight),
+        ``submit(fn, *args) -> Future`` and ``close(cancel=...)``.
     """
     if client is not None or scheduler is not None:
         return _Dask(client, scheduler, timeout)

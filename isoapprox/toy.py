@@ -267,7 +267,7 @@ def _pairs(N: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def learning_rate_schedule(steps: int, *, decay_start: float, end: float) -> np.ndarray:
-    """The factor of the learning rate at each step ``0 .. steps - 1``.
+    """The factor of the learning rate at each step ``0, ..., steps - 1``.
 
     ``1`` up to step ``t0 = floor(decay_start * steps)``, then geometric decay
     that would reach ``end`` at step ``steps`` (the step after the last

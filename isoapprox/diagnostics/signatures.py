@@ -47,15 +47,15 @@ __all__ = [
 #: ln 2 = softplus(0), the soft-margin batch-hard loss of a collapsed embedding
 LN2 = math.log(2.0)
 
-#: ``stuck_at_margin``: |loss - margin| <= STUCK_MARGIN_RTOL * margin ...
+#: ``stuck_at_margin``: ``|loss - margin| <= STUCK_MARGIN_RTOL * margin`` ...
 STUCK_MARGIN_RTOL = 0.02
 #: ... and diameter <= STUCK_DIAMETER_RATIO * margin (then every anchor's term
 #: lies within this fraction of the margin, so the loss is the margin)
 STUCK_DIAMETER_RATIO = 0.1
-#: ``stuck_at_ln2``: |soft-margin loss - ln 2| <= SOFT_MARGIN_ATOL ...
+#: ``stuck_at_ln2``: ``|soft-margin loss - ln 2| <= SOFT_MARGIN_ATOL`` ...
 SOFT_MARGIN_ATOL = 0.005
 #: ... and diameter <= SOFT_MARGIN_DIAMETER (absolute: softplus(x) moves from
-#: ln 2 by at most |x| / 2, and |hp - hn| <= diameter)
+#: ln 2 by at most ``|x| / 2``, and ``|hp - hn| <= diameter``)
 SOFT_MARGIN_DIAMETER = 0.1
 #: ``all_distances_small``: diameter <= FULL_COLLAPSE_RATIO * max(rms norm, margin)
 FULL_COLLAPSE_RATIO = 1e-2

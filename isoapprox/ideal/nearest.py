@@ -141,7 +141,7 @@ def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
 
 def embedding_kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
     """``"collapsed"``, ``"class-collapsed"`` or ``"general"`` (the one rule; see
-    :data:`isoapprox.tolerances.KIND_RTOL`); validated codes ``0 .. P-1``."""
+    :data:`isoapprox.tolerances.KIND_RTOL`); validated codes ``0, ..., P-1``."""
     tol = KIND_RTOL * scale
     s = pow2_scale(G)
     diams = K.class_diameters(G * s, codes, int(codes.max()) + 1) / s

@@ -44,7 +44,8 @@ def l2_normalize(X: np.ndarray, eps: float = NORM_EPS) -> tuple[np.ndarray, np.n
 def l2_normalize_backward(
     dU: np.ndarray, U: np.ndarray, r: np.ndarray, eps: float = NORM_EPS
 ) -> np.ndarray:
-    """Backward pass of :func:`l2_normalize`: ``dX = (dU - U (U . dU)) / r``.
+    """Backward pass of :func:`l2_normalize`: ``dX = (dU - U <U, dU>) / r``, the
+    inner product ``<U, dU>`` taken row by row.
 
     A row whose norm was clamped at ``eps`` went through the linear map
     ``X / eps`` and gets ``dU / eps``.
