@@ -45,7 +45,9 @@ def test_view_with_and_without_the_ideal(rng):
     # one filled and one hollow scatter per class, plus the displacement segments
     assert len(ax.collections) == 6 * 2 + 1
     assert "nearest ideal f* (moved onto E)" in _legend(fig)
-    assert any(t.startswith("6 classes (colours); 18 points") for t in _texts(fig))
+    # the counts title the legend below the axes (never over the points)
+    assert fig.axes[0].get_legend().get_title().get_text().startswith(
+        "6 classes (hue and marker); 18 points")
     rep = _report(rng, theory=False)
     fig = plot_embedding_view(rep["view"])
     assert len(fig.axes[0].collections) == 6 and _legend(fig) == ["embedding E"]

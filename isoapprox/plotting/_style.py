@@ -1,8 +1,14 @@
-"""Shared figure style and deterministic saving.
+"""Shared figure style and saving: the one home of sizes, fonts, colours and files.
 
-Sizes are for a paper column (3.3 in wide) or a full width (6.8 in), fonts
-readable at that size.  Colours are fixed by role so that every figure uses
-the same colour for the same quantity.  Saved files carry no timestamp (PDF
+Figures are drawn at the size they are printed: a paper column
+(:data:`COLUMN_WIDTH`, 3.5 in) or the full width (:data:`FULL_WIDTH`, 7 in),
+every text at least :data:`FONT_SIZE` (8 pt) at that size.  Colours are
+colour-blind safe (Okabe and Ito's palette) and fixed by role, so that every
+figure uses the same colour for the same quantity; classes take
+:func:`class_style`, a (hue, marker) pair that stays distinct beyond the
+number of hues.  :func:`save_figure` writes a PNG at :data:`DPI` and a PDF
+beside it, each atomically (a temporary file, then ``os.replace``: a crash
+never leaves half a figure).  Saved files carry no timestamp (PDF
 ``CreationDate`` and PNG ``Software`` metadata are cleared), so regenerating
 a figure from the same results gives the same bytes.
 """
@@ -23,14 +29,24 @@ from ..io import atomic_write_bytes, atomic_write_text
 __all__ = [
     "COLORS",
     "CLASS_COLORS",
+    "CLASS_MARKERS",
     "COLUMN_WIDTH",
+    "DPI",
+    "FONT_SIZE",
     "FULL_WIDTH",
+    "class_style",
     "save_figure",
     "style_context",
 ]
 
-COLUMN_WIDTH = 3.3  # inches
-FULL_WIDTH = 6.8  # inches
+#: single-column width (inches): a figure is drawn at its printed size
+COLUMN_WIDTH = 3.5
+#: double-column (full page) width (inches)
+FULL_WIDTH = 7.0
+#: every text, at the printed size (points)
+FONT_SIZE = 8.0
+#: resolution of the PNG files (dots per inch)
+DPI = 300
 
 #: colour by role (colour-blind safe, Okabe-Ito)
 COLORS = {
@@ -45,22 +61,42 @@ COLORS = {
     "curve": "#E69F00",
     "measured": "#56B4E9",
 }
-#: colours of classes (labels 0, 1, 2, ...)
-CLASS_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
-                "#F0E442", "#000000", "#999999", "#882255"]
+#: hues of classes: Okabe-Ito without its yellow (too pale on white)
+CLASS_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
+#: marker shapes of classes: the k-th hue cycle uses the k-th shape
+CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def class_style(code: int) -> tuple[str, str]:
+    """``(colour, marker)`` of class ``code`` (0, 1, 2, ...).
+
+    The hue cycles over :data:`CLASS_COLORS`; each further cycle takes the next
+    shape of :data:`CLASS_MARKERS`, so the first
+    ``len(CLASS_COLORS) * len(CLASS_MARKERS)`` (56) classes get distinct pairs.
+
+    Examples
+    --------
+    >>> class_style(0), class_style(7)
+    (('#0072B2', 'o'), ('#0072B2', 's'))
+    """
+    k = len(CLASS_COLORS)
+    return CLASS_COLORS[int(code) % k], CLASS_MARKERS[(int(code) // k) % len(CLASS_MARKERS)]
+
 
 _RC = {
-    "font.size": 8,
-    "axes.titlesize": 8,
-    "axes.labelsize": 8,
-    "legend.fontsize": 7,
-    "xtick.labelsize": 7,
-    "ytick.labelsize": 7,
+    "font.size": FONT_SIZE,
+    "axes.titlesize": FONT_SIZE,
+    "axes.labelsize": FONT_SIZE,
+    "legend.fontsize": FONT_SIZE,
+    "legend.title_fontsize": FONT_SIZE,
+    "figure.titlesize": FONT_SIZE,
+    "xtick.labelsize": FONT_SIZE,
+    "ytick.labelsize": FONT_SIZE,
     "lines.linewidth": 1.2,
     "lines.markersize": 4,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "savefig.dpi": 200,
+    "savefig.dpi": DPI,
     "figure.dpi": 100,
     "pdf.fonttype": 42,
     "svg.hashsalt": "isoapprox",
@@ -91,6 +127,9 @@ def save_figure(
     description: str = "",
 ) -> list[Path]:
     """Save ``fig`` as ``out_dir/name.{png,pdf}`` plus a provenance sidecar.
+
+    The one way figures are written: PNG at :data:`DPI`, PDF beside it (fonts
+    embedded as TrueType), each file written atomically.
 
     Parameters
     ----------
@@ -124,7 +163,9 @@ def save_figure(
         meta = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
                 "png": {"Software": None}, "svg": {"Date": None, "Creator": None}}[fmt]
         buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata=meta, bbox_inches="tight")
+        with style_context():
+            fig.savefig(buf, format=fmt, metadata=meta, dpi=DPI, bbox_inches="tight",
+                        pad_inches=0.02)
         written.append(atomic_write_bytes(out_dir / f"{name}.{fmt}", buf.getvalue()))
     matplotlib().pyplot.close(fig)
     side = {

@@ -19,20 +19,46 @@ import numpy as np
 
 from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
-from ._style import CLASS_COLORS, COLORS, COLUMN_WIDTH, save_figure, style_context
+from ._style import (
+    CLASS_COLORS,
+    COLORS,
+    COLUMN_WIDTH,
+    class_style,
+    save_figure,
+    style_context,
+)
 
 __all__ = ["diagnose_figures", "plot_distance_histogram", "plot_embedding_view"]
 
-#: class markers cycle every ``len(CLASS_COLORS)`` classes
-_MARKERS = ("o", "s", "^", "D", "v", "P")
 #: a reference line farther than this times the largest distance is not drawn
 #: (it would squeeze the histogram into one bar); it is named in a note instead
 _OFF_SCALE = 3.0
 
 
-def _style_of(code: int) -> tuple[str, str]:
-    k = len(CLASS_COLORS)
-    return CLASS_COLORS[code % k], _MARKERS[(code // k) % len(_MARKERS)]
+#: merged groups named in the legend (the largest first); the others share one entry
+_MAX_LISTED_GROUPS = 6
+#: colour of the classes outside every merged group, when the view colours by group
+_OTHER = "#BBBBBB"
+
+
+def _group_of_class(view: Mapping[str, Any], merging: Mapping[str, Any] | None,
+                    n_cls: int) -> np.ndarray | None:
+    """Index of each class code's merged group (``-1``: none), or None to colour by class.
+
+    By group when the classes outnumber the hues and the report found merged
+    groups (``report["classes"]["merging"]``, :func:`isoapprox.diagnostics.compute_merging`).
+    """
+    groups = (merging or {}).get("groups") or []
+    if n_cls <= len(CLASS_COLORS) or not groups:
+        return None
+    names = [str(c) for c in view.get("classes", range(n_cls))]
+    where = {c: k for k, c in enumerate(names)}
+    out = np.full(max(n_cls, len(names)), -1, dtype=int)
+    for g, grp in enumerate(groups):
+        for c in grp.get("classes", []):
+            if str(c) in where:
+                out[where[str(c)]] = g
+    return out
 
 
 def _num(v: float, digits: int = 3) -> str:
@@ -48,8 +74,15 @@ def _bracket(d: Mapping[str, Any], key: str) -> str:
     return f"{_num(v)} [{_num(lo)}, {_num(up)}]"
 
 
-def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
+def plot_embedding_view(view: Mapping[str, Any], *, title: str = "",
+                        merging: Mapping[str, Any] | None = None) -> Any:
     """Scatter of the 2-D view, classes coloured, the ideal embedding overlaid.
+
+    Each class takes a (hue, marker) pair (:func:`isoapprox.plotting._style.class_style`:
+    distinct for the first 56 classes).  When the classes outnumber the hues
+    and ``merging`` holds merged groups, the points are coloured by merged
+    group instead (the classes outside every group in light grey): what the
+    view then shows is which classes merged.
 
     Parameters
     ----------
@@ -59,6 +92,9 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
         ``n_points``, ``n_shown``.
     title : str
         Axes title.
+    merging : mapping, optional
+        ``report["classes"]["merging"]`` (its ``groups``, each with the
+        ``classes`` it holds).
 
     Returns
     -------
@@ -70,15 +106,35 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
     G = view.get("ideal")
     G = None if G is None else np.asarray(G, dtype=float).reshape(-1, 2)
     var = view.get("axes_variance", [math.nan, math.nan])
+    n_cls = len(view.get("classes", ())) or int(labels.max(initial=-1)) + 1
+    group_of = _group_of_class(view, merging, max(n_cls, int(labels.max(initial=-1)) + 1))
+    Line2D = mpl.lines.Line2D
+    grey = COLORS["collapsed"]
     with style_context():
-        fig, ax = mpl.pyplot.subplots(figsize=(COLUMN_WIDTH * 1.3, COLUMN_WIDTH * 1.2))
+        fig, ax = mpl.pyplot.subplots(figsize=(COLUMN_WIDTH * 1.3, COLUMN_WIDTH * 1.35))
         if G is not None:
             segs = np.stack([P, G], axis=1)
             ax.add_collection(mpl.collections.LineCollection(
                 segs, colors=COLORS["collapsed"], linewidths=0.4, alpha=0.6, zorder=1))
-        for c in np.unique(labels):
-            sel = labels == c
-            color, marker = _style_of(int(c))
+        if group_of is None:
+            sets = [(labels == c, *class_style(int(c))) for c in np.unique(labels)]
+            key = f"{n_cls} classes (hue and marker)"
+            group_handles = []
+        else:
+            g_of_point = group_of[labels]
+            n_groups = int(group_of.max()) + 1
+            sets = [(g_of_point == -1, _OTHER, "o")]
+            sets += [(g_of_point == g, *class_style(g)) for g in range(n_groups)]
+            sizes = [int(np.sum(group_of == g)) for g in range(n_groups)]
+            key = (f"{n_cls} classes; colour: merged group ({n_groups}), "
+                   "grey: not merged")
+            group_handles = [
+                Line2D([], [], marker=class_style(g)[1], linestyle="", color=class_style(g)[0],
+                       markersize=4, label=f"group {g + 1}: {sizes[g]} classes")
+                for g in range(min(n_groups, _MAX_LISTED_GROUPS))]
+        for sel, color, marker in sets:
+            if not sel.any():
+                continue
             ax.scatter(P[sel, 0], P[sel, 1], s=14, c=color, marker=marker, linewidths=0,
                        alpha=0.85, zorder=3)
             if G is not None:
@@ -87,8 +143,6 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
         ax.set_aspect("equal", adjustable="datalim")
         ax.set_xlabel(f"PC 1 ({100 * var[0]:.0f}% of variance)")
         ax.set_ylabel(f"PC 2 ({100 * var[1]:.0f}% of variance)")
-        Line2D = mpl.lines.Line2D
-        grey = COLORS["collapsed"]
         handles = [Line2D([], [], marker="o", linestyle="", color=grey, markersize=4,
                           label="embedding E")]
         if G is not None:
@@ -97,15 +151,14 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "") -> Any:
                        markeredgecolor=grey, markersize=6, label="nearest ideal f* (moved onto E)"),
                 Line2D([], [], color=grey, linewidth=0.6, label="E_k to f*_k"),
             ]
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  ncol=len(handles), frameon=False, handletextpad=0.3, columnspacing=1.0)
-        n_cls = len(view.get("classes", ())) or int(labels.max(initial=-1)) + 1
+        handles += group_handles
         shown = view.get("n_shown", len(P))
         total = view.get("n_points", len(P))
-        note = f"{n_cls} classes (colours); {shown} points" + (
-            f" of {total}" if shown != total else "")
-        ax.text(0.01, 0.01, note, transform=ax.transAxes, fontsize=6, color="0.35",
-                va="bottom", ha="left")
+        note = f"{key}; {shown} points" + (f" of {total}" if shown != total else "")
+        # below the axes, never over the points: the legend, titled with the counts
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+                  ncol=2, frameon=False, handletextpad=0.3, columnspacing=1.0,
+                  title=note)
         if title:
             ax.set_title(title)
         fig.tight_layout()
@@ -171,7 +224,7 @@ def plot_distance_histogram(
         if off:
             ax.text(0.98, 0.97, "off scale to the right:\n" + "\n".join(off)
                     + f"\n(largest distance {_num(distances['max'])})",
-                    transform=ax.transAxes, ha="right", va="top", fontsize=6, color="0.25")
+                    transform=ax.transAxes, ha="right", va="top", fontsize=8, color="0.25")
         ax.set_xlabel("pair distance ||E_i - E_j||")
         ax.set_ylabel(f"pairs (of {distances['n_pairs']})")
         ax.set_xlim(left=min(0.0, lo))
@@ -233,7 +286,9 @@ def diagnose_figures(
                      f"d_haus(E, F_TS) = {_bracket(theory, 'd_haus')}, f* {theory['kind']}")
         else:
             title = name
-        fig = plot_embedding_view(view, title=title)
+        classes = report.get("classes")
+        merging = classes.get("merging") if isinstance(classes, Mapping) else None
+        fig = plot_embedding_view(view, title=title, merging=merging)
         written += save_figure(fig, out_dir, "diagnose_view", sources=sources,
                                description=f"2-D view of {name} and its nearest ideal embedding")
     d_star = theory.get("d_star") if theory is not None else None

@@ -32,6 +32,11 @@ _SIGNATURE_COLORS = {"all_distances_small": "#000000", "stuck_at_margin": COLORS
                      "dimensional_collapse": COLORS["diameter"]}
 
 
+#: an axes legend below its axes, never over the curves
+_BELOW = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.12), "ncol": 1, "frameon": False,
+          "fontsize": 8, "handlelength": 1.8, "borderaxespad": 0.0}
+
+
 def _finite(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ok = np.isfinite(x) & np.isfinite(y)
     return x[ok], y[ok]
@@ -75,7 +80,9 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
     alpha = history.margin
     intervals = history.signature_intervals()
     with style_context():
-        fig, axes = plt.subplots(2, 3, figsize=(FULL_WIDTH, 4.4), sharex=True)
+        # constrained layout keeps the long signature names inside the page width
+        fig, axes = plt.subplots(2, 3, figsize=(FULL_WIDTH, 6.6), sharex=True,
+                                 layout="constrained")
         a1, a2, a3, a4, a5, a6 = axes.ravel()
 
         # loss -------------------------------------------------------------------
@@ -91,7 +98,7 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
                        label=f"margin $\\alpha = {alpha:g}$")
         a1.set_ylim(bottom=0)
         a1.set_title("loss")
-        a1.legend(fontsize=5.8, frameon=False, loc="upper right")
+        a1.legend(**_BELOW)
 
         # diameter and class spread -------------------------------------------------
         d = col("diameter")
@@ -102,7 +109,7 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
                 label="least gap between classes")
         _positive_log(a2, d, col("max_class_diameter"), col("min_class_gap"))
         a2.set_title("diameter $= d_{iso}(f_\\theta, f_c)$")
-        a2.legend(fontsize=5.8, frameon=False, loc="best")
+        a2.legend(**_BELOW)
 
         # distances to the ideal set --------------------------------------------------
         have = np.isfinite(col("d_iso", "theory"))
@@ -124,11 +131,12 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
                 a3.plot(tt, ds, color=COLORS["bound"], lw=0.8, ls="-.",
                         label="$D^*(P, n, \\alpha)$")
             a3.set_ylim(bottom=0)
-            a3.legend(fontsize=5.6, frameon=False, loc="best", ncol=2)
+            a3.legend(**_BELOW)
         else:
             a3.text(0.5, 0.5, "no theory evaluation in the log", transform=a3.transAxes,
-                    ha="center", va="center", fontsize=7, color=_GREY)
-        a3.set_title("distances to $F_{TS}$ (subsample; bars: brackets)")
+                    ha="center", va="center", fontsize=8, color=_GREY, zorder=5,
+                    bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
+        a3.set_title("distances to $F_{TS}$\n(subsample; bars: brackets)")
 
         # triplets ------------------------------------------------------------------
         a4.plot(*_finite(t, col("active_fraction")), color=COLORS["embedding"],
@@ -137,7 +145,7 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
                 label="violated")
         a4.set_ylim(-0.02, 1.02)
         a4.set_title("share of triplets")
-        a4.legend(fontsize=5.8, frameon=False, loc="best")
+        a4.legend(**{**_BELOW, "bbox_to_anchor": (0.5, -0.3)})
 
         # collapsed classes ------------------------------------------------------------
         a5.plot(*_finite(t, col("collapsed_share")), color=COLORS["collapsed"], lw=1.2)
@@ -162,9 +170,9 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
             a6.plot(bad, [-1] * len(bad), "x", color=_BAD, ms=3.5)
         a6.set_yticks(range(-1, len(SIGNATURE_NAMES)),
                       ["bad batch", *(n.replace("_", " ") for n in SIGNATURE_NAMES)],
-                      fontsize=5.8)
+                      fontsize=8)
         a6.set_ylim(-1.6, len(SIGNATURE_NAMES) - 0.4)
-        a6.set_title("signatures held (dotted lines: onsets)")
+        a6.set_title("signatures held\n(dotted lines: onsets)")
 
         for ax in (a4, a5, a6):
             ax.set_xlabel("training step")
@@ -172,8 +180,6 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
         fig.suptitle(title or f"{src}: collapse monitor"
                      + (f", margin $\\alpha = {alpha:g}$" if alpha is not None else ""),
                      fontsize=8)
-        fig.subplots_adjust(left=0.07, right=0.99, top=0.89, bottom=0.1, hspace=0.35,
-                            wspace=0.32)
     return fig
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._lazy import matplotlib
-from ._style import COLORS, COLUMN_WIDTH, FULL_WIDTH, save_figure, style_context
+from ._style import COLORS, COLUMN_WIDTH, FULL_WIDTH, class_style, save_figure, style_context
 
 __all__ = [
     "c_bracket_histogram",
@@ -26,10 +26,6 @@ __all__ = [
     "loss_iso_scatter",
     "survey_figures",
 ]
-
-#: marker colours of the configuration groups, in order of first appearance
-_GROUP_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
-                 "#000000", "#999999", "#882255", "#F0E442")
 
 
 def _finite(v: Any) -> bool:
@@ -47,16 +43,17 @@ def _group(r: dict) -> str:
 
 
 def _bracket_points(ax, rs: Sequence[dict], x_key: str, y_key: str, hi_key) -> dict:
-    """One point per record at ``(x_key, y_key)``, bars its bracket, coloured by group."""
+    """One point per record at ``(x_key, y_key)``, bars its bracket; a (hue, marker) per group
+    (:func:`~._style.class_style`, in order of first appearance)."""
     groups: dict[str, list[dict]] = {}
     for r in rs:
         groups.setdefault(_group(r), []).append(r)
     for k, (name, g) in enumerate(groups.items()):
         lo = [max(r[y_key] - r[f"{y_key}_lower"], 0.0) for r in g]
         hi = [hi_key(r) for r in g]
-        col = _GROUP_COLORS[k % len(_GROUP_COLORS)]
-        ax.errorbar([r[x_key] for r in g], [r[y_key] for r in g], yerr=[lo, hi], fmt="o",
-                    markersize=2, color=col, elinewidth=0.6, alpha=0.7, label=name)
+        col, marker = class_style(k)
+        ax.errorbar([r[x_key] for r in g], [r[y_key] for r in g], yerr=[lo, hi], fmt=marker,
+                    markersize=2.5, color=col, elinewidth=0.6, alpha=0.7, label=name)
     return groups
 
 
@@ -132,7 +129,7 @@ def loss_iso_scatter(records: Sequence[dict[str, Any]]):
                 label=r"$L$ (statement 3, upper)")
         ax.set_xlabel(r"batch-hard loss $L(E)$ (max)")
         ax.set_ylabel(r"$d_{iso}(E, F_{TS})$")
-        ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
         fig.tight_layout()
     return fig
 
@@ -161,7 +158,7 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
         ax.set_xlabel(r"thickness $\theta(E)$")
         ax.set_ylabel(r"$c(E)$")
         if groups:
-            ax.legend(frameon=False, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+            ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
         fig.tight_layout()
     return fig
 
@@ -214,7 +211,7 @@ def collapse_share_plot(rows: Sequence[dict[str, Any]]):
         a1.set_ylim(0, 1.05)
         a1.set_xlabel(r"batch size / dimension $N / n$")
         a1.set_ylabel(r"$d_{iso}(E, F_{TS}) \,/\, \mathrm{diam}(E)$")
-        a1.legend(frameon=False, fontsize=6)
+        a1.legend(frameon=False, fontsize=8)
         a2.plot(x, [r["collapsed_share"] for r in rs], "o-", color=COLORS["loss"],
                 label="collapsed")
         a2.plot(x, [r["class_collapsed_share"] for r in rs], "s--", color=COLORS["d_haus"],
@@ -222,7 +219,7 @@ def collapse_share_plot(rows: Sequence[dict[str, Any]]):
         a2.set_ylim(-0.02, 1.0)
         a2.set_xlabel(r"batch size / dimension $N / n$")
         a2.set_ylabel("share of nearest ideal embeddings")
-        a2.legend(frameon=False, fontsize=6)
+        a2.legend(frameon=False, fontsize=8)
         fig.tight_layout()
     return fig
 

@@ -167,7 +167,7 @@ def plot_lower_bound_curve(
     panels = list(dict.fromkeys(r["variant"] for r in measured)) or [None]
     markers = {"digits": "o", "gaussian": "s"}
     with style_context():
-        fig, axes = plt.subplots(1, len(panels), figsize=(FULL_WIDTH, 2.6), squeeze=False,
+        fig, axes = plt.subplots(1, len(panels), figsize=(FULL_WIDTH, 3.0), squeeze=False,
                                  sharey=True)
         for k, var in enumerate(panels):
             ax = axes[0][k]
@@ -205,9 +205,9 @@ def plot_lower_bound_curve(
             if any(r["dataset"] == ds for r in measured):
                 handles.append(Line2D([], [], ls="", marker=mk, mfc="none", color="0.3",
                                       label=f"final diameter, {ds}"))
-        fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 5),
+        fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 3),
                    bbox_to_anchor=(0.5, 1.02), frameon=False)
-        fig.tight_layout(rect=(0, 0, 1, 0.86))
+        fig.tight_layout(rect=(0, 0, 1, 1 - 0.075 * -(-len(handles) // 3)))
     return fig
 
 
@@ -305,17 +305,20 @@ def plot_triplet_diagram(panels: Sequence[Mapping[str, Any]]):
                 ax.set_xlim(-1.02, 1.02)
                 ax.set_ylim(-1.02, 1.02)
                 ax.set_aspect("equal")
-                ax.text(0.45, 0.04, "S_an > S_ap (hard)", transform=ax.transAxes,
-                        ha="center", va="bottom", color=COLORS["ideal"], fontsize=6.5)
-                ax.text(0.03, 0.97,
-                        f"hard: {100 * d['hard_fraction']:.0f}% of {d['n_anchors']} anchors",
-                        transform=ax.transAxes, ha="left", va="top", fontsize=7)
-                ax.set_title(f"{p['title']}\n{p.get(when + '_label', when)}", fontsize=7)
+                # the share of hard anchors goes in the title: no text over the dots
+                ax.set_title(f"{p['title']}\n{p.get(when + '_label', when)}\n"
+                             f"hard: {100 * d['hard_fraction']:.0f}% of {d['n_anchors']} anchors",
+                             fontsize=8)
                 if i == len(panels) - 1:
                     ax.set_xlabel("S_an (most similar negative)")
                 if j == 0:
                     ax.set_ylabel("S_ap (least similar positive)")
-        fig.tight_layout()
+        Patch = matplotlib().patches.Patch
+        # the shaded region is named in a legend below the panels, never over the dots
+        fig.legend(handles=[Patch(color=COLORS["ideal"], alpha=0.25,
+                                  label="S_an > S_ap: hard triplets")],
+                   loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=False)
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
 
@@ -352,7 +355,8 @@ def plot_crosscheck(
     by_key = {r["statement"]: r for r in summary}
     statements = statements or {}
     with style_context():
-        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 0.5 * len(keys) + 1.6))
+        # 0.7 in per row: the dots fill +-0.3 of a row, its inequality sits below them
+        fig, ax = plt.subplots(figsize=(FULL_WIDTH, 0.7 * len(keys) + 1.6))
         rng = np.random.default_rng(0)  # jitter of the dots only (display)
         for row, key in enumerate(keys):
             for g in (g for g in slacks if g["statement"] == key):
@@ -366,7 +370,7 @@ def plot_crosscheck(
             s = by_key.get(key)
             if s:
                 ax.text(1.01, row, f"{s['true']}/{s['false']}/{s['undetermined']}",
-                        transform=ax.get_yaxis_transform(), va="center", fontsize=6.5)
+                        transform=ax.get_yaxis_transform(), va="center", fontsize=8)
         ax.set_xscale("symlog", linthresh=1e-3)
         ticks = [-1.0, -1e-2, 0.0, 1e-2, 1e-1, 1.0]
         ax.set_xticks(ticks)
@@ -374,12 +378,13 @@ def plot_crosscheck(
         ax.set_xlim(-1.5, 1.5)
         ax.axvline(0.0, color="0.3", lw=0.7)
         ax.set_yticks(range(len(keys)))
-        ax.set_yticklabels(keys, fontsize=6.5)
+        ax.set_yticklabels(keys, fontsize=8)
         for row, k in enumerate(keys):
             ineq = statements.get(k, {}).get("inequality")
             if ineq:
-                ax.text(0.005, row - 0.36, ineq, transform=ax.get_yaxis_transform(),
-                        fontsize=5.5, color="0.35", va="center", ha="left")
+                ax.text(0.005, row - 0.41, ineq, transform=ax.get_yaxis_transform(),
+                        fontsize=8, color="0.35", va="center", ha="left", zorder=5,
+                        bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none"})
         ax.set_ylim(len(keys) - 0.5, -0.5)
         xlabel = ("relative slack (rhs − lhs) / max(|lhs|, |rhs|)   "
                   "(symmetric log; linear within ±10⁻³)")
@@ -388,7 +393,7 @@ def plot_crosscheck(
                        + ", ".join(_setup_name(s) for s in setups))
         ax.set_xlabel(xlabel)
         ax.text(1.01, -0.75, "true/false/undet.", transform=ax.get_yaxis_transform(),
-                fontsize=6.5, va="center")
+                fontsize=8, va="center")
         ax.grid(True, axis="x", alpha=0.25, lw=0.5)
         Line2D = matplotlib().lines.Line2D
         handles = [Line2D([], [], ls="", marker="o", ms=4, color=c, label=_VERDICT_NAMES[v])

@@ -16,11 +16,13 @@ import numpy as np
 from .._lazy import axes_divider, matplotlib
 from ..exceptions import InvalidInputError
 from ..toy import JUNG_PLANE, PAPER_C
+from ._place import label_hline, label_points
 from ._style import (
     CLASS_COLORS,
     COLORS,
     COLUMN_WIDTH,
     FULL_WIDTH,
+    class_style,
     save_figure,
     style_context,
 )
@@ -93,34 +95,14 @@ def outcome_phrase(sc: dict[str, Any]) -> str:
 
 
 def _class_color(c: int) -> str:
-    return CLASS_COLORS[int(c) % len(CLASS_COLORS)]
-
-
-def _label_offsets(P: np.ndarray, base: float = 5.0) -> list[tuple[float, float]]:
-    """Offsets (points) for the number of each point, pushed away from close neighbours."""
-    P = np.asarray(P, dtype=float)
-    span = max(float(np.ptp(P, axis=0).max()), 1e-300)
-    out = []
-    for k in range(len(P)):
-        d = P - P[k]
-        near = np.flatnonzero((np.hypot(d[:, 0], d[:, 1]) < 0.12 * span)
-                              & (np.arange(len(P)) != k))
-        if near.size == 0:
-            out.append((base * 0.8, base * 0.8))
-            continue
-        away = -d[near].mean(axis=0)
-        if np.hypot(*away) < 1e-3 * span:  # coincident points: fan the labels out
-            ang = 2 * np.pi * (k % 6) / 6 + np.pi / 4
-            away = np.array([np.cos(ang), np.sin(ang)])
-        away = away / np.hypot(*away)
-        out.append((base * 1.3 * away[0] - 2.5, base * 1.3 * away[1] - 2.5))
-    return out
+    return class_style(int(c))[0]
 
 
 def _points(ax, P, labels, *, hollow=False, size=34, numbers=True, zorder=4, alpha=1.0,
-            marker="o") -> None:
+            marker="o") -> list:
+    """Scatter ``P`` in class colours; returns the point numbers still to be placed
+    (``[(ax, P, texts, colours)]``, empty when ``numbers`` is False) for :func:`_number`."""
     P = np.asarray(P, dtype=float)
-    offsets = _label_offsets(P)
     for k, (x, y) in enumerate(P):
         col = _class_color(labels[k])
         if hollow:
@@ -129,9 +111,17 @@ def _points(ax, P, labels, *, hollow=False, size=34, numbers=True, zorder=4, alp
         else:
             ax.scatter([x], [y], s=size, color=col, edgecolors="white", linewidths=0.6,
                        marker=marker, zorder=zorder, alpha=alpha)
-        if numbers:
-            ax.annotate(str(k + 1), (x, y), xytext=offsets[k], textcoords="offset points",
-                        fontsize=6.5, color=col, zorder=zorder + 1, alpha=alpha)
+    if not numbers:
+        return []
+    return [(ax, P, [str(k + 1) for k in range(len(P))],
+             [_class_color(c) for c in labels])]
+
+
+def _number(pending) -> None:
+    """Place the point numbers of :func:`_points` where they cover no text, marker or line
+    (after the layout is final)."""
+    for ax, P, texts, colors in pending:
+        label_points(ax, P, texts, colors=colors, fontsize=8, zorder=6)
 
 
 def _triplets(ax, P, labels, hard_pos, hard_neg, *, alpha=1.0) -> None:
@@ -180,12 +170,12 @@ def _frame(ax, lims, *, ticks=True) -> None:
         sp.set_color(_LIGHT)
 
 
-def _below(ax, text, fontsize=6.5) -> None:
+def _below(ax, text, fontsize=8) -> None:
     """Statistics of a panel, in place of its x label."""
     ax.set_xlabel(text, fontsize=fontsize, linespacing=1.4)
 
 
-def _textbox(ax, text, loc="upper left", fontsize=6.5) -> None:
+def _textbox(ax, text, loc="upper left", fontsize=8) -> None:
     x, ha = (0.03, "left") if "left" in loc else (0.97, "right")
     y, va = (0.97, "top") if "upper" in loc else (0.03, "bottom")
     ax.text(x, y, text, transform=ax.transAxes, ha=ha, va=va, fontsize=fontsize,
@@ -204,7 +194,7 @@ def _triplet_legend(fig, labels, *, y=0.0, extra=()) -> None:
                        label="anchor - hardest negative")]
     handles += list(extra)
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
-               bbox_to_anchor=(0.5, y), fontsize=6.5, handlelength=2.2, columnspacing=1.2)
+               bbox_to_anchor=(0.5, y), fontsize=8, handlelength=2.2, columnspacing=1.2)
 
 
 def _steps_axis(ax) -> None:
@@ -246,7 +236,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
     with style_context():
         fig, axes = plt.subplots(1, 4, figsize=(FULL_WIDTH, 2.45))
         ax = axes[0]
-        _points(ax, X, y)
+        pending = _points(ax, X, y)
         _frame(ax, _limits(X, pad=0.15))
         ax.set_title("inputs $x_k$")
         ax.set_ylabel("input coordinates")
@@ -254,7 +244,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
 
         ax = axes[1]
         _triplets(ax, E, y, r["hard_pos"], r["hard_neg"])
-        _points(ax, E, y)
+        pending += _points(ax, E, y)
         _frame(ax, lims)
         ax.set_title(f"embedding $f_\\theta$ (step {st})")
         ax.set_ylabel("embedding coordinates")
@@ -264,7 +254,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
         ax = axes[2]
         _points(ax, E, y, numbers=False, alpha=0.25, size=22)
         _triplets(ax, F, y, r["fstar_hard_pos"], r["fstar_hard_neg"])
-        _points(ax, F, y, marker="D", size=28)
+        pending += _points(ax, F, y, marker="D", size=28)
         _frame(ax, lims)
         ax.set_title("nearest ideal $f^*\\in F_{TS}$")
         _below(ax, f"$d_{{iso}}(f_\\theta, F_{{TS}}) = {r['d_iso']:.3f}$\n"
@@ -277,19 +267,19 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
             ax.plot(*np.stack([e, c]).T, color=_LIGHT, lw=0.6, zorder=1)
         ax.scatter([c[0]], [c[1]], s=46, color=COLORS["collapsed"], edgecolors="white",
                    linewidths=0.6, zorder=5)
-        ax.annotate("1-5", c, xytext=(4, 4), textcoords="offset points", fontsize=6.5,
-                    color=COLORS["collapsed"])
         _frame(ax, lims)
         ax.set_title("collapsed $f_c$")
         _below(ax, f"$d_{{iso}}(f_\\theta, f_c) = $ diam $= {r['diameter']:.3f}$\n"
                    f"$d_{{haus}}(f_\\theta, f_c) = R = {R:.3f}$")
         for a in axes[1:]:
-            a.tick_params(labelsize=6)
+            a.tick_params(labelsize=8)
         Line2D = matplotlib().lines.Line2D
 
         extra = [Line2D([], [], marker="D", ls="", color="#444444", label="$f^*$ (aligned)")]
-        fig.tight_layout(rect=(0, 0.07, 1, 1), w_pad=0.8)
+        fig.tight_layout(rect=(0, 0.09, 1, 1), w_pad=0.8)
         _triplet_legend(fig, y, y=0.0, extra=extra)
+        _number(pending)
+        label_points(axes[3], [c], ["1-5"], colors=[COLORS["collapsed"]], fontsize=8, zorder=6)
     return fig
 
 
@@ -318,26 +308,14 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
         ax.plot(*E[[i, j]].T, color=COLORS["embedding"], lw=2.0, zorder=3,
                 solid_capstyle="round")
         ax.plot(*F[[i, j]].T, color=COLORS["ideal"], lw=2.0, zorder=3, solid_capstyle="round")
-        _points(ax, E, y, size=36)
-        _points(ax, F, y, hollow=True, marker="D", size=30)
+        pending = _points(ax, E, y, size=36)
+        pending += _points(ax, F, y, hollow=True, marker="D", size=30)
         lims = _limits(E, F, pad=0.16)
-        centre = np.array([np.mean(lims[0]), np.mean(lims[1])])
-        for P, col, d in ((E, COLORS["embedding"], r["iso_pair_d"]),
-                          (F, COLORS["ideal"], r["iso_pair_d_star"])):
-            mid = P[[i, j]].mean(axis=0)
-            seg = P[j] - P[i]
-            nrm = np.array([-seg[1], seg[0]])
-            nrm = nrm / max(np.hypot(*nrm), 1e-300)
-            if np.dot(nrm, mid - centre) < 0:
-                nrm = -nrm
-            ax.annotate(f"{d:.3f}", mid, xytext=tuple(11 * nrm), textcoords="offset points",
-                        ha="center", va="center", fontsize=7, color=col, zorder=6,
-                        fontweight="bold")
         _frame(ax, lims)
         ax.set_xlabel("embedding coordinate 1")
         ax.set_ylabel("embedding coordinate 2")
         ax.set_title(f"$d_{{iso}}(f_\\theta, F_{{TS}}) = |{r['iso_pair_d']:.3f} - "
-                     f"{r['iso_pair_d_star']:.3f}| = {r['d_iso']:.3f}$", fontsize=7.5)
+                     f"{r['iso_pair_d_star']:.3f}| = {r['d_iso']:.3f}$", fontsize=8)
         Line2D = matplotlib().lines.Line2D
 
         handles = [
@@ -348,26 +326,23 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
                    label=f"$d_{{f_\\theta}}(x_{i + 1}, x_{j + 1})$"),
             Line2D([], [], color=COLORS["ideal"], lw=2, label=f"$d_{{f^*}}(x_{i + 1}, x_{j + 1})$"),
         ]
-        fig.tight_layout(rect=(0, 0.13, 1, 1))
-        fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=6.5, frameon=False,
+        fig.tight_layout(rect=(0, 0.15, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False,
                    bbox_to_anchor=(0.5, 0.0), columnspacing=1.0)
+        # the two lengths first (beside their segments), then the point numbers
+        label_points(ax, [E[[i, j]].mean(axis=0), F[[i, j]].mean(axis=0)],
+                     [f"{r['iso_pair_d']:.3f}", f"{r['iso_pair_d_star']:.3f}"],
+                     colors=[COLORS["embedding"], COLORS["ideal"]], fontsize=8, zorder=6,
+                     fontweight="bold")
+        _number(pending)
     return fig
 
 
-def _headroom(ax, factor: float = 1.45) -> None:
-    """Raise the top of the y axis so that a legend fits above the curves."""
-    lo, hi = ax.get_ylim()
-    if ax.get_yscale() == "log":
-        ax.set_ylim(lo, hi * (hi / lo) ** (factor - 1))
-    else:
-        ax.set_ylim(lo, lo + (hi - lo) * factor)
-
-
-def _hline(ax, val: float, label: str, ls: str, above: bool = True) -> None:
-    ax.axhline(val, color=COLORS["bound"], lw=0.8, ls=ls, zorder=1)
-    ax.annotate(label, (0.99, val), xycoords=("axes fraction", "data"),
-                xytext=(0, 1.5 if above else -1.5), textcoords="offset points", ha="right",
-                va="bottom" if above else "top", fontsize=5.8, color=COLORS["bound"])
+def _below_legend(ncol: int) -> dict[str, Any]:
+    """Keywords of an axes legend below the axes (under its x label)."""
+    return {"loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncol": ncol,
+            "frameon": False, "fontsize": 8, "handlelength": 1.8, "columnspacing": 1.0,
+            "borderaxespad": 0.0}
 
 
 def plot_curves(doc: dict[str, Any], scenario: str):
@@ -380,8 +355,9 @@ def plot_curves(doc: dict[str, Any], scenario: str):
     c_run = sc["c_max"]
     h = sc["history"]
     with style_context():
-        fig = plt.figure(figsize=(FULL_WIDTH, 4.6))
-        gs = fig.add_gridspec(2, 6, hspace=0.45, wspace=1.25)
+        # legends below their panels (constrained layout makes room): never over a curve
+        fig = plt.figure(figsize=(FULL_WIDTH, 6.6), layout="constrained")
+        gs = fig.add_gridspec(2, 6)
         a1 = fig.add_subplot(gs[0, :3])
         a2 = fig.add_subplot(gs[0, 3:], sharex=a1)
         a3 = fig.add_subplot(gs[1, :2], sharex=a1)
@@ -399,8 +375,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a1.set_ylabel("batch-hard loss")
         a1.set_title("loss")
         a1.set_ylim(bottom=0)
-        _headroom(a1, 1.35)
-        a1.legend(fontsize=6.0, frameon=False, loc="upper right", ncol=2)
+        a1.legend(**_below_legend(2))
 
         d_iso = _col(rows, "d_iso")
         d_h = _col(rows, "d_haus")
@@ -424,8 +399,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
             a2.set_ylim(bottom=0)
         a2.set_ylabel("distance (embedding units)")
         a2.set_title("distances to $F_{TS}$ (shaded: certified brackets)")
-        _headroom(a2, 1.5)
-        a2.legend(fontsize=6.0, frameon=False, loc="upper right", ncol=2)
+        a2.legend(**_below_legend(2))
 
         c = _col(rows, "c")
         a3.fill_between(t, _col(rows, "c_lower"), _col(rows, "c_upper"), color=COLORS["d_haus"],
@@ -433,14 +407,15 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a3.plot(t, c, color=COLORS["d_haus"], label="$c = d_{haus}/d_{iso}$ to $F_{TS}$")
         a3.plot(t, _col(rows, "ratio_fstar"), color=COLORS["d_haus"], ls=(0, (2.5, 1.5)),
                 lw=1.0, label="$d_{haus}(f_\\theta, f^*)/d_{iso}$")
-        _hline(a3, 0.5, "floor 1/2", "-", above=False)
-        _hline(a3, PAPER_C, "paper 0.53", "--")
-        _hline(a3, JUNG_PLANE, "$1/\\sqrt{3}$", ":")
+        # the reference lines lie too close together for labels beside them: the legend names them
+        for val, label, ls in ((0.5, "floor 1/2", "-"), (PAPER_C, "paper: 0.53", "--"),
+                               (JUNG_PLANE, "$1/\\sqrt{3}$ (Jung)", ":")):
+            a3.axhline(val, color=COLORS["bound"], lw=0.8, ls=ls, zorder=1, label=label)
         top = np.nanmax(np.concatenate([c, _col(rows, "ratio_fstar"), [JUNG_PLANE]]))
-        a3.set_ylim(0.45, 0.45 + (top - 0.45) * 1.6)
+        a3.set_ylim(0.45, 0.45 + (top - 0.45) * 1.1)
         a3.set_ylabel("ratio")
         a3.set_title("constants")
-        a3.legend(fontsize=5.8, frameon=False, loc="upper left")
+        a3.legend(**_below_legend(1))
 
         a4.plot(t, _col(rows, "theta"), color=COLORS["embedding"], lw=1.0)
         a4.fill_between(t, _col(rows, "theta_lower"), _col(rows, "theta_upper"),
@@ -460,15 +435,13 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a5.set_yscale("log")
         a5.set_ylabel("length (embedding units)")
         a5.set_title("diameter" + (" (grey: merges)" if sc["merge_events"] else ""))
-        _headroom(a5, 1.6)
-        a5.legend(fontsize=5.6, frameon=False, loc="upper right")
+        a5.legend(**_below_legend(1))
         for a in (a1, a2, a3, a4, a5):
             _steps_axis(a)
         for a in (a1, a2):
             a.set_xlabel("")
         fig.suptitle(f"scenario '{scenario}' ({sc['description']}): {outcome_phrase(sc)}",
-                     fontsize=8, y=0.995)
-        fig.subplots_adjust(left=0.075, right=0.99, top=0.9, bottom=0.1)
+                     fontsize=8)
     return fig
 
 
@@ -490,37 +463,37 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
     y = sc["labels"]
     k = len(rows)
     with style_context():
-        fig = plt.figure(figsize=(FULL_WIDTH, 1.25 * 2 + 2.0))
+        fig = plt.figure(figsize=(FULL_WIDTH, 1.25 * 2 + 3.0))
         gs = fig.add_gridspec(3, k, height_ratios=[1, 1, 1.45], hspace=0.55, wspace=0.08)
         allE = [np.asarray(r["embedding"]) for r in rows]
         allF = [np.asarray(r["fstar_aligned"]) for r in rows]
         common = _limits(*allE, *allF, pad=0.06)
+        names = []  # cluster names of the zoomed views, placed once the layout is final
         for n, (r, E, F) in enumerate(zip(rows, allE, allF, strict=True)):
             ax = fig.add_subplot(gs[0, n])
             _points(ax, F, y, hollow=True, marker="D", size=14, numbers=False)
             _points(ax, E, y, size=14, numbers=False)
             _frame(ax, common, ticks=False)
-            ax.set_title(f"step {r['step']}", fontsize=7)
-            ax.text(0.5, -0.04, f"$d_{{haus}}(f_\\theta,F_{{TS}})={r['d_haus']:.3f}$",
-                    transform=ax.transAxes, ha="center", va="top", fontsize=5.8)
+            ax.set_title(f"step {r['step']}", fontsize=8)
+            ax.text(0.5, -0.04, f"$d_{{haus}}={r['d_haus']:.3f}$",
+                    transform=ax.transAxes, ha="center", va="top", fontsize=8)
             if n == 0:
-                ax.set_ylabel("common scale", fontsize=6.5)
+                ax.set_ylabel("common\nscale", fontsize=8)
             ax2 = fig.add_subplot(gs[1, n])
             groups = clusters[n] or [[i] for i in range(len(E))]
-            zl = _limits(E, pad=0.25)
+            zl = _limits(E, pad=0.3)
             for g in groups:
                 P = E[g].mean(axis=0)
                 col = _class_color(y[g[0]]) if len({y[i] for i in g}) == 1 else "#444444"
                 for i in g:
                     ax2.scatter(*E[i], s=16, color=_class_color(y[i]), edgecolors="white",
                                 linewidths=0.4, zorder=4)
-                ax2.annotate(",".join(str(i + 1) for i in g), P, xytext=(3, 3),
-                             textcoords="offset points", fontsize=5.8, color=col)
+                names.append((ax2, P, ",".join(str(i + 1) for i in g), col))
             _frame(ax2, zl, ticks=False)
             ax2.text(0.5, -0.04, f"diam $={r['diameter']:.2g}$", transform=ax2.transAxes,
-                     ha="center", va="top", fontsize=5.8)
+                     ha="center", va="top", fontsize=8)
             if n == 0:
-                ax2.set_ylabel("zoom on $f_\\theta$", fontsize=6.5)
+                ax2.set_ylabel("zoom on\n$f_\\theta$", fontsize=8)
         ax = fig.add_subplot(gs[2, :])
         h = sc["history"]
         D = np.asarray(h["distances"], dtype=float)
@@ -536,26 +509,30 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         for s_ in steps:
             ax.axvline(s_, color=_GREY, lw=0.7, ls=(0, (1, 1.5)), zorder=0)
         ax.axhline(sc["merge_threshold"], color=COLORS["bound"], lw=0.8, ls=":")
-        # at the right end, above the line: a collapse has merged every pair there
-        ax.annotate("merge threshold", (0.995, sc["merge_threshold"]),
-                    xycoords=("axes fraction", "data"), xytext=(0, 2),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=6,
-                    color=COLORS["bound"])
-        ax.legend(fontsize=6, frameon=False, loc="lower left", ncol=1)
+        ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.32),
+                  ncol=4, columnspacing=1.0, handlelength=1.8)
         ax.set_yscale("log")
         _steps_axis(ax)
         ax.set_ylabel("distance (embedding units)")
         ax.set_title("single-linkage heights $h_k$ (grey: all pairwise distances; dotted: the "
-                     "snapshots)", fontsize=7)
+                     "snapshots)", fontsize=8)
         Line2D = matplotlib().lines.Line2D
 
         handles = [Line2D([], [], marker="o", ls="", color="#444444", label="$f_\\theta$"),
                    Line2D([], [], marker="D", ls="", mfc="white", mec="#444444",
                           label="nearest ideal $f^*$")]
-        fig.legend(handles=handles, loc="upper right", ncol=2, frameon=False, fontsize=6.5,
-                   bbox_to_anchor=(0.99, 0.955))
+        handles.append(Line2D([], [], ls="", label="$d_{haus}$: of $f_\\theta$ to $F_{TS}$"))
+        fig.legend(handles=handles, loc="upper center", ncol=3, frameon=False, fontsize=8,
+                   bbox_to_anchor=(0.5, 0.965), handletextpad=0.3)
         fig.suptitle(f"{outcome_phrase(sc)}: scenario '{scenario}' ({sc['description']})",
-                     fontsize=8, x=0.02, ha="left", y=0.995)
+                     fontsize=8, y=0.995)
+        fig.subplots_adjust(top=0.88, bottom=0.16, left=0.07, right=0.98)
+        for ax2 in dict.fromkeys(a for a, *_ in names):
+            mine = [(P, t, col) for a, P, t, col in names if a is ax2]
+            label_points(ax2, [m[0] for m in mine], [m[1] for m in mine],
+                         colors=[m[2] for m in mine], fontsize=8, zorder=6)
+        label_hline(ax, sc["merge_threshold"], "merge threshold", color=COLORS["bound"],
+                    fontsize=8)
     return fig
 
 
@@ -581,7 +558,7 @@ def plot_constant(doc: dict[str, Any]):
     refs = ((0.5, "floor 1/2", "-"), (PAPER_C, "paper: c = 0.53", "--"),
             (JUNG_PLANE, "$1/\\sqrt{3}$ (collapse, Jung)", ":"))
     with style_context():
-        fig, axes = plt.subplots(1, 2, figsize=(FULL_WIDTH, 2.9))
+        fig, axes = plt.subplots(1, 2, figsize=(FULL_WIDTH, 3.4))
         for ax, key, title in ((axes[0], "c", "$c = d_{haus}(f, F_{TS})\\,/\\,d_{iso}(f, F_{TS})$"),
                                (axes[1], "ratio_fstar",
                                 "$d_{haus}(f, f^*)\\,/\\,d_{iso}(f, F_{TS})$")):
@@ -603,7 +580,7 @@ def plot_constant(doc: dict[str, Any]):
         marks = [(sc["name"], sc["c_min"], sc["c_max"], sc["c_final"])
                  for sc in doc.get("scenarios", []) if sc.get("c_max") is not None]
         if marks:
-            strip = axes_divider(axes[0]).append_axes("top", size="28%", pad=0.05,
+            strip = axes_divider(axes[0]).append_axes("top", size="45%", pad=0.05,
                                                              sharex=axes[0])
             for n, (name, cmin, cmax, cend) in enumerate(marks):
                 strip.plot([cmin, cmax], [n, n], color="#444444", lw=1.2,
@@ -611,7 +588,7 @@ def plot_constant(doc: dict[str, Any]):
                 if cend is not None:
                     strip.plot([cend], [n], marker="o", ms=3, color="#444444", mfc="white")
                 strip.annotate(name, (cmax, n), xytext=(4, 0), textcoords="offset points",
-                               va="center", fontsize=5.8, color="#444444")
+                               va="center", fontsize=8, color="#444444")
             for val, _lab, ls in refs:
                 strip.axvline(val, color="#222222", lw=0.8, ls=ls)
             strip.set_ylim(-0.7, len(marks) - 0.3)
@@ -631,11 +608,11 @@ def plot_constant(doc: dict[str, Any]):
                                   lw=1.2, label="trained runs: range of $c$, o = end"))
         n_sep = summ.get("n_separated", 0)
         fig.suptitle(f"the empirical constant over {summ.get('n', len(rows))} random 5-point "
-                     f"embeddings in the plane ({n_sep} already triplet-separated: undefined, "
-                     "not shown)", fontsize=7.5)
-        fig.tight_layout(rect=(0, 0.1, 1, 1))
-        fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
-                   fontsize=6.2, bbox_to_anchor=(0.5, 0.0), columnspacing=1.1,
+                     f"embeddings in the plane\n({n_sep} already triplet-separated: undefined, "
+                     "not shown)", fontsize=8)
+        fig.tight_layout(rect=(0, 0.2, 1, 1))
+        fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False,
+                   fontsize=8, bbox_to_anchor=(0.5, 0.0), columnspacing=1.1,
                    handlelength=1.8)
     return fig
 
