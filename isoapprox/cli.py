@@ -61,7 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING if args.quiet else (logging.DEBUG if args.verbose > 1 else logging.INFO)
-    logging.basicConfig(level=level, format="%(message)s", stream=sys.stderr)
+    # the chosen level is isoapprox's own; other libraries' loggers (e.g. fontTools,
+    # which logs every font subset of a PDF at INFO) stay at WARNING
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    logging.getLogger("isoapprox").setLevel(level)
     return guarded(f"isoapprox {args.command}", args.func, args)
 
 
