@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
+import fnmatch
 import json
 import logging
 import multiprocessing
@@ -314,11 +315,13 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
     one-line error before anything is computed.
 
     If the block raises (an error or an interrupt), what this run created
-    is removed: for a folder, the entries that were not in it on entry; for
-    a file, those of ``out`` and ``files`` that did not exist; then the
-    folders it created, if empty.  Files that existed on entry are never
-    deleted.  When ``journal`` holds a finished unit, the journal and
-    ``keep`` stay: the next run resumes from them.
+    is removed: for a file, those of ``out`` and ``files`` that did not
+    exist; for a folder this run created, everything new in it; for a
+    folder that existed, the new entries whose names match ``files`` (other
+    programs may be writing there too); then the folders it created, if
+    empty.  Files that existed on entry are never deleted.  When
+    ``journal`` holds a finished unit, the journal and ``keep`` stay: the
+    next run resumes from them.
 
     Parameters
     ----------
@@ -328,8 +331,10 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
         Whether ``out`` is a folder.
     flag : str
         The option that named ``out``, for messages.
-    files : iterable of path-like
-        Further files a file output writes (its CSV, its journal).
+    files : iterable of path-like or str
+        Further files a file output writes (its CSV, its journal); for a
+        folder, the names (``fnmatch`` patterns) of the entries the run
+        writes in it.
     journal : path-like, optional
         The run's journal.
     keep : iterable of path-like
@@ -366,6 +371,7 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
         with output_lock(out, folder=folder, flag=flag) as lock:
             if folder:
                 candidates = None
+                patterns = None if out in made else [str(f) for f in files]
                 before = set(os.listdir(out))
             else:
                 candidates = [out, *(Path(f) for f in files)]
@@ -379,7 +385,8 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
                     if journal is not None and _resumable(journal):
                         kept = {os.path.abspath(p) for p in (journal, *keep)}
                     if candidates is None:
-                        new = [out / n for n in os.listdir(out) if n not in before]
+                        new = [out / n for n in os.listdir(out) if n not in before and (
+                            patterns is None or any(fnmatch.fnmatch(n, f) for f in patterns))]
                     else:
                         new = [p for p in candidates if str(p) not in before]
                     for p in new:
@@ -621,7 +628,7 @@ def _pinned_environment() -> Iterator[None]:
 
 
 class _LocalPool:
-    """``jobs`` spawned processes, one thread each, all started at once."""
+    """``jobs`` spawned processes, one thread each, all started at once, that die with this one."""
 
     def __init__(self, jobs: int, warmup: Callable[[], Any] | None) -> None:
         self.slots = 2 * jobs

@@ -212,12 +212,19 @@ def test_claim_output_of_a_folder(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "old.csv").write_text("x")
-    with pytest.raises(OSError), claim_output(out, folder=True):
+    with pytest.raises(OSError), claim_output(out, folder=True, files=["*.csv", "parts"]):
         (out / "new.csv").write_text("y")
         (out / "parts").mkdir()
         (out / "parts" / "c0").write_text("z")
+        (out / "another-program.log").write_text("not ours")
         raise OSError("disk full")
-    assert sorted(p.name for p in out.iterdir()) == ["old.csv"]
+    # an existing folder: only what the run writes goes (others may write there too)
+    assert sorted(p.name for p in out.iterdir()) == ["another-program.log", "old.csv"]
+    new = tmp_path / "new"
+    with pytest.raises(OSError), claim_output(new / "figs", folder=True):
+        (new / "figs" / "a.png").write_text("y")
+        raise OSError("disk full")
+    assert not new.exists()  # a folder the run created goes whole
     with pytest.raises(InvalidInputError, match="is a file, not a folder"), \
             claim_output(out / "old.csv", folder=True):
         pass

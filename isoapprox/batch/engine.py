@@ -344,10 +344,17 @@ def run_batch(
         raise TypeError(f"`config` must be a BatchConfig; got {type(config).__name__}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise IsoapproxError(f"`jobs` must be an integer >= 1; got {jobs!r}")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise IsoapproxError(f"`out` must be a folder; {out} is a file")
     with claim_batch_output(out, flag="`out`"):
         return _run_batch(config, Path(out), jobs=jobs, scheduler=scheduler, client=client,
                           progress=progress, overwrite=overwrite, keep_parts=keep_parts,
                           connect_timeout=connect_timeout)
+
+
+#: what a run writes in its folder (a failed run removes the new ones)
+_RUN_FILES = (RUN_FILE, JOURNAL_FILE, PARTS_DIR, "summary.*", "results.*", ".results.*",
+              "best_*.json", ".*.tmp")
 
 
 def claim_batch_output(out: str | os.PathLike, *, flag: str = "--out"):
@@ -359,7 +366,7 @@ def claim_batch_output(out: str | os.PathLike, *, flag: str = "--out"):
     """
     out = Path(out)
     return claim_output(out, folder=True, flag=flag, journal=out / JOURNAL_FILE,
-                        keep=(out / RUN_FILE, out / PARTS_DIR))
+                        keep=(out / RUN_FILE, out / PARTS_DIR), files=_RUN_FILES)
 
 
 def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progress, overwrite,
