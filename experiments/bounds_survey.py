@@ -53,7 +53,7 @@ import numpy as np
 
 from isoapprox.batch import BatchConfig, GeneratorOptions, Grid, run_batch
 from isoapprox.batch.table import iter_cells
-from isoapprox.commands.common import check_jobs, guarded, one_line_errors
+from isoapprox.commands.common import CommandParser, check_jobs, guarded
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.io import write_results
 from isoapprox.plotting.registry import build_figures
@@ -229,8 +229,8 @@ def _chunk_seconds(journal: Path) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = CommandParser(prog=EXPERIMENT, description=__doc__.split("\n\n")[0],
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, default=RESULTS / f"{EXPERIMENT}.json")
     p.add_argument("--work", type=Path, default=RESULTS / f"{EXPERIMENT}_runs",
                    help="folder of the run folders (resumed when rerun)")
@@ -244,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--figures-only", action="store_true",
                    help="only build the figures of an existing --out (needs --figures)")
     p.add_argument("--quiet", action="store_true")
-    args = one_line_errors(p).parse_args(argv)
+    args = p.parse_args(argv)
     return guarded(EXPERIMENT, _main, args)
 
 

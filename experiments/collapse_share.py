@@ -36,7 +36,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from isoapprox.batch import BatchConfig, Grid, run_batch
-from isoapprox.commands.common import check_jobs, guarded, one_line_errors
+from isoapprox.commands.common import CommandParser, check_jobs, guarded
 from isoapprox.io import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,8 +78,8 @@ def table(results_csv: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = one_line_errors(argparse.ArgumentParser(prog="collapse_share",
-                                                description=__doc__.splitlines()[0]))
+    p = CommandParser(prog="collapse_share",
+                      description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=None,
                    help="local worker processes (default: one per core; 1: in this process)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",

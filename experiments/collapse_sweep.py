@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from isoapprox.commands.common import add_run_arguments, check_jobs, guarded, one_line_errors
+from isoapprox.commands.common import CommandParser, add_run_arguments, check_jobs, guarded
 from isoapprox.exceptions import IsoapproxError
 from isoapprox.io import write_results
 from isoapprox.packing import packing_lower_bound
@@ -523,8 +523,8 @@ def compact_path(out: Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = one_line_errors(argparse.ArgumentParser(prog=EXPERIMENT,
-                                                     description=__doc__.split("\n\n")[0]))
+    parser = CommandParser(prog=EXPERIMENT,
+                           description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true",
                         help="tiny grid (seconds); the same as --grid smoke")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="full",

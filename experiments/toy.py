@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from isoapprox.commands.common import add_run_arguments, check_jobs, guarded, one_line_errors
+from isoapprox.commands.common import CommandParser, add_run_arguments, check_jobs, guarded
 from isoapprox.commands.toy_report import format_merge_order, format_summary, write_toy_results
 from isoapprox.io import write_results
 from isoapprox.runs import config_key, executor, journal_path, prepare_output, run_units
@@ -216,8 +216,8 @@ def search(sc: SearchConfig, *, jobs: int = 1, scheduler: str | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = one_line_errors(argparse.ArgumentParser(prog=EXPERIMENT,
-                                                     description=__doc__.split("\n\n")[0]))
+    parser = CommandParser(prog=EXPERIMENT,
+                           description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny run (seconds)")
     add_run_arguments(parser, out=None,
                       out_help=f"results JSON (default {RESULTS / (EXPERIMENT + '.json')})",

@@ -3,8 +3,8 @@
 Each subcommand lives in :mod:`isoapprox.commands` as a module with
 ``register(subparsers)``; the module is imported only when its subcommand
 runs (``isoapprox --help`` stays fast).  A user's mistake (bad file, bad
-value) prints one line on stderr and exits with status 2; an interrupted run
-exits with 130; an internal failure keeps its traceback
+value) prints one line on stderr and exits with status 2 (never the usage,
+never a traceback); an interrupted run exits with 130; an internal failure keeps its traceback
 (:mod:`isoapprox.commands.common`, the one place that formats errors).
 """
 
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from ._version import __version__
-from .commands.common import guarded, one_line_errors
+from .commands.common import CommandParser, SubcommandParser, guarded
 
 __all__ = ["build_parser", "main"]
 
@@ -35,20 +35,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = one_line_errors(argparse.ArgumentParser(
+    parser = CommandParser(
         prog="isoapprox",
         description=(
             "Numerical geometry of isometric approximation for deep metric learning: "
             "triplet losses with hard negative mining, distances to the "
             "triplet-separated set, collapse diagnosis."
         ),
-    ))
+    )
     parser.add_argument("--version", action="version", version=f"isoapprox {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=SubcommandParser)
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():
         mod = importlib.import_module(f".commands.{module}", __package__)
-        p = one_line_errors(mod.register(sub, name, help_text))
+        p = mod.register(sub, name, help_text)
         p.add_argument("-v", "--verbose", action="count", default=0,
                        help="more log output (repeat for debug)")
         p.add_argument("-q", "--quiet", action="store_true",

@@ -228,6 +228,9 @@ def read_results(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"`{path}` is not a results file: not UTF-8 text (a binary "
+                                "file?); expected the JSON that isoapprox writes") from None
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"`{path}` is not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or "schema_version" not in doc or "records" not in doc:
@@ -358,8 +361,13 @@ def _load_npy(path: Path, what: str) -> np.ndarray:
 
 
 def _load_csv(path: Path, label_column: str | int | None) -> tuple[np.ndarray, np.ndarray]:
-    with path.open("r", encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh))
+    try:
+        with path.open("r", encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            f"`{path}` is not a CSV text file: byte {exc.start} is not UTF-8 (a binary file?)"
+        ) from None
     rows = [r for r in rows if r and any(c.strip() for c in r)]
     if not rows:
         raise InvalidInputError(

@@ -7,15 +7,25 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
+import fnmatch
 import json
 import logging
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: outputs are not locked
+    fcntl = None  # type: ignore[assignment]
 
 import numba
 from tqdm.auto import tqdm
@@ -26,13 +36,19 @@ from .exceptions import InvalidInputError, IsoapproxError
 from .io import atomic_write_text, read_results, to_jsonable
 
 __all__ = [
+    "LOCK_FILE",
+    "PARENT_POLL_S",
     "WORKER_ENV",
     "RunJournal",
     "append_jsonl",
+    "check_results_name",
+    "claim_output",
     "config_key",
     "executor",
     "finished_units",
     "journal_path",
+    "lock_path",
+    "output_lock",
     "prepare_output",
     "progress_bar",
     "read_jsonl",
@@ -51,6 +67,13 @@ WORKER_ENV = {
 }
 
 
+#: the lock file inside a locked output folder (a file ``OUT`` is locked by ``.OUT.lock`` beside it)
+LOCK_FILE = ".isoapprox.lock"
+
+#: seconds between a local worker's checks that its parent process is alive
+PARENT_POLL_S = 1.0
+
+
 def config_key(obj: Any) -> Any:
     """``obj`` (a dataclass, mapping, ...) as it reads back from JSON (tuples become lists)."""
     return json.loads(json.dumps(to_jsonable(obj), allow_nan=False))
@@ -59,6 +82,27 @@ def config_key(obj: Any) -> Any:
 def journal_path(out: str | os.PathLike) -> Path:
     """The journal of an unfinished run writing ``out``."""
     return Path(out).with_suffix(".journal.partial")
+
+
+def check_results_name(out: str | os.PathLike, *, flag: str = "--out") -> Path:
+    """``out`` as a path if it can name a results file: a ``.json`` name, not a folder.
+
+    Raises
+    ------
+    InvalidInputError
+        If it cannot.
+
+    Examples
+    --------
+    >>> check_results_name("runs/r.json").name
+    'r.json'
+    """
+    out = Path(out)
+    if out.suffix.lower() != ".json":
+        raise InvalidInputError(f"{flag} must name a .json file; got {str(out)!r}")
+    if out.is_dir():
+        raise InvalidInputError(f"{flag} names a folder: {str(out)!r}")
+    return out
 
 
 def prepare_output(out: str | os.PathLike, *, experiment: str, config: Any,
@@ -94,11 +138,7 @@ def prepare_output(out: str | os.PathLike, *, experiment: str, config: Any,
         If ``out`` is not a ``.json`` file name or names a folder, or if
         results exist and neither ``overwrite``, ``resume`` nor a reuse applies.
     """
-    out = Path(out)
-    if out.suffix.lower() != ".json":
-        raise InvalidInputError(f"{flag} must name a .json file; got {str(out)!r}")
-    if out.is_dir():
-        raise InvalidInputError(f"{flag} names a folder: {str(out)!r}")
+    out = check_results_name(out, flag=flag)
     if overwrite:
         for p in (out, out.with_suffix(".csv"), journal_path(out)):
             p.unlink(missing_ok=True)
@@ -116,6 +156,253 @@ def prepare_output(out: str | os.PathLike, *, experiment: str, config: Any,
     what = "" if same else " and holds another run (another configuration or experiment)"
     raise InvalidInputError(f"{flag} {str(out)!r} exists{what}; pass --overwrite to recompute "
                             f"it, --resume to continue from its journal, or another {flag}")
+
+
+# ---------------------------------------------------------------------------
+# outputs: up-front checks, one writer at a time, cleanup after a failure
+# ---------------------------------------------------------------------------
+
+#: locks this process holds: lock file -> [descriptor, depth] (a nested claim shares it)
+_HELD: dict[str, list[int]] = {}
+
+
+def lock_path(out: str | os.PathLike, *, folder: bool = False) -> Path:
+    """The lock file of an output: ``OUT/.isoapprox.lock`` in a folder, ``.NAME.lock`` beside it.
+
+    Examples
+    --------
+    >>> lock_path("runs/r.json").as_posix()
+    'runs/.r.json.lock'
+    """
+    out = Path(out)
+    return out / LOCK_FILE if folder else out.parent / f".{out.name}.lock"
+
+
+def _holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        text = ""
+    return f"pid {text}" if text.isdigit() else "pid unknown"
+
+
+def _acquire(lock: Path, out: Path, flag: str) -> int:
+    """A descriptor holding ``flock(LOCK_EX)`` on ``lock``, or a one-line refusal."""
+    for _ in range(100):
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise InvalidInputError(f"{flag} {str(out)!r} cannot be written: "
+                                    f"{exc.strerror or exc} ({str(lock.parent)!r})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise IsoapproxError(
+                f"{flag} {str(out)!r} is in use by another isoapprox run ({holder}); wait for "
+                f"it to finish or choose another {flag}") from None
+        # the previous holder unlinks the file before it lets go: a lock on an
+        # unlinked file locks nothing, so check that the name is still ours
+        try:
+            ours = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            ours = False
+        if ours:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            return fd
+        os.close(fd)
+    raise IsoapproxError(f"{flag} {str(out)!r}: could not take its lock {str(lock)!r}")
+
+
+@contextlib.contextmanager
+def output_lock(out: str | os.PathLike, *, folder: bool = False,
+                flag: str = "--out") -> Iterator[Path]:
+    """Hold the exclusive lock of the output ``out`` (a results file or a folder).
+
+    The lock is ``flock`` on :func:`lock_path` (which holds the holder's pid):
+    not waited for, so a second writer is refused at once; released when the
+    block ends or the process dies, so the file left by a killed run does not
+    block the next one.  Nested calls in one process share the lock.  Without
+    ``fcntl`` (not POSIX) nothing is locked.
+
+    Raises
+    ------
+    IsoapproxError
+        If another process holds the lock (the message names its pid).
+    InvalidInputError
+        If the lock file cannot be created (the output cannot be written).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d, output_lock(d, folder=True) as lock:
+    ...     lock.name
+    '.isoapprox.lock'
+    """
+    lock = lock_path(out, folder=folder)
+    key = os.path.abspath(lock)
+    if fcntl is None:  # pragma: no cover
+        yield lock
+        return
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield lock
+        finally:
+            _HELD[key][1] -= 1
+        return
+    fd = _acquire(lock, Path(out), flag)
+    _HELD[key] = [fd, 1]
+    try:
+        yield lock
+    finally:
+        del _HELD[key]
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()  # still held: no other run can have taken this file
+        os.close(fd)
+
+
+def _make_folders(folder: Path, out: Path, flag: str) -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones created, outermost first."""
+    missing = []
+    p = folder
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        raise InvalidInputError(f"{flag} {str(out)!r} cannot be created: {str(p)!r} is a file")
+    made: list[Path] = []
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            _remove_empty(made)
+            raise InvalidInputError(f"{flag} {str(out)!r} cannot be created: "
+                                    f"{exc.strerror or exc} ({str(d)!r})") from None
+        made.append(d)
+    return made
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    for d in reversed(folders):
+        with contextlib.suppress(OSError):
+            d.rmdir()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+@contextlib.contextmanager
+def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "--out",
+                 files: Iterable[str | os.PathLike] = (), journal: str | os.PathLike | None = None,
+                 keep: Iterable[str | os.PathLike] = ()) -> Iterator[Path]:
+    """Check, create and lock an output before any work; after a failure remove what was made.
+
+    On entry: ``out`` must not be of the other kind (a folder where a file
+    is expected, or the reverse); its folder and missing parents are
+    created; :func:`output_lock` is taken.  Any of these failing is a
+    one-line error before anything is computed.
+
+    If the block raises (an error or an interrupt), what this run created
+    is removed: for a file, those of ``out`` and ``files`` that did not
+    exist; for a folder this run created, everything new in it; for a
+    folder that existed, the new entries whose names match ``files`` (other
+    programs may be writing there too); then the folders it created, if
+    empty.  Files that existed on entry are never deleted.  When
+    ``journal`` holds a finished unit, the journal and ``keep`` stay: the
+    next run resumes from them.
+
+    Parameters
+    ----------
+    out : path-like
+        The results file, or the output folder.
+    folder : bool, default False
+        Whether ``out`` is a folder.
+    flag : str
+        The option that named ``out``, for messages.
+    files : iterable of path-like or str
+        Further files a file output writes (its CSV, its journal); for a
+        folder, the names (``fnmatch`` patterns) of the entries the run
+        writes in it.
+    journal : path-like, optional
+        The run's journal.
+    keep : iterable of path-like
+        What a resume needs besides the journal.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``out`` has the wrong kind or cannot be created.
+    IsoapproxError
+        If another run holds the output (:func:`output_lock`).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> try:
+    ...     with claim_output(d / "new" / "r.json") as out:
+    ...         _ = out.write_text("{}")
+    ...         raise KeyboardInterrupt
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> list(d.iterdir())
+    []
+    """
+    out = Path(out)
+    if folder and out.exists() and not out.is_dir():
+        raise InvalidInputError(f"{flag} is a file, not a folder: {str(out)!r}")
+    if not folder and out.is_dir():
+        raise InvalidInputError(f"{flag} names a folder: {str(out)!r}")
+    made = _make_folders(out if folder else out.parent, out, flag)
+    ok = False
+    try:
+        with output_lock(out, folder=folder, flag=flag) as lock:
+            if folder:
+                candidates = None
+                patterns = None if out in made else [str(f) for f in files]
+                before = set(os.listdir(out))
+            else:
+                candidates = [out, *(Path(f) for f in files)]
+                before = {str(p) for p in candidates if os.path.lexists(p)}
+            try:
+                yield out
+                ok = True
+            finally:
+                if not ok:
+                    kept = set()
+                    if journal is not None and _resumable(journal):
+                        kept = {os.path.abspath(p) for p in (journal, *keep)}
+                    if candidates is None:
+                        new = [out / n for n in os.listdir(out) if n not in before and (
+                            patterns is None or any(fnmatch.fnmatch(n, f) for f in patterns))]
+                    else:
+                        new = [p for p in candidates if str(p) not in before]
+                    for p in new:
+                        if os.path.abspath(p) not in kept and p != lock:
+                            _remove(p)
+    finally:
+        if not ok:
+            _remove_empty(made)
+
+
+def _resumable(journal: str | os.PathLike) -> bool:
+    """Whether a journal holds finished work (one it cannot read is kept, not deleted)."""
+    try:
+        return bool(finished_units(journal))
+    except (IsoapproxError, OSError, ValueError):
+        return True
 
 
 def _unit(key: Any) -> Any:
@@ -264,11 +551,45 @@ def _config_difference(journal: Any, run: Any) -> str:
 _END = object()
 
 
-def _worker_init() -> None:  # pragma: no cover - runs in child processes
+#: prctl option: the signal a process gets when its parent dies (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def _watch_parent(parent: int) -> None:  # pragma: no cover - runs in child processes
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _die_with_parent(parent: int, pdeathsig: bool) -> None:  # pragma: no cover - in workers
+    """End this worker when the process ``parent`` dies (even by SIGKILL).
+
+    On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel kill it at
+    once; as it fires when the *thread* that started the worker ends, it is
+    used only for pools started by the main thread.  Everywhere a daemon
+    thread also checks ``os.getppid()`` every :data:`PARENT_POLL_S` seconds
+    (an orphan is re-parented), and a parent that died before this ran is
+    caught at once.
+    """
+    if pdeathsig and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL),
+                                                    0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="isoapprox-parent-watch",
+                     daemon=True).start()
+
+
+def _worker_init(parent: int | None = None,
+                 pdeathsig: bool = False) -> None:  # pragma: no cover - runs in child processes
     numba.set_num_threads(1)
     # Ctrl-C reaches the whole process group: only the parent handles it (and
     # cancels the queued work), so workers print no tracebacks of their own
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is not None:
+        _die_with_parent(parent, pdeathsig)
 
 
 class _InProcess:
@@ -307,14 +628,15 @@ def _pinned_environment() -> Iterator[None]:
 
 
 class _LocalPool:
-    """``jobs`` spawned processes, one thread each, all started at once."""
+    """``jobs`` spawned processes, one thread each, all started at once, that die with this one."""
 
     def __init__(self, jobs: int, warmup: Callable[[], Any] | None) -> None:
         self.slots = 2 * jobs
         with _pinned_environment():  # the workers inherit it at start
             self._ex = cf.ProcessPoolExecutor(
                 max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_init)
+                initializer=_worker_init,
+                initargs=(os.getpid(), threading.current_thread() is threading.main_thread()))
             try:
                 for f in [self._ex.submit(warmup or os.getpid) for _ in range(jobs)]:
                     f.result()

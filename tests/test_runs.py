@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.io import write_results
 from isoapprox.runs import (
     RunJournal,
+    claim_output,
     config_key,
     executor,
     finished_units,
     journal_path,
+    lock_path,
+    output_lock,
     prepare_output,
     read_jsonl,
     run_units,
@@ -149,3 +154,80 @@ def test_dask_executor_matches_in_process():
         got = []
         run_units(_square, range(5), executor(client=client), got.append)
     assert sorted(got) == [0, 1, 4, 9, 16]
+
+
+# ---------------------------------------------------------------------------
+# outputs: lock and cleanup (the command-line side: tests/test_cli_contract.py)
+# ---------------------------------------------------------------------------
+
+
+def test_output_lock_is_exclusive_shared_when_nested_and_removed(tmp_path):
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "r.json"
+    with output_lock(out) as lock:
+        assert lock == lock_path(out) == tmp_path / ".r.json.lock"
+        assert lock.read_text().strip() == str(os.getpid())
+        with output_lock(out):  # nested in one process: shared
+            pass
+        assert lock.exists()
+        # another open file description is refused while the lock is held
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_claim_output_removes_only_what_the_run_created(tmp_path):
+    (tmp_path / "mine.txt").write_text("keep")
+    out = tmp_path / "a" / "b" / "r.json"
+    with pytest.raises(RuntimeError), claim_output(out, files=[out.with_suffix(".csv")]):
+        out.write_text("{}")
+        out.with_suffix(".csv").write_text("x")
+        raise RuntimeError("failed after writing")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+    # an existing file is never deleted, even if the run rewrote it
+    out = tmp_path / "mine.txt"
+    with pytest.raises(RuntimeError), claim_output(out):
+        raise RuntimeError
+    assert out.read_text() == "keep"
+
+
+def test_claim_output_keeps_a_journal_with_finished_work(tmp_path):
+    out = tmp_path / "r.json"
+    journal = journal_path(out)
+    with pytest.raises(KeyboardInterrupt), claim_output(out, files=[journal], journal=journal):
+        RunJournal(journal, experiment="exp", config=CONFIG)
+        raise KeyboardInterrupt
+    assert not journal.exists()  # a header only: nothing to resume
+    with pytest.raises(KeyboardInterrupt), claim_output(out, files=[journal], journal=journal):
+        RunJournal(journal, experiment="exp", config=CONFIG).add("u1", 1.0)
+        raise KeyboardInterrupt
+    assert finished_units(journal) == {"u1"}  # finished work: kept for the resume
+
+
+def test_claim_output_of_a_folder(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "old.csv").write_text("x")
+    with pytest.raises(OSError), claim_output(out, folder=True, files=["*.csv", "parts"]):
+        (out / "new.csv").write_text("y")
+        (out / "parts").mkdir()
+        (out / "parts" / "c0").write_text("z")
+        (out / "another-program.log").write_text("not ours")
+        raise OSError("disk full")
+    # an existing folder: only what the run writes goes (others may write there too)
+    assert sorted(p.name for p in out.iterdir()) == ["another-program.log", "old.csv"]
+    new = tmp_path / "new"
+    with pytest.raises(OSError), claim_output(new / "figs", folder=True):
+        (new / "figs" / "a.png").write_text("y")
+        raise OSError("disk full")
+    assert not new.exists()  # a folder the run created goes whole
+    with pytest.raises(InvalidInputError, match="is a file, not a folder"), \
+            claim_output(out / "old.csv", folder=True):
+        pass
+    with pytest.raises(InvalidInputError, match="cannot be created: .* is a file"), \
+            claim_output(out / "old.csv" / "sub", folder=True):
+        pass

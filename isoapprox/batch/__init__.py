@@ -31,9 +31,17 @@ from .adversarial import (
     get_objective,
     register_objective,
 )
-from .best import best_rows, save_best
+from .best import best_rows, check_best_column, save_best
 from .cheap import CHEAP_FIELDS, cheap_quantities
-from .engine import BatchResult, ChunkTask, evaluate_chunk, plan, run_batch, run_chunk
+from .engine import (
+    BatchResult,
+    ChunkTask,
+    claim_batch_output,
+    evaluate_chunk,
+    plan,
+    run_batch,
+    run_chunk,
+)
 from .expensive import IDEAL, IDEAL_COLUMNS, POINTS, IdealSettings, ideal_quantities, ideal_stage
 from .generators import (
     DISTRIBUTIONS,
@@ -70,6 +78,8 @@ __all__ = [
     "Stage",
     "adversarial_search",
     "best_rows",
+    "check_best_column",
+    "claim_batch_output",
     "cheap_quantities",
     "class_sizes",
     "config_generator",

@@ -27,7 +27,7 @@ from .generators import generate
 from .grid import BatchConfig
 from .table import iter_cells
 
-__all__ = ["BEST_FILE", "OBJECTIVE_COLUMNS", "best_rows", "save_best"]
+__all__ = ["BEST_FILE", "OBJECTIVE_COLUMNS", "best_rows", "check_best_column", "save_best"]
 
 #: file name pattern of :func:`save_best` in the run folder
 BEST_FILE = "best_{column}.json"
@@ -53,6 +53,25 @@ def _value(v: Any, dtype: str) -> Any:
     if dtype == "bool":
         return bool(f)
     return f
+
+
+def check_best_column(config: BatchConfig, column: str, *, name: str = "column") -> str:
+    """``column`` if it is a numeric column of runs of ``config`` (checked before a run).
+
+    Raises
+    ------
+    InvalidInputError
+        If it is not; the message lists the numeric columns.
+    """
+    columns = config.columns()
+    by_name = {c.name: c for c in columns}
+    if column not in by_name or by_name[column].dtype == "str":
+        numeric = [c.name for c in columns if c.dtype != "str"]
+        raise InvalidInputError(
+            f"`{name}` must be a numeric column of the run; got {column!r} (numeric columns: "
+            f"{', '.join(numeric)})"
+        )
+    return column
 
 
 def best_rows(results: str | os.PathLike, config: BatchConfig, column: str, *, k: int = 5,
@@ -84,14 +103,8 @@ def best_rows(results: str | os.PathLike, config: BatchConfig, column: str, *, k
         If ``column`` is not a numeric column of the run.
     """
     k = check_int(k, "k", minimum=1)
+    check_best_column(config, column)
     columns = config.columns()
-    by_name = {c.name: c for c in columns}
-    if column not in by_name or by_name[column].dtype == "str":
-        numeric = [c.name for c in columns if c.dtype != "str"]
-        raise InvalidInputError(
-            f"`column` must be a numeric column of the run; got {column!r} (numeric columns: "
-            f"{', '.join(numeric)})"
-        )
     sign = 1.0 if largest else -1.0
     best: list[tuple[float, int, dict]] = []
     for _, data in iter_cells(results, columns, config.format):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..exceptions import IsoapproxError
 from ..io import atomic_write_bytes, atomic_write_text, provenance, write_results
-from ..runs import RunJournal, executor, progress_bar, run_units
+from ..runs import RunJournal, claim_output, executor, progress_bar, run_units
 from .cheap import cheap_quantities
 from .generators import GeneratorOptions, config_generator, generate
 from .grid import BatchConfig, Cell
@@ -34,6 +34,7 @@ __all__ = [
     "BatchResult",
     "ChunkOutput",
     "ChunkTask",
+    "claim_batch_output",
     "evaluate_chunk",
     "plan",
     "run_batch",
@@ -265,17 +266,21 @@ def _assemble(out: Path, results: Path, config: BatchConfig) -> str:
     """Concatenate the parts in chunk order into ``results`` atomically; its SHA-256."""
     tmp = results.with_name(f".{results.name}.tmp")
     h = hashlib.sha256()
-    with tmp.open("wb") as fh:
-        head = header(config.columns(), config.format)
-        fh.write(head)
-        h.update(head)
-        for k in range(config.n_chunks):
-            data = _part_path(out, k, config.format).read_bytes()
-            fh.write(data)
-            h.update(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, results)
+    try:
+        with tmp.open("wb") as fh:
+            head = header(config.columns(), config.format)
+            fh.write(head)
+            h.update(head)
+            for k in range(config.n_chunks):
+                data = _part_path(out, k, config.format).read_bytes()
+                fh.write(data)
+                h.update(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, results)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return h.hexdigest()
 
 
@@ -325,18 +330,48 @@ def run_batch(
     ------
     IsoapproxError
         If ``out`` holds a run of another configuration (without
-        ``overwrite``), or the Dask scheduler is unreachable or
-        dask.distributed is missing.
+        ``overwrite``), another process is writing it, or the Dask
+        scheduler is unreachable or dask.distributed is missing.
+
+    Notes
+    -----
+    ``out`` is locked for the call (:func:`isoapprox.runs.claim_output`);
+    if the call fails before a chunk is finished, what it created in
+    ``out`` is removed, else the journal, ``run.json`` and ``parts/`` stay
+    for the next call to resume from.
     """
     if not isinstance(config, BatchConfig):
         raise TypeError(f"`config` must be a BatchConfig; got {type(config).__name__}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise IsoapproxError(f"`jobs` must be an integer >= 1; got {jobs!r}")
-    t0 = time.perf_counter()
-    out = Path(out)
-    if out.exists() and not out.is_dir():
+    if Path(out).exists() and not Path(out).is_dir():
         raise IsoapproxError(f"`out` must be a folder; {out} is a file")
-    out.mkdir(parents=True, exist_ok=True)
+    with claim_batch_output(out, flag="`out`"):
+        return _run_batch(config, Path(out), jobs=jobs, scheduler=scheduler, client=client,
+                          progress=progress, overwrite=overwrite, keep_parts=keep_parts,
+                          connect_timeout=connect_timeout)
+
+
+#: what a run writes in its folder (a failed run removes the new ones)
+_RUN_FILES = (RUN_FILE, JOURNAL_FILE, PARTS_DIR, "summary.*", "results.*", ".results.*",
+              "best_*.json", ".*.tmp")
+
+
+def claim_batch_output(out: str | os.PathLike, *, flag: str = "--out"):
+    """:func:`isoapprox.runs.claim_output` of a batch run folder (a context manager).
+
+    Checks, creates and locks ``out``; after a failure removes what the run
+    created, except the journal, ``run.json`` and ``parts/`` when a chunk
+    was finished (a rerun resumes from them).
+    """
+    out = Path(out)
+    return claim_output(out, folder=True, flag=flag, journal=out / JOURNAL_FILE,
+                        keep=(out / RUN_FILE, out / PARTS_DIR), files=_RUN_FILES)
+
+
+def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progress, overwrite,
+               keep_parts, connect_timeout) -> BatchResult:
+    t0 = time.perf_counter()
     results = out / f"results.{config.format}"
     fp = config.fingerprint()
     if overwrite:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..batch import BatchConfig, GeneratorOptions, Grid, format_table, run_batch, save_best
+from ..batch import (
+    BatchConfig,
+    GeneratorOptions,
+    Grid,
+    check_best_column,
+    claim_batch_output,
+    format_table,
+    run_batch,
+    save_best,
+)
 from ..batch.best import OBJECTIVE_COLUMNS
 from ..batch.generators import DISTRIBUTIONS, LAYOUTS
 from ..batch.grid import FORMATS
@@ -22,9 +31,9 @@ examples:
   isoapprox batch --out runs/toy --n-points 5 --dims 2 --classes 2 3 --margins 0 1 \\
       --distributions gaussian clustered collapsed --repetitions 100000
   isoapprox batch --out runs/big ... --scheduler tcp://scheduler:8786
-  isoapprox batch --out runs/bounds --n-points 5 8 --dims 1 2 3 --classes 2 3 \
+  isoapprox batch --out runs/bounds --n-points 5 8 --dims 1 2 3 --classes 2 3 \\
       --margins 0 1 --stages cheap ideal --repetitions 20
-  isoapprox batch --out runs/worst-c --n-points 5 --classes 2 --distributions adversarial \
+  isoapprox batch --out runs/worst-c --n-points 5 --classes 2 --distributions adversarial \\
       --objective c --search-budget 256 --stages cheap ideal points --repetitions 4
 
 Stage 'ideal' adds, per configuration, d_iso(E, F_TS) and d_haus(E, F_TS)
@@ -178,7 +187,16 @@ def run(args: argparse.Namespace) -> int:
         chunk_size = CONFIG_STAGE_CHUNK if per_config else VECTOR_CHUNK
     config = BatchConfig(grid=grid, seed=args.seed, stages=tuple(args.stages),
                          chunk_size=chunk_size, options=options, format=args.format)
+    column = _best_column(args, config)
+    if column is not None:
+        check_best_column(config, column, name="--save-best")
     jobs = jobs or os.cpu_count() or 1
+    with claim_batch_output(args.out):
+        return _run(args, config, jobs, column)
+
+
+def _run(args: argparse.Namespace, config: BatchConfig, jobs: int, column: str | None) -> int:
+    grid = config.grid
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
              "this process" if jobs == 1 else f"{jobs} local worker(s)")
     if not args.quiet:
@@ -194,7 +212,6 @@ def run(args: argparse.Namespace) -> int:
         print()
     print(f"{res.n_rows} rows -> {res.results} (chunks computed {res.computed}, "
           f"reused {res.reused}; {res.seconds:.1f} s); summary -> {res.summary_path}")
-    column = _best_column(args, config)
     if column is not None:
         path = save_best(args.out, config, column, k=args.save_best_count)
         print(f"best {args.save_best_count} by {column} -> {path}")

@@ -1,20 +1,24 @@
-"""What every command shares: one-line errors and the flags of long runs.
+"""What every command shares: one-line errors, option types and the flags of long runs.
 
-Design notes: docs/performance.md, section ``isoapprox.commands.common``.
+Design notes: docs/performance.md, section ``isoapprox.commands.common``;
+the behaviour every command promises: docs/cli.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from ..exceptions import InvalidInputError, IsoapproxError
+from ..runs import claim_output
 
-__all__ = ["USER_ERRORS", "add_run_arguments", "check_jobs", "error_exit", "guarded",
-           "one_line_errors"]
+__all__ = ["USER_ERRORS", "CommandParser", "SubcommandParser", "add_run_arguments",
+           "bounded_int", "check_jobs", "claim_outputs", "error_exit", "guarded", "positive_float"]
 
 #: exceptions that are a user's mistake: one line, exit status 2
 USER_ERRORS = (IsoapproxError, FileNotFoundError, FileExistsError, IsADirectoryError,
@@ -27,14 +31,82 @@ def error_exit(prog: str, message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Make ``parser`` report a bad command line in one line (no usage dump)."""
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``PROG: error: MESSAGE``, status 2.
 
-    def error(message: str) -> NoReturn:
-        error_exit(parser.prog, message)
+    argparse prints the whole usage before its message; a user who mistyped
+    one value gets the one line that names it instead (``--help`` still shows
+    the usage).  Subparsers made by :meth:`add_subparsers` are of the class
+    given there (:class:`SubcommandParser` in :mod:`isoapprox.cli`).
 
-    parser.error = error  # type: ignore[method-assign]
-    return parser
+    Examples
+    --------
+    >>> p = CommandParser(prog="demo")
+    >>> _ = p.add_argument("--n", type=int)
+    >>> p.parse_args(["--n", "3"]).n
+    3
+    """
+
+    def error(self, message: str) -> NoReturn:
+        error_exit(self.prog, message)
+
+
+class SubcommandParser(CommandParser):
+    """A subcommand's parser: an unknown argument is its own error, not the program's.
+
+    argparse hands a subcommand's unrecognised arguments up to the top-level
+    parser, whose message would name ``isoapprox`` instead of the subcommand.
+    """
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None):
+        ns, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns, extras
+
+
+def bounded_int(minimum: int | None = None, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[minimum, maximum]`` (either end optional).
+
+    Examples
+    --------
+    >>> bounded_int(2, 128)("8")
+    8
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if minimum is not None and maximum is not None and not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"must be in {minimum} ... {maximum}; got {value}")
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}; got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum}; got {value}")
+        return value
+
+    parse.__name__ = "int"  # argparse names the type in its messages
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number > 0.
+
+    Examples
+    --------
+    >>> positive_float("2.5")
+    2.5
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0; got {text}")
+    return value
 
 
 def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
@@ -64,7 +136,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, out: Path | None, out_
     g.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run on the Dask cluster at ADDRESS (tcp://host:8786; needs "
                         "isoapprox[dask]); only this process writes files")
-    g.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
+    g.add_argument("--connect-timeout", type=positive_float, default=10.0, metavar="S",
                    help="seconds to wait for the Dask scheduler (default 10)")
     return g
 
@@ -74,3 +146,14 @@ def check_jobs(jobs: int) -> int:
     if jobs < 1:
         raise InvalidInputError(f"--jobs must be >= 1; got {jobs}")
     return jobs
+
+
+def claim_outputs(claims: contextlib.ExitStack, *, files: dict[str, Path | None] | None = None,
+                  folders: dict[str, Path | None] | None = None) -> None:
+    """Check, create and lock every output (:func:`isoapprox.runs.claim_output`) on ``claims``."""
+    for flag, path in (files or {}).items():
+        if path is not None:
+            claims.enter_context(claim_output(path, flag=flag))
+    for flag, path in (folders or {}).items():
+        if path is not None:
+            claims.enter_context(claim_output(path, folder=True, flag=flag))

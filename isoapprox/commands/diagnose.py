@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -15,6 +16,7 @@ import numpy as np
 from .._validation import as_labels, as_points, require_triplets
 from ..exceptions import InvalidInputError, IsoapproxError
 from ..io import atomic_write_bytes, atomic_write_text, load_embeddings, to_jsonable
+from .common import bounded_int, claim_outputs
 
 _WIDTH = 92
 
@@ -130,9 +132,9 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="override a signature threshold (repeatable; names in the list below)")
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help="evaluate random batches of B = P x K points instead of the whole file")
-    p.add_argument("--samples-per-class", type=int, default=4, metavar="K",
+    p.add_argument("--samples-per-class", type=bounded_int(2), default=4, metavar="K",
                    help="K points per class in each batch (default 4)")
-    p.add_argument("--n-batches", type=int, default=20, metavar="M",
+    p.add_argument("--n-batches", type=bounded_int(1), default=20, metavar="M",
                    help="number of random batches (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seed of the batch draws (default 0)")
     p.add_argument("--json", dest="json_out", type=Path, default=None, metavar="OUT",
@@ -498,11 +500,14 @@ def _parse_quantiles(text: str | None):
     if text is None:
         return DEFAULT_QUANTILES
     try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
+        levels = tuple(float(v) for v in text.split(",") if v.strip())
     except ValueError:
+        levels = ()
+    if not levels:
         raise InvalidInputError(
             f"`--quantiles` must be comma-separated numbers in [0, 1]; got {text!r}"
-        ) from None
+        )
+    return levels
 
 
 def _validated(path: Path, E, y):
@@ -591,13 +596,7 @@ def run(args: argparse.Namespace) -> int:
         return run_history(args)
     if args.file is None:
         raise InvalidInputError("diagnose needs an embedding FILE (or --history LOG)")
-    from ..diagnostics import (
-        DiagnoseOptions,
-        add_theory,
-        diagnose,
-        diagnose_batches,
-        diagnose_theory,
-    )
+    from ..diagnostics import DiagnoseOptions
 
     label_column = args.label_column
     if label_column is not None and label_column.lstrip("-").isdigit():
@@ -610,6 +609,15 @@ def run(args: argparse.Namespace) -> int:
     )
     _check_outputs(args)
     theory = None if args.no_theory else _theory_options(args)
+    with contextlib.ExitStack() as claims:
+        claim_outputs(claims, files={"--out": args.out, "--json": args.json_out},
+                      folders={"--plot": args.plot})
+        return _run(args, options, theory, label_column)
+
+
+def _run(args: argparse.Namespace, options, theory, label_column) -> int:
+    from ..diagnostics import add_theory, diagnose, diagnose_batches, diagnose_theory
+
     E, y = load_embeddings(
         args.file,
         labels=args.labels,

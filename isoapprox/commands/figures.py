@@ -9,11 +9,13 @@ recomputed: a figure depends only on the file it is drawn from.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import textwrap
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
 from ..io import read_results
+from ..runs import claim_output
 
 DEFAULT_ROOT = Path("figures")
 
@@ -67,25 +69,30 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.results:
         raise InvalidInputError("give at least one results file (or --list)")
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise InvalidInputError(f"--out is a file, not a folder: {str(args.out)!r}")
     for path in args.results:
         if not path.exists():
             raise FileNotFoundError(f"results file not found: {path}")
         if path.is_dir():
             raise InvalidInputError(f"{str(path)!r} is a folder, not a results file")
-    written: list[Path] = []
+    # every file read and every folder claimed before the first figure is drawn
+    targets: list[tuple[Path, Path]] = []
     for path in args.results:
-        if args.out is not None:
-            out_dir = args.out
-        else:
-            exp = str(read_results(path).get("experiment") or "unknown")
-            safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in exp)
-            out_dir = DEFAULT_ROOT / safe
-        files = build_figures([path], out_dir)
-        figs = [f for f in files if f.suffix in (".png", ".pdf", ".svg")]
-        written.extend(figs)
-        print(f"{path}: {len(figs)} file(s) in {out_dir}")
+        exp = read_results(path).get("experiment")
+        if exp not in FIGURE_BUILDERS:
+            raise InvalidInputError(
+                f"no figures are defined for experiment {exp!r} (file {path}); known: "
+                f"{', '.join(sorted(FIGURE_BUILDERS))}")
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in exp)
+        targets.append((path, args.out if args.out is not None else DEFAULT_ROOT / safe))
+    written: list[Path] = []
+    with contextlib.ExitStack() as claims:
+        for out_dir in dict.fromkeys(d for _, d in targets):
+            claims.enter_context(claim_output(out_dir, folder=True, flag="--out"))
+        for path, out_dir in targets:
+            files = build_figures([path], out_dir)
+            figs = [f for f in files if f.suffix in (".png", ".pdf", ".svg")]
+            written.extend(figs)
+            print(f"{path}: {len(figs)} file(s) in {out_dir}")
     for f in written:
         print(f"  {f}")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 from ..exceptions import InvalidInputError
 from ..io import atomic_write_text, to_jsonable
+from .common import claim_outputs
 
 
 def _num(v: Any, digits: int = 4) -> str:
@@ -105,15 +107,24 @@ def _figure_name(path: Path) -> str:
 
 def run_history(args: argparse.Namespace) -> int:
     """Execute ``isoapprox diagnose --history LOG``."""
-    from ..monitor import read_history
-    from ..plotting.monitor import history_figures
-
     if args.file is not None:
         raise InvalidInputError(
             f"`--history` reads a monitor log instead of an embedding file; drop FILE "
             f"({str(args.file)!r}) or --history")
     if args.plot is not None and args.plot.exists() and not args.plot.is_dir():
         raise InvalidInputError(f"`--plot` must name a folder; {str(args.plot)!r} is a file")
+    with contextlib.ExitStack() as claims:
+        # the figures go beside LOG without --plot
+        plot = args.plot if args.plot is not None or not args.history.is_file() else \
+            args.history.parent
+        claim_outputs(claims, files={"--json": args.json_out}, folders={"--plot": plot})
+        return _run_history(args)
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    from ..monitor import read_history
+    from ..plotting.monitor import history_figures
+
     history = read_history(args.history)
     summary = history.summary()
     print(format_history(summary))

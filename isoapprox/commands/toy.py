@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import textwrap
@@ -10,8 +11,10 @@ import time
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
-from ..toy import DEFAULT_SCENARIOS
+from ..runs import check_results_name, claim_output, config_key, journal_path, prepare_output
+from ..toy import DEFAULT_SCENARIOS, run_toy
 from .common import add_run_arguments, check_jobs
+from .toy_report import format_summary, write_toy_results
 
 logger = logging.getLogger(__name__)
 
@@ -152,15 +155,21 @@ def _default_jobs() -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox toy``."""
-    from ..runs import config_key, journal_path, prepare_output
-    from ..toy import run_toy
-    from .toy_report import format_summary, write_toy_results
-
-    results: Path = args.out
-    if args.figures.exists() and not args.figures.is_dir():
-        raise InvalidInputError(f"--figures is a file, not a folder: {str(args.figures)!r}")
+    results = check_results_name(args.out)
     jobs = check_jobs(_default_jobs() if args.jobs is None else args.jobs)
     config = build_config(args)
+    journal = journal_path(results)
+    with contextlib.ExitStack() as claims:
+        # every output checked, created and locked before any work; removed if the run fails
+        claims.enter_context(claim_output(results, files=(results.with_suffix(".csv"), journal),
+                                          journal=journal))
+        if not args.no_figures:
+            claims.enter_context(claim_output(args.figures, folder=True, flag="--figures"))
+        return _run(args, config, jobs)
+
+
+def _run(args: argparse.Namespace, config, jobs: int) -> int:
+    results: Path = args.out
     t0 = time.perf_counter()
     out = prepare_output(results, experiment=EXPERIMENT, config=config_key(config),
                          overwrite=args.overwrite, resume=args.resume, reuse=True)

@@ -11,6 +11,7 @@ records.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import logging
@@ -19,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import InvalidInputError
-from .common import add_run_arguments, check_jobs
+from ..runs import (
+    check_results_name,
+    claim_output,
+    config_key,
+    finished_units,
+    journal_path,
+    prepare_output,
+)
+from .common import add_run_arguments, bounded_int, check_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -29,8 +38,9 @@ _AXES = (
     # (flag, dest, TrainConfig field, type, help)
     ("--dataset", "dataset", "dataset", str, "data set: digits or gaussian"),
     ("--model", "model", "model", str, "mlp (shared weights) or table (free embeddings)"),
-    ("--batch-size", "batch_size", "batch_size", int, "batch size N = P K (4 ... 512)"),
-    ("--dim", "dim", "embedding_dim", int, "embedding dimension n (2 ... 128)"),
+    ("--batch-size", "batch_size", "batch_size", bounded_int(4, 512),
+     "batch size N = P K (4 ... 512)"),
+    ("--dim", "dim", "embedding_dim", bounded_int(2, 128), "embedding dimension n (2 ... 128)"),
     ("--loss", "loss", "loss", str, "batch_hard, batch_hard_soft, all_triplet, semi_hard, "
      "selectively_contrastive, contrastive, margin"),
     ("--margin", "margin", "margin", float, "margin alpha >= 0"),
@@ -278,14 +288,13 @@ def _table(records: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox train``."""
-    from ..runs import config_key, finished_units, journal_path, prepare_output
     from ..train import estimate_runtime, run_sweep, write_sweep_results
 
     jobs = check_jobs(args.jobs)
     if args.root_seed < 0:
         raise InvalidInputError(f"--root-seed must be >= 0; got {args.root_seed}")
     base, grid, cells = build_cells(args)
-    out: Path = args.out
+    out = check_results_name(args.out)
     config = {
         "base": base.to_dict(),
         "grid": grid,
@@ -293,24 +302,28 @@ def run(args: argparse.Namespace) -> int:
         "root_seed": args.root_seed,
         "n_cells": len(cells),
     }
-    if not args.dry_run:
-        prepare_output(out, experiment=EXPERIMENT, config=config_key(config),
-                       overwrite=args.overwrite, resume=args.resume)
     journal = journal_path(out)
-    done = set() if args.overwrite else finished_units(journal)
-    n_done = sum(c.cell_id in done for c in cells)
-    logger.info("grid: %d cell(s) (%d already in the journal %s)", len(cells), n_done, journal)
-    if not args.no_estimate and n_done < len(cells):
-        est = estimate_runtime(cells, jobs=jobs, skip=done)
-        logger.info("estimated runtime: %s of compute, about %s with --jobs %d",
-                    _fmt_seconds(est.seconds), _fmt_seconds(est.wall_seconds), jobs)
-    if args.dry_run:
-        return 0
-    result = run_sweep(cells, root_seed=args.root_seed, journal=journal, jobs=jobs,
-                       scheduler=args.scheduler, connect_timeout=args.connect_timeout,
-                       progress=not args.quiet)
-    write_sweep_results(out, result, experiment=EXPERIMENT, config=config,
-                        root_seed=args.root_seed)
+    claim = (contextlib.nullcontext() if args.dry_run else
+             claim_output(out, files=(out.with_suffix(".csv"), journal), journal=journal))
+    with claim:
+        if not args.dry_run:
+            prepare_output(out, experiment=EXPERIMENT, config=config_key(config),
+                           overwrite=args.overwrite, resume=args.resume)
+        done = set() if args.overwrite else finished_units(journal)
+        n_done = sum(c.cell_id in done for c in cells)
+        logger.info("grid: %d cell(s) (%d already in the journal %s)", len(cells), n_done,
+                    journal)
+        if not args.no_estimate and n_done < len(cells):
+            est = estimate_runtime(cells, jobs=jobs, skip=done)
+            logger.info("estimated runtime: %s of compute, about %s with --jobs %d",
+                        _fmt_seconds(est.seconds), _fmt_seconds(est.wall_seconds), jobs)
+        if args.dry_run:
+            return 0
+        result = run_sweep(cells, root_seed=args.root_seed, journal=journal, jobs=jobs,
+                           scheduler=args.scheduler, connect_timeout=args.connect_timeout,
+                           progress=not args.quiet)
+        write_sweep_results(out, result, experiment=EXPERIMENT, config=config,
+                            root_seed=args.root_seed)
     print(_table(result.records))
     print(f"\n{len(cells)} cell(s): {result.n_computed} trained, {result.n_resumed} resumed; "
           f"results in {out} and {out.with_suffix('.csv')}")
