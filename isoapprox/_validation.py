@@ -232,7 +232,7 @@ MAGNITUDE_MAX = 2.0**900
 
 
 def check_magnitudes(values: dict[str, Any], *, what: str) -> None:
-    """Raise unless the largest magnitude of ``values`` is 0 or in ``[MAGNITUDE_MIN, MAGNITUDE_MAX]``.
+    """Raise unless the largest magnitude of ``values`` is 0 or in ``[2**-900, 2**900]``.
 
     For computations whose results (embeddings, distances, certified bounds)
     must be normal float64 numbers in the caller's units: an input beyond
