@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import isoapprox as ia
@@ -242,6 +242,9 @@ _FEW_BITS = st.integers(-64, 64).map(lambda j: j / 64.0)
 @settings(deadline=None, max_examples=60)
 @given(st.lists(st.tuples(_FEW_BITS, _FEW_BITS), min_size=4, max_size=7),
        st.integers(-1060, 1015), st.integers(0, 64).map(lambda j: j / 64.0))
+@example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=-1060, margin=0.5)
+@example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=-1030, margin=0.0)
+@example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=1015, margin=1.0)
 def test_distances_and_losses_are_equivariant_under_powers_of_two(rows, k, margin):
     """``f(2^k E, 2^k margin) == 2^k f(E, margin)``, correctly rounded, over the whole range.
 
