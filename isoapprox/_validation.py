@@ -19,6 +19,7 @@ __all__ = [
     "as_rng",
     "check_bool",
     "check_int",
+    "check_magnitudes",
     "check_margin",
     "check_nonnegative",
     "check_option",
@@ -219,6 +220,47 @@ def check_margin(margin: Any, name: str = "margin") -> float:
     if out < 0.0:
         raise InvalidInputError(f"`{name}` must be >= 0; got {out!r}")
     return out
+
+
+#: least and largest magnitude accepted by :func:`check_magnitudes`
+#: (``2**-900 ~ 1.2e-271`` and ``2**900 ~ 8.5e270``): 2**120 away from the
+#: subnormal range and from overflow, room enough for every product of a
+#: scale with a tolerance (down to ``1e-30``) and for every derived length
+#: (sums over up to ``10**30`` points) to stay a normal float64 number
+MAGNITUDE_MIN = 2.0**-900
+MAGNITUDE_MAX = 2.0**900
+
+
+def check_magnitudes(values: dict[str, Any], *, what: str) -> None:
+    """Raise unless the largest magnitude of ``values`` is 0 or in ``[2**-900, 2**900]``.
+
+    For computations whose results (embeddings, distances, certified bounds)
+    must be normal float64 numbers in the caller's units: an input beyond
+    about ``1e270`` could give an answer beyond the largest float64, one
+    below ``1e-271`` answers in the subnormal range, where rounding is no
+    longer relative.  All arguments are measured together, since the result
+    scales with all of them; the message names each one's magnitude.
+
+    Parameters
+    ----------
+    values : dict
+        Argument name to a validated finite array or number.
+    what : str
+        The computation, for the message.
+    """
+    mags = {name: float(np.max(np.abs(v))) if np.size(v) else 0.0 for name, v in values.items()}
+    m = max(mags.values(), default=0.0)
+    if m == 0.0 or MAGNITUDE_MIN <= m <= MAGNITUDE_MAX:
+        return
+    got = ", ".join(f"max |{name}| = {v!r}" for name, v in mags.items())
+    quoted = [f"`{name}`" for name in mags]
+    names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    raise InvalidInputError(
+        f"{names} must have magnitudes between 2**-900 (~{MAGNITUDE_MIN:.3g}) and 2**900 "
+        f"(~{MAGNITUDE_MAX:.3g}) (or all be 0) for {what}, whose embedding, distances and "
+        f"bounds must be normal float64 numbers; got {got}; rescale them by a common factor "
+        f"(the distances scale with it)"
+    )
 
 
 def check_nonnegative(value: Any, name: str) -> float:

@@ -264,9 +264,12 @@ def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100
     if X.shape[0] == 1:
         return BallResult(X[0].copy(), 0.0, 0.0, np.array([0]), 0)
     s = pow2_scale(X)
-    c, lo, support, _, n_iter = ball_bracket(X * s if s != 1.0 else X, rtol, max_iter)
+    Xs = X * s if s != 1.0 else X
+    c, lo, support, _, n_iter = ball_bracket(Xs, rtol, max_iter)
     center = c / s
-    # re-score the returned centre on the unscaled points
-    radius, _ = K.farthest_from(X, center)
+    # re-score the returned centre (exactly rescaled: center * s is exact, and
+    # the squares stay in range for coordinates near 1e300 or 1e-300)
+    radius_s, _ = K.farthest_from(Xs, center * s)
+    radius = radius_s / s
     lower = min(lo / s, float(radius))
     return BallResult(center, float(radius), float(lower), np.sort(support), n_iter)

@@ -46,7 +46,7 @@ def _prepare(E: ArrayLike, y: ArrayLike, margin: float, *, triplets: bool = True
     margin = check_margin(margin)
     if triplets:
         require_triplets(codes)
-    s = pow2_scale(X, np.array([margin]))
+    s = pow2_scale(X, lengths=(margin,))
     if s != 1.0:
         X = X * s
     return X, codes, classes, margin * s, s
@@ -377,7 +377,7 @@ def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> Pai
     atol = check_nonnegative(atol, "atol")
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
-    s = pow2_scale(X, np.array([margin_for_scale, abs(pos_thr), abs(neg_thr)]))
+    s = pow2_scale(X, lengths=(margin_for_scale, pos_thr, neg_thr))
     if s != 1.0:
         X = X * s
     sums, best, arg, active = K.pair_loss_kernel(X, codes, pos_thr * s, neg_thr * s)

@@ -56,7 +56,7 @@ def n_units(N: int) -> int:
 
 def scaled(X: np.ndarray, *extra: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Exactly rescaled copy (power of two), its transpose, and the factor."""
-    s = pow2_scale(X, np.asarray(extra, dtype=np.float64))
+    s = pow2_scale(X, lengths=extra)
     Xs = X * s if s != 1.0 else X
     return Xs, np.ascontiguousarray(Xs.T), s
 
@@ -224,15 +224,20 @@ class DistanceSummary:
 
 
 def _coarse_histogram(
-    level0, lo: float, hi: float, m: int
+    level0, lo: float, hi: float, m: int, s: float
 ) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Counts and edges of the coarse histogram; ``lo``/``hi`` in rescaled units.
+
+    The edges are spaced in rescaled units and divided by ``s`` last, so that
+    a range beyond the largest float64 gives ``inf`` edges, never ``nan``.
+    """
     if level0 is None or lo == hi:
-        return (m,), (lo, hi)
+        return (m,), (lo / s, hi / s)
     total = level0[0]
     coarse = total.reshape(COARSE_BINS, -1).sum(axis=1)
     edges = lo + (hi - lo) * np.arange(COARSE_BINS + 1) / COARSE_BINS
     edges[-1] = hi
-    return tuple(int(c) for c in coarse), tuple(float(e) for e in edges)
+    return tuple(int(c) for c in coarse), tuple(float(e) for e in edges / s)
 
 
 def summary_from_extremes(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_candidates):
@@ -246,7 +251,7 @@ def summary_from_extremes(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_c
     elif total_sum is None:
         total_sum = m * lo
     q = _quantiles_from(levels, m, values) / s
-    counts, edges = _coarse_histogram(level0, lo / s, hi / s, m)
+    counts, edges = _coarse_histogram(level0, lo, hi, m, s)
     return DistanceSummary(
         n_pairs=m,
         min=float(lo / s),

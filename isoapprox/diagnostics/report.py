@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .._scaling import pow2_scale
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
     as_labels,
@@ -585,11 +586,14 @@ def diagnose_batches(
         if vals.size == 0:
             summary[k] = None
             continue
+        # an exact power-of-two rescaling keeps the squares of the std (and the
+        # sums of the mean and median) in range for values near 1e300
+        sc = pow2_scale(vals[np.isfinite(vals)])
         summary[k] = {
-            "mean": float(np.mean(vals)),
-            "std": float(np.std(vals)),
+            "mean": float(np.mean(vals * sc) / sc),
+            "std": float(np.std(vals * sc) / sc),
             "min": float(np.min(vals)),
-            "median": float(np.median(vals)),
+            "median": float(np.median(vals * sc) / sc),
             "max": float(np.max(vals)),
         }
     signatures = {

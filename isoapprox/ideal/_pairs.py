@@ -60,6 +60,12 @@ class PairSpec:
         out["lower"] = self.bounds.lower
         return out
 
+    def parameters(self) -> dict[str, float]:
+        """The loss's parameters by argument name (``margin`` and ``pos_margin`` or ``beta``)."""
+        if self.loss == "contrastive":
+            return {"margin": self.margin, "pos_margin": self.pos_margin}
+        return {"margin": self.margin, "beta": self.beta}
+
     def loss_max(self, E: np.ndarray, codes: np.ndarray) -> float:
         """``L_max``, the max-reduced loss, by the public loss functions."""
         if self.loss == "contrastive":

@@ -19,10 +19,17 @@ __all__ = ["PairBounds", "Problem", "Program", "ProgramCache"]
 
 
 def _pow2_near(x: float) -> float:
+    """The power of two ``2**e`` with ``x <= 2**e < 2 x``; 1 for 0 or non-finite ``x``.
+
+    Capped at ``2**1023`` (the largest finite one), so it never overflows:
+    for ``x >= 2**1023`` it returns ``2**1023 <= x``.  (The nearest-ideal
+    entry points accept magnitudes up to ``2**900`` only; the cap keeps this
+    helper total.)
+    """
     if x <= 0.0 or not math.isfinite(x):
         return 1.0
     _, e = math.frexp(x)
-    return math.ldexp(1.0, e)
+    return math.ldexp(1.0, min(e, 1023))
 
 
 @dataclass(frozen=True)

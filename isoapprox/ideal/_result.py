@@ -43,7 +43,7 @@ class IdealResult:
         ``gap / max(value, FLOOR_RTOL * scale)`` (:mod:`isoapprox.tolerances`) with
         ``scale = max(diam(E), margin)``.
     certified : bool
-        ``rel_gap <= tol``.
+        ``rel_gap <= tol`` with a finite bracket (never from ``inf`` or ``nan``).
     tol : float
         The requested relative gap.
     objective : {"iso", "haus"}

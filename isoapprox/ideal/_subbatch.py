@@ -117,14 +117,17 @@ def _distances_to(E: np.ndarray, k: int) -> np.ndarray:
     """``|E_i - E_k|`` for every ``i``, by direct differences in a fixed order.
 
     Column by column with element-wise operations only, so that the result is
-    the same on every machine (no reduction whose order may vary).
+    the same on every machine (no reduction whose order may vary); on a copy
+    scaled by an exact power of two, so that the squares stay in range.
     """
-    d = E[:, 0] - E[k, 0]
+    s = pow2_scale(E)
+    X = E * s if s != 1.0 else E
+    d = X[:, 0] - X[k, 0]
     acc = d * d
-    for j in range(1, E.shape[1]):
-        d = E[:, j] - E[k, j]
+    for j in range(1, X.shape[1]):
+        d = X[:, j] - X[k, j]
         acc = acc + d * d
-    return np.sqrt(acc)
+    return np.sqrt(acc) / s
 
 
 # ----------------------------------------------------------------------

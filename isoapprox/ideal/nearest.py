@@ -24,6 +24,7 @@ from .._validation import (
     as_points,
     as_rng,
     check_int,
+    check_magnitudes,
     check_margin,
     check_option,
     check_positive,
@@ -129,7 +130,7 @@ def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
         else:
             value = K.iso_value(E, G) if objective == "iso" else K.haus_value(E, G)
         return float(value) / s, pair_slack(G, codes, pairs)
-    s = pow2_scale(E, G, np.array([margin]))
+    s = pow2_scale(E, G, lengths=(margin,))
     if s != 1.0:
         Es, Gs, a = E * s, G * s, margin * s
     else:
@@ -204,7 +205,9 @@ class _Search:
         return gap / max(self.best_value, FLOOR_RTOL * self.scale)
 
     def certified(self) -> bool:
-        return self.best is not None and self.rel_gap() <= self.tol
+        # a bracket with an infinite or NaN end certifies nothing
+        return (self.best is not None and math.isfinite(self.best_value)
+                and math.isfinite(self.scale) and self.rel_gap() <= self.tol)
 
     # -- candidates ----------------------------------------------------
     def _repair(self, G: np.ndarray) -> np.ndarray | None:
@@ -568,7 +571,9 @@ def nearest_ideal(
         NaN/inf or mis-shaped ``E``, bad labels, negative margin, unknown
         ``objective`` or ``solver``, non-positive ``tol`` or
         ``time_limit``, negative ``max_subbatches``, ``max_nodes`` or
-        ``max_lps``.
+        ``max_lps``; ``E`` and ``margin`` whose largest magnitude is neither 0
+        nor in ``[2**-900, 2**900]`` (the answer might not be a normal float64
+        number; rescale both by a common factor).
     NoTripletError
         If the labels admit no triplet.
 
@@ -642,7 +647,15 @@ def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
 
 def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, caller: str,
               spec: PairSpec | None = None) -> IdealResult:
-    """Search, bound and re-score under the solver session; warn if asked and uncertified."""
+    """Search, bound and re-score under the solver session; warn if asked and uncertified.
+
+    Inputs of extreme magnitude are rejected first (:func:`check_magnitudes`):
+    the answer must be representable in the caller's units.
+    """
+    if spec is None:
+        check_magnitudes({"E": X, "margin": alpha}, what=caller)
+    else:
+        check_magnitudes({"E": X, **spec.parameters()}, what=caller)
     gen = as_rng(rng)
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
     # about a millisecond, more than the whole solve for the smallest toys
@@ -798,7 +811,10 @@ def _finish(state, t_start: float) -> IdealResult:
                  S.objective, value, S.bounds, S.n_starts, status)
     gap = max(value - lower, 0.0)
     rel_gap = gap / max(value, FLOOR_RTOL * S.scale) if gap > 0.0 else 0.0
-    certified = rel_gap <= S.tol
+    # a bracket with an infinite or NaN end certifies nothing (the entry points
+    # reject the magnitudes that could overflow; this keeps the rule local)
+    certified = bool(rel_gap <= S.tol and math.isfinite(value) and math.isfinite(lower)
+                     and math.isfinite(S.scale))
     if certified:
         status = "certified"
     elif status == "certified":

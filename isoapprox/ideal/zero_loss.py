@@ -120,7 +120,8 @@ def nearest_zero_loss(
         ``pos_margin`` or ``beta``, an unknown ``loss``, ``objective`` or
         ``solver``, non-positive ``tol`` or ``time_limit``; and for the
         margin loss an empty zero-loss set (``beta < margin`` while a class
-        has two or more points).
+        has two or more points); ``E`` and the loss's parameters whose
+        largest magnitude is neither 0 nor in ``[2**-900, 2**900]``.
 
     Notes: docs/zero_loss.md, ``isoapprox.ideal.zero_loss.nearest_zero_loss``.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import numbers
 import warnings
 from collections.abc import Callable
@@ -63,7 +64,15 @@ LOWER_BOUND_CURVES = ("packing", "simplex")
 #: the shipped table covers ``P <= DSTAR_P_MAX`` points in ``R^n``, ``n <= DSTAR_N_MAX``
 DSTAR_P_MAX = 64
 DSTAR_N_MAX = 16
+#: the most points of a witness layout (:func:`d_star_witness`,
+#: :func:`min_separated_diameter`): every layout is checked pair by pair in
+#: float64 (``P (P - 1) / 2`` distances, about a second at this size), so larger
+#: ``P`` is refused before anything is built; :func:`d_star` brackets any ``P``
+WITNESS_P_MAX = 4096
+#: the most coordinates ``P * n`` of a witness layout (128 MiB of float64)
+WITNESS_SIZE_MAX = 2**24
 _DATA = Path(__file__).resolve().parent / "data"
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 #: exact planar values for unit margin, P = 2..8 (theorems; see docs/dstar.md)
 _PLANAR = PLANAR_EXACT
@@ -79,7 +88,10 @@ class DStar:
     margin : float
     lower, upper : float
         Proven bounds (``margin`` times the unit values).  ``upper`` is the
-        diameter of an explicit layout (:func:`d_star_witness`).
+        diameter of an explicit layout (:func:`d_star_witness`).  When
+        ``margin`` times the unit upper value exceeds the float64 range,
+        ``upper`` is ``inf``, ``lower`` at most the largest float64 and
+        ``exact`` False.
     exact : bool
         ``lower == upper`` is the closed form (``P <= n + 1``, ``n = 1``, the
         planar theorems ``P <= 8``, ``P = 1`` or ``margin = 0``), in float64.
@@ -374,8 +386,13 @@ def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
     in_table = P <= DSTAR_P_MAX and n <= DSTAR_N_MAX
     if margin == 0.0 and P > 1:
         return DStar(P, n, 0.0, 0.0, 0.0, True, "exact: margin 0", "exact: margin 0", in_table)
-    return DStar(P, n, margin, margin * u.lower, margin * u.upper, u.exact, u.lower_source,
-                 u.upper_source, in_table)
+    lower, upper, exact = margin * u.lower, margin * u.upper, u.exact
+    if not math.isfinite(upper):
+        # beyond the float64 range: inf is a true upper bound, and the largest
+        # float64 a true lower bound when the product overflows (it exceeds it)
+        exact = False
+        lower = min(lower, _FLOAT_MAX)
+    return DStar(P, n, margin, lower, upper, exact, u.lower_source, u.upper_source, in_table)
 
 
 def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
@@ -384,6 +401,13 @@ def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
     Rebuilt from the entry's recipe (a construction, or a stored layout),
     scaled so that the least distance, checked in float64 by direct
     differences, is ``>= margin``.
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`min_separated_diameter` (bad ``P``, ``n`` or ``margin``, a
+        layout too large to build, or one whose diameter would exceed the
+        float64 range).
 
     Examples
     --------
@@ -394,11 +418,41 @@ def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
     P = check_int(P, "P", minimum=1)
     n = check_int(n, "n", minimum=1)
     margin = check_margin(margin)
+    _check_witness(P, n, margin)
     if P == 1 or margin == 0.0:
         return np.zeros((P, n))
     X = _unit_witness(P, n)
     Y, _ = _scaled_feasible(X, margin)
     return Y
+
+
+def _check_witness(P: int, n: int, margin: float) -> None:
+    """Refuse, before any work, a witness layout of more than :data:`WITNESS_P_MAX`
+    points or :data:`WITNESS_SIZE_MAX` coordinates, or one whose diameter
+    ``margin * D*_upper(P, n, 1)`` would not be a float64 number (with a
+    factor 2 to spare; its coordinates are centred, so no larger)."""
+    if P * n > WITNESS_SIZE_MAX:
+        raise InvalidInputError(
+            f"`P` * `n` must be <= {WITNESS_SIZE_MAX} for a layout of P points in R^n (an "
+            f"array of P * n float64 numbers); got P = {P}, n = {n}; d_star(P, n, margin) "
+            f"gives the proven bracket of D*(P, n, margin) without a layout"
+        )
+    if P > WITNESS_P_MAX:
+        raise InvalidInputError(
+            f"`P` must be <= {WITNESS_P_MAX} for a layout of P points in R^n (each layout's "
+            f"P (P - 1) / 2 distances are checked in float64); got P = {P} (n = {n}); "
+            f"d_star(P, n, margin) gives the proven bracket of D*(P, n, margin) for any P "
+            f"without a layout"
+        )
+    if P > 1 and margin > 0.0:
+        unit_upper = _unit(P, n).upper
+        if not margin * unit_upper <= _FLOAT_MAX / 2:
+            raise InvalidInputError(
+                f"`margin` must be <= {_FLOAT_MAX / 2 / unit_upper:.6g} for a layout of P = {P} "
+                f"points in R^{n} (its diameter, margin * {unit_upper:.6g}, must be a float64 "
+                f"number); got {margin!r}; d_star(P, n, margin) gives the bracket without a "
+                f"layout"
+            )
 
 
 @functools.lru_cache(maxsize=256)
@@ -538,11 +592,14 @@ def _feasible(X: np.ndarray) -> np.ndarray:
     if not dmin > 0:
         return X
     X = X / dmin
-    for _ in range(20):
+    eps = np.finfo(float).eps
+    for k in range(20):
         dmin, _ = _min_max_dist(X)
-        if dmin >= 1.0 + 4 * np.finfo(float).eps:
+        if dmin >= 1.0 + 4 * eps:
             break
-        X = X * (1.0 + 8 * np.finfo(float).eps)
+        # the bump doubles each time: coordinates far from the centroid (large
+        # patches) carry rounding of many ulps of the least distance
+        X = X * (1.0 + 8 * eps * 2.0**k)
     return X
 
 
@@ -623,12 +680,13 @@ def _scaled_feasible(X: np.ndarray, margin: float) -> tuple[np.ndarray, float]:
     rescaling (so extreme margins neither overflow nor underflow).
     """
     Y = X * margin
-    for _ in range(60):
+    for k in range(60):
         s = pow2_scale(Y, np.array([margin]))
         dmin, dmax = _min_max_dist(Y * s)
         if dmin / s >= margin:
             return Y, dmax / s
-        Y = Y * (1.0 + 4 * np.finfo(float).eps)
+        # doubling bumps (see _feasible); 4 eps at first
+        Y = Y * (1.0 + 4 * np.finfo(float).eps * 2.0 ** min(k, 40))
     raise InvalidInputError(  # pragma: no cover - defensive
         f"could not scale a configuration to margin {margin!r}"
     )
@@ -678,7 +736,11 @@ def min_separated_diameter(
     Raises
     ------
     InvalidInputError
-        If ``P < 1``, ``n < 1``, ``margin < 0`` or an option is out of range.
+        If ``P < 1``, ``n < 1``, ``margin < 0`` or an option is out of range;
+        if the layout is too large to build and check (``P >``
+        :data:`WITNESS_P_MAX` or ``P * n >`` :data:`WITNESS_SIZE_MAX`: use
+        :func:`d_star` for the bracket alone) or its diameter would exceed
+        the float64 range.
     TypeError
         If ``P`` or ``n`` is not an integer.
 
@@ -696,6 +758,7 @@ def min_separated_diameter(
     margin = check_margin(margin)
     rtol = check_positive(rtol, "rtol")
     max_opt_points = check_int(max_opt_points, "max_opt_points", minimum=2)
+    _check_witness(P, n, margin)
     if n_starts is None:
         n_random = 24 if P <= 12 else 12
     else:

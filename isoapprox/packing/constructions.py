@@ -70,6 +70,10 @@ LATTICES = {"Z": 2, "D": 3, "A": 2, "E8": 8}
 _MAX_POOL = 400_000
 
 
+#: pairs per block of :func:`min_max_distance`
+_PAIR_BLOCK = 1 << 20
+
+
 def min_max_distance(X: np.ndarray) -> tuple[float, float]:
     """(least, largest) pairwise distance of the rows of ``X``, by direct differences.
 
@@ -81,10 +85,24 @@ def min_max_distance(X: np.ndarray) -> tuple[float, float]:
     P = X.shape[0]
     if P < 2:
         return math.inf, 0.0
-    iu, ju = np.triu_indices(P, 1)
-    d = X[iu] - X[ju]
-    dist = np.sqrt(np.sum(d * d, axis=1))
-    return float(dist.min()), float(dist.max())
+    lo, hi = math.inf, 0.0
+    # rows in blocks of about _PAIR_BLOCK pairs: memory O(_PAIR_BLOCK n), not
+    # O(P^2 n); each pair's distance is the same float64 expression as in one pass
+    i0 = 0
+    while i0 < P - 1:
+        i1, pairs = i0, 0
+        while i1 < P - 1 and (pairs == 0 or pairs + (P - 1 - i1) <= _PAIR_BLOCK):
+            pairs += P - 1 - i1
+            i1 += 1
+        counts = P - 1 - np.arange(i0, i1)
+        iu = np.repeat(np.arange(i0, i1), counts)
+        starts = np.cumsum(counts) - counts
+        ju = np.arange(pairs) - np.repeat(starts, counts) + iu + 1
+        d = X[iu] - X[ju]
+        dist = np.sqrt(np.sum(d * d, axis=1))
+        lo, hi = min(lo, float(dist.min())), max(hi, float(dist.max()))
+        i0 = i1
+    return lo, hi
 
 
 def certified_ratio(X: np.ndarray) -> float:
