@@ -89,6 +89,32 @@ def test_components_against_bruteforce_and_scipy(rng, N, n, chunks):
             assert _same_partition(got, ref)
 
 
+@pytest.mark.parametrize("N,n,chunks", [(7, 3, 2), (203, 5, 4)])
+def test_fused_sweep_gives_the_histogram_and_the_components_of_separate_sweeps(rng, N, n,
+                                                                               chunks):
+    # collapse_statistics joins the single linkage to the histogram's sweep
+    E = rng.normal(size=(N, n))
+    h = _safe_height(E, 0.05)
+    Xs, XT, s = scaled(E, h)
+    d = pdist(Xs)
+    lo, hi = float(d.min()), float(d.max())
+    scale = 64 / (hi - lo)
+    counts, mins, maxs, sums, labels = KS.pair_sweep(Xs, XT, lo, hi, scale, 64, h * s, chunks)
+    ref = KS.pair_histogram(Xs, XT, lo, hi, scale, 64, chunks)
+    for got, want in zip((counts, mins, maxs, sums), ref, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert counts.sum() == len(d)
+    np.testing.assert_array_equal(labels, _components_bruteforce(E, h))
+    # and through the statistics: the same groups as class_merging at that height
+    y = np.arange(N) % 5
+    st_ = D.collapse_statistics(E, y, margin=3.0)  # merge height 1.5: some links
+    mg = D.class_merging(E, y, height=st_.merging.height)
+    a, b = st_.merging.to_dict(), mg.to_dict()
+    for key in ("margin_ratio", "diameter_ratio"):  # how the height was chosen
+        del a[key], b[key]
+    assert a == b and a["n_components"] < N
+
+
 @given(
     pts=st.lists(st.tuples(st.integers(-6, 6), st.integers(-6, 6)), min_size=2, max_size=40),
     q=st.floats(0.0, 1.0),

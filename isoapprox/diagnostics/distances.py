@@ -81,7 +81,8 @@ def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
 class _PairSweeps:
     """Exact order statistics of the pair distances of one (rescaled) point set."""
 
-    def __init__(self, Xs: np.ndarray, XT: np.ndarray, *, n_bins: int, max_candidates: int):
+    def __init__(self, Xs: np.ndarray, XT: np.ndarray, *, n_bins: int, max_candidates: int,
+                 height: float = -1.0):
         self.Xs = Xs
         self.XT = XT
         self.N = Xs.shape[0]
@@ -89,6 +90,9 @@ class _PairSweeps:
         self.n_bins = n_bins
         self.max_candidates = max_candidates
         self.n_chunks = n_chunks(n_units(self.N))
+        # single linkage at `height` (rescaled) rides along the first histogram sweep
+        self.height = height
+        self.labels: np.ndarray | None = None
 
     def extremes(self) -> tuple[float, float, float]:
         """(least, largest, sum) of the pair distances: one sweep with a single bin."""
@@ -101,9 +105,12 @@ class _PairSweeps:
         scale = self.n_bins / (hi - lo)
         if not math.isfinite(scale):  # pragma: no cover - excluded by the pow2 rescaling
             raise RuntimeError(f"histogram range [{lo!r}, {hi!r}] too narrow to bin")
-        counts, mins, maxs, sums = KS.pair_histogram(
-            self.Xs, self.XT, lo, hi, scale, self.n_bins, self.n_chunks
+        height = self.height if self.labels is None else -1.0
+        counts, mins, maxs, sums, labels = KS.pair_sweep(
+            self.Xs, self.XT, lo, hi, scale, self.n_bins, height, self.n_chunks
         )
+        if self.labels is None:
+            self.labels = labels
         return scale, counts, mins, maxs, sums
 
     def select(self, ranks: Iterable[int], lo: float, hi: float) -> tuple[dict[int, float], Any]:
@@ -242,7 +249,18 @@ def _coarse_histogram(
 
 def summary_from_extremes(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_candidates):
     """Summary from known extremes (rescaled units); values returned in input units."""
-    sweeps = _PairSweeps(Xs, XT, n_bins=n_bins, max_candidates=max_candidates)
+    return summary_and_components(Xs, XT, s, levels, lo, hi, total_sum, n_bins=n_bins,
+                                  max_candidates=max_candidates, height=-1.0)[0]
+
+
+def summary_and_components(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_candidates,
+                           height):
+    """:func:`summary_from_extremes` and the single-linkage labels at ``height`` (rescaled).
+
+    The components ride along the first histogram sweep (``KS.pair_sweep``):
+    both for one half sweep over the pairs.
+    """
+    sweeps = _PairSweeps(Xs, XT, n_bins=n_bins, max_candidates=max_candidates, height=height)
     m = sweeps.m
     prev, nxt, _ = _linear_quantile_ranks(levels, m)
     values, level0 = sweeps.select(np.concatenate([prev.ravel(), nxt.ravel()]), lo, hi)
@@ -252,7 +270,7 @@ def summary_from_extremes(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_c
         total_sum = m * lo
     q = _quantiles_from(levels, m, values) / s
     counts, edges = _coarse_histogram(level0, lo, hi, m, s)
-    return DistanceSummary(
+    summary = DistanceSummary(
         n_pairs=m,
         min=float(lo / s),
         max=float(hi / s),
@@ -262,6 +280,11 @@ def summary_from_extremes(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_c
         histogram_counts=counts,
         histogram_edges=edges,
     )
+    labels = sweeps.labels
+    if labels is None and height >= 0.0:
+        # all distances equal (lo == hi): no histogram sweep ran
+        labels = KS.threshold_components(Xs, XT, height, sweeps.n_chunks)
+    return summary, labels
 
 
 def distance_summary(

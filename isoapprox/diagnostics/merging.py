@@ -14,8 +14,10 @@ are a certain violation: a chain of links ``<= h < margin`` joins them, so
 some point of one class lies within ``h`` of a point of another, and every
 triplet with that pair as anchor and negative is violated.  The components
 come from one half sweep over the pairs with union-find
-(:func:`isoapprox.kernels.stats.threshold_components`): ``O(N^2 n)`` time,
-``O(N n)`` memory, no ``N x N`` matrix.
+(:func:`isoapprox.kernels.stats.threshold_components`; in
+:func:`~isoapprox.diagnostics.collapse_statistics` the same half sweep
+also histograms the pair distances, :func:`isoapprox.kernels.stats.pair_sweep`):
+``O(N^2 n)`` time, ``O(N n)`` memory, no ``N x N`` matrix.
 
 Two classes *overlap* when an anchor of one has its hardest negative, a
 point of the other, strictly inside its hardest-positive distance
@@ -173,12 +175,18 @@ def compute_merging(
     height: float,
     margin_ratio: float = MERGE_MARGIN_RATIO,
     diameter_ratio: float = MERGE_DIAMETER_RATIO,
+    labels: np.ndarray | None = None,
 ) -> ClassMerging:
     """:class:`ClassMerging` of validated input (``Xs, XT, s`` from :func:`.distances.scaled`
-    with ``height`` among its extras; ``hp, hn, hn_idx`` from the anchor sweep)."""
+    with ``height`` among its extras; ``hp, hn, hn_idx`` from the anchor sweep).
+
+    ``labels``: the single-linkage components at ``height`` when a sweep
+    already computed them (:func:`.distances.summary_and_components`).
+    """
     N = X.shape[0]
     P = len(classes)
-    labels = KS.threshold_components(Xs, XT, height * s, n_chunks(n_units(N)))
+    if labels is None:
+        labels = KS.threshold_components(Xs, XT, height * s, n_chunks(n_units(N)))
     _, comp = np.unique(labels, return_inverse=True)
     sizes = np.bincount(codes, minlength=P)
     # class c belongs to the component holding more than half of its points

@@ -41,7 +41,7 @@ from .distances import (
     n_chunks,
     n_units,
     scaled,
-    summary_from_extremes,
+    summary_and_components,
 )
 from .merging import (
     MERGE_DIAMETER_RATIO,
@@ -786,23 +786,24 @@ def compute_collapse_statistics(
     Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol, hinge = _anchor_sweep(
         X, codes, margin, atol
     )
-    logger.log(level, "pair-distance histogram and quantile selection")
+    logger.log(level, "pair-distance histogram, merged classes and quantile selection")
     # diameter: the first anchor reaching the largest row maximum, with its
     # first partner, is the lexicographically first diametral pair
     hi = float(np.max(far))
     a = int(np.argmax(far == hi))
     diam_pair = (min(a, int(far_idx[a])), max(a, int(far_idx[a])))
     lo = float(np.min(near))
-    distances = summary_from_extremes(
-        Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates
-    )
-    logger.log(level, "merged classes: single linkage at the merge height")
     # the pow2 factor s keeps margin * s and the diameter hi in range, so h * s too
     h = merge_height(margin, hi / s, margin_ratio=merge_margin_ratio,
                      diameter_ratio=merge_diameter_ratio)
+    # single linkage at h rides along the histogram's sweep
+    distances, labels = summary_and_components(
+        Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates,
+        height=h * s,
+    )
     merging = compute_merging(
         X, Xs, XT, s, codes, classes, hp, hn, ni, height=h,
-        margin_ratio=merge_margin_ratio, diameter_ratio=merge_diameter_ratio,
+        margin_ratio=merge_margin_ratio, diameter_ratio=merge_diameter_ratio, labels=labels,
     )
     del Xs, XT  # the remaining sweeps work on the normalised rows
 

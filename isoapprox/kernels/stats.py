@@ -20,6 +20,7 @@ __all__ = [
     "nearest_other",
     "pair_collect",
     "pair_histogram",
+    "pair_sweep",
     "threshold_components",
     "uniformity_blocks",
 ]
@@ -42,11 +43,21 @@ def _unit_block(q, side, nb):
 
 
 @njit(parallel=True, **JIT)
-def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
-    """Histogram of the pair distances ``d(i, j)``, ``i < j``, that lie in ``[lo, hi]``.
+def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
+    """Histogram of the pair distances in ``[lo, hi]`` and single linkage at ``h``, one half sweep.
 
-    Bin of ``d``: ``min(int((d - lo) * scale), n_bins - 1)`` (monotone in
-    ``d``, so bins are ordered, disjoint intervals of values).
+    Over the pairs ``i < j`` (each unordered pair once):
+
+    - the histogram of the distances ``d(i, j)`` that lie in ``[lo, hi]``;
+      bin of ``d``: ``min(int((d - lo) * scale), n_bins - 1)`` (monotone in
+      ``d``, so bins are ordered, disjoint intervals of values);
+    - the connected components of the graph ``d(i, j) <= h`` (single linkage
+      cut at height ``h``; none joined for ``h < 0``): each chunk joins the
+      pairs it sees in its own union-find forest (``n_chunks x N``
+      integers), then the forests are joined on the calling thread.  Unions
+      put the larger root under the smaller, so the root of a set is its
+      least index: ``labels[i]`` is the least index of ``i``'s component,
+      whatever the chunking.
 
     Returns
     -------
@@ -56,6 +67,8 @@ def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
         Least and largest value in each bin (``inf`` / ``-inf`` if empty).
     block_sums : float64 (nb,)
         Per row block, the sum of its in-range distances (fixed order).
+    labels : int64 (N,)
+        Component labels at ``h``.
     """
     N = X.shape[0]
     nb = (N + RB - 1) // RB
@@ -64,7 +77,11 @@ def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
     cmins = np.full((n_chunks, n_bins), np.inf)
     cmaxs = np.full((n_chunks, n_bins), -np.inf)
     block_sums = np.zeros(nb)
+    parents = np.empty((n_chunks, N), dtype=np.int64)
     for ch in prange(n_chunks):
+        parent = parents[ch]
+        for i in range(N):
+            parent[i] = i
         acc = np.empty((RB, CB))
         for q in range(ch, n_units, n_chunks):
             for side in range(2):
@@ -81,6 +98,8 @@ def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
                         # pairs i < j only: on the diagonal tile, start past i
                         for c in range(max(0, i0 + r + 1 - j0), nc):
                             d = acc[r, c]
+                            if d <= h:
+                                _union(parent, i0 + r, j0 + c)
                             if d < lo or d > hi:
                                 continue
                             s += d
@@ -101,7 +120,27 @@ def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
                 mins[k] = cmins[ch, k]
             if cmaxs[ch, k] > maxs[k]:
                 maxs[k] = cmaxs[ch, k]
-    return counts, mins, maxs, block_sums
+    root = parents[0].copy()
+    for ch in range(1, n_chunks):
+        p = parents[ch]
+        for i in range(N):
+            if p[i] != i:
+                _union(root, i, p[i])
+    labels = np.empty(N, dtype=np.int64)
+    for i in range(N):
+        labels[i] = _find(root, i)
+    return counts, mins, maxs, block_sums, labels
+
+
+def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
+    """The histogram of :func:`pair_sweep` alone: ``(counts, mins, maxs, block_sums)``."""
+    return pair_sweep(X, XT, lo, hi, scale, n_bins, -1.0, n_chunks)[:4]
+
+
+def threshold_components(X, XT, h, n_chunks):
+    """Connected components of the graph ``d(i, j) <= h`` (single linkage cut at ``h``):
+    the ``labels`` of :func:`pair_sweep` with an empty histogram range."""
+    return pair_sweep(X, XT, 0.0, -1.0, 1.0, 1, h, n_chunks)[4]
 
 
 @njit(parallel=True, **JIT)
@@ -402,48 +441,3 @@ def _union(parent, i, j):
         parent[ri] = rj
 
 
-@njit(parallel=True, **JIT)
-def threshold_components(X, XT, h, n_chunks):
-    """Connected components of the graph ``d(i, j) <= h``: single linkage cut at height ``h``.
-
-    One half sweep over the pairs ``i < j`` (the schedule of
-    :func:`pair_histogram`); each chunk joins the pairs it sees in its own
-    union-find forest (``n_chunks x N`` integers), then the forests are
-    joined on the calling thread (every ``i`` with its parent).  Unions put
-    the larger root under the smaller, so the root of a set is its least
-    index: ``labels[i]`` is the least index of ``i``'s component, whatever
-    the chunking.
-    """
-    N = X.shape[0]
-    nb = (N + RB - 1) // RB
-    n_units = (nb + 1) // 2
-    parents = np.empty((n_chunks, N), dtype=np.int64)
-    for ch in prange(n_chunks):
-        parent = parents[ch]
-        for i in range(N):
-            parent[i] = i
-        acc = np.empty((RB, CB))
-        for q in range(ch, n_units, n_chunks):
-            for side in range(2):
-                blk = _unit_block(q, side, nb)
-                if blk < 0:
-                    continue
-                i0 = blk * RB
-                nr = min(RB, N - i0)
-                for j0 in range(i0, N, CB):
-                    nc = min(CB, N - j0)
-                    tile_dist(X, XT, i0, nr, j0, nc, acc)
-                    for r in range(nr):
-                        for c in range(max(0, i0 + r + 1 - j0), nc):
-                            if acc[r, c] <= h:
-                                _union(parent, i0 + r, j0 + c)
-    root = parents[0].copy()
-    for ch in range(1, n_chunks):
-        p = parents[ch]
-        for i in range(N):
-            if p[i] != i:
-                _union(root, i, p[i])
-    labels = np.empty(N, dtype=np.int64)
-    for i in range(N):
-        labels[i] = _find(root, i)
-    return labels
