@@ -285,8 +285,8 @@ class TheoryOptions:
         or facet normal and the least principal axis).  The thickness bracket
         is certified whatever the number; random starts may lower its upper
         end, at about one linear-programming descent each (in ``R^64`` with
-        200 points, 8 starts cost 7.5 x the time of none and left the bracket
-        unchanged, 0.5 % tighter at its upper end).
+        200 points, 8 starts cost 7.5 x the time of none and lowered the
+        upper end by 0.5 %, the lower end unchanged).
     max_points, faithful_ratio, curve
         Of the ``diagnose`` theory section: its subsample size, the ``rho``
         of the layout criterion and the lower-bound curve of the suggestion.
