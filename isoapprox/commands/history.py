@@ -86,7 +86,7 @@ def format_history(summary: dict[str, Any]) -> str:
         lines += [
             "",
             f"last theory (step {th['step']}, {th['evaluated']} of {th['batch_points']} points"
-            + (", a seeded subsample" if th["subsampled"] else "") + ")",
+            + (", a seeded random P x K batch" if th["subsampled"] else "") + ")",
             f"  d_iso(E, F_TS)              {iso}",
             f"  d_haus(E, F_TS)             {haus}",
             f"  L_max / D*(P, n, margin)    {_num(th['loss_max'])} / {_num(th['d_star'])}",
