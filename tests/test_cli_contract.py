@@ -356,3 +356,42 @@ def test_workers_and_resource_tracker_die_with_a_killed_parent(tmp_path):
         for p in family:
             if _alive(p):
                 os.kill(p, signal.SIGKILL)
+
+
+def _batch_args(out: Path) -> list[str]:
+    return [sys.executable, "-m", "isoapprox", "batch", "--out", str(out), "--n-points", "6",
+            "--classes", "2", "3", "--repetitions", "400", "--chunk-size", "20", "--stages",
+            "cheap", "reference", "--workers", "0", "-q"]
+
+
+def test_sigterm_cleans_up_like_an_interrupt_and_the_run_resumes(tmp_path):
+    """SIGTERM (a scheduler's or `kill`'s default) ends a run with status 143 and one
+    line, its lock released and no half-written file; the journal resumes."""
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(_batch_args(out), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    journal = out / "journal.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and journal.read_text().count("\n") >= 3:
+            break
+        assert proc.poll() is None, "the batch run ended early"
+        time.sleep(0.01)
+    else:
+        proc.kill()
+        pytest.fail("no chunk finished in time")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["isoapprox batch: terminated"]
+    left = sorted(p.name for p in out.iterdir())
+    assert not [n for n in left if n.endswith((".lock", ".tmp"))], left
+    assert "results.csv" not in left and journal.exists()
+    resumed = subprocess.run(_batch_args(out)[:-1], capture_output=True, text=True, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "reused" in resumed.stdout
+    clean = subprocess.run(_batch_args(tmp_path / "clean"), capture_output=True, text=True,
+                           env=env)
+    assert clean.returncode == 0, clean.stderr
+    assert (out / "results.csv").read_bytes() == (tmp_path / "clean" / "results.csv").read_bytes()

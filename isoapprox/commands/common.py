@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -109,13 +111,43 @@ def positive_float(text: str) -> float:
     return value
 
 
-def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
-    """``func(*args)``'s exit status; a user's mistake is one line and status 2."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered as an interrupt so that a run cleans up as after Ctrl-C."""
+
+
+def _terminate(signum: int, frame: Any) -> NoReturn:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Any:
+    """While inside, SIGTERM raises :class:`Terminated` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return int(func(*args) or 0)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
+    """``func(*args)``'s exit status; a user's mistake is one line and status 2.
+
+    Ctrl-C (status 130) and SIGTERM (status 143) interrupt the run through
+    the same path, so either one cleans up what the run created and releases
+    its output lock (a journal with finished work is kept for a resume).
+    """
+    try:
+        with _sigterm_interrupts():
+            return int(func(*args) or 0)
     except USER_ERRORS as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"{prog}: terminated", file=sys.stderr)
+        return 128 + int(signal.SIGTERM)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
