@@ -201,6 +201,13 @@ def build_cells(args: argparse.Namespace):
                 f"--set: {key!r} is not a TrainConfig field; valid fields: "
                 f"{sorted(fields)}"
             )
+        # a field with a flag takes the flag's range (--set embedding_dim=1 as --dim 1)
+        for flag, _dest, field, typ, _help in _AXES:
+            if field == key and typ is not str and typ is not float:
+                try:
+                    typ(str(value))
+                except argparse.ArgumentTypeError as exc:
+                    raise InvalidInputError(f"--set {key} (as {flag}): {exc}") from None
         base_kw[key] = value
     for dest, field in (("steps", "steps"), ("log_every", "log_every"),
                         ("theory_every", "theory_every"), ("crosscheck", "crosscheck_batches")):
