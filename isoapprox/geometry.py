@@ -1,4 +1,4 @@
-"""Point-cloud geometry: distances, diameter, minimum enclosing ball.
+"""Point-cloud geometry: distances, diameter, minimum enclosing ball, single linkage.
 
 Design notes: docs/performance.md, section ``isoapprox.geometry``.
 """
@@ -7,21 +7,110 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_points, check_positive
 from .kernels import distances as K
+from .kernels import stats as KS
 from .kernels.meb import meb_dual_fw
 
 __all__ = [
+    "MERGE_DIAMETER_RATIO",
+    "MERGE_MARGIN_RATIO",
     "BallResult",
+    "class_owners",
     "diameter",
     "farthest_pair",
+    "merge_height",
     "min_enclosing_ball",
     "pairwise_distances",
+    "single_linkage",
 ]
+
+#: merge height of merged classes: ``MERGE_MARGIN_RATIO x margin`` (below the
+#: margin, two classes joined at the height are a certain violation) ...
+MERGE_MARGIN_RATIO = 0.5
+#: ... or, at margin 0 or for a large embedding, ``MERGE_DIAMETER_RATIO x diameter``
+MERGE_DIAMETER_RATIO = 0.01
+
+
+# --- sweep helpers shared by the package ------------------------------------
+
+
+def n_chunks(units: int) -> int:
+    """Parallel work split of a sweep (results never depend on it)."""
+    return max(1, min(int(units), 2 * numba.get_num_threads()))
+
+
+def n_units(N: int) -> int:
+    """Work units of a pair sweep over ``N`` points."""
+    nb = (N + KS.RB - 1) // KS.RB
+    return (nb + 1) // 2
+
+
+def scaled(X: np.ndarray, *extra: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Exactly rescaled copy (power of two), its transpose, and the factor."""
+    s = pow2_scale(X, lengths=extra)
+    Xs = X * s if s != 1.0 else X
+    return Xs, np.ascontiguousarray(Xs.T), s
+
+
+# --- merged classes: single linkage at a height --------------------------------
+
+
+def merge_height(
+    margin: float,
+    diam: float,
+    *,
+    margin_ratio: float = MERGE_MARGIN_RATIO,
+    diameter_ratio: float = MERGE_DIAMETER_RATIO,
+) -> float:
+    """The merge height ``max(margin_ratio x margin, diameter_ratio x diameter)``.
+
+    Examples
+    --------
+    >>> merge_height(0.2, 12.0), merge_height(0.0, 12.0)
+    (0.12, 0.12)
+    """
+    return max(margin_ratio * margin, diameter_ratio * diam)
+
+
+def single_linkage(E: np.ndarray, height: float) -> np.ndarray:
+    """Components of the graph ``d(i, j) <= height`` of validated float64 points.
+
+    ``labels[i]`` is the least index of ``i``'s component (one half sweep,
+    :func:`isoapprox.kernels.stats.threshold_components`, on an exactly
+    rescaled copy).
+
+    Examples
+    --------
+    >>> single_linkage(np.array([[0.0], [0.5], [3.0]]), 1.0).tolist()
+    [0, 0, 2]
+    """
+    Xs, XT, s = scaled(E, height)
+    return KS.threshold_components(Xs, XT, height * s, n_chunks(n_units(E.shape[0])))
+
+
+def class_owners(labels: np.ndarray, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """For each class, the component (a label of ``labels``' dense numbering,
+    ``np.unique``'s order) holding more than half of its points; -1 if none.
+
+    Examples
+    --------
+    >>> class_owners(np.array([0, 0, 0, 3]), np.array([0, 0, 1, 1]), 2).tolist()
+    [0, -1]
+    """
+    _, comp = np.unique(labels, return_inverse=True)
+    sizes = np.bincount(codes, minlength=n_classes)
+    key, count = np.unique(comp * n_classes + codes, return_counts=True)
+    kc, kk = key // n_classes, key % n_classes
+    major = count * 2 > sizes[kk]
+    owner = np.full(n_classes, -1, dtype=np.int64)
+    owner[kk[major]] = kc[major]
+    return owner
 
 
 def pairwise_distances(E: ArrayLike) -> FloatArray:

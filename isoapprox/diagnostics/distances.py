@@ -12,13 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
-from .._scaling import pow2_scale
 from .._typing import ArrayLike, FloatArray
 from .._validation import as_points, check_int, check_quantiles
 from ..exceptions import InvalidInputError
+from ..geometry import n_chunks, n_units, scaled
 from ..kernels import stats as KS
 
 __all__ = [
@@ -38,27 +37,6 @@ N_BINS = 2**15
 MAX_CANDIDATES = 2**23
 #: bins of the reported histogram
 COARSE_BINS = 64
-
-
-# --- sweep helpers shared by the package ------------------------------------
-
-
-def n_chunks(units: int) -> int:
-    """Parallel work split of a sweep (results never depend on it)."""
-    return max(1, min(int(units), 2 * numba.get_num_threads()))
-
-
-def n_units(N: int) -> int:
-    """Work units of a pair sweep over ``N`` points."""
-    nb = (N + KS.RB - 1) // KS.RB
-    return (nb + 1) // 2
-
-
-def scaled(X: np.ndarray, *extra: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Exactly rescaled copy (power of two), its transpose, and the factor."""
-    s = pow2_scale(X, lengths=extra)
-    Xs = X * s if s != 1.0 else X
-    return Xs, np.ascontiguousarray(Xs.T), s
 
 
 def _linear_quantile_ranks(q: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -32,9 +32,16 @@ from typing import Any
 import numpy as np
 
 from .._typing import IntArray
-from ..geometry import diameter
+from ..geometry import (
+    MERGE_DIAMETER_RATIO,
+    MERGE_MARGIN_RATIO,
+    class_owners,
+    diameter,
+    merge_height,
+    n_chunks,
+    n_units,
+)
 from ..kernels import stats as KS
-from .distances import n_chunks, n_units
 
 __all__ = [
     "MAX_LISTED_PAIRS",
@@ -46,29 +53,8 @@ __all__ = [
     "merge_height",
 ]
 
-#: merge height: this fraction of the margin ...
-MERGE_MARGIN_RATIO = 0.5
-#: ... or this fraction of the diameter, whichever is larger
-MERGE_DIAMETER_RATIO = 0.01
 #: overlapping class pairs listed (the most invaded first); all are counted
 MAX_LISTED_PAIRS = 100
-
-
-def merge_height(
-    margin: float,
-    diam: float,
-    *,
-    margin_ratio: float = MERGE_MARGIN_RATIO,
-    diameter_ratio: float = MERGE_DIAMETER_RATIO,
-) -> float:
-    """The merge height ``max(margin_ratio x margin, diameter_ratio x diameter)``.
-
-    Examples
-    --------
-    >>> merge_height(0.2, 12.0), merge_height(0.0, 12.0)
-    (0.12, 0.12)
-    """
-    return max(margin_ratio * margin, diameter_ratio * diam)
 
 
 @dataclass(frozen=True)
@@ -188,13 +174,8 @@ def compute_merging(
     if labels is None:
         labels = KS.threshold_components(Xs, XT, height * s, n_chunks(n_units(N)))
     _, comp = np.unique(labels, return_inverse=True)
-    sizes = np.bincount(codes, minlength=P)
     # class c belongs to the component holding more than half of its points
-    key, count = np.unique(comp * P + codes, return_counts=True)
-    kc, kk = key // P, key % P
-    major = count * 2 > sizes[kk]
-    owner = np.full(P, -1, dtype=np.int64)
-    owner[kk[major]] = kc[major]
+    owner = class_owners(labels, codes, P)
     members: dict[int, list[int]] = {}
     for c in range(P):
         if owner[c] >= 0:

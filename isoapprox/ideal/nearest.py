@@ -31,7 +31,7 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import ConvergenceWarning, SolverError
-from ..geometry import min_enclosing_ball
+from ..geometry import class_owners, merge_height, min_enclosing_ball, single_linkage
 from ..kernels import ideal as K
 from ..losses import batch_hard_loss
 from ..metrics import hausdorff_like, isometric_error
@@ -300,6 +300,7 @@ def _closed_forms(S: _Search) -> None:
             C[c] = min_enclosing_ball(prob.E[prob.codes == c]).center
     S.offer(spread_centres(C, prob.alpha, S.rng)[prob.codes], "construction")
     _witness_layout(S)
+    _group_layouts(S)
 
 
 def _witness_layout(S: _Search) -> None:
@@ -323,6 +324,37 @@ def _witness_layout(S: _Search) -> None:
     slot[counts == 1] = multi.size
     G = W[slot[S.codes]]
     S.offer(G - G.mean(axis=0) + S.E.mean(axis=0), "construction", normalised=False)
+
+
+def _group_layouts(S: _Search) -> None:
+    """Merged classes spread onto ``D*`` layouts, group by group; the other points stay.
+
+    The partial-collapse construction: the classes merged at the merge height
+    (:func:`isoapprox.geometry.merge_height`, single linkage, a class in the
+    component holding most of its points) are each put on one point of a
+    :func:`isoapprox.packing.d_star_witness` layout of that many classes,
+    centred on the group's centroid; the rest of ``E`` is kept.  Offered as
+    any candidate (repaired if need be, re-scored, kept only if better).
+    """
+    n = S.E.shape[1]
+    if S.margin <= 0.0 or n > DSTAR_N_MAX:
+        return
+    labels = single_linkage(S.E, merge_height(S.margin, S.diam))
+    owner = class_owners(labels, S.codes, S.n_classes)
+    G = S.E.copy()
+    slot = np.full(S.n_classes, -1, dtype=np.int64)
+    moved = False
+    for comp in np.unique(owner[owner >= 0]):
+        cs = np.flatnonzero(owner == comp)
+        if cs.size < 2 or cs.size > DSTAR_P_MAX:
+            continue
+        W = d_star_witness(int(cs.size), n, S.margin)
+        rows = np.flatnonzero(np.isin(S.codes, cs))
+        slot[cs] = np.arange(cs.size)
+        G[rows] = W[slot[S.codes[rows]]] - W.mean(axis=0) + S.E[rows].mean(axis=0)
+        moved = True
+    if moved:
+        S.offer(G, "construction", normalised=False)
 
 
 def _closed_forms_pairs(S: _Search) -> None:
