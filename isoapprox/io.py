@@ -39,6 +39,7 @@ __all__ = [
     "write_results",
 ]
 
+#: version of the results-file layout written by :func:`write_results`
 SCHEMA_VERSION = 1
 _VERSIONED = ("isoapprox", "numpy", "scipy", "numba", "cvxpy", "clarabel", "matplotlib")
 

@@ -82,7 +82,8 @@ logger = logging.getLogger(__name__)
 
 #: seconds allowed to each nearest_ideal solve by default (checked between local solves)
 DEFAULT_TIME_LIMIT = 5.0
-#: ``diagnose`` evaluates batches larger than this on a seeded stratified subsample
+#: ``diagnose`` evaluates batches larger than this on seeded random ``P x K``
+#: batches of this size (``diagnostics.theory_subsample``)
 THEORY_MAX_POINTS = 200
 #: nearest_ideal(objective="haus") runs by default only up to this many points,
 #: the toy sizes where it can certify (its exact single-triplet bound alone took

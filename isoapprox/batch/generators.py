@@ -29,7 +29,9 @@ __all__ = [
     "validate_cell",
 ]
 
+#: the point distributions of the random configurations
 DISTRIBUTIONS = ("gaussian", "ball", "sphere", "clustered", "collapsed", "adversarial")
+#: how labels are assigned to the points (class sizes)
 LAYOUTS = ("balanced", "unbalanced", "random")
 
 #: spawn-key word of the adversarial search stream (distinct from the point stream)

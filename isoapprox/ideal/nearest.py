@@ -86,7 +86,9 @@ __all__ = ["OBJECTIVES", "SOLVERS", "embedding_kind", "nearest_ideal", "solve_ne
 
 logger = logging.getLogger(__name__)
 
+#: the distances to the ideal set: ``"iso"`` (``d_iso``) and ``"haus"`` (``d_haus``)
 OBJECTIVES = ("iso", "haus")
+#: the local solvers of :func:`nearest_ideal` (``"auto"`` picks by problem size)
 SOLVERS = ("auto", "scipy", "cvxpy")
 
 #: classes whose diameter is at most this (relative to the instance scale)

@@ -59,10 +59,13 @@ __all__ = [
     "unit_lower_bound",
 ]
 
+#: the named curves of :func:`lower_bound_curve`: ``"packing"`` (the proven
+#: ``D*`` bracket) and ``"simplex"`` (its upper end, one curve)
 LOWER_BOUND_CURVES = ("packing", "simplex")
 
 #: the shipped table covers ``P <= DSTAR_P_MAX`` points in ``R^n``, ``n <= DSTAR_N_MAX``
 DSTAR_P_MAX = 64
+#: ... and ``n <= DSTAR_N_MAX``
 DSTAR_N_MAX = 16
 #: the most points of a witness layout (:func:`d_star_witness`,
 #: :func:`min_separated_diameter`): every layout is checked pair by pair in
