@@ -66,17 +66,19 @@ MODELS = ("mlp", "table")
 class TrainConfig:
     """Everything a training run depends on except its seed.
 
-    Data
-    ----
+    The fields, in groups: data (``dataset`` ... ``noise``), model (``model``
+    ... ``normalize``), loss (``loss`` ... ``sc_hard_threshold``),
+    optimisation (``optimizer`` ... ``steps``), logging (``log_every`` ...
+    ``diagram_size``) and theory (``theory_every`` ...).
+
+    Attributes
+    ----------
     dataset : {"digits", "gaussian"}
     train_classes : tuple of int or None
         Training labels; the others are held out.  Default: digits 0-5;
         gaussian the first ``n_train_classes``.
     n_classes, n_train_classes, per_class, input_dim, separation, noise
         The synthetic set (:func:`~isoapprox.train.data.gaussian_clusters`).
-
-    Model
-    -----
     model : {"mlp", "table"}
     hidden : tuple of int
         Hidden widths of the MLP (empty: a linear map).
@@ -85,9 +87,6 @@ class TrainConfig:
         ``n``.
     normalize : bool
         L2-normalised embeddings (on the unit sphere).
-
-    Loss
-    ----
     loss : str
         A name of :data:`~isoapprox.train.losses.LOSSES`.
     margin : float
@@ -96,9 +95,6 @@ class TrainConfig:
     reduction : {"mean", "sum", "max"}
     pos_margin, beta, sc_lambda, sc_temperature, sc_positive, sc_hard_threshold
         Options of the contrastive, margin and selectively contrastive losses.
-
-    Optimisation
-    ------------
     optimizer : {"sgd", "adam"}
     lr, momentum, weight_decay
         ``momentum`` is Adam's ``beta1``.
@@ -108,9 +104,6 @@ class TrainConfig:
         ``K`` (see :func:`~isoapprox.train.data.resolve_pk`).
     steps : int
         Number of updates.
-
-    Logging
-    -------
     log_every : int
     eval_size : int or None
         Size of the fixed evaluation subset (None: all of it).
@@ -121,9 +114,6 @@ class TrainConfig:
     diagram_size : int
         Anchors kept (evenly spaced) when a triplet diagram is stored in
         results; the mining always runs over the whole batch.
-
-    Theory
-    ------
     theory_every : int
         ``T > 0`` logs the theory quantities of the training batch
         (``theory_*`` fields: ``d_iso`` and ``d_haus`` to the triplet-separated
