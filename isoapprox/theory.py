@@ -35,6 +35,7 @@ from .exceptions import InvalidInputError, SolverError
 from .geometry import diameter
 from .ideal import (
     SOLVERS,
+    SUB_BATCH_COUNT,
     IdealResult,
     embedding_kind,
     nearest_ideal,
@@ -280,6 +281,10 @@ class TheoryOptions:
         solvers and the subsample).
     c_n : float or None
         If given, statement 2 is checked with this constant.
+    max_subbatches : int, default ``SUB_BATCH_COUNT`` (8)
+        Sub-problems whose proven lower ends bound ``d_haus`` of batches above
+        12 points (``nearest_ideal``'s ``max_subbatches``; a fixed amount of
+        work, not limited by ``time_limit``); 0 skips them.
     thickness_starts : int, default 0
         Random starts of the local descent of :func:`thickness_report` (its
         ``n_starts``) beyond its deterministic ones (the best principal axis
@@ -302,6 +307,7 @@ class TheoryOptions:
     procrustes_max_dim: int | None = None
     seed: int = 0
     c_n: float | None = None
+    max_subbatches: int = SUB_BATCH_COUNT
     thickness_starts: int = 0
     max_points: int = THEORY_MAX_POINTS
     faithful_ratio: float = FAITHFUL_RATIO
@@ -320,6 +326,7 @@ class TheoryOptions:
         check_int(self.seed, "seed", minimum=0)
         if self.c_n is not None:
             check_positive(self.c_n, "c_n")
+        check_int(self.max_subbatches, "max_subbatches", minimum=0)
         check_int(self.thickness_starts, "thickness_starts", minimum=0)
         check_int(self.max_points, "max_points", minimum=3)
         rho = check_positive(self.faithful_ratio, "faithful_ratio")
@@ -331,7 +338,8 @@ class TheoryOptions:
     def solver_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
         return {"tol": self.tol, "solver": self.solver, "n_starts": self.n_starts,
-                "max_iter": self.max_iter, "time_limit": self.time_limit}
+                "max_iter": self.max_iter, "time_limit": self.time_limit,
+                "max_subbatches": self.max_subbatches}
 
 
 @dataclass(frozen=True)

@@ -208,3 +208,19 @@ def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
     assert r.haus.lower >= r.iso.lower / 2
     assert r.checks["3_upper"].holds is False and r.beyond_simplex
     assert r.d_star_lower <= r.d_star <= r.d_star_upper
+
+
+def test_theory_options_pass_the_sub_batch_budget_to_the_solver():
+    from isoapprox.exceptions import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="max_subbatches"):
+        T.TheoryOptions(max_subbatches=-1)
+    with pytest.raises(InvalidInputError, match="thickness_starts"):
+        T.TheoryOptions(thickness_starts=-1)
+    opts = T.TheoryOptions(max_subbatches=0)
+    assert opts.solver_options()["max_subbatches"] == 0
+    assert T.TheoryOptions().solver_options()["max_subbatches"] == 8
+    # the keywords are nearest_ideal's
+    res = ia.nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1],
+                           **opts.solver_options())
+    assert res.certified

@@ -5,6 +5,7 @@ Design notes: docs/zero_loss.md, section ``isoapprox.ideal``.
 
 from ._result import IdealResult
 from ._session import SOLVER_LOCK
+from ._subbatch import SUB_BATCH_COUNT
 from .nearest import OBJECTIVES, SOLVERS, embedding_kind, nearest_ideal, solve_nearest
 from .zero_loss import nearest_zero_loss, pair_bounds
 
@@ -12,6 +13,7 @@ __all__ = [
     "OBJECTIVES",
     "SOLVERS",
     "SOLVER_LOCK",
+    "SUB_BATCH_COUNT",
     "IdealResult",
     "embedding_kind",
     "nearest_ideal",
