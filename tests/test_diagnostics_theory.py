@@ -414,3 +414,8 @@ def test_view_projects_both_sets_with_one_map(rng):
     assert vz["axes_variance"] == [0.0, 0.0]
     with pytest.raises(InvalidInputError, match=r"`ideal` must have the shape of `E` \(20, 5\)"):
         embedding_view(E, y, ideal=G[:3])
+
+
+def test_batch_index_is_validated():
+    with pytest.raises(InvalidInputError, match="`batch` must be >= 0"):
+        diagnose_theory([[0.0], [1.0], [3.0], [4.0]], [0, 0, 1, 1], batch=-1)

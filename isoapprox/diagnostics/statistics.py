@@ -557,8 +557,32 @@ def _norms(X: np.ndarray) -> tuple[float, float]:
     return rms, amax * float(np.linalg.norm(Y.mean(axis=0)))
 
 
+class _TripletShares:
+    """The per-triplet shares both kinds of statistics derive from their anchor sweep."""
+
+    n_triplets: int
+    n_active: int
+    n_violated: int
+    triplet_sum: float
+
+    @property
+    def active_fraction(self) -> float:
+        """Share of triplets with a strictly positive hinge term."""
+        return self.n_active / self.n_triplets
+
+    @property
+    def violated_fraction(self) -> float:
+        """Share of triplets violated beyond ``atol``."""
+        return self.n_violated / self.n_triplets
+
+    @property
+    def triplet_mean(self) -> float:
+        """The triplet loss, mean over all triplets (``triplet_sum / n_triplets``)."""
+        return self.triplet_sum / self.n_triplets
+
+
 @dataclass(frozen=True)
-class CollapseStatistics:
+class CollapseStatistics(_TripletShares):
     """Every collapse statistic of one labelled embedding (see docs/diagnose.md).
 
     ``N``, ``n``, ``P`` are ``n_points``, ``dim``, ``n_classes``;
@@ -627,21 +651,6 @@ class CollapseStatistics:
     def min_class_gap(self) -> float:
         """Least distance between points of two different classes."""
         return self.classes.min_class_gap
-
-    @property
-    def active_fraction(self) -> float:
-        """Share of triplets with a strictly positive hinge term."""
-        return self.n_active / self.n_triplets
-
-    @property
-    def violated_fraction(self) -> float:
-        """Share of triplets violated beyond ``atol``."""
-        return self.n_violated / self.n_triplets
-
-    @property
-    def triplet_mean(self) -> float:
-        """The triplet loss, mean over all triplets (``triplet_sum / n_triplets``)."""
-        return self.triplet_sum / self.n_triplets
 
     def scalars(self) -> dict[str, float | int | None]:
         """The scalar statistics as a flat dictionary (used to summarise batches)."""
@@ -861,7 +870,7 @@ def compute_collapse_statistics(
 
 
 @dataclass(frozen=True)
-class QuickStatistics:
+class QuickStatistics(_TripletShares):
     """The collapse statistics of one anchor sweep and one spectrum (:func:`quick_statistics`).
 
     The same numbers as the fields of :class:`CollapseStatistics` of the same
@@ -911,21 +920,6 @@ class QuickStatistics:
     def min_class_gap(self) -> float:
         """Least distance between points of two different classes."""
         return float(np.min(self.class_gap))
-
-    @property
-    def active_fraction(self) -> float:
-        """Share of triplets with a strictly positive hinge term."""
-        return self.n_active / self.n_triplets
-
-    @property
-    def violated_fraction(self) -> float:
-        """Share of triplets violated beyond ``atol``."""
-        return self.n_violated / self.n_triplets
-
-    @property
-    def triplet_mean(self) -> float:
-        """The triplet loss, mean over all triplets (``triplet_sum / n_triplets``)."""
-        return self.triplet_sum / self.n_triplets
 
     def scalars(self) -> dict[str, float | int]:
         """The scalar statistics as a flat dictionary."""
