@@ -73,7 +73,7 @@ def check_result(res: IdealResult, E, y, margin, objective):
     assert res.bounds[res.lower_source] == res.lower
     assert res.objective == objective and res.margin == margin
     assert res.kind in ("collapsed", "class-collapsed", "general")
-    assert res.solver in ("identity", "construction", "scipy", "cvxpy")
+    assert res.solver in ("identity", "construction", "scipy", "cvxpy", "branch_and_bound")
     if objective == "iso" and res.value > 0:
         assert res.lower >= batch_hard_loss(E, y, margin=margin, reduction="max") / 2
     assert res.seconds >= 0.0 and res.n_iter >= 0 and res.n_starts >= 0

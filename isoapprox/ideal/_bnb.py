@@ -6,15 +6,16 @@ Design notes: docs/zero_loss.md, section ``isoapprox.ideal._bnb``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from ..kernels import bnb as KB
 from ..tolerances import BNB_RTOL, FLOOR_RTOL
-from ._bnblp import lp_search
 from ._local import slsqp_epigraph
 from ._problem import Problem
+from ._sector import SECTOR_MAX_LP, sector_search
 
 __all__ = [
     "BNB_MAX_DIM",
@@ -42,15 +43,12 @@ BNB_MAX_DIM = 2
 #: for the toys of up to 8 points on the line (they need at most a few thousand
 #: nodes), a few tenths of a second on a toy of five points in the plane
 BNB_MAX_NODES = 20_000
-#: default LP budget of the second search (``nearest_ideal(max_lps=...)``,
-#: ``"haus"`` only, :mod:`._bnblp`): node LPs solved after the interval search
-#: leaves the gap open (a deterministic count; ``0``, the default, switches it
-#: off).  About 5 to 10 ms an LP: with 300 on the open toys of five points in
-#: the plane it adds about 2 s and lowers their median relative gap from 4e-2
-#: to 3e-2, but closes a gap to ``tol = 1e-6`` only with a few hundred to
-#: thousands of LPs (docs/zero_loss.md, ``isoapprox.ideal._bnblp``); so it is
-#: opt-in
-BNB_MAX_LP = 0
+#: default LP budget of the angular search (``nearest_ideal(max_lps=...)``,
+#: ``"haus"`` in the plane, :mod:`._sector`): a deterministic count of node
+#: LPs, a few milliseconds each.  On the five-point toys in the plane that the
+#: relaxations leave open, the median need is a few hundred LPs and nine in
+#: ten need fewer than about 1900 (docs/zero_loss.md, ``isoapprox.ideal._sector``)
+BNB_MAX_LP = SECTOR_MAX_LP
 #: separated box centres found below the pruning level are polished by at most
 #: this many local solves ...
 BNB_MAX_POLISH = 4
@@ -212,7 +210,8 @@ class _Tree:
 
 
 def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
-                     max_lps: int = BNB_MAX_LP) -> float | None:
+                     max_lps: int = BNB_MAX_LP,
+                     local: Callable[[np.ndarray], None] | None = None) -> float | None:
     """Raise the lower bound of an open gap by best-first spatial branch-and-bound.
 
     Parameters
@@ -224,8 +223,12 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     max_nodes : int
         Node budget (deterministic); ``0`` switches the search off.
     max_lps : int, default ``BNB_MAX_LP``
-        LP budget of the second, LP-bounded search (``"haus"`` only);
-        ``0`` switches it off.
+        LP budget of the angular search (:mod:`._sector`), which replaces
+        the interval search for ``"haus"`` in the plane; ``0`` switches it off.
+    local : callable or None
+        ``local(G)``: the caller's local solve (its solver family) from a
+        normalised point, offering its result to ``S``; used to polish the
+        points the searches find (default: SLSQP, offered as ``"scipy"``).
 
     Returns
     -------
@@ -244,6 +247,11 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     largest ``T`` a bisection on the decision would prove from the same
     tree.  Box centres that turn out separated below ``T`` are polished by
     SLSQP and offered to the incumbent, which lowers ``T``.
+
+    For ``"haus"`` in the plane the boxes give way to the cones of
+    :func:`._sector.sector_search` (the interval bounds need boxes as small
+    as the gap near the optimum: in the plane they certified none of the
+    open five-point toys).
     """
     prob = S.prob
     if max_nodes <= 0 or S.best is None or not applies(prob):
@@ -253,9 +261,14 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     T = _target(S)
     if T <= 0.0:
         return None
+    if local is None:
+        local = _slsqp_polish(S)
+    if prob.objective == "haus" and prob.n == 2:
+        if max_lps <= 0:
+            return None
+        return _sector_phase(S, trip, T, max_lps, local) - data_allowance(E_caller, prob)
     tree = _Tree(*root_boxes(prob, T))
     out = np.zeros_like(prob.E)
-    prog = prob.program(())
     polished = reported = 0
     step = max(max_nodes // _SLICES, 1)
     while True:
@@ -273,10 +286,7 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
             S.offer(out.copy(), "branch_and_bound")
             if polished < BNB_MAX_POLISH:
                 polished += 1
-                G, it, _ = slsqp_epigraph(prog, out.copy(), max_iter=S.max_iter)
-                S.n_iter += it
-                S.n_starts += 1
-                S.offer(G, "scipy")
+                local(out.copy())
             T = min(T, _target(S))
             continue
         if tree.st[1] >= max_nodes or S.time_left() <= 0:
@@ -284,25 +294,41 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     lower = tree.bound(T)
     logger.debug("branch_and_bound(%s): %d nodes, %d open, bound %.12g, level %.12g",
                  prob.objective, int(tree.st[1]), int(tree.st[0]), lower, T)
-    if lower < T and prob.objective == "haus" and max_lps > 0 and S.time_left() > 0:
-        lower = max(lower, _lp_phase(S, trip, T, max_lps))
     return lower - data_allowance(E_caller, prob)
 
 
-def _lp_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int) -> float:
-    """The LP-bounded search (:func:`._bnblp.lp_search`) from the root boxes of ``T``;
-    separated LP solutions below the level are offered to the incumbent."""
+def _slsqp_polish(S: SearchState) -> Callable[[np.ndarray], None]:
+    prog = S.prob.program(())
+
+    def local(G: np.ndarray) -> None:
+        G, it, _ = slsqp_epigraph(prog, G, max_iter=S.max_iter)
+        S.n_iter += it
+        S.n_starts += 1
+        S.offer(G, "scipy")
+
+    return local
+
+
+def _sector_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
+                  local: Callable[[np.ndarray], None]) -> float:
+    """The angular search (:func:`._sector.sector_search`) below level ``T``; every
+    LP point is offered to the incumbent (repaired and re-scored there), a
+    few are polished by the caller's local solve, and an improvement lowers
+    the level."""
     prob = S.prob
 
-    def offer(F: np.ndarray) -> float:
-        d = np.sqrt(np.sum((F[trip[:, 0]] - F[trip[:, 2]]) ** 2, axis=1)) - np.sqrt(
-            np.sum((F[trip[:, 0]] - F[trip[:, 1]]) ** 2, axis=1))
-        v = float(np.max(np.sqrt(np.sum((F - prob.E) ** 2, axis=1))))
-        if v < T and float(np.min(d)) >= prob.alpha:
-            S.offer(F.copy(), "branch_and_bound")
-        return min(T, _target(S))
 
-    bound, n_lp = lp_search(prob.E, trip, prob.alpha, T, *root_boxes(prob, T), max_lps,
-                            offer, stop=lambda: S.time_left() <= 0)
-    logger.debug("branch_and_bound LP phase: %d LPs, bound %.12g", n_lp, bound)
+    def offer(F: np.ndarray) -> tuple[float, np.ndarray]:
+        S.offer(F, "branch_and_bound")
+        return min(T, _target(S)), prob.from_caller(S.best)
+
+    def polish(F: np.ndarray) -> tuple[float, np.ndarray]:
+        local(F.copy())
+        return min(T, _target(S)), prob.from_caller(S.best)
+
+    bound, n_lp, level = sector_search(prob.E, trip, prob.alpha, T, prob.from_caller(S.best),
+                                       max_lps, offer, stop=lambda: S.time_left() <= 0,
+                                       polish=polish)
+    logger.debug("branch_and_bound (sectors): %d LPs, bound %.12g, level %.12g", n_lp, bound,
+                 level)
     return bound

@@ -53,7 +53,8 @@ class IdealResult:
         Which family produced the embedding: ``"identity"`` (``E`` is already
         separated), ``"construction"`` (collapsed or class-collapsed closed
         form), ``"scipy"`` (SLSQP), ``"cvxpy"`` (convex-concave procedure) or
-        ``"branch_and_bound"`` (a box centre of the branch-and-bound search).
+        ``"branch_and_bound"`` (a point of the branch-and-bound search: a box
+        centre, or a node LP's solution, repaired and re-scored).
     status : str
         ``"certified"``, ``"time_limit"`` (the budget ran out with the gap
         open) or ``"exhausted"`` (every start and escalation was used).

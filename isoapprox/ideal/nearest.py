@@ -584,14 +584,15 @@ def nearest_ideal(
     max_nodes : int, default 20000
         Node budget of the spatial branch-and-bound that runs last, while
         the gap is still open, on instances of at most 10 points in ``R^1``
-        or ``R^2`` (:mod:`isoapprox.ideal._bnb`); ``0`` switches it off.  A
-        count, not a time: the bound it proves is the same on every machine.
-    max_lps : int, default 0
-        LP budget of a second branch-and-bound for ``"haus"`` whose nodes are
-        bounded by linear relaxations (:mod:`isoapprox.ideal._bnblp`), run when
-        the first leaves the gap open; ``0`` switches it off.  Opt-in: about
-        5-10 ms an LP; 300 tighten the open brackets of five-point plane toys
-        (median gap 4e-2 to 3e-2) but rarely close one to ``1e-6``.
+        or ``R^2`` (:mod:`isoapprox.ideal._bnb`; ``"iso"``, and ``"haus"``
+        on the line); ``0`` switches every branch-and-bound off.  A count,
+        not a time: the bound it proves is the same on every machine.
+    max_lps : int, default 4000
+        LP budget of the angular branch-and-bound that takes its place for
+        ``"haus"`` in the plane (:mod:`isoapprox.ideal._sector`; a few
+        milliseconds an LP); ``0`` switches it off.  Like ``max_nodes`` a
+        count; the solver clock (``time_limit``) is read only between
+        sixteenths of it.
 
     Returns
     -------
@@ -764,7 +765,9 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
         _packing_bound(S)
     if not S.certified() and S.time_left() > 0:
         # last: spatial branch-and-bound on small instances (none for pair losses)
-        v = branch_and_bound(S, X, max_nodes, max_lps)
+        prog = S.prob.program(())
+        v = branch_and_bound(S, X, max_nodes, max_lps,
+                             local=lambda G: _run_local(S, prog, G, family))
         if v is not None:
             S.add_bound("branch_and_bound", _safe(v * S.prob.scale, S.scale))
     if S.certified():

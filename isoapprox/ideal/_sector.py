@@ -1,0 +1,488 @@
+"""Angular branch-and-bound in the plane: certified lower bounds for ``"haus"``.
+
+Design notes: docs/zero_loss.md, section ``isoapprox.ideal._sector``.
+
+The only non-convex relations of the plane ``"haus"`` problem are the
+negative distances ``|F_a - F_m| >= |F_a - F_p| + alpha`` (a lower bound on
+a norm).  On a cone ``C`` of directions of ``v = F_a - F_m`` narrower than a
+half-turn, ``|v| <= g.v`` for a ``g`` with ``g.r >= |r|`` on both boundary
+rays ``r`` of ``C`` (``v`` is a non-negative combination of them), a linear
+over-estimate exact on the bisector up to ``1 / cos(width / 2)``.  Every
+other relation is convex and enters through tangents (``u.x <= |x|`` for
+``|u| <= 1``).  So the search branches on the direction angles of the
+negative pairs only (one angle per pair, against ``2 n`` coordinates per
+point for boxes of the coordinates), and each node is one linear
+programme, certified by :func:`._lpdual.safe_dual_bound`.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..tolerances import BNB_RTOL
+from ._highs import solve_lp
+from ._lpdual import safe_dual_bound
+
+__all__ = ["SECTOR_MAX_LP", "chord_gradient", "pair_table", "sector_search"]
+
+#: default LP budget of one sector search (``nearest_ideal(max_lps=...)``)
+SECTOR_MAX_LP = 4000
+#: a computed unit vector is shrunk by this factor so that its exact norm is
+#: below 1 and ``u.x <= |x|`` holds exactly for the float64 ``u``
+_SHRINK = 1.0 - 1e-15
+#: tangent directions of every node: this many equally spaced ones ...
+_BASE_DIRECTIONS = 8
+#: ... and those towards the LP solutions of at most this many ancestors
+_HINTS = 6
+#: tangent rounds in one node: the LP is solved again with tangents at its
+#: solution while a convex relation is relaxed by more than the pruning slack
+_CUT_ROUNDS = 2
+#: LP points are polished by a local solve (the caller's ``polish``) at most
+#: this many times, at least ``_POLISH_EVERY`` LPs apart, while the least open
+#: bound stays below the level by more than ``_POLISH_GAP`` of it: a search
+#: whose incumbent is not the optimum cannot prove its level, and the LP points
+#: near a better optimum are only nearly separated
+_MAX_POLISH = 8
+_POLISH_EVERY = 100
+_POLISH_GAP = 1e-4
+#: a sector narrower than this (radians) is not bisected further
+_MIN_WIDTH = 1e-10
+
+
+def pair_table(trip: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs of the triplets: ``pairs`` (P, 2) with ``i < j``, ``positive`` (P,) bool,
+    and ``tid`` (K, 2): the indices of ``(a, p)`` and ``(a, m)`` in ``pairs``."""
+    index: dict[tuple[int, int], int] = {}
+    pos: list[bool] = []
+    tid = np.zeros((trip.shape[0], 2), dtype=np.int64)
+    for t, (a, p, m) in enumerate(trip.tolist()):
+        for q, (i, j, is_pos) in enumerate(((a, p, True), (a, m, False))):
+            key = (min(i, j), max(i, j))
+            if key not in index:
+                index[key] = len(index)
+                pos.append(is_pos)
+            tid[t, q] = index[key]
+    pairs = np.array(sorted(index, key=index.__getitem__), dtype=np.int64).reshape(-1, 2)
+    return pairs, np.array(pos, dtype=bool), tid
+
+
+def _infeasible(A, b, xl, xh) -> float:
+    """``inf`` when the rows ``A x <= b`` are proven to have no solution in the box."""
+    m, nv = A.shape
+    A1 = np.hstack([A, -np.ones((m, 1))])
+    big = 1.0 + float(np.max(np.abs(b))) + float(np.sum(np.abs(A) @ np.maximum(np.abs(xl),
+                                                                                 np.abs(xh))))
+    l1 = np.concatenate([xl, [0.0]])
+    h1 = np.concatenate([xh, [big]])
+    c1 = np.zeros(nv + 1)
+    c1[-1] = 1.0
+    res = solve_lp(c1, A1, b, l1, h1)
+    if res.status == "optimal" and safe_dual_bound(c1, A1, b, l1, h1, res.y) > 0.0:
+        return np.inf
+    return -np.inf
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.hypot(v[..., 0], v[..., 1])[..., None]
+
+
+def _rotate(w: np.ndarray, angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([c * w[0] - s * w[1], s * w[0] + c * w[1]])
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a[0] * b[1] - a[1] * b[0])
+
+
+def _width(lo: np.ndarray, hi: np.ndarray) -> float:
+    """Counter-clockwise angle from ray ``lo`` to ray ``hi`` in ``[0, 2 pi)``."""
+    a = float(np.arctan2(_cross(lo, hi), float(lo @ hi)))
+    return a if a >= 0.0 else a + 2.0 * np.pi
+
+
+def chord_gradient(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``g`` with ``g.v >= |v|`` for every ``v`` of the cone spanned by the rays
+    ``lo`` and ``hi`` (counter-clockwise, less than a half-turn apart).
+
+    ``v = l lo + h hi`` with ``l, h >= 0``, so ``|v| <= l |lo| + h |hi|``,
+    which is at most ``g.v`` when ``g.lo >= |lo|`` and ``g.hi >= |hi|``;
+    both are checked in float64 with a relative margin that covers the
+    rounding of a two-term dot product (``g`` is enlarged until they hold).
+    """
+    m = _unit(_unit(lo) + _unit(hi))
+    nlo, nhi = float(np.hypot(*lo)), float(np.hypot(*hi))
+    c = min(float(m @ lo) / nlo, float(m @ hi) / nhi)
+    g = m / c * (1.0 + 1e-13)
+    for _ in range(60):
+        if float(g @ lo) >= nlo * (1.0 + 1e-14) and float(g @ hi) >= nhi * (1.0 + 1e-14):
+            return g
+        g = g * (1.0 + 1e-12)
+    raise FloatingPointError("no over-estimate for a cone this narrow")
+
+
+@dataclass
+class _Node:
+    """One node: a cone (two rays) for some negative pairs, ancestors' LP points."""
+
+    key: float
+    #: (Q, 2, 2): rays lo, hi of the negative pairs' cones
+    rays: np.ndarray
+    #: (Q,) bool: the pair has a cone (else any direction)
+    has: np.ndarray
+    hints: list = field(default_factory=list)
+
+
+class _Geometry:
+    """Fixed data and the LP of one search (normalised units)."""
+
+    def __init__(self, E: np.ndarray, trip: np.ndarray, alpha: float, T: float,
+                 best: np.ndarray | None):
+        self.E = E
+        self.N = E.shape[0]
+        self.alpha = alpha
+        self.trip = trip
+        self.pairs, self.positive, self.tid = pair_table(trip)
+        P = self.pairs.shape[0]
+        self.I, self.J = self.pairs[:, 0], self.pairs[:, 1]
+        self.e = E[self.I] - E[self.J]
+        self.dE = np.sqrt(np.sum(self.e**2, axis=1))
+        self.qneg = np.flatnonzero(~self.positive)
+        self.qpos = np.flatnonzero(self.positive)
+        self.nF = 2 * self.N
+        self.nv = self.nF + 1 + P
+        self.best = best
+        ang = 2.0 * np.pi * np.arange(_BASE_DIRECTIONS) / _BASE_DIRECTIONS
+        base = np.column_stack([np.cos(ang), np.sin(ang)]) * _SHRINK
+        # rows every node shares: base tangents, d_q <= dE_q + 2 t, triplets
+        rows = [self._point_rows(np.repeat(np.arange(self.N), base.shape[0]),
+                                 np.tile(base, (self.N, 1)))]
+        rows.append(self._pair_rows(np.repeat(self.qpos, base.shape[0]),
+                                    np.tile(base, (self.qpos.size, 1))))
+        Qn = self.qneg.size
+        A = np.zeros((Qn, self.nv))
+        A[np.arange(Qn), self.nF + 1 + self.qneg] = 1.0
+        A[:, self.nF] = -2.0
+        dn = self.dE[self.qneg]
+        rows.append((A, dn + BNB_RTOL * (1.0 + dn)))
+        K = trip.shape[0]
+        A = np.zeros((K, self.nv))
+        A[np.arange(K), self.nF + 1 + self.tid[:, 0]] = 1.0
+        A[np.arange(K), self.nF + 1 + self.tid[:, 1]] = -1.0
+        rows.append((A, np.full(K, -alpha)))
+        self.A0 = np.concatenate([r[0] for r in rows])
+        self.b0 = np.concatenate([r[1] for r in rows])
+        #: row of ``d_q <= dE_q + 2 t`` for each negative pair
+        self.cap_row = self.A0.shape[0] - K - Qn + np.arange(Qn)
+        self.c = np.zeros(self.nv)
+        self.c[self.nF] = 1.0
+        self.set_level(T)
+
+    def set_level(self, T: float) -> None:
+        """Pruning level ``T``.  The LP's ``t`` runs to ``2 T`` (and the boxes of the
+        points with it) so that a node whose relaxation barely misses ``T`` is
+        bounded by its duals, not declared infeasible by a solver tolerance."""
+        E = self.E
+        self.T = T
+        Tw = T + BNB_RTOL * (1.0 + T)
+        self.Tw = Tw
+        sl = BNB_RTOL * (1.0 + np.abs(E) + T)
+        self.xl = np.concatenate([(E - 2.0 * Tw - sl).ravel(), [0.0],
+                                  np.zeros(self.pairs.shape[0])])
+        self.xh = np.concatenate([(E + 2.0 * Tw + sl).ravel(), [2.0 * Tw],
+                                  self.dE + 4.0 * Tw + BNB_RTOL * (1.0 + self.dE + Tw)])
+
+    def _point_rows(self, k: np.ndarray, U: np.ndarray):
+        """``u.F_k - t <= u.E_k`` (``|u| <= 1``: ``u.(F_k - E_k) <= |F_k - E_k| <= t``)."""
+        m = k.size
+        A = np.zeros((m, self.nv))
+        A[np.arange(m), 2 * k] = U[:, 0]
+        A[np.arange(m), 2 * k + 1] = U[:, 1]
+        A[:, self.nF] = -1.0
+        Ek = self.E[k]
+        b = np.sum(U * Ek, axis=1) + BNB_RTOL * (1.0 + np.sum(np.abs(Ek), axis=1))
+        return A, b
+
+    def _pair_rows(self, q: np.ndarray, U: np.ndarray):
+        """``u.(F_i - F_j) - d_q <= 0`` for positive pairs ``q`` (``|u| <= 1``)."""
+        m = q.size
+        A = np.zeros((m, self.nv))
+        r = np.arange(m)
+        i, j = self.I[q], self.J[q]
+        for d in range(2):
+            A[r, 2 * i + d] = U[:, d]
+            A[r, 2 * j + d] = -U[:, d]
+        A[r, self.nF + 1 + q] = -1.0
+        return A, np.zeros(m)
+
+    def root_cones(self) -> tuple[np.ndarray, np.ndarray]:
+        """Cones of the negative pairs implied by ``|F_k - E_k| <= T``: ``v`` lies
+        within ``2 T`` of ``e = E_i - E_j``, so its angle within
+        ``asin(2 T / |e|)`` of ``e``'s (widened), when ``2 T < |e|``."""
+        Q = self.qneg.size
+        rays = np.zeros((Q, 2, 2))
+        has = np.zeros(Q, dtype=bool)
+        for s, q in enumerate(self.qneg):
+            d = float(self.dE[q])
+            r = 2.0 * self.Tw * (1.0 + 1e-9)
+            if d <= 0.0 or r >= d * 0.999:
+                continue
+            beta = float(np.arcsin(r / d)) * (1.0 + 1e-9) + 1e-9
+            if beta >= 0.45 * np.pi:
+                continue
+            w = self.e[q] / d
+            rays[s, 0] = _rotate(w, -beta)
+            rays[s, 1] = _rotate(w, beta)
+            has[s] = True
+        return rays, has
+
+    def lp(self, node: _Node, extra: list, relaxed: bool = False):
+        """The node's LP: its certified bound, solution ``x`` (or None) and the
+        row bounding each negative pair's ``d_q`` from above."""
+        # tangents at the incumbent in every node (with the cones split through
+        # its directions the relaxation is exact there), at the ancestors' and
+        # this node's earlier LP points
+        pts = node.hints + extra + ([] if self.best is None else [self.best])
+        blocks = [(self.A0, self.b0)]
+        if pts:
+            Fs = np.stack(pts)  # (H, N, 2)
+            W = (Fs - self.E[None]).reshape(-1, 2)
+            k = np.tile(np.arange(self.N), len(pts))
+            nw = np.sqrt(np.sum(W * W, axis=1))
+            ok = (nw > 0.0) & np.isfinite(nw)
+            if ok.any():
+                blocks.append(self._point_rows(k[ok], W[ok] / nw[ok, None] * _SHRINK))
+            if self.qpos.size:
+                q = np.tile(self.qpos, len(pts))
+                W = (Fs[:, self.I[self.qpos]] - Fs[:, self.J[self.qpos]]).reshape(-1, 2)
+                nw = np.sqrt(np.sum(W * W, axis=1))
+                ok = (nw > 0.0) & np.isfinite(nw)
+                if ok.any():
+                    blocks.append(self._pair_rows(q[ok], W[ok] / nw[ok, None] * _SHRINK))
+        bounding = self.cap_row.copy()
+        coned = np.flatnonzero(node.has)
+        n0 = sum(blk[0].shape[0] for blk in blocks)
+        if coned.size:
+            A = np.zeros((3 * coned.size, self.nv))
+            for r, s in enumerate(coned):
+                q = self.qneg[s]
+                i, j = self.I[q], self.J[q]
+                lo, hi = node.rays[s]
+                g = chord_gradient(lo, hi)
+                # cross(lo, v) >= 0, cross(v, hi) >= 0 and d_q <= g.v, v = F_i - F_j
+                for row, a in ((3 * r, (lo[1], -lo[0])), (3 * r + 1, (-hi[1], hi[0])),
+                               (3 * r + 2, (-g[0], -g[1]))):
+                    A[row, 2 * i: 2 * i + 2] = a
+                    A[row, 2 * j: 2 * j + 2] = (-a[0], -a[1])
+                A[3 * r + 2, self.nF + 1 + q] = 1.0
+                bounding[s] = n0 + 3 * r + 2
+            blocks.append((A, np.zeros(A.shape[0])))
+        A = np.concatenate([blk[0] for blk in blocks])
+        b = np.concatenate([blk[1] for blk in blocks])
+        res = solve_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
+        if res.status == "infeasible":
+            return _infeasible(A, b, self.xl, self.xh), None, bounding
+        if res.status != "optimal":
+            return -np.inf, None, bounding
+        return safe_dual_bound(self.c, A, b, self.xl, self.xh, res.y), res.x, bounding
+
+    def violation(self, x: np.ndarray) -> float:
+        """Largest excess of a convex relation at the LP solution (point or positive pair)."""
+        F = x[: self.nF].reshape(self.N, 2)
+        t = x[self.nF]
+        d = x[self.nF + 1:]
+        v = float(np.max(np.sqrt(np.sum((F - self.E) ** 2, axis=1)) - t))
+        if self.qpos.size:
+            w = F[self.I[self.qpos]] - F[self.J[self.qpos]]
+            v = max(v, float(np.max(np.sqrt(np.sum(w * w, axis=1)) - d[self.qpos])))
+        return v
+
+    def branch_pair(self, node: _Node, x: np.ndarray | None) -> int:
+        """Index (into ``qneg``) of the negative pair to split, or -1: the one whose
+        ``d_q`` the LP lifts most above ``|F_i - F_j|`` (its over-estimate in
+        use); without an LP point, the pair without a cone or with the widest."""
+        width = np.array([_width(*node.rays[s]) if node.has[s] else 2.0 * np.pi
+                          for s in range(self.qneg.size)])
+        if x is None:
+            s = int(np.argmax(width))
+            return s if width[s] >= _MIN_WIDTH else -1
+        F = x[: self.nF].reshape(self.N, 2)
+        d = x[self.nF + 1:]
+        q = self.qneg
+        w = F[self.I[q]] - F[self.J[q]]
+        err = np.where(width >= _MIN_WIDTH, d[q] - np.sqrt(np.sum(w * w, axis=1)), -np.inf)
+        s = int(np.argmax(err))
+        return s if err[s] > 0.0 else -1
+
+
+def _split_ray(lo: np.ndarray, hi: np.ndarray, toward: list[np.ndarray]) -> np.ndarray:
+    """Where to split the cone ``(lo, hi)``: the first of the directions
+    ``toward`` inside it, away from its rays by a tenth of its width (the
+    chord over-estimate is exact on the rays, so a split through the
+    incumbent's direction makes the relaxation exact there); else the bisector."""
+    width = _width(lo, hi)
+    for v in toward:
+        if not float(np.hypot(*v)) > 0.0:
+            continue
+        a = _width(lo, v)
+        if 0.1 * width <= a <= 0.9 * width:
+            return _unit(v)
+    return _unit(_unit(lo) + _unit(hi))
+
+
+def _children(node: _Node, s: int, toward: list[np.ndarray], key: float,
+              hints: list) -> list[_Node]:
+    """Split pair ``s``'s directions: a cone in two (:func:`_split_ray`); a pair
+    without one in four quarter-turn cones, the first ray along ``toward[0]``."""
+    out = []
+    if node.has[s]:
+        lo, hi = node.rays[s]
+        m = _split_ray(lo, hi, toward)
+        cones = [(lo, m), (m, hi)]
+    else:
+        w = toward[0]
+        w = _unit(w) if float(np.hypot(*w)) > 0.0 else np.array([1.0, 0.0])
+        r = [w, _rotate(w, np.pi / 2), _rotate(w, np.pi), _rotate(w, 3 * np.pi / 2)]
+        cones = [(r[k], r[(k + 1) % 4]) for k in range(4)]
+    for lo, hi in cones:
+        rays = node.rays.copy()
+        has = node.has.copy()
+        rays[s, 0], rays[s, 1] = lo, hi
+        has[s] = True
+        out.append(_Node(key, rays, has, hints))
+    return out
+
+
+def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish=None):
+    """Best-first angular branch-and-bound for ``"haus"`` in the plane.
+
+    Parameters
+    ----------
+    E : ndarray (N, 2)
+        Normalised data.
+    trip : ndarray (K, 3)
+        The triplets ``(a, p, m)``.
+    alpha : float
+        Normalised margin.
+    T : float
+        Pruning level: the search proves that no separated ``F`` has
+        ``max_k |F_k - E_k| < T``, or gives the least bound of its open nodes.
+    best : ndarray (N, 2) or None
+        The incumbent: cones are split through its directions, and every
+        node LP has tangents at it, so that the relaxation is exact there.
+    max_lp : int
+        Budget: the number of LPs (tangent rounds included).
+    offer : callable or None
+        ``offer(F) -> (T, best)``: called with every LP solution; returns the
+        level (at most the current one) and the incumbent.
+    stop : callable or None
+        ``stop() -> bool``, asked after every sixteenth of the budget.
+    polish : callable or None
+        ``polish(F) -> (T, best)``: a local solve from an LP point, offered
+        to the incumbent (``_MAX_POLISH`` calls at most).
+
+    Returns
+    -------
+    (float, int, float)
+        A proven lower bound ``min(T, least key of the open nodes)`` of
+        ``max_k |F_k - E_k|`` over the separated ``F``, the number of LPs
+        solved and the final level ``T``.
+
+    Notes
+    -----
+    Each node holds a cone (two rays, less than a half-turn apart) for some
+    negative pairs.  Its LP minimises ``t`` over ``F``, ``t`` and the pair
+    distances ``d_q`` subject to rows that every separated ``F`` of the node
+    with ``max_k |F_k - E_k| <= T`` satisfies (with ``t`` that maximum and
+    ``d_q = |F_i - F_j|``): tangents ``u.(F_k - E_k) <= t`` and
+    ``u.(F_i - F_j) <= d_q`` (positive pairs) for unit ``u`` (shrunk below
+    norm 1) in eight fixed directions and towards the incumbent, the
+    ancestors' and the node's earlier LP points; for negative pairs
+    ``d_q <= |E_i - E_j| + 2 t`` and, with a cone, its two half-planes and
+    ``d_q <= g.(F_i - F_j)`` (:func:`chord_gradient`); ``d_ap - d_am <= -alpha``
+    per triplet; boxes.  The children of a node partition its cone with one
+    ray (a split through the incumbent's direction when it lies inside; a
+    pair without a cone gets four quarter-turns starting at it), so the
+    union of the children's cones is the parent's exactly: both children use
+    the same float64 ray, once per side.  A root cone comes from
+    ``|F_k - E_k| <= T`` when the pair is farther apart than ``2 T``.  The
+    LP's bound is certified by :func:`._lpdual.safe_dual_bound` (an
+    infeasible LP by the least violation of its rows), the node is pruned
+    at ``T``, and otherwise split on the pair whose over-estimate the LP
+    uses most.  Up to ``_CUT_ROUNDS`` LPs per node: the LP is solved again
+    with tangents at its solution while a convex relation is relaxed there
+    by more than a quarter of the node's distance to ``T``.
+    """
+    geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float))
+    rays, has = geo.root_cones()
+    heap: list = [(-np.inf, 0, _Node(-np.inf, rays, has, []))]
+    seq = 1
+    n_lp = 0
+    stuck = np.inf  # least bound of the nodes that cannot be split
+    step = max(max_lp // 16, 1)
+    next_check = step
+    n_polish, next_polish = 0, _POLISH_EVERY
+    while heap and n_lp < max_lp:
+        if stop is not None and n_lp >= next_check:
+            next_check += step
+            if stop():
+                break
+        if heap[0][0] >= geo.T:
+            heap.clear()
+            break
+        key, _, node = heapq.heappop(heap)
+        extra: list = []
+        bound, x, F = key, None, None
+        for _ in range(_CUT_ROUNDS):
+            b, xx, _rows = geo.lp(node, extra)
+            n_lp += 1
+            if xx is None and b == -np.inf:
+                # numerical trouble at tight tolerances: once more at the defaults
+                b, xx, _rows = geo.lp(node, extra, relaxed=True)
+                n_lp += 1
+            bound = max(bound, b)
+            if xx is None or bound >= geo.T:
+                break
+            x = xx
+            F = x[: geo.nF].reshape(geo.N, 2).copy()
+            if offer is not None:
+                T2, best2 = offer(F)
+                if T2 < geo.T:
+                    geo.set_level(T2)
+                    geo.best = best2
+                    if bound >= geo.T:
+                        break
+            if geo.violation(x) <= 0.25 * (geo.T - bound):
+                break
+            extra.append(F)
+        if (polish is not None and F is not None and n_polish < _MAX_POLISH
+                and n_lp >= next_polish and geo.T - bound > _POLISH_GAP * geo.T):
+            n_polish += 1
+            next_polish = n_lp + _POLISH_EVERY
+            T2, best2 = polish(F)
+            if T2 < geo.T:
+                geo.set_level(T2)
+                geo.best = best2
+        if bound >= geo.T:
+            continue
+        s = geo.branch_pair(node, x)
+        if s < 0:
+            stuck = min(stuck, bound)
+            continue
+        hints = (([] if F is None else [F]) + extra[::-1] + node.hints)[:_HINTS]
+        q = geo.qneg[s]
+        i, j = geo.I[q], geo.J[q]
+        toward = [] if geo.best is None else [geo.best[i] - geo.best[j]]
+        if F is not None:
+            toward.append(F[i] - F[j])
+        toward.append(geo.e[q])
+        for child in _children(node, s, toward, bound, hints):
+            heapq.heappush(heap, (bound, seq, child))
+            seq += 1
+    bound = min(geo.T, stuck)
+    if heap:
+        bound = min(bound, heap[0][0])
+    return bound, n_lp, geo.T

@@ -1,0 +1,239 @@
+"""The angular branch-and-bound of "haus" in the plane (isoapprox.ideal._sector):
+the certified LP bound, the chord over-estimate, the node LP against every
+feasible point, the partition of cones, and the search against sampling."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from isoapprox import nearest_ideal
+from isoapprox.ideal._bnb import triplet_table
+from isoapprox.ideal._lpdual import dual_multipliers, safe_dual_bound
+from isoapprox.ideal._problem import Problem
+from isoapprox.ideal._sector import (
+    _children,
+    _Geometry,
+    _Node,
+    _rotate,
+    chord_gradient,
+    pair_table,
+    sector_search,
+)
+
+# ----------------------------------------------------------------------
+# safe_dual_bound
+# ----------------------------------------------------------------------
+
+
+def test_safe_dual_bound_below_optimum_for_any_multipliers():
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        m, nv = 8, 4
+        A = rng.normal(size=(m, nv))
+        b = rng.random(m) + 0.1  # x = 0 is feasible
+        c = rng.normal(size=nv)
+        lo, hi = -np.ones(nv), np.ones(nv)
+        res = linprog(c, A_ub=A, b_ub=b, bounds=np.column_stack([lo, hi]), method="highs")
+        assert res.status == 0
+        y = dual_multipliers(res)
+        exact = safe_dual_bound(c, A, b, lo, hi, y)
+        assert exact <= res.fun + 1e-12
+        assert exact >= res.fun - 1e-9  # the solver's duals are (nearly) optimal
+        for _ in range(5):  # any y >= 0 gives a bound, however poor
+            y2 = rng.random(m) * rng.choice([0.0, 1.0, 10.0])
+            assert safe_dual_bound(c, A, b, lo, hi, y2) <= res.fun + 1e-12
+
+
+# ----------------------------------------------------------------------
+# the chord over-estimate
+# ----------------------------------------------------------------------
+
+
+def _dot_at_least_norm(g, r) -> bool:
+    """``g.r >= |r|`` in exact rational arithmetic."""
+    d = Fraction(float(g[0])) * Fraction(float(r[0])) + Fraction(float(g[1])) * Fraction(
+        float(r[1]))
+    n2 = Fraction(float(r[0])) ** 2 + Fraction(float(r[1])) ** 2
+    return d >= 0 and d * d >= n2
+
+
+@settings(max_examples=300, deadline=None)
+@given(angle=st.floats(-10.0, 10.0),
+       width=st.sampled_from([1e-10, 1e-7, 1e-3, 0.1, 1.0, np.pi / 2, 3.0]),
+       scale=st.sampled_from([1e-300, 1e-8, 1.0, 3.7, 1e8]))
+def test_chord_gradient_over_estimates_on_the_cone(angle, width, scale):
+    lo = np.array([np.cos(angle), np.sin(angle)]) * scale
+    hi = _rotate(lo, width)
+    g = chord_gradient(lo, hi)
+    # exactly on both rays, hence on every non-negative combination of them
+    assert _dot_at_least_norm(g, lo)
+    assert _dot_at_least_norm(g, hi)
+    # and not much more than the exact envelope 1 / cos(width / 2)
+    assert np.hypot(*g) <= 1.0 / np.cos(width / 2) * (1 + 1e-9)
+
+
+def test_children_partition_the_cone():
+    """Both children of a split use one float64 ray with opposite signs, so every
+    direction of the parent lies in a child (four quarter-turns cover the plane)."""
+    rng = np.random.default_rng(4)
+    node = _Node(0.0, np.zeros((2, 2, 2)), np.zeros(2, dtype=bool), [])
+    quarters = _children(node, 0, [rng.normal(size=2)], 0.0, [])
+    assert len(quarters) == 4
+    V = rng.normal(size=(20000, 2))
+    V = np.concatenate([V, [[1e-300, 0.0], [0.0, -1.0]]])
+
+    def inside(v, lo, hi):
+        return (lo[0] * v[:, 1] - lo[1] * v[:, 0] >= 0) & (v[:, 0] * hi[1] - v[:, 1] * hi[0] >= 0)
+
+    cover = np.zeros(V.shape[0], dtype=bool)
+    for ch in quarters:
+        cover |= inside(V, *ch.rays[0])
+    assert cover.all()
+    for parent in quarters:
+        toward = [rng.normal(size=2), parent.rays[0, 0] + parent.rays[0, 1]]
+        kids = _children(parent, 0, toward, 0.0, [])
+        assert len(kids) == 2
+        assert np.array_equal(kids[0].rays[0, 1], kids[1].rays[0, 0])
+        par = inside(V, *parent.rays[0])
+        both = inside(V, *kids[0].rays[0]) | inside(V, *kids[1].rays[0])
+        assert np.all(both[par])
+
+
+# ----------------------------------------------------------------------
+# the node LP
+# ----------------------------------------------------------------------
+
+
+def _instance(seed, N=4, margin=0.5, layout=(0, 0, 1, 1, 2)):
+    rng = np.random.default_rng(seed)
+    E = rng.normal(size=(N, 2))
+    codes = np.array(layout[:N])
+    D = np.sqrt(((E[:, None] - E[None]) ** 2).sum(-1))
+    return Problem.build(E, codes, margin, "haus", float(D.max()))
+
+
+def _separated(F, trip, alpha):
+    da = np.sqrt(((F[..., trip[:, 0], :] - F[..., trip[:, 2], :]) ** 2).sum(-1))
+    dp = np.sqrt(((F[..., trip[:, 0], :] - F[..., trip[:, 1], :]) ** 2).sum(-1))
+    return np.all(da - dp >= alpha, axis=-1)
+
+
+def _objective(F, E):
+    return np.sqrt(((F - E) ** 2).sum(-1)).max(-1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), width=st.sampled_from([1e-9, 1e-4, 0.05, 0.5, 1.5]),
+       n_hints=st.integers(0, 3))
+def test_node_lp_holds_every_feasible_point(seed, width, n_hints):
+    """A separated F with objective v in a node whose cones hold its directions:
+    the node's certified bound is at most v, whatever the tangents' points."""
+    prob = _instance(seed % 40, N=4, margin=0.3)
+    trip = triplet_table(prob)
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        F = prob.E + rng.normal(size=prob.E.shape) * 0.6
+        if _separated(F, trip, prob.alpha):
+            break
+    else:
+        return
+    v = float(_objective(F, prob.E))
+    best = F + rng.normal(size=F.shape) * 0.1
+    geo = _Geometry(prob.E, trip, prob.alpha, v * (1.0 + rng.random()), best)
+    Q = geo.qneg.size
+    rays = np.zeros((Q, 2, 2))
+    has = rng.random(Q) < 0.7
+    for s, q in enumerate(geo.qneg):
+        d = F[geo.I[q]] - F[geo.J[q]]
+        a = np.arctan2(d[1], d[0]) - width * rng.random()
+        rays[s, 0] = np.array([np.cos(a), np.sin(a)]) * rng.choice([1.0, 3.0])
+        rays[s, 1] = _rotate(rays[s, 0], width)
+    hints = [F + rng.normal(size=F.shape) for _ in range(n_hints)]
+    bound, x, _ = geo.lp(_Node(-np.inf, rays, has, hints), [])
+    assert bound <= v
+    # the LP point, when there is one, is inside the boxes
+    if x is not None:
+        assert np.all(x >= geo.xl - 1e-7) and np.all(x <= geo.xh + 1e-7)
+
+
+def test_root_cones_hold_every_point_within_the_level():
+    prob = _instance(11, N=5, margin=0.2)
+    trip = triplet_table(prob)
+    T = 0.15
+    geo = _Geometry(prob.E, trip, prob.alpha, T, None)
+    rays, has = geo.root_cones()
+    assert has.any()
+    rng = np.random.default_rng(0)
+    # points with |F_k - E_k| <= T, on the boundary most of the time
+    ang = rng.random((20000,) + prob.E.shape[:1]) * 2 * np.pi
+    rad = T * np.where(rng.random(ang.shape) < 0.5, 1.0, rng.random(ang.shape))
+    F = prob.E + np.stack([np.cos(ang), np.sin(ang)], axis=-1) * rad[..., None]
+    for s, q in enumerate(geo.qneg):
+        if not has[s]:
+            continue
+        v = F[:, geo.I[q]] - F[:, geo.J[q]]
+        lo, hi = rays[s]
+        assert np.all(lo[0] * v[:, 1] - lo[1] * v[:, 0] >= 0)
+        assert np.all(v[:, 0] * hi[1] - v[:, 1] * hi[0] >= 0)
+
+
+def test_pair_table_names_each_pair_once():
+    prob = _instance(2, N=5)
+    trip = triplet_table(prob)
+    pairs, positive, tid = pair_table(trip)
+    assert len({tuple(p) for p in pairs.tolist()}) == pairs.shape[0]
+    assert np.all(pairs[:, 0] < pairs[:, 1])
+    for t, (a, p, m) in enumerate(trip.tolist()):
+        assert sorted((a, p)) == pairs[tid[t, 0]].tolist() and positive[tid[t, 0]]
+        assert sorted((a, m)) == pairs[tid[t, 1]].tolist() and not positive[tid[t, 1]]
+
+
+# ----------------------------------------------------------------------
+# the search
+# ----------------------------------------------------------------------
+
+
+def _sampled_best(prob, trip, rng):
+    best = np.inf
+    for s in (0.2, 0.4, 0.8):
+        F = prob.E + rng.normal(size=(40000,) + prob.E.shape) * s
+        ok = _separated(F, trip, prob.alpha)
+        if ok.any():
+            best = min(best, float(_objective(F[ok], prob.E).min()))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_search_bound_below_sampled_value_and_deterministic(seed):
+    prob = _instance(seed, N=4, margin=0.4)
+    trip = triplet_table(prob)
+    best = _sampled_best(prob, trip, np.random.default_rng(seed))
+    assert np.isfinite(best)
+    out1 = sector_search(prob.E, trip, prob.alpha, best, None, 150)
+    out2 = sector_search(prob.E, trip, prob.alpha, best, None, 150)
+    assert out1 == out2
+    assert out1[0] <= best
+    assert out1[1] <= 150 + 2
+
+
+def test_plane_toy_certified_by_the_sectors_only():
+    """A toy of bench_certificates.py (N5R2, index 8): the relaxations leave a
+    relative gap of about 2e-2; the angular search certifies it (below 200
+    LPs); without it (max_lps=0) the bracket stays open."""
+    rng = np.random.default_rng([20240501, 0])
+    for _ in range(9):
+        E = rng.normal(size=(5, 2))
+    y = [0, 0, 0, 1, 1]
+    r0 = nearest_ideal(E, y, margin=0.0, objective="haus", rng=8, warn_uncertified=False,
+                       max_lps=0)
+    r1 = nearest_ideal(E, y, margin=0.0, objective="haus", rng=8, warn_uncertified=False)
+    assert not r0.certified and r0.rel_gap > 1e-3
+    assert r1.certified and r1.lower_source == "branch_and_bound"
+    assert r1.lower >= r0.lower
+    assert r1.value <= r0.value
