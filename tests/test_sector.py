@@ -14,6 +14,7 @@ from scipy.optimize import linprog
 
 from isoapprox import nearest_ideal
 from isoapprox.ideal._bnb import triplet_table
+from isoapprox.ideal._highs import solve_lp
 from isoapprox.ideal._lpdual import dual_multipliers, safe_dual_bound
 from isoapprox.ideal._problem import Problem
 from isoapprox.ideal._sector import (
@@ -237,3 +238,33 @@ def test_plane_toy_certified_by_the_sectors_only():
     assert r1.certified and r1.lower_source == "branch_and_bound"
     assert r1.lower >= r0.lower
     assert r1.value <= r0.value
+
+
+# ----------------------------------------------------------------------
+# the LP interface
+# ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("use_core", [True, False])
+def test_solve_lp_both_paths_give_valid_multipliers(use_core):
+    """The HiGHS model interface and the linprog fallback: the same status, and
+    multipliers whose certified bound is at most the optimum (and close to it)."""
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        m, nv = 30, 6
+        A = rng.normal(size=(m, nv))
+        b = rng.random(m) + 0.1
+        c = rng.normal(size=nv)
+        lo, hi = -np.ones(nv), np.ones(nv)
+        ref = linprog(c, A_ub=A, b_ub=b, bounds=np.column_stack([lo, hi]), method="highs")
+        res = solve_lp(c, A, b, lo, hi, use_core=use_core)
+        assert res.status == "optimal"
+        bound = safe_dual_bound(c, A, b, lo, hi, res.y)
+        assert bound <= ref.fun + 1e-12
+        assert bound >= ref.fun - 1e-8
+        assert np.all(A @ res.x <= b + 1e-8)
+    # an infeasible system: x0 >= 1 and x0 <= -1
+    A = np.array([[-1.0, 0.0], [1.0, 0.0]])
+    res = solve_lp(np.zeros(2), A, np.array([-1.0, -1.0]), -5 * np.ones(2), 5 * np.ones(2),
+                   use_core=use_core)
+    assert res.status == "infeasible" and res.x is None
