@@ -1,30 +1,34 @@
 """Benchmark: certified share of nearest_ideal with and without the branch-and-bound.
 
-Every instance is solved three times in the same process with the same
-seed: ``max_nodes=0`` (the search without the spatial branch-and-bound, i.e.
-the bracket before it existed), the default node budget (``nearest_ideal``'s
-defaults: interval bounds only, column ``intervals``) and the default node
-budget with ``max_lps=300`` (for ``"haus"`` the LP search of
-``isoapprox.ideal._bnblp``, opt-in; column ``after``).  Reported per cell
-and objective: the certified share (``tol = 1e-6``), the median and 90th
-percentile wall time, the median relative gap, how often the branch-and-bound
-ran (``"branch_and_bound"`` in ``bounds``) and how often it gave the lower
-end of the bracket.
+Every instance is solved twice in the same process with the same seed:
+``max_nodes=0`` (column ``before``: the search without any spatial
+branch-and-bound) and ``nearest_ideal``'s defaults (column ``after``: the
+interval search of ``isoapprox.ideal._bnb`` for ``"iso"`` and on the line,
+the angular search of ``isoapprox.ideal._sector`` for ``"haus"`` in the
+plane).  Reported per cell and objective: the certified share
+(``tol = 1e-6``), the median and 90th percentile wall time, the median and
+90th percentile relative gap, how often the branch-and-bound ran
+(``"branch_and_bound"`` in ``bounds``) and how often it gave the lower end of
+the bracket.
 
 Cells:
 
 - ``N5R2``: the toys of ``bench_nearest_ideal.py`` (``N = 5`` in ``R^2``,
   layouts ``00112``, ``00011``, ``00111``, margins 0 and 1, standard normal
   points; 300 instances, ``--quick`` 48);
-- ``N6R1`` ... ``N8R2``: ``N = 6, 7, 8`` points in ``R^1`` and ``R^2``,
-  labels uniform over three classes (redrawn until they admit a triplet),
-  margins 0 and 1 alternating (``--per-cell`` instances each, ``--quick`` 6).
+- ``N6R1`` ... ``N10R2``, ``N5R3``, ``N8R3``: ``N`` points in ``R^n`` (the
+  name says both), standard normal, labels uniform over three classes
+  (redrawn until they admit a triplet), margins 0 and 1 alternating
+  (``--per-cell`` instances each, ``--quick`` 6);
+- ``N5R2c``, ``N8R2c``, ``N10R2c``: near-collapsed, the points ``0.05`` times
+  standard normal and margin 1 (the collapse regime of a network's batch).
 
 Run from the repository root::
 
     PYTHONPATH=$PWD python benchmarks/bench_certificates.py --quick
     PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N5R2
-    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N6R1 N6R2 N7R1 N7R2 N8R1 N8R2
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --per-cell 10 --cells N6R1 N6R2 \
+        N7R1 N7R2 N8R1 N8R2 N10R1 N10R2 N5R3 N8R3 N5R2c N8R2c N10R2c
 
 Timings are wall-clock medians of single calls (kernels compiled in a
 warm-up first); compare the two columns of one run, not runs on different
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 import warnings
 
@@ -52,7 +57,10 @@ warnings.filterwarnings("ignore", category=ConvergenceWarning)
 LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
 MARGINS = [0.0, 1.0]
 TOL = 1e-6
-CELLS = ("N5R2", "N6R1", "N6R2", "N7R1", "N7R2", "N8R1", "N8R2")
+CELLS = ("N5R2", "N6R1", "N6R2", "N7R1", "N7R2", "N8R1", "N8R2", "N10R1", "N10R2",
+         "N5R3", "N8R3", "N5R2c", "N8R2c", "N10R2c")
+#: scale of the points of a near-collapsed cell (suffix ``c``; margin 1)
+COLLAPSED_SCALE = 0.05
 
 
 def instances(cell: str, count: int, seed: int):
@@ -64,24 +72,22 @@ def instances(cell: str, count: int, seed: int):
                 for margin in MARGINS:
                     yield rng.normal(size=(5, 2)), np.array(layout), margin
         return
-    N, n = int(cell[1]), int(cell[3])
+    m = re.fullmatch(r"N(\d+)R(\d)(c?)", cell)
+    N, n, collapsed = int(m.group(1)), int(m.group(2)), bool(m.group(3))
     for k in range(count):
         while True:
             y = rng.integers(0, 3, size=N)
             counts = np.bincount(y, minlength=3)
             if (counts >= 2).any() and (counts > 0).sum() >= 2:
                 break
-        yield rng.normal(size=(N, n)), y, MARGINS[k % 2]
+        if collapsed:
+            yield rng.normal(size=(N, n)) * COLLAPSED_SCALE, y, 1.0
+        else:
+            yield rng.normal(size=(N, n)), y, MARGINS[k % 2]
 
 
-#: LP budget of the "after" column (``nearest_ideal(max_lps=...)``)
-LP_BUDGET = 300
-
-
-def solve(E, y, margin, objective, k, max_nodes, max_lp):
+def solve(E, y, margin, objective, k, max_nodes):
     kw = {} if max_nodes is None else {"max_nodes": max_nodes}
-    if max_lp is not None:
-        kw["max_lps"] = max_lp
     t0 = time.perf_counter()
     res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k, tol=TOL,
                         warn_uncertified=False, **kw)
@@ -99,9 +105,8 @@ def run(cells, count_n5, count, seed):
         cnt = count_n5 if cell == "N5R2" else count
         for k, (E, y, margin) in enumerate(instances(cell, cnt, seed)):
             for obj in ("iso", "haus"):
-                for label, nodes, lp in (("before", 0, 0), ("intervals", None, 0),
-                                         ("after", None, LP_BUDGET)):
-                    res, dt = solve(E, y, margin, obj, k, nodes, lp)
+                for label, nodes in (("before", 0), ("after", None)):
+                    res, dt = solve(E, y, margin, obj, k, nodes)
                     records.append({
                         "cell": cell, "objective": obj, "run": label, "margin": margin,
                         "seconds": dt, "certified": bool(res.certified),
@@ -113,10 +118,10 @@ def run(cells, count_n5, count, seed):
 
 
 def report(records, cells):
-    head = (f"{'cell':5s} {'obj':4s} {'n':>4s} | {'cert before':>11s} {'cert intv':>9s} "
-            f"{'cert after':>10s} | {'med ms bef':>10s} {'med intv':>9s} {'p90 intv':>9s} "
-            f"{'med ms aft':>10s} {'p90 ms aft':>10s} | "
-            f"{'gap50 bef':>9s} {'gap50 aft':>9s} | {'bnb ran':>7s} {'bnb lower':>9s}")
+    head = (f"{'cell':5s} {'obj':4s} {'n':>4s} | {'cert before':>11s} {'cert after':>10s} | "
+            f"{'med ms bef':>10s} {'p90 bef':>8s} {'med ms aft':>10s} {'p90 aft':>8s} | "
+            f"{'gap50 bef':>9s} {'gap90 bef':>9s} {'gap50 aft':>9s} {'gap90 aft':>9s} | "
+            f"{'bnb ran':>7s} {'bnb lower':>9s}")
     print(head)
     out = {}
     for cell in cells:
@@ -125,8 +130,6 @@ def report(records, cells):
                    and r["run"] == "before"]
             aft = [r for r in records if r["cell"] == cell and r["objective"] == obj
                    and r["run"] == "after"]
-            itv = [r for r in records if r["cell"] == cell and r["objective"] == obj
-                   and r["run"] == "intervals"]
             if not bef:
                 continue
 
@@ -135,33 +138,32 @@ def report(records, cells):
 
             tb = np.array([r["seconds"] for r in bef]) * 1e3
             ta = np.array([r["seconds"] for r in aft]) * 1e3
-            ti = np.array([r["seconds"] for r in itv]) * 1e3
+            gb = [r["rel_gap"] for r in bef]
+            ga = [r["rel_gap"] for r in aft]
             row = {
                 "n": len(bef),
                 "certified_before": share(bef, "certified"),
-                "certified_intervals": share(itv, "certified"),
                 "certified_after": share(aft, "certified"),
                 "median_ms_before": float(np.median(tb)),
-                "median_ms_intervals": float(np.median(ti)),
-                "p90_ms_intervals": float(np.percentile(ti, 90)),
+                "p90_ms_before": float(np.percentile(tb, 90)),
                 "median_ms_after": float(np.median(ta)),
                 "p90_ms_after": float(np.percentile(ta, 90)),
-                "rel_gap_median_before": float(np.median([r["rel_gap"] for r in bef])),
-                "rel_gap_median_intervals": float(np.median([r["rel_gap"] for r in itv])),
-                "rel_gap_median_after": float(np.median([r["rel_gap"] for r in aft])),
-                "rel_gap_p90_before": float(np.percentile([r["rel_gap"] for r in bef], 90)),
-                "rel_gap_p90_after": float(np.percentile([r["rel_gap"] for r in aft], 90)),
+                "rel_gap_median_before": float(np.median(gb)),
+                "rel_gap_p90_before": float(np.percentile(gb, 90)),
+                "rel_gap_median_after": float(np.median(ga)),
+                "rel_gap_p90_after": float(np.percentile(ga, 90)),
+                "rel_gap_max_after": float(np.max(ga)),
                 "bnb_ran": share(aft, "bnb_ran"),
                 "bnb_lower": float(np.mean([r["lower_source"] == "branch_and_bound"
                                             for r in aft])),
             }
             out[f"{cell}/{obj}"] = row
             print(f"{cell:5s} {obj:4s} {row['n']:4d} | {row['certified_before']:11.1%} "
-                  f"{row['certified_intervals']:9.1%} {row['certified_after']:10.1%} | "
-                  f"{row['median_ms_before']:10.1f} {row['median_ms_intervals']:9.1f} "
-                  f"{row['p90_ms_intervals']:9.1f} {row['median_ms_after']:10.1f} "
-                  f"{row['p90_ms_after']:10.1f} | "
-                  f"{row['rel_gap_median_before']:9.1e} {row['rel_gap_median_after']:9.1e} | "
+                  f"{row['certified_after']:10.1%} | "
+                  f"{row['median_ms_before']:10.1f} {row['p90_ms_before']:8.1f} "
+                  f"{row['median_ms_after']:10.1f} {row['p90_ms_after']:8.1f} | "
+                  f"{row['rel_gap_median_before']:9.1e} {row['rel_gap_p90_before']:9.1e} "
+                  f"{row['rel_gap_median_after']:9.1e} {row['rel_gap_p90_after']:9.1e} | "
                   f"{row['bnb_ran']:7.1%} {row['bnb_lower']:9.1%}", flush=True)
     return out
 

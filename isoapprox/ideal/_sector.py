@@ -29,7 +29,7 @@ from ._lpdual import safe_dual_bound
 __all__ = ["SECTOR_MAX_LP", "chord_gradient", "pair_table", "sector_search"]
 
 #: default LP budget of one sector search (``nearest_ideal(max_lps=...)``)
-SECTOR_MAX_LP = 4000
+SECTOR_MAX_LP = 2000
 #: a computed unit vector is shrunk by this factor so that its exact norm is
 #: below 1 and ``u.x <= |x|`` holds exactly for the float64 ``u``
 _SHRINK = 1.0 - 1e-15

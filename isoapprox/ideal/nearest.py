@@ -587,7 +587,7 @@ def nearest_ideal(
         or ``R^2`` (:mod:`isoapprox.ideal._bnb`; ``"iso"``, and ``"haus"``
         on the line); ``0`` switches every branch-and-bound off.  A count,
         not a time: the bound it proves is the same on every machine.
-    max_lps : int, default 4000
+    max_lps : int, default 2000
         LP budget of the angular branch-and-bound that takes its place for
         ``"haus"`` in the plane (:mod:`isoapprox.ideal._sector`; a few
         milliseconds an LP); ``0`` switches it off.  Like ``max_nodes`` a
