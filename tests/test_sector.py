@@ -23,6 +23,7 @@ from isoapprox.ideal._sector import (
     _Node,
     _rotate,
     chord_gradient,
+    lp_budget,
     pair_table,
     sector_search,
 )
@@ -266,3 +267,10 @@ def test_solve_lp_gives_valid_multipliers():
     A = np.array([[-1.0, 0.0], [1.0, 0.0]])
     res = solve_lp(np.zeros(2), A, np.array([-1.0, -1.0]), -5 * np.ones(2), 5 * np.ones(2))
     assert res.status == "infeasible" and res.x is None
+
+
+def test_lp_budget_scales_beyond_five_points():
+    assert lp_budget(2000, 4) == lp_budget(2000, 5) == 2000
+    assert lp_budget(2000, 10) == 500
+    assert lp_budget(0, 10) == 0 and lp_budget(1, 10) == 1
+    assert all(lp_budget(2000, n + 1) <= lp_budget(2000, n) for n in range(2, 12))

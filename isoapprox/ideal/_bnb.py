@@ -15,7 +15,7 @@ from ..kernels import bnb as KB
 from ..tolerances import BNB_RTOL, FLOOR_RTOL
 from ._local import slsqp_epigraph
 from ._problem import Problem
-from ._sector import SECTOR_MAX_LP, sector_search
+from ._sector import SECTOR_MAX_LP, lp_budget, sector_search
 
 __all__ = [
     "BNB_MAX_DIM",
@@ -224,7 +224,9 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
         Node budget (deterministic); ``0`` switches the search off.
     max_lps : int, default ``BNB_MAX_LP``
         LP budget of the angular search (:mod:`._sector`), which replaces
-        the interval search for ``"haus"`` in the plane; ``0`` switches it off.
+        the interval search for ``"haus"`` in the plane, for up to five
+        points (scaled by ``(5 / N)^2`` beyond: :func:`._sector.lp_budget`);
+        ``0`` switches it off.
     local : callable or None
         ``local(G)``: the caller's local solve (its solver family) from a
         normalised point, offering its result to ``S``; used to polish the
@@ -264,9 +266,10 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     if local is None:
         local = _slsqp_polish(S)
     if prob.objective == "haus" and prob.n == 2:
-        if max_lps <= 0:
+        budget = lp_budget(max_lps, prob.N)
+        if budget <= 0:
             return None
-        return _sector_phase(S, trip, T, max_lps, local) - data_allowance(E_caller, prob)
+        return _sector_phase(S, trip, T, budget, local) - data_allowance(E_caller, prob)
     tree = _Tree(*root_boxes(prob, T))
     out = np.zeros_like(prob.E)
     polished = reported = 0

@@ -26,10 +26,12 @@ from ..tolerances import BNB_RTOL
 from ._highs import solve_lp
 from ._lpdual import safe_dual_bound
 
-__all__ = ["SECTOR_MAX_LP", "chord_gradient", "pair_table", "sector_search"]
+__all__ = ["SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table", "sector_search"]
 
-#: default LP budget of one sector search (``nearest_ideal(max_lps=...)``)
+#: default LP budget of one sector search (``nearest_ideal(max_lps=...)``) for
+#: up to ``_BUDGET_POINTS`` points; scaled down beyond (:func:`lp_budget`)
 SECTOR_MAX_LP = 2000
+_BUDGET_POINTS = 5
 #: a computed unit vector is shrunk by this factor so that its exact norm is
 #: below 1 and ``u.x <= |x|`` holds exactly for the float64 ``u``
 _SHRINK = 1.0 - 1e-15
@@ -50,6 +52,19 @@ _POLISH_EVERY = 100
 _POLISH_GAP = 1e-4
 #: a sector narrower than this (radians) is not bisected further
 _MIN_WIDTH = 1e-10
+
+
+def lp_budget(max_lps: int, n_points: int) -> int:
+    """The LP budget of a search on ``n_points``: ``max_lps`` up to five points,
+    scaled by ``(5 / N)^2`` beyond (at least 1 when ``max_lps > 0``).
+
+    An LP's rows grow with the pairs and the triplets (measured here: about
+    3 ms an LP at ``N = 5``, 5 ms at ``N = 8``), so that the budget, a count,
+    and not the solver clock ends the search at the default ``time_limit``.
+    """
+    if max_lps <= 0 or n_points <= _BUDGET_POINTS:
+        return max(max_lps, 0)
+    return max(int(max_lps * (_BUDGET_POINTS / n_points) ** 2), 1)
 
 
 def pair_table(trip: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
