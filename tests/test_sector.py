@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from isoapprox import nearest_ideal
-from isoapprox.ideal._bnb import triplet_table
+from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge, triplet_table
 from isoapprox.ideal._highs import solve_lp
 from isoapprox.ideal._lpdual import dual_multipliers, safe_dual_bound
 from isoapprox.ideal._problem import Problem
@@ -157,7 +157,7 @@ def test_node_lp_holds_every_feasible_point(seed, width, n_hints):
         rays[s, 0] = np.array([np.cos(a), np.sin(a)]) * rng.choice([1.0, 3.0])
         rays[s, 1] = _rotate(rays[s, 0], width)
     hints = [F + rng.normal(size=F.shape) for _ in range(n_hints)]
-    bound, x, _ = geo.lp(_Node(-np.inf, rays, has, hints), [])
+    bound, x = geo.lp(_Node(-np.inf, rays, has, hints), [])
     assert bound <= v
     # the LP point, when there is one, is inside the boxes
     if x is not None:
@@ -274,3 +274,69 @@ def test_lp_budget_scales_beyond_five_points():
     assert lp_budget(2000, 10) == 500
     assert lp_budget(0, 10) == 0 and lp_budget(1, 10) == 1
     assert all(lp_budget(2000, n + 1) <= lp_budget(2000, n) for n in range(2, 12))
+
+
+# ----------------------------------------------------------------------
+# "iso": every pair has tangents and may get a cone, in the gauge
+# ----------------------------------------------------------------------
+
+
+def _iso_instance(seed, N=5, margin=0.3):
+    rng = np.random.default_rng(seed)
+    E = rng.normal(size=(N, 2))
+    codes = np.array((0, 0, 1, 1, 2)[:N])
+    D = np.sqrt(((E[:, None] - E[None]) ** 2).sum(-1))
+    return Problem.build(E, codes, margin, "iso", float(D.max()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), width=st.sampled_from([1e-9, 1e-4, 0.05, 0.5, 1.5]),
+       n_hints=st.integers(0, 3))
+def test_iso_node_lp_holds_every_feasible_point(seed, width, n_hints):
+    """A separated F, moved into the gauge, with d_iso(E, F) = v: a node whose
+    cones hold its pair directions (the gauge pair's fixed) has bound <= v."""
+    prob = _iso_instance(seed % 40)
+    trip = triplet_table(prob)
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        F = prob.E + rng.normal(size=prob.E.shape) * 0.6
+        if _separated(F, trip, prob.alpha):
+            break
+    else:
+        return
+    i0, i1, i2 = gauge_points(prob.E)
+    G = to_gauge(F, i0, i1, i2)
+    D = np.sqrt(((prob.E[:, None] - prob.E[None]) ** 2).sum(-1))
+    DG = np.sqrt(((G[:, None] - G[None]) ** 2).sum(-1))
+    v = float(np.max(np.abs(D - DG)))
+    T = v * (1.0 + rng.random())
+    gauge = (lambda level: root_boxes(prob, level), (i0, i1))
+    geo = _Geometry(prob.E, trip, prob.alpha, T, G + rng.normal(size=G.shape) * 0.1, gauge)
+    rays, has = geo.root_cones()
+    for s, q in enumerate(geo.qneg):
+        if has[s] or rng.random() < 0.3:
+            continue
+        d = G[geo.I[q]] - G[geo.J[q]]
+        a = np.arctan2(d[1], d[0]) - width * rng.random()
+        rays[s, 0] = np.array([np.cos(a), np.sin(a)])
+        rays[s, 1] = _rotate(rays[s, 0], width)
+        has[s] = True
+    hints = [G + rng.normal(size=G.shape) for _ in range(n_hints)]
+    bound, _ = geo.lp(_Node(-np.inf, rays, has, hints), [])
+    assert bound <= v
+
+
+def test_plane_iso_toy_certified_by_the_sectors_only():
+    """A toy of bench_certificates.py (N5R2, index 51, "iso"): the interval
+    search leaves a relative gap of about 2e-4; the angular search after it
+    certifies it (about 150 LPs)."""
+    rng = np.random.default_rng([20240501, 0])
+    for _ in range(52):
+        E = rng.normal(size=(5, 2))
+    y = [0, 0, 0, 1, 1]
+    r0 = nearest_ideal(E, y, margin=1.0, objective="iso", rng=51, warn_uncertified=False,
+                       max_lps=0)
+    r1 = nearest_ideal(E, y, margin=1.0, objective="iso", rng=51, warn_uncertified=False)
+    assert not r0.certified and r0.rel_gap > 1e-5
+    assert r1.certified and r1.lower_source == "branch_and_bound"
+    assert r1.lower >= r0.lower

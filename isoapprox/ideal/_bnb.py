@@ -29,6 +29,7 @@ __all__ = [
     "data_allowance",
     "gauge_points",
     "root_boxes",
+    "to_gauge",
     "triplet_table",
 ]
 
@@ -224,7 +225,8 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
         Node budget (deterministic); ``0`` switches the search off.
     max_lps : int, default ``BNB_MAX_LP``
         LP budget of the angular search (:mod:`._sector`), which replaces
-        the interval search for ``"haus"`` in the plane, for up to five
+        the interval search for ``"haus"`` in the plane and follows it for
+        ``"iso"`` in the plane (with half the budget), for up to five
         points (scaled by ``(5 / N)^2`` beyond: :func:`._sector.lp_budget`);
         ``0`` switches it off.
     local : callable or None
@@ -297,6 +299,13 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     lower = tree.bound(T)
     logger.debug("branch_and_bound(%s): %d nodes, %d open, bound %.12g, level %.12g",
                  prob.objective, int(tree.st[1]), int(tree.st[0]), lower, T)
+    if lower < T and prob.objective == "iso" and prob.n == 2 and S.time_left() > 0:
+        # the cones, in the gauge of the boxes, where the intervals stop; half
+        # the budget (an "iso" LP has tangents and cones for every pair and
+        # takes about twice as long), so that the count ends it, not the clock
+        budget = lp_budget(max_lps, prob.N) // 2
+        if budget > 0:
+            lower = max(lower, _sector_phase(S, trip, T, budget, local, gauged=True))
     return lower - data_allowance(E_caller, prob)
 
 
@@ -312,26 +321,49 @@ def _slsqp_polish(S: SearchState) -> Callable[[np.ndarray], None]:
     return local
 
 
+def to_gauge(F: np.ndarray, i0: int, i1: int, i2: int) -> np.ndarray:
+    """``F`` moved by an isometry into the gauge of :func:`root_boxes` (``"iso"``):
+    ``F_i0 = 0``, ``F_i1`` on the non-negative first axis, ``F_i2`` in the upper
+    half-plane (``n = 2``)."""
+    G = F - F[i0]
+    a = float(np.arctan2(G[i1, 1], G[i1, 0]))
+    c, s = np.cos(a), np.sin(a)
+    G = G @ np.array([[c, -s], [s, c]])
+    G[i0] = 0.0
+    G[i1, 1] = 0.0
+    if i2 >= 0 and G[i2, 1] < 0.0:
+        G[:, 1] = -G[:, 1]
+    return G
+
+
 def _sector_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
-                  local: Callable[[np.ndarray], None]) -> float:
+                  local: Callable[[np.ndarray], None], gauged: bool = False) -> float:
     """The angular search (:func:`._sector.sector_search`) below level ``T``; every
     LP point is offered to the incumbent (repaired and re-scored there), a
     few are polished by the caller's local solve, and an improvement lowers
-    the level."""
+    the level.  ``gauged`` (``"iso"``): the search works in the gauge of
+    :func:`root_boxes`, and the incumbent is moved into it."""
     prob = S.prob
+    gauge = None
+    if gauged:
+        i0, i1, i2 = gauge_points(prob.E)
+        gauge = (lambda level: root_boxes(prob, level), (i0, i1))
 
+    def frame(G: np.ndarray) -> np.ndarray:
+        return to_gauge(G, i0, i1, i2) if gauged else G
 
     def offer(F: np.ndarray) -> tuple[float, np.ndarray]:
         S.offer(F, "branch_and_bound")
-        return min(T, _target(S)), prob.from_caller(S.best)
+        return min(T, _target(S)), frame(prob.from_caller(S.best))
 
     def polish(F: np.ndarray) -> tuple[float, np.ndarray]:
         local(F.copy())
-        return min(T, _target(S)), prob.from_caller(S.best)
+        return min(T, _target(S)), frame(prob.from_caller(S.best))
 
-    bound, n_lp, level = sector_search(prob.E, trip, prob.alpha, T, prob.from_caller(S.best),
-                                       max_lps, offer, stop=lambda: S.time_left() <= 0,
-                                       polish=polish)
+    bound, n_lp, level = sector_search(prob.E, trip, prob.alpha, T,
+                                       frame(prob.from_caller(S.best)), max_lps, offer,
+                                       stop=lambda: S.time_left() <= 0, polish=polish,
+                                       gauge=gauge)
     logger.debug("branch_and_bound (sectors): %d LPs, bound %.12g, level %.12g", n_lp, bound,
                  level)
     return bound

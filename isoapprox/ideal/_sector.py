@@ -152,37 +152,66 @@ class _Node:
 
 
 class _Geometry:
-    """Fixed data and the LP of one search (normalised units)."""
+    """Fixed data and the LP of one search (normalised units).
+
+    ``"haus"``: cones for the negative pairs, tangents for the points and the
+    positive pairs.  ``"iso"`` (``gauge`` given: ``lo, hi`` boxes of the
+    points in the gauge of :func:`._bnb.root_boxes` at level ``T``, and the
+    pair ``(i0, i1)`` whose direction the gauge fixes): every pair has
+    tangents and may get a cone, and ``|d_q - |E_i - E_j|| <= t``.
+    """
 
     def __init__(self, E: np.ndarray, trip: np.ndarray, alpha: float, T: float,
-                 best: np.ndarray | None):
+                 best: np.ndarray | None, gauge=None):
         self.E = E
         self.N = E.shape[0]
         self.alpha = alpha
         self.trip = trip
-        self.pairs, self.positive, self.tid = pair_table(trip)
+        self.iso = gauge is not None
+        self.gauge = gauge
+        if self.iso:
+            I, J = np.triu_indices(self.N, 1)
+            self.pairs = np.column_stack([I, J]).astype(np.int64)
+            index = {(int(i), int(j)): q for q, (i, j) in enumerate(self.pairs.tolist())}
+            self.tid = np.array([[index[tuple(sorted((a, p)))], index[tuple(sorted((a, m)))]]
+                                 for a, p, m in trip.tolist()], dtype=np.int64).reshape(-1, 2)
+            self.positive = np.zeros(I.size, dtype=bool)
+        else:
+            self.pairs, self.positive, self.tid = pair_table(trip)
         P = self.pairs.shape[0]
         self.I, self.J = self.pairs[:, 0], self.pairs[:, 1]
         self.e = E[self.I] - E[self.J]
         self.dE = np.sqrt(np.sum(self.e**2, axis=1))
-        self.qneg = np.flatnonzero(~self.positive)
-        self.qpos = np.flatnonzero(self.positive)
+        #: pairs that may get a cone (their distance is bounded below) ...
+        self.qneg = np.arange(P) if self.iso else np.flatnonzero(~self.positive)
+        #: ... and pairs with tangents (their distance is bounded above)
+        self.qpos = np.arange(P) if self.iso else np.flatnonzero(self.positive)
         self.nF = 2 * self.N
         self.nv = self.nF + 1 + P
         self.best = best
         ang = 2.0 * np.pi * np.arange(_BASE_DIRECTIONS) / _BASE_DIRECTIONS
         base = np.column_stack([np.cos(ang), np.sin(ang)]) * _SHRINK
-        # rows every node shares: base tangents, d_q <= dE_q + 2 t, triplets
-        rows = [self._point_rows(np.repeat(np.arange(self.N), base.shape[0]),
-                                 np.tile(base, (self.N, 1)))]
+        rows = []
+        if not self.iso:  # base tangents of the points
+            rows.append(self._point_rows(np.repeat(np.arange(self.N), base.shape[0]),
+                                         np.tile(base, (self.N, 1))))
         rows.append(self._pair_rows(np.repeat(self.qpos, base.shape[0]),
                                     np.tile(base, (self.qpos.size, 1))))
-        Qn = self.qneg.size
-        A = np.zeros((Qn, self.nv))
-        A[np.arange(Qn), self.nF + 1 + self.qneg] = 1.0
-        A[:, self.nF] = -2.0
-        dn = self.dE[self.qneg]
-        rows.append((A, dn + BNB_RTOL * (1.0 + dn)))
+        dv = self.nF + 1 + np.arange(P)
+        if self.iso:  # d_q - t <= dE_q and dE_q - d_q <= t
+            A = np.zeros((2 * P, self.nv))
+            A[np.arange(P), dv] = 1.0
+            A[P + np.arange(P), dv] = -1.0
+            A[:, self.nF] = -1.0
+            al = BNB_RTOL * (1.0 + self.dE)
+            rows.append((A, np.concatenate([self.dE + al, -self.dE + al])))
+        else:  # d_q <= dE_q + 2 t for the negative pairs
+            Qn = self.qneg.size
+            A = np.zeros((Qn, self.nv))
+            A[np.arange(Qn), self.nF + 1 + self.qneg] = 1.0
+            A[:, self.nF] = -2.0
+            dn = self.dE[self.qneg]
+            rows.append((A, dn + BNB_RTOL * (1.0 + dn)))
         K = trip.shape[0]
         A = np.zeros((K, self.nv))
         A[np.arange(K), self.nF + 1 + self.tid[:, 0]] = 1.0
@@ -190,8 +219,6 @@ class _Geometry:
         rows.append((A, np.full(K, -alpha)))
         self.A0 = np.concatenate([r[0] for r in rows])
         self.b0 = np.concatenate([r[1] for r in rows])
-        #: row of ``d_q <= dE_q + 2 t`` for each negative pair
-        self.cap_row = self.A0.shape[0] - K - Qn + np.arange(Qn)
         self.c = np.zeros(self.nv)
         self.c[self.nF] = 1.0
         self.set_level(T)
@@ -204,10 +231,14 @@ class _Geometry:
         self.T = T
         Tw = T + BNB_RTOL * (1.0 + T)
         self.Tw = Tw
-        sl = BNB_RTOL * (1.0 + np.abs(E) + T)
-        self.xl = np.concatenate([(E - 2.0 * Tw - sl).ravel(), [0.0],
-                                  np.zeros(self.pairs.shape[0])])
-        self.xh = np.concatenate([(E + 2.0 * Tw + sl).ravel(), [2.0 * Tw],
+        if self.iso:
+            lo, hi = self.gauge[0](2.0 * Tw)
+            flo, fhi = lo.ravel(), hi.ravel()
+        else:
+            sl = BNB_RTOL * (1.0 + np.abs(E) + T)
+            flo, fhi = (E - 2.0 * Tw - sl).ravel(), (E + 2.0 * Tw + sl).ravel()
+        self.xl = np.concatenate([flo, [0.0], np.zeros(self.pairs.shape[0])])
+        self.xh = np.concatenate([fhi, [2.0 * Tw],
                                   self.dE + 4.0 * Tw + BNB_RTOL * (1.0 + self.dE + Tw)])
 
     def _point_rows(self, k: np.ndarray, U: np.ndarray):
@@ -222,7 +253,7 @@ class _Geometry:
         return A, b
 
     def _pair_rows(self, q: np.ndarray, U: np.ndarray):
-        """``u.(F_i - F_j) - d_q <= 0`` for positive pairs ``q`` (``|u| <= 1``)."""
+        """``u.(F_i - F_j) - d_q <= 0`` for pairs ``q`` bounded above (``|u| <= 1``)."""
         m = q.size
         A = np.zeros((m, self.nv))
         r = np.arange(m)
@@ -234,12 +265,25 @@ class _Geometry:
         return A, np.zeros(m)
 
     def root_cones(self) -> tuple[np.ndarray, np.ndarray]:
-        """Cones of the negative pairs implied by ``|F_k - E_k| <= T``: ``v`` lies
-        within ``2 T`` of ``e = E_i - E_j``, so its angle within
-        ``asin(2 T / |e|)`` of ``e``'s (widened), when ``2 T < |e|``."""
+        """Cones given at the root.  ``"haus"``: ``v = F_i - F_j`` lies within
+        ``2 T`` of ``e = E_i - E_j``, so its angle within ``asin(2 T / |e|)``
+        of ``e``'s (widened), when ``2 T < |e|``.  ``"iso"``: the gauge pair's
+        direction is fixed (a cone of width 0)."""
         Q = self.qneg.size
         rays = np.zeros((Q, 2, 2))
         has = np.zeros(Q, dtype=bool)
+        if self.iso:
+            (i0, i1), s = self.gauge[1], None
+            for s_, q in enumerate(self.qneg):
+                if {int(self.I[q]), int(self.J[q])} == {i0, i1}:
+                    s = s_
+            # F_i0 = 0, F_i1 = (r, 0), r >= 0: v = F_I - F_J points along -x
+            # when I = i0, along +x otherwise
+            w = np.array([-1.0, 0.0]) if int(self.I[self.qneg[s]]) == i0 else np.array([1.0, 0.0])
+            rays[s, 0] = w
+            rays[s, 1] = w
+            has[s] = True
+            return rays, has
         for s, q in enumerate(self.qneg):
             d = float(self.dE[q])
             r = 2.0 * self.Tw * (1.0 + 1e-9)
@@ -255,8 +299,7 @@ class _Geometry:
         return rays, has
 
     def lp(self, node: _Node, extra: list, relaxed: bool = False):
-        """The node's LP: its certified bound, solution ``x`` (or None) and the
-        row bounding each negative pair's ``d_q`` from above."""
+        """The node's LP: its certified bound and solution ``x`` (or None)."""
         # tangents at the incumbent in every node (with the cones split through
         # its directions the relaxation is exact there), at the ancestors' and
         # this node's earlier LP points
@@ -264,12 +307,13 @@ class _Geometry:
         blocks = [(self.A0, self.b0)]
         if pts:
             Fs = np.stack(pts)  # (H, N, 2)
-            W = (Fs - self.E[None]).reshape(-1, 2)
-            k = np.tile(np.arange(self.N), len(pts))
-            nw = np.sqrt(np.sum(W * W, axis=1))
-            ok = (nw > 0.0) & np.isfinite(nw)
-            if ok.any():
-                blocks.append(self._point_rows(k[ok], W[ok] / nw[ok, None] * _SHRINK))
+            if not self.iso:
+                W = (Fs - self.E[None]).reshape(-1, 2)
+                k = np.tile(np.arange(self.N), len(pts))
+                nw = np.sqrt(np.sum(W * W, axis=1))
+                ok = (nw > 0.0) & np.isfinite(nw)
+                if ok.any():
+                    blocks.append(self._point_rows(k[ok], W[ok] / nw[ok, None] * _SHRINK))
             if self.qpos.size:
                 q = np.tile(self.qpos, len(pts))
                 W = (Fs[:, self.I[self.qpos]] - Fs[:, self.J[self.qpos]]).reshape(-1, 2)
@@ -277,9 +321,7 @@ class _Geometry:
                 ok = (nw > 0.0) & np.isfinite(nw)
                 if ok.any():
                     blocks.append(self._pair_rows(q[ok], W[ok] / nw[ok, None] * _SHRINK))
-        bounding = self.cap_row.copy()
         coned = np.flatnonzero(node.has)
-        n0 = sum(blk[0].shape[0] for blk in blocks)
         if coned.size:
             A = np.zeros((3 * coned.size, self.nv))
             for r, s in enumerate(coned):
@@ -293,32 +335,34 @@ class _Geometry:
                     A[row, 2 * i: 2 * i + 2] = a
                     A[row, 2 * j: 2 * j + 2] = (-a[0], -a[1])
                 A[3 * r + 2, self.nF + 1 + q] = 1.0
-                bounding[s] = n0 + 3 * r + 2
             blocks.append((A, np.zeros(A.shape[0])))
         A = np.concatenate([blk[0] for blk in blocks])
         b = np.concatenate([blk[1] for blk in blocks])
         res = solve_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
         if res.status == "infeasible":
-            return _infeasible(A, b, self.xl, self.xh), None, bounding
+            return _infeasible(A, b, self.xl, self.xh), None
         if res.status != "optimal":
-            return -np.inf, None, bounding
-        return safe_dual_bound(self.c, A, b, self.xl, self.xh, res.y), res.x, bounding
+            return -np.inf, None
+        return safe_dual_bound(self.c, A, b, self.xl, self.xh, res.y), res.x
 
     def violation(self, x: np.ndarray) -> float:
-        """Largest excess of a convex relation at the LP solution (point or positive pair)."""
+        """Largest excess of a convex relation at the LP solution (a point's
+        distance to its datum, a distance bounded above)."""
         F = x[: self.nF].reshape(self.N, 2)
         t = x[self.nF]
         d = x[self.nF + 1:]
-        v = float(np.max(np.sqrt(np.sum((F - self.E) ** 2, axis=1)) - t))
+        v = -np.inf
+        if not self.iso:
+            v = float(np.max(np.sqrt(np.sum((F - self.E) ** 2, axis=1)) - t))
         if self.qpos.size:
             w = F[self.I[self.qpos]] - F[self.J[self.qpos]]
             v = max(v, float(np.max(np.sqrt(np.sum(w * w, axis=1)) - d[self.qpos])))
         return v
 
     def branch_pair(self, node: _Node, x: np.ndarray | None) -> int:
-        """Index (into ``qneg``) of the negative pair to split, or -1: the one whose
-        ``d_q`` the LP lifts most above ``|F_i - F_j|`` (its over-estimate in
-        use); without an LP point, the pair without a cone or with the widest."""
+        """Index (into ``qneg``) of the pair to split, or -1: the one whose ``d_q``
+        the LP lifts most above ``|F_i - F_j|`` (its over-estimate in use);
+        without an LP point, the pair without a cone or with the widest."""
         width = np.array([_width(*node.rays[s]) if node.has[s] else 2.0 * np.pi
                           for s in range(self.qneg.size)])
         if x is None:
@@ -371,7 +415,8 @@ def _children(node: _Node, s: int, toward: list[np.ndarray], key: float,
     return out
 
 
-def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish=None):
+def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish=None,
+                  gauge=None):
     """Best-first angular branch-and-bound for ``"haus"`` in the plane.
 
     Parameters
@@ -431,7 +476,8 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
     with tangents at its solution while a convex relation is relaxed there
     by more than a quarter of the node's distance to ``T``.
     """
-    geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float))
+    geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float),
+                    gauge)
     rays, has = geo.root_cones()
     heap: list = [(-np.inf, 0, _Node(-np.inf, rays, has, []))]
     seq = 1
@@ -452,11 +498,11 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
         extra: list = []
         bound, x, F = key, None, None
         for _ in range(_CUT_ROUNDS):
-            b, xx, _rows = geo.lp(node, extra)
+            b, xx = geo.lp(node, extra)
             n_lp += 1
             if xx is None and b == -np.inf:
                 # numerical trouble at tight tolerances: once more at the defaults
-                b, xx, _rows = geo.lp(node, extra, relaxed=True)
+                b, xx = geo.lp(node, extra, relaxed=True)
                 n_lp += 1
             bound = max(bound, b)
             if xx is None or bound >= geo.T:

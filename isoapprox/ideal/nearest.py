@@ -589,7 +589,8 @@ def nearest_ideal(
         not a time: the bound it proves is the same on every machine.
     max_lps : int, default 2000
         LP budget of the angular branch-and-bound that takes its place for
-        ``"haus"`` in the plane (:mod:`isoapprox.ideal._sector`; a few
+        ``"haus"`` in the plane and follows it for ``"iso"`` in the plane
+        (with half the budget; :mod:`isoapprox.ideal._sector`; a few
         milliseconds an LP), for up to five points; for ``N`` points it is
         scaled by ``(5 / N)^2``.  ``0`` switches it off.  Like ``max_nodes`` a
         count; the solver clock (``time_limit``) is read only between
