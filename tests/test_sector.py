@@ -84,8 +84,8 @@ def test_children_partition_the_cone():
     """Both children of a split use one float64 ray with opposite signs, so every
     direction of the parent lies in a child (four quarter-turns cover the plane)."""
     rng = np.random.default_rng(4)
-    node = _Node(0.0, np.zeros((2, 2, 2)), np.zeros(2, dtype=bool), [])
-    quarters = _children(node, 0, [rng.normal(size=2)], 0.0, [])
+    node = _Node(np.zeros((2, 2, 2)), np.zeros(2, dtype=bool), [])
+    quarters = _children(node, 0, [rng.normal(size=2)], [])
     assert len(quarters) == 4
     V = rng.normal(size=(20000, 2))
     V = np.concatenate([V, [[1e-300, 0.0], [0.0, -1.0]]])
@@ -99,7 +99,7 @@ def test_children_partition_the_cone():
     assert cover.all()
     for parent in quarters:
         toward = [rng.normal(size=2), parent.rays[0, 0] + parent.rays[0, 1]]
-        kids = _children(parent, 0, toward, 0.0, [])
+        kids = _children(parent, 0, toward, [])
         assert len(kids) == 2
         assert np.array_equal(kids[0].rays[0, 1], kids[1].rays[0, 0])
         par = inside(V, *parent.rays[0])
@@ -157,7 +157,7 @@ def test_node_lp_holds_every_feasible_point(seed, width, n_hints):
         rays[s, 0] = np.array([np.cos(a), np.sin(a)]) * rng.choice([1.0, 3.0])
         rays[s, 1] = _rotate(rays[s, 0], width)
     hints = [F + rng.normal(size=F.shape) for _ in range(n_hints)]
-    bound, x = geo.lp(_Node(-np.inf, rays, has, hints), [])
+    bound, x = geo.lp(_Node(rays, has, hints), [])
     assert bound <= v
     # the LP point, when there is one, is inside the boxes
     if x is not None:
@@ -224,13 +224,19 @@ def test_search_bound_below_sampled_value_and_deterministic(seed):
     assert out1[1] <= 150 + 2
 
 
+def _bench_toy(index):
+    """Points of toy ``index`` of bench_certificates.py's N5R2 cell."""
+    rng = np.random.default_rng([20240501, 0])
+    for _ in range(index + 1):
+        E = rng.normal(size=(5, 2))
+    return E
+
+
 def test_plane_toy_certified_by_the_sectors_only():
     """A toy of bench_certificates.py (N5R2, index 8): the relaxations leave a
     relative gap of about 2e-2; the angular search certifies it (below 200
     LPs); without it (max_lps=0) the bracket stays open."""
-    rng = np.random.default_rng([20240501, 0])
-    for _ in range(9):
-        E = rng.normal(size=(5, 2))
+    E = _bench_toy(8)
     y = [0, 0, 0, 1, 1]
     r0 = nearest_ideal(E, y, margin=0.0, objective="haus", rng=8, warn_uncertified=False,
                        max_lps=0)
@@ -322,7 +328,7 @@ def test_iso_node_lp_holds_every_feasible_point(seed, width, n_hints):
         rays[s, 1] = _rotate(rays[s, 0], width)
         has[s] = True
     hints = [G + rng.normal(size=G.shape) for _ in range(n_hints)]
-    bound, _ = geo.lp(_Node(-np.inf, rays, has, hints), [])
+    bound, _ = geo.lp(_Node(rays, has, hints), [])
     assert bound <= v
 
 
@@ -330,9 +336,7 @@ def test_plane_iso_toy_certified_by_the_sectors_only():
     """A toy of bench_certificates.py (N5R2, index 51, "iso"): the interval
     search leaves a relative gap of about 2e-4; the angular search after it
     certifies it (about 150 LPs)."""
-    rng = np.random.default_rng([20240501, 0])
-    for _ in range(52):
-        E = rng.normal(size=(5, 2))
+    E = _bench_toy(51)
     y = [0, 0, 0, 1, 1]
     r0 = nearest_ideal(E, y, margin=1.0, objective="iso", rng=51, warn_uncertified=False,
                        max_lps=0)

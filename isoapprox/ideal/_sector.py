@@ -143,7 +143,6 @@ def chord_gradient(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 class _Node:
     """One node: a cone (two rays) for some negative pairs, ancestors' LP points."""
 
-    key: float
     #: (Q, 2, 2): rays lo, hi of the negative pairs' cones
     rays: np.ndarray
     #: (Q,) bool: the pair has a cone (else any direction)
@@ -240,6 +239,12 @@ class _Geometry:
         self.xl = np.concatenate([flo, [0.0], np.zeros(self.pairs.shape[0])])
         self.xh = np.concatenate([fhi, [2.0 * Tw],
                                   self.dE + 4.0 * Tw + BNB_RTOL * (1.0 + self.dE + Tw)])
+
+    def improve(self, T: float, best: np.ndarray) -> None:
+        """A lower level ``T`` and its incumbent, from the caller's offer or polish."""
+        if T < self.T:
+            self.set_level(T)
+            self.best = best
 
     def _point_rows(self, k: np.ndarray, U: np.ndarray):
         """``u.F_k - t <= u.E_k`` (``|u| <= 1``: ``u.(F_k - E_k) <= |F_k - E_k| <= t``)."""
@@ -392,8 +397,7 @@ def _split_ray(lo: np.ndarray, hi: np.ndarray, toward: list[np.ndarray]) -> np.n
     return _unit(_unit(lo) + _unit(hi))
 
 
-def _children(node: _Node, s: int, toward: list[np.ndarray], key: float,
-              hints: list) -> list[_Node]:
+def _children(node: _Node, s: int, toward: list[np.ndarray], hints: list) -> list[_Node]:
     """Split pair ``s``'s directions: a cone in two (:func:`_split_ray`); a pair
     without one in four quarter-turn cones, the first ray along ``toward[0]``."""
     out = []
@@ -411,7 +415,7 @@ def _children(node: _Node, s: int, toward: list[np.ndarray], key: float,
         has = node.has.copy()
         rays[s, 0], rays[s, 1] = lo, hi
         has[s] = True
-        out.append(_Node(key, rays, has, hints))
+        out.append(_Node(rays, has, hints))
     return out
 
 
@@ -479,7 +483,7 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
     geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float),
                     gauge)
     rays, has = geo.root_cones()
-    heap: list = [(-np.inf, 0, _Node(-np.inf, rays, has, []))]
+    heap: list = [(-np.inf, 0, _Node(rays, has, []))]
     seq = 1
     n_lp = 0
     stuck = np.inf  # least bound of the nodes that cannot be split
@@ -510,12 +514,9 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
             x = xx
             F = x[: geo.nF].reshape(geo.N, 2).copy()
             if offer is not None:
-                T2, best2 = offer(F)
-                if T2 < geo.T:
-                    geo.set_level(T2)
-                    geo.best = best2
-                    if bound >= geo.T:
-                        break
+                geo.improve(*offer(F))
+                if bound >= geo.T:
+                    break
             if geo.violation(x) <= 0.25 * (geo.T - bound):
                 break
             extra.append(F)
@@ -523,10 +524,7 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
                 and n_lp >= next_polish and geo.T - bound > _POLISH_GAP * geo.T):
             n_polish += 1
             next_polish = n_lp + _POLISH_EVERY
-            T2, best2 = polish(F)
-            if T2 < geo.T:
-                geo.set_level(T2)
-                geo.best = best2
+            geo.improve(*polish(F))
         if bound >= geo.T:
             continue
         s = geo.branch_pair(node, x)
@@ -540,7 +538,7 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
         if F is not None:
             toward.append(F[i] - F[j])
         toward.append(geo.e[q])
-        for child in _children(node, s, toward, bound, hints):
+        for child in _children(node, s, toward, hints):
             heapq.heappush(heap, (bound, seq, child))
             seq += 1
     bound = min(geo.T, stuck)
