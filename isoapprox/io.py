@@ -41,7 +41,8 @@ __all__ = [
 
 #: version of the results-file layout written by :func:`write_results`
 SCHEMA_VERSION = 1
-_VERSIONED = ("isoapprox", "numpy", "scipy", "numba", "cvxpy", "clarabel", "matplotlib")
+_VERSIONED = ("isoapprox", "numpy", "scipy", "numba", "cvxpy", "clarabel", "highspy",
+              "matplotlib")
 
 
 def _version(dist: str) -> str | None:

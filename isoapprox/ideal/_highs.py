@@ -1,23 +1,34 @@
-"""Small dense LPs through HiGHS (:func:`scipy.optimize.linprog`), as status, point and multipliers.
+"""Small dense LPs through HiGHS (``highspy``), as status, point and multipliers.
 
 The node LPs of the angular branch-and-bound (:mod:`._sector`) have a few
-dozen columns and a few hundred rows.  The caller receives non-negative
+dozen columns and a few hundred rows, and a search solves thousands of
+them.  They go to HiGHS directly, without presolve: through
+:func:`scipy.optimize.linprog` (the same solver) an LP took two to three
+times as long, most of it in the wrapper's input and option checks
+(``benchmarks/bench_lp.py``).  The caller receives non-negative
 multipliers of the rows; the bound it proves from them
 (:func:`._lpdual.safe_dual_bound`) does not depend on their accuracy.
+
+Each thread keeps one solver, and every LP is passed to it whole, with the
+solver state cleared first: an answer never depends on what the thread
+solved before.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
+import highspy
 import numpy as np
-from scipy.optimize import linprog
+from scipy.sparse import csc_matrix
 
 __all__ = ["TIGHT_TOLERANCE", "LPResult", "solve_lp"]
 
 #: primal and dual feasibility tolerances of the tight solve (HiGHS's
 #: default, ``1e-7``, is the fallback when the tight solve reports trouble)
 TIGHT_TOLERANCE = 1e-10
+_DEFAULT_TOLERANCE = 1e-7
 
 
 @dataclass
@@ -32,24 +43,67 @@ class LPResult:
     y: np.ndarray | None
 
 
+class _QuietHighs(highspy.Highs):
+    """A HiGHS instance without callbacks (none is used here).  Setting them up
+    is what makes ``highspy.Highs()`` write HiGHS's banner to the process's
+    standard output, below Python, before any option can silence it."""
+
+    def enableCallbacks(self) -> None:  # noqa: N802 (highspy's name)
+        return None
+
+
+_local = threading.local()
+
+
+def _solver() -> _QuietHighs:
+    h = getattr(_local, "highs", None)
+    if h is None:
+        h = _QuietHighs()
+        h.silent()
+        for name, value in (("presolve", "off"), ("threads", 1), ("random_seed", 0)):
+            h.setOptionValue(name, value)
+        _local.highs = h
+        _local.tolerance = None
+    return h
+
+
 def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np.ndarray,
              *, tight: bool = True) -> LPResult:
     """``min c.x`` s.t. ``A x <= b``, ``xl <= x <= xh`` (dense ``A``, finite bounds).
 
     ``tight`` asks for feasibility tolerances of :data:`TIGHT_TOLERANCE`.
-    HiGHS reports the multipliers of ``<=`` rows of a minimisation as
-    ``marginals <= 0``; they are returned as ``y = max(-marginals, 0)``.
+    HiGHS reports the multipliers of ``<=`` rows of a minimisation as row
+    duals ``<= 0``; they are returned as ``y = max(-dual, 0)``.
     """
-    options = {"primal_feasibility_tolerance": TIGHT_TOLERANCE,
-               "dual_feasibility_tolerance": TIGHT_TOLERANCE} if tight else {}
-    res = linprog(c, A_ub=A, b_ub=b, bounds=np.column_stack([xl, xh]), method="highs",
-                  options=options)
-    if res.status == 2:
+    c = np.ascontiguousarray(c, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    xl = np.ascontiguousarray(xl, dtype=np.float64)
+    xh = np.ascontiguousarray(xh, dtype=np.float64)
+    m, n = A.shape
+    M = csc_matrix(np.asarray(A, dtype=np.float64))
+    h = _solver()
+    tol = TIGHT_TOLERANCE if tight else _DEFAULT_TOLERANCE
+    if _local.tolerance != tol:
+        h.setOptionValue("primal_feasibility_tolerance", tol)
+        h.setOptionValue("dual_feasibility_tolerance", tol)
+        _local.tolerance = tol
+    h.clearSolver()
+    status = h.passModel(n, m, int(M.nnz), int(highspy.MatrixFormat.kColwise),
+                         int(highspy.ObjSense.kMinimize), 0.0, c, xl, xh,
+                         np.full(m, -np.inf), b, M.indptr[:-1].astype(np.int32),
+                         M.indices.astype(np.int32), M.data, np.zeros(n, dtype=np.int32))
+    if status == highspy.HighsStatus.kError:
+        return LPResult("failed", None, None)
+    h.run()
+    model_status = h.getModelStatus()
+    if model_status == highspy.HighsModelStatus.kInfeasible:
         return LPResult("infeasible", None, None)
-    lin = getattr(res, "ineqlin", None)
-    if res.status != 0 or res.x is None or lin is None or lin.marginals is None:
+    if model_status != highspy.HighsModelStatus.kOptimal:
         return LPResult("failed", None, None)
-    y = np.maximum(-np.asarray(lin.marginals, dtype=float), 0.0)
-    if not np.all(np.isfinite(y)):
+    sol = h.getSolution()
+    x = np.array(sol.col_value, dtype=float)
+    y = np.maximum(-np.array(sol.row_dual, dtype=float), 0.0)
+    if x.shape != (n,) or y.shape != (m,) or not (np.all(np.isfinite(x))
+                                                  and np.all(np.isfinite(y))):
         return LPResult("failed", None, None)
-    return LPResult("optimal", np.asarray(res.x, dtype=float), y)
+    return LPResult("optimal", x, y)

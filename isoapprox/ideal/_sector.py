@@ -30,7 +30,7 @@ __all__ = ["SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table", "sector
 
 #: default LP budget of one sector search (``nearest_ideal(max_lps=...)``) for
 #: up to ``_BUDGET_POINTS`` points; scaled down beyond (:func:`lp_budget`)
-SECTOR_MAX_LP = 2000
+SECTOR_MAX_LP = 4000
 _BUDGET_POINTS = 5
 #: a computed unit vector is shrunk by this factor so that its exact norm is
 #: below 1 and ``u.x <= |x|`` holds exactly for the float64 ``u``
@@ -58,9 +58,11 @@ def lp_budget(max_lps: int, n_points: int) -> int:
     """The LP budget of a search on ``n_points``: ``max_lps`` up to five points,
     scaled by ``(5 / N)^2`` beyond (at least 1 when ``max_lps > 0``).
 
-    An LP's rows grow with the pairs and the triplets (measured here: about
-    3 ms an LP at ``N = 5``, 5 ms at ``N = 8``), so that the budget, a count,
-    and not the solver clock ends the search at the default ``time_limit``.
+    An LP's rows grow with the pairs and the triplets (measured on the 2-core
+    machine, rows built and bound certified: about 1.5 ms a search step at
+    ``N = 5``, 3.5 ms at ``N = 8``, 5 ms at ``N = 10``, so about 6 s, 5 s and
+    5 s for the default budget), so that the budget, a count, and not the
+    solver clock ends the search at the default ``time_limit``.
     """
     if max_lps <= 0 or n_points <= _BUDGET_POINTS:
         return max(max_lps, 0)
