@@ -24,6 +24,7 @@ from isoapprox.ideal._subbatch import (
     dense_codes,
     representative_bound,
     sub_batch_bound,
+    support_indices,
 )
 from isoapprox.packing import packing_distance_bound, unit_lower_bound
 from isoapprox.tolerances import PACKING_RTOL
@@ -269,3 +270,66 @@ def test_max_subbatches_is_checked():
         nearest_ideal(E, [0, 0, 1, 1, 2, 2], max_subbatches=-1, warn_uncertified=False)
     with pytest.raises(TypeError, match="max_subbatches"):
         nearest_ideal(E, [0, 0, 1, 1, 2, 2], max_subbatches=1.5, warn_uncertified=False)
+
+
+# ----------------------------------------------------------------------
+# the incumbent's support
+# ----------------------------------------------------------------------
+
+
+def _support_loop(E, y, margin, objective, G, scale):
+    """Loop twin of support_indices."""
+    N = len(E)
+    eps = 1e-6 * scale
+    D = lambda X, i, j: float(np.sqrt(np.sum((X[i] - X[j]) ** 2)))  # noqa: E731
+    out = set()
+    if objective == "haus":
+        moved = [float(np.sqrt(np.sum((G[k] - E[k]) ** 2))) for k in range(N)]
+        out |= {k for k in range(N) if moved[k] >= max(moved) - eps}
+    else:
+        dev = {(i, j): abs(D(G, i, j) - D(E, i, j)) for i in range(N) for j in range(i + 1, N)}
+        top = max(dev.values())
+        out |= {k for (i, j), v in dev.items() if v >= top - eps for k in (i, j)}
+    for a in range(N):
+        for p in range(N):
+            for m in range(N):
+                if p != a and y[p] == y[a] and y[m] != y[a]:
+                    if D(G, a, m) - D(G, a, p) - margin <= eps:
+                        out |= {a, p, m}
+    return sorted(out)
+
+
+@given(
+    N=st.integers(4, 9), n=st.integers(1, 3), P=st.integers(2, 3),
+    margin=st.sampled_from([0.0, 0.5]), objective=st.sampled_from(["iso", "haus"]),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=25, deadline=None)
+def test_support_indices_match_a_loop(N, n, P, margin, objective, seed):
+    """The support of a solver's incumbent (tight relations and the points that
+    attain the objective) against a triple loop."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(N) % P
+    E = rng.normal(size=(N, n))
+    res = nearest_ideal(E, y, margin=margin, objective=objective, rng=0, n_starts=3,
+                        max_nodes=0, warn_uncertified=False)
+    scale = max(ref.diameter(E), margin)
+    got = support_indices(E, y, margin, objective, res.embedding, scale)
+    assert got.tolist() == _support_loop(E, y, margin, objective, res.embedding, scale)
+
+
+@pytest.mark.parametrize("seed", [4, 24])
+def test_support_sub_problem_certifies_a_batch_of_seven(seed):
+    """Seven points in the plane whose "haus" optimum is held up by some of them:
+    the sub-problem on those (its relaxations, or its branch-and-bound) closes
+    the batch's gap, which every whole-batch bound leaves open by 5 % or more."""
+    E = np.random.default_rng(seed).normal(size=(7, 2))
+    y = np.array([0, 0, 1, 1, 2, 2, 0])
+    res = nearest_ideal(E, y, margin=0.5, objective="haus", rng=0, warn_uncertified=False,
+                        time_limit=60.0)
+    assert res.certified and res.lower_source == "sub_batch_support"
+    assert res.bounds["sub_batch_support"] <= res.value
+    others = [v for k, v in res.bounds.items() if k != "sub_batch_support"]
+    assert max(others) <= 0.95 * res.value
+    idx = support_indices(E, y, 0.5, "haus", res.embedding, max(ref.diameter(E), 0.5))
+    assert 3 <= idx.size < 7

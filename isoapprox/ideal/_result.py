@@ -86,6 +86,8 @@ class IdealResult:
         ``"sub_batch"`` (the best proven bound of a few sub-problems) for
         ``"haus"`` (see :mod:`isoapprox.ideal._subbatch`); and for both, on
         small instances in ``R^1`` and ``R^2`` whose gap the others left open,
+        ``"sub_batch_support"`` (the sub-problem on the points of the
+        incumbent's active relations, solved with its branch-and-bound) and
         ``"branch_and_bound"`` (:mod:`isoapprox.ideal._bnb`).  For a pair loss:
         ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
         (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``

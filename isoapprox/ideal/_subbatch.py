@@ -71,6 +71,7 @@ __all__ = [
     "dense_codes",
     "representative_bound",
     "sub_batch_bound",
+    "support_indices",
 ]
 
 #: points per sub-batch (at most): sub-problems of this size are certified or
@@ -89,6 +90,9 @@ SUB_BATCH_SEED = 0
 #: 3-point bound, because its relaxations see no dimension; the
 #: representatives bound serves both objectives
 SUB_BATCH_OBJECTIVES = ("haus",)
+#: the support of an incumbent (:func:`support_indices`): relations within this
+#: fraction of the instance scale of being active
+SUPPORT_RTOL = 1e-6
 #: the representatives bound builds the ``N x N`` distance matrix: beyond
 #: this many points it is skipped
 REP_MAX_POINTS = 2048
@@ -263,6 +267,52 @@ def sub_batch_bound(E: np.ndarray, codes: np.ndarray, margin: float,
         if v > best.value:
             best = SubBatchBound(v, idx)
     return best
+
+
+def support_indices(E: np.ndarray, codes: np.ndarray, margin: float, objective: str,
+                    G: np.ndarray, scale: float) -> np.ndarray:
+    """The support of an incumbent ``G``: the points of its active relations.
+
+    With ``t`` the objective at ``G`` and ``eps = SUPPORT_RTOL * scale``: for
+    ``"haus"`` the points with ``|G_k - E_k| >= t - eps``, for ``"iso"`` both
+    ends of the pairs with ``|D^G_ij - D^E_ij| >= t - eps``; and the three
+    points of every triplet with ``d^G(a, m) - d^G(a, p) - margin <= eps``.
+
+    At a local minimiser these are the relations that hold the objective up,
+    so the sub-problem on the support often has the same optimum as the
+    batch: its proven lower bound (a bound of the batch by restriction,
+    whatever the support) then closes the gap at the cost of a sub-problem
+    (:func:`isoapprox.nearest_ideal` solves it with the branch-and-bound
+    when it is small; docs/zero_loss.md, ``isoapprox.ideal._subbatch``).
+
+    Returns
+    -------
+    ndarray of int
+        Increasing row indices (all of them when everything is active).
+    """
+    N = E.shape[0]
+    eps = SUPPORT_RTOL * scale
+    DG = np.stack([_distances_to(G, k) for k in range(N)])
+    chosen = np.zeros(N, dtype=bool)
+    if objective == "haus":
+        moved = np.sqrt(np.sum((G - E) ** 2, axis=1))
+        chosen |= moved >= moved.max() - eps
+    else:
+        dev = np.abs(DG - np.stack([_distances_to(E, k) for k in range(N)]))
+        top = dev >= dev.max() - eps
+        chosen |= top.any(axis=0) | top.any(axis=1)
+    same = codes[:, None] == codes[None, :]
+    for a in range(N):
+        pos = np.flatnonzero(same[a] & (np.arange(N) != a))
+        neg = np.flatnonzero(~same[a])
+        if pos.size == 0 or neg.size == 0:
+            continue
+        tight = DG[a, neg][None, :] - DG[a, pos][:, None] - margin <= eps
+        if tight.any():
+            chosen[a] = True
+            chosen[pos[tight.any(axis=1)]] = True
+            chosen[neg[tight.any(axis=0)]] = True
+    return np.flatnonzero(chosen)
 
 
 # ----------------------------------------------------------------------

@@ -43,7 +43,7 @@ from ..packing import (
     separated_count,
 )
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
-from ._bnb import BNB_MAX_LP, BNB_MAX_NODES, branch_and_bound
+from ._bnb import BNB_MAX_DIM, BNB_MAX_LP, BNB_MAX_NODES, BNB_MAX_POINTS, branch_and_bound
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
     haus_triplet_bound,
@@ -78,8 +78,10 @@ from ._subbatch import (
     SUB_BATCH_OBJECTIVES,
     SUB_BATCH_SEED,
     SUB_BATCH_STARTS,
+    dense_codes,
     representative_bound,
     sub_batch_bound,
+    support_indices,
 )
 
 __all__ = ["OBJECTIVES", "SOLVERS", "embedding_kind", "nearest_ideal", "solve_nearest"]
@@ -587,10 +589,14 @@ def nearest_ideal(
         or ``R^2`` (:mod:`isoapprox.ideal._bnb`; ``"iso"``, and ``"haus"``
         on the line); ``0`` switches every branch-and-bound off.  A count,
         not a time: the bound it proves is the same on every machine.
-    max_lps : int, default 2000
+        Before it, when the points of the incumbent's active relations are
+        a proper subset of the batch, the sub-problem on them is solved
+        with the same budgets (bound ``"sub_batch_support"``,
+        :func:`isoapprox.ideal._subbatch.support_indices`).
+    max_lps : int, default 4000
         LP budget of the angular branch-and-bound that takes its place for
         ``"haus"`` in the plane and follows it for ``"iso"`` in the plane
-        (with half the budget; :mod:`isoapprox.ideal._sector`; a few
+        (with half the budget; :mod:`isoapprox.ideal._sector`; one to two
         milliseconds an LP), for up to five points; for ``N`` points it is
         scaled by ``(5 / N)^2``.  ``0`` switches it off.  Like ``max_nodes`` a
         count; the solver clock (``time_limit``) is read only between
@@ -720,12 +726,15 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
 
 def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
            spec: PairSpec | None = None, *, max_subbatches: int = 0, polish: bool = True,
-           max_nodes: int = BNB_MAX_NODES, max_lps: int = BNB_MAX_LP):
+           max_nodes: int = BNB_MAX_NODES, max_lps: int = BNB_MAX_LP,
+           start: np.ndarray | None = None, support: bool = True):
     S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
     # E itself
     if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
         S.add_bound("separated" if spec is None else "zero_loss", 0.0)
         return S, "certified"
+    if start is not None:  # a caller's candidate (a sub-problem: the batch's incumbent)
+        S.offer(np.array(start, dtype=float), "scipy", normalised=False)
     _lower_cheap(S, X, codes)
     _closed_forms(S)
     _shrink_scan(S)
@@ -765,6 +774,8 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
         # the packing bound (also applied in _finish, on every path) before the
         # branch-and-bound, so that the search does not prove what it already gives
         _packing_bound(S)
+    if support and spec is None and max_nodes > 0 and not S.certified() and S.time_left() > 0:
+        _support_bound(S, solver, max_nodes, max_lps)
     if not S.certified() and S.time_left() > 0:
         # last: spatial branch-and-bound on small instances (none for pair losses)
         prog = S.prob.program(())
@@ -809,6 +820,36 @@ def _sub_batches(S: _Search, count: int, solver: str) -> None:
         if sub.value > 0.0:
             S.add_bound("sub_batch", sub.value)
         logger.debug("sub-batch bound %.12g from points %s", sub.value, sub.indices.tolist())
+
+
+def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> bool:
+    """The proven bound of the sub-problem on the incumbent's support
+    (:func:`._subbatch.support_indices`), solved like the batch (its
+    branch-and-bound included) from the incumbent's restriction, when the
+    support is a proper subset small enough for the branch-and-bound.
+
+    Its search has ``SUB_BATCH_STARTS`` local solves from seed
+    ``SUB_BATCH_SEED``, the budgets ``max_nodes`` and ``max_lps`` and the
+    caller's deadline; the bound it proves is a bound of the batch by
+    restriction (:mod:`._subbatch`).  Returns whether it ran.
+    """
+    N, n = S.E.shape
+    idx = support_indices(S.E, S.codes, S.margin, S.objective, S.best, S.scale)
+    if not 3 <= idx.size < N or idx.size > BNB_MAX_POINTS or n > BNB_MAX_DIM:
+        return False
+    codes = dense_codes(S.codes[idx])
+    counts = np.bincount(codes)
+    if counts.size < 2 or counts.max() < 2:
+        return False  # no triplet in the support
+    forget_solver_state()  # the sub-problem's bound is a function of it alone
+    T, _ = _solve(S.E[idx], codes, S.margin, S.objective, as_rng(SUB_BATCH_SEED), S.tol,
+                  solver, SUB_BATCH_STARTS, S.max_iter, S.deadline, polish=False,
+                  max_nodes=max_nodes, max_lps=max_lps, start=S.best[idx], support=False)
+    value = T.lower()[0]
+    logger.debug("support bound %.12g from points %s", value, idx.tolist())
+    if value > 0.0:
+        S.add_bound("sub_batch_support", value)
+    return True
 
 
 #: the CCP polish in "auto" mode is skipped beyond this many rows
