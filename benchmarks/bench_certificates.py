@@ -183,10 +183,11 @@ def main(argv=None) -> None:
     records = run(args.cells, count_n5, count, args.seed)
     summary = report(records, args.cells)
     if args.json:
-        from isoapprox.io import atomic_write_text, to_jsonable
+        from isoapprox.io import atomic_write_text, provenance, to_jsonable
 
         atomic_write_text(args.json, json.dumps(to_jsonable(
-            {"config": vars(args), "summary": summary, "records": records}), indent=1))
+            {"config": vars(args), "summary": summary, "records": records,
+             "provenance": provenance()}), indent=1))
 
 
 if __name__ == "__main__":
