@@ -5,7 +5,7 @@ engine's ``ideal`` stage computes ``d_iso(E, F_TS)`` and ``d_haus(E, F_TS)``
 with certified brackets, ``c(E) = d_haus / d_iso`` with the bracket
 ``[d_haus_lower / d_iso_upper, d_haus_upper / d_iso_lower]``, the thickness
 ``theta(E)`` and the slack and verdict of each statement.  The survey runs
-four grids (each an ordinary :func:`isoapprox.batch.run_batch` run, so each
+five grids (each an ordinary :func:`isoapprox.batch.run_batch` run, so each
 is resumable and identical on a Dask cluster):
 
 ``toy``
@@ -14,6 +14,9 @@ is resumable and identical on a Dask cluster):
 ``sizes``
     ``N = 4, 6`` in ``R^1 .. R^3`` and ``N = 5`` in ``R^1, R^3``
     (2 classes, Gaussian, ``alpha = 0.5``).
+``sizes_large``
+    ``N = 8, 10`` in ``R^1 .. R^3`` (2 classes, Gaussian, ``alpha = 0.5``;
+    seconds per configuration, so 6 repetitions a cell).
 ``adversarial``
     ``N = 5`` in ``R^2``, 2 classes: an evolution-strategy search that
     maximises the certified lower end ``c_lower`` (objective ``c`` of
@@ -23,7 +26,7 @@ is resumable and identical on a Dask cluster):
 Usage::
 
     python experiments/bounds_survey.py [--jobs 2 | --scheduler ADDRESS] [--out PATH]
-        [--work DIR] [--figures DIR]
+        [--work DIR] [--figures DIR] [--parts NAME ...]
     python experiments/bounds_survey.py --figures-only --figures DIR
     python experiments/bounds_survey.py --smoke --out /tmp/smoke.json --work /tmp/smoke
 
@@ -80,10 +83,14 @@ FIELDS = (
 )
 
 
+#: names of the grids (:func:`parts`), in their order
+PARTS = ("toy", "sizes_a", "sizes_b", "sizes_large", "adversarial")
+
+
 def parts(smoke: bool = False) -> list[tuple[str, BatchConfig]]:
     """The survey's runs: ``(name, BatchConfig)``."""
-    reps = {"toy": 2, "sizes": 1, "adversarial": 1} if smoke else \
-        {"toy": 50, "sizes": 12, "adversarial": 6}
+    reps = {"toy": 2, "sizes": 1, "sizes_large": 1, "adversarial": 1} if smoke else \
+        {"toy": 50, "sizes": 12, "sizes_large": 6, "adversarial": 6}
     stages = ("cheap", "ideal", "points")
     common = dict(layouts=("balanced",), margins=(MARGIN,))
     out = [
@@ -95,6 +102,10 @@ def parts(smoke: bool = False) -> list[tuple[str, BatchConfig]]:
          GeneratorOptions()),
         ("sizes_b", Grid(n_points=(5,), dims=(1, 3), classes=(2,),
                          distributions=("gaussian",), repetitions=reps["sizes"], **common),
+         GeneratorOptions()),
+        ("sizes_large", Grid(n_points=(8, 10), dims=(1, 2, 3), classes=(2,),
+                             distributions=("gaussian",), repetitions=reps["sizes_large"],
+                             **common),
          GeneratorOptions()),
         ("adversarial", Grid(n_points=(5,), dims=(2,), classes=(2,),
                              distributions=("adversarial",), repetitions=reps["adversarial"],
@@ -243,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="build the figures into DIR")
     p.add_argument("--figures-only", action="store_true",
                    help="only build the figures of an existing --out (needs --figures)")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS), metavar="NAME",
+                   help=f"the grids to run (default: all of {', '.join(PARTS)})")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     return guarded(EXPERIMENT, _main, args)
@@ -259,6 +272,8 @@ def _main(args: argparse.Namespace) -> int:
     records: list[dict[str, Any]] = []
     runs = []
     for name, config in parts(args.smoke):
+        if name not in args.parts:
+            continue
         res = run_batch(config, args.work / name, jobs=jobs,
                         scheduler=args.scheduler, progress=not args.quiet)
         rows = collect(name, config, res.results)
@@ -278,7 +293,7 @@ def _main(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_results(args.out, experiment=EXPERIMENT,
                   config={"parts": [r["config"] for r in runs], "margin": MARGIN,
-                          "smoke": args.smoke},
+                          "smoke": args.smoke, "part_names": [r["part"] for r in runs]},
                   records=records, seed=SEED, csv_path=False,
                   extra={"runs": runs, "summary": summary, "headline": head,
                          "cpu_count": os.cpu_count()})

@@ -112,3 +112,16 @@ def test_figures_only_errors(tmp_path, capsys):
     assert mod.main(["--figures-only", "--figures", str(tmp_path), "--out",
                      str(tmp_path / "missing.json"), "--quiet"]) == 2
     assert "results file not found" in capsys.readouterr().err
+
+
+@pytest.mark.smoke
+def test_parts_selects_the_grids(smoke, tmp_path):
+    """--parts runs only the named grids (the smoke run's toy part, resumed)."""
+    mod, tmp, _ = smoke
+    out = tmp_path / "toy_only.json"
+    assert mod.main(["--smoke", "--parts", "toy", "--out", str(out), "--work",
+                     str(tmp / "runs"), "--quiet"]) == 0
+    doc = read_results(out)
+    assert [r["part"] for r in doc["runs"]] == ["toy"]
+    assert {r["part"] for r in doc["records"]} == {"toy"}
+    assert mod.PARTS == tuple(name for name, _ in mod.parts())
