@@ -16,7 +16,7 @@ is resumable and identical on a Dask cluster):
     (2 classes, Gaussian, ``alpha = 0.5``).
 ``sizes_large``
     ``N = 8, 10`` in ``R^1 .. R^3`` (2 classes, Gaussian, ``alpha = 0.5``;
-    seconds per configuration, so 6 repetitions a cell).
+    12 repetitions a cell).
 ``adversarial``
     ``N = 5`` in ``R^2``, 2 classes: an evolution-strategy search that
     maximises the certified lower end ``c_lower`` (objective ``c`` of
@@ -90,7 +90,7 @@ PARTS = ("toy", "sizes_a", "sizes_b", "sizes_large", "adversarial")
 def parts(smoke: bool = False) -> list[tuple[str, BatchConfig]]:
     """The survey's runs: ``(name, BatchConfig)``."""
     reps = {"toy": 2, "sizes": 1, "sizes_large": 1, "adversarial": 1} if smoke else \
-        {"toy": 50, "sizes": 12, "sizes_large": 6, "adversarial": 6}
+        {"toy": 50, "sizes": 12, "sizes_large": 12, "adversarial": 6}
     stages = ("cheap", "ideal", "points")
     common = dict(layouts=("balanced",), margins=(MARGIN,))
     out = [
