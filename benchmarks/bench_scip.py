@@ -215,10 +215,11 @@ def main(argv=None) -> None:
     summary = summarise(records)
     print(json.dumps(summary, indent=1))
     if args.json:
-        from isoapprox.io import atomic_write_text, to_jsonable
+        from isoapprox.io import atomic_write_text, provenance, to_jsonable
 
         meta = {"config": vars(args), "pyscipopt": pyscipopt.__version__,
-                "scip": str(pyscipopt.Model().version()), "python": platform.python_version()}
+                "scip": str(pyscipopt.Model().version()), "python": platform.python_version(),
+                "provenance": provenance()}
         atomic_write_text(args.json, json.dumps(to_jsonable(
             {"meta": meta, "summary": summary, "records": records}), indent=1))
 
