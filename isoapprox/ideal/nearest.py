@@ -582,7 +582,8 @@ def nearest_ideal(
         lower bounds (``"haus"`` only; bound ``"sub_batch"``): a fixed
         amount of work (two local solves and one SDP each, about a tenth
         of a second), not limited by ``time_limit`` and independent of
-        ``rng``.  ``0`` skips them.
+        ``rng``.  ``0`` skips them, and the sub-problem on the incumbent's
+        support too (``max_nodes`` below).
     max_nodes : int, default 20000
         Node budget of the spatial branch-and-bound that runs last, while
         the gap is still open, on instances of at most 10 points in ``R^1``
@@ -774,7 +775,8 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
         # the packing bound (also applied in _finish, on every path) before the
         # branch-and-bound, so that the search does not prove what it already gives
         _packing_bound(S)
-    if support and spec is None and max_nodes > 0 and not S.certified() and S.time_left() > 0:
+    if (support and spec is None and max_nodes > 0 and max_subbatches > 0
+            and not S.certified() and S.time_left() > 0):
         _support_bound(S, solver, max_nodes, max_lps)
     if not S.certified() and S.time_left() > 0:
         # last: spatial branch-and-bound on small instances (none for pair losses)
