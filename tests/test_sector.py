@@ -313,6 +313,11 @@ def test_solve_lp_writes_nothing_to_standard_output():
     assert out.stdout == "" and out.stderr == ""
 
 
+def test_chord_gradient_refuses_a_half_turn_naming_the_rays():
+    with pytest.raises(FloatingPointError, match=r"lo=\[1\.0, 0\.0\] and hi=\[-1\.0, 0\.0\]"):
+        chord_gradient(np.array([1.0, 0.0]), np.array([-1.0, 0.0]))
+
+
 def test_lp_budget_scales_beyond_five_points():
     assert lp_budget(2000, 4) == lp_budget(2000, 5) == 2000
     assert lp_budget(2000, 10) == 500

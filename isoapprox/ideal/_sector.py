@@ -130,15 +130,24 @@ def chord_gradient(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     both are checked in float64 with a relative margin that covers the
     rounding of a two-term dot product (``g`` is enlarged until they hold).
     """
-    m = _unit(_unit(lo) + _unit(hi))
+    failure = FloatingPointError(
+        f"chord_gradient: no float64 over-estimate g with g.r >= |r| on both rays "
+        f"lo={np.asarray(lo).tolist()} and hi={np.asarray(hi).tolist()} (a cone less "
+        f"than a half-turn wide is needed)")
+    s = _unit(lo) + _unit(hi)
+    if not float(np.hypot(*s)) > 0.0:
+        raise failure
+    m = _unit(s)
     nlo, nhi = float(np.hypot(*lo)), float(np.hypot(*hi))
     c = min(float(m @ lo) / nlo, float(m @ hi) / nhi)
+    if not c > 0.0:
+        raise failure
     g = m / c * (1.0 + 1e-13)
     for _ in range(60):
         if float(g @ lo) >= nlo * (1.0 + 1e-14) and float(g @ hi) >= nhi * (1.0 + 1e-14):
             return g
         g = g * (1.0 + 1e-12)
-    raise FloatingPointError("no over-estimate for a cone this narrow")
+    raise failure
 
 
 @dataclass
