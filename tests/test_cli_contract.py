@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from isoapprox.cli import main
+from isoapprox.commands.common import Terminated, guarded
 from isoapprox.io import write_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -399,3 +400,28 @@ def test_sigterm_cleans_up_like_an_interrupt_and_the_run_resumes(tmp_path):
                            env=env)
     assert clean.returncode == 0, clean.stderr
     assert (out / "results.csv").read_bytes() == (tmp_path / "clean" / "results.csv").read_bytes()
+
+
+@pytest.mark.parametrize(("interrupt", "status", "word"),
+                         [(Terminated(), 143, "terminated"),
+                          (KeyboardInterrupt(), 130, "interrupted")])
+def test_an_interrupt_wrapped_by_a_c_callback_still_ends_the_run_cleanly(
+        interrupt, status, word, capsys):
+    """A signal's exception raised inside a C callback (numba unpickling a cached
+    function when SIGTERM lands) arrives as a SystemError chained to it: still
+    status 143 / 130 and one line, not a traceback; anything else propagates."""
+
+    def wrapped():
+        try:
+            raise interrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("returned a result with an exception set") from exc
+
+    assert guarded("isoapprox batch", wrapped) == status
+    assert capsys.readouterr().err == f"isoapprox batch: {word}\n"
+
+    def other():
+        raise SystemError("unrelated")
+
+    with pytest.raises(SystemError, match="unrelated"):
+        guarded("isoapprox batch", other)

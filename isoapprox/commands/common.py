@@ -145,12 +145,38 @@ def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
     except USER_ERRORS as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    except Terminated:
+    except KeyboardInterrupt as exc:
+        return _interrupted(prog, exc)
+    except Exception as exc:
+        # a signal's exception raised inside a C callback (numba's unpickling of
+        # a cached function, for one) reaches us wrapped in a SystemError
+        interrupt = _interrupt_in_chain(exc)
+        if interrupt is None:
+            raise
+        return _interrupted(prog, interrupt)
+
+
+def _interrupted(prog: str, exc: KeyboardInterrupt) -> int:
+    if isinstance(exc, Terminated):
         print(f"{prog}: terminated", file=sys.stderr)
         return 128 + int(signal.SIGTERM)
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+    print(f"{prog}: interrupted", file=sys.stderr)
+    return 130
+
+
+def _interrupt_in_chain(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt among ``exc``'s causes and contexts, or None."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        todo.extend(x for x in (e.__cause__, e.__context__) if x is not None)
+    return None
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, *, out: Path | None, out_help: str,
