@@ -824,7 +824,7 @@ def _sub_batches(S: _Search, count: int, solver: str) -> None:
         logger.debug("sub-batch bound %.12g from points %s", sub.value, sub.indices.tolist())
 
 
-def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> bool:
+def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> None:
     """The proven bound of the sub-problem on the incumbent's support
     (:func:`._subbatch.support_indices`), solved like the batch (its
     branch-and-bound included) from the incumbent's restriction, when the
@@ -833,16 +833,16 @@ def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> boo
     Its search has ``SUB_BATCH_STARTS`` local solves from seed
     ``SUB_BATCH_SEED``, the budgets ``max_nodes`` and ``max_lps`` and the
     caller's deadline; the bound it proves is a bound of the batch by
-    restriction (:mod:`._subbatch`).  Returns whether it ran.
+    restriction (:mod:`._subbatch`).
     """
     N, n = S.E.shape
     idx = support_indices(S.E, S.codes, S.margin, S.objective, S.best, S.scale)
     if not 3 <= idx.size < N or idx.size > BNB_MAX_POINTS or n > BNB_MAX_DIM:
-        return False
+        return
     codes = dense_codes(S.codes[idx])
     counts = np.bincount(codes)
     if counts.size < 2 or counts.max() < 2:
-        return False  # no triplet in the support
+        return  # no triplet in the support
     forget_solver_state()  # the sub-problem's bound is a function of it alone
     T, _ = _solve(S.E[idx], codes, S.margin, S.objective, as_rng(SUB_BATCH_SEED), S.tol,
                   solver, SUB_BATCH_STARTS, S.max_iter, S.deadline, polish=False,
@@ -851,7 +851,6 @@ def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> boo
     logger.debug("support bound %.12g from points %s", value, idx.tolist())
     if value > 0.0:
         S.add_bound("sub_batch_support", value)
-    return True
 
 
 #: the CCP polish in "auto" mode is skipped beyond this many rows
