@@ -22,6 +22,7 @@ from isoapprox.packing import (
 )
 from isoapprox.packing.bounds import (
     blichfeldt_lower,
+    gram_rank_lower,
     obtuse_lower,
     oler_lower,
     spherical_code_lower,
@@ -249,6 +250,52 @@ def test_delsarte_degree_two_brute_force():
     assert spherical_code_lower(2 * 3, 3) == 0.0 < spherical_code_lower(7, 3)
 
 
+def _gram_phi(X):
+    """``(u, w, phi(u))`` of the proof of gram_rank_lower, for a layout scaled to separation 1."""
+    D2 = pairwise(X) ** 2
+    P = len(X)
+    off = ~np.eye(P, dtype=bool)
+    D2 = D2 / D2[off].min()
+    E = np.where(off, D2 - 1.0, 0.0)
+    w, u = E.max(), E.sum() / P
+    n = X.shape[1]
+    return u, w, n * (P - 1 + (2 + w * P) * u - u * u) - (P - 1 + u) ** 2
+
+
+def test_gram_rank_brute_force():
+    """The proof's inequality holds on random layouts, and the bound is below their ratio."""
+    rng = np.random.default_rng(2)
+    for n in (2, 3, 4, 8):
+        for P in range(n + 2, 3 * n + 4):
+            for _ in range(20):
+                X = rng.normal(size=(P, n)) * rng.uniform(0.2, 2.0, size=n)
+                u, w, phi = _gram_phi(X)
+                assert 0.0 <= u <= (P - 1) * w * (1 + 1e-12)
+                assert phi >= -1e-9 * (P * P + n * P * (u + 1) * (w + 1))
+                lo, hi = min_max_distance(X)
+                assert gram_rank_lower(P, n) <= hi / lo * (1 + 1e-12)
+
+
+def test_gram_rank_exact_on_two_distance_layouts():
+    """Attained (sqrt 2) by the square, C(5, 2) in a 4-flat and the half-cube in R^5."""
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    pairs = np.array([np.eye(5)[i] + np.eye(5)[j] for i, j in itertools.combinations(range(5), 2)])
+    flat = (pairs - pairs.mean(axis=0)) @ np.linalg.svd(pairs - pairs.mean(axis=0))[2][:4].T
+    half = np.array([b for b in itertools.product((0.0, 1.0), repeat=5) if sum(b) % 2 == 0])
+    for X in (square, flat, half):
+        P, n = X.shape
+        lo, hi = min_max_distance(X)
+        assert hi / lo == pytest.approx(math.sqrt(2), rel=1e-12)
+        assert gram_rank_lower(P, n) == pytest.approx(math.sqrt(2), rel=1e-14)
+        assert d_star(P, n).lower <= math.sqrt(2) <= d_star(P, n).upper
+        assert d_star(P, n).upper / d_star(P, n).lower - 1 < 3 * DSTAR_RTOL
+        assert abs(_gram_phi(X)[2]) < 1e-9
+    # the octahedron (sqrt 2) is above it
+    assert gram_rank_lower(6, 3) == pytest.approx(1.387425887, rel=1e-9)
+    assert gram_rank_lower(5, 3) == pytest.approx(math.sqrt(5 / 3), rel=1e-14)
+    assert gram_rank_lower(4, 3) == 0.0
+
+
 def test_formula_bounds_below_explicit_layouts():
     """Each formula is below the certified ratio of every construction of the table."""
     for P, n in [(7, 3), (16, 2), (30, 3), (64, 2), (64, 8), (50, 16), (9, 8)]:
@@ -257,8 +304,8 @@ def test_formula_bounds_below_explicit_layouts():
             assert v <= best, (P, n, src)
 
 
-@pytest.mark.parametrize("f", [obtuse_lower, spherical_code_lower, sum_of_squares_lower,
-                               volume_lower, blichfeldt_lower])
+@pytest.mark.parametrize("f", [obtuse_lower, spherical_code_lower, gram_rank_lower,
+                               sum_of_squares_lower, volume_lower, blichfeldt_lower])
 def test_formulas_are_monotone(f):
     """Non-decreasing in P, non-increasing in n >= 2 (d_star beyond the table relies on it)."""
     for n in range(2, 40):

@@ -19,6 +19,7 @@ from isoapprox import (
     pairwise_distances,
 )
 from isoapprox.packing import _PLANAR, _feasible, _min_max_dist, _slsqp
+from isoapprox.packing.bounds import obtuse_lower
 
 from .reference import pairwise
 
@@ -153,11 +154,13 @@ def test_volume_bound_formula():
     assert r.lower == pytest.approx(math.sqrt(4 / 6) * (200 ** (1 / 3) - 1))
 
 
-def test_obtuse_bound_formula():
-    # P >= n + 2: R >= alpha / sqrt 2, so D >= alpha sqrt((n+1)/n)
+def test_obtuse_and_gram_rank_bound_formulas():
+    # P >= n + 2: R >= alpha / sqrt 2, so D >= alpha sqrt((n+1)/n) ...
+    assert obtuse_lower(5, 3) == pytest.approx(math.sqrt(4 / 3))
+    # ... below the rank of the Gram matrix: D^2 >= 1 + 2 (1 + sqrt(16)) / 15 = 5 / 3
     r = min_separated_diameter(5, 3)
-    assert r.lower == pytest.approx(math.sqrt(4 / 3))
-    assert r.lower_source == "obtuse vectors (at most n + 1) + Jung"
+    assert r.lower == pytest.approx(math.sqrt(5 / 3))
+    assert r.lower_source == "rank of the Gram matrix on the squared distances"
     assert r.upper >= r.lower
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "PLANAR_EXACT",
     "PLANAR_EXACT_SOURCE",
     "blichfeldt_lower",
+    "gram_rank_lower",
     "obtuse_lower",
     "oler_lower",
     "spherical_code_lower",
@@ -119,6 +120,53 @@ def spherical_code_lower(P: int, n: int) -> float:
         return 0.0
     mu = (P - 2 * n) / (n * (P - 2.0))
     return math.sqrt((n + 1) / (n * (1.0 - mu)))
+
+
+def gram_rank_lower(P: int, n: int) -> float:
+    """The rank of the Gram matrix against the squared distances (``P >= n + 2``).
+
+    ``D^2 >= 1 + 2 ((P - n - 1) + sqrt((n + 1)(P - 1)(P - n - 1))) / (n P)``.
+
+    Proof.  Let the ``P`` points have pairwise distances ``d_ij`` in
+    ``[1, t]`` (``i != j``), ``w = t^2 - 1``, and write the matrix of squared
+    distances as ``11^T - I + E`` with ``E`` symmetric, ``E_ii = 0`` and
+    ``e_ij = d_ij^2 - 1`` in ``[0, w]``.  With the centring projection
+    ``J = I - 11^T / P`` the Gram matrix of the centred points is
+    ``G = -J (11^T - I + E) J / 2 = (J - J E J) / 2``: positive semidefinite
+    of rank ``<= n``, so ``tr(G)^2 <= n |G|_F^2`` (Cauchy-Schwarz on its
+    ``<= n`` nonzero eigenvalues).  Let ``u = 1^T E 1 / P`` (``0 <= u <=
+    (P - 1) w``).  As ``E_ii = 0``, ``tr(J E) = -u``, so ``tr G = (P - 1 +
+    u) / 2`` and ``4 |G|_F^2 = P - 1 + 2 u + |J E J|_F^2``, where
+    ``|J E J|_F^2 = |E|_F^2 - 2 |E 1|^2 / P + (1^T E 1)^2 / P^2 <= |E|_F^2 -
+    u^2`` (``|E 1|^2 >= (1^T E 1)^2 / P``) and ``|E|_F^2 = sum e_ij^2 <= w
+    sum e_ij = w P u``.  Hence some ``u >= 0`` has
+    ``phi(u) = n (P - 1 + (2 + w P) u - u^2) - (P - 1 + u)^2 >= 0``.
+    ``phi`` is a concave quadratic with ``phi(0) = (P - 1)(n + 1 - P) < 0``
+    for ``P >= n + 2``; with ``b = n (2 + w P) - 2 (P - 1)`` it decreases
+    on ``u >= 0`` if ``b <= 0``, and otherwise its largest value is
+    ``phi(0) + b^2 / (4 (n + 1))``.  So ``b >= 2 sqrt((n + 1)(P - 1)(P - n
+    - 1))``, i.e. ``w >= 2 ((P - n - 1) + sqrt((n + 1)(P - 1)(P - n - 1))) /
+    (n P)``; a layout of diameter ``D`` has ``t = D``.
+
+    Equality needs every ``e_ij`` in ``{0, w}``, equal row sums of ``E`` and
+    ``n`` equal nonzero eigenvalues of ``G``.  The square (``P = 4``, ``n =
+    2``), the ten points ``e_i + e_j`` of ``R^5`` (in a 4-flat: ``P = 10``,
+    ``n = 4``) and the sixteen even-weight points of ``{0, 1}^5`` (``P = 16``,
+    ``n = 5``) attain it, all at ``sqrt 2``, so there the bound is exact; the
+    octahedron (``sqrt 2``, bound ``1.387``) does not.
+
+    Examples
+    --------
+    >>> round(gram_rank_lower(4, 2) ** 2, 12), round(gram_rank_lower(10, 4) ** 2, 12)
+    (2.0, 2.0)
+    >>> gram_rank_lower(4, 3)
+    0.0
+    """
+    if P < n + 2:
+        return 0.0
+    q = P - n - 1.0
+    w = 2.0 * (q + math.sqrt((n + 1.0) * (P - 1.0) * q)) / (n * float(P))
+    return math.sqrt(1.0 + w)
 
 
 def sum_of_squares_lower(P: int, n: int) -> float:
@@ -228,6 +276,7 @@ def unit_lower_candidates(P: int, n: int) -> list[tuple[float, str]]:
     out = [(1.0 if P >= 2 else 0.0, "margin")]
     out.append((obtuse_lower(P, n), "obtuse vectors (at most n + 1) + Jung"))
     out.append((spherical_code_lower(P, n), "Delsarte degree-2 bound on directions + Jung"))
+    out.append((gram_rank_lower(P, n), "rank of the Gram matrix on the squared distances"))
     out.append((sum_of_squares_lower(P, n), "sum of squares + Jung"))
     out.append((volume_lower(P, n), "volume packing + Jung"))
     out.append((blichfeldt_lower(P, n), "Blichfeldt 1929 finite packing + Jung"))
