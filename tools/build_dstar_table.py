@@ -15,7 +15,7 @@ the stored float32 coordinates; the lower end is
 
 Run from the repository root::
 
-    python tools/build_dstar_table.py            # about 12 minutes (733 s) on a shared 2-core machine
+    python tools/build_dstar_table.py            # about 12 minutes (733 s), shared 2-core machine
     python tools/build_dstar_table.py --quick    # constructions only, seconds
 
 Timing of the shipped data: see docs/dstar.md ("How the table is built").
