@@ -25,9 +25,12 @@ from isoapprox.packing.bounds import (
     gram_rank_lower,
     obtuse_lower,
     oler_lower,
+    planar_lp_certificates,
+    planar_lp_lower,
     spherical_code_lower,
     sum_of_squares_lower,
     unit_lower_candidates,
+    verify_planar_lp,
     volume_lower,
 )
 from isoapprox.packing.constructions import (
@@ -62,10 +65,11 @@ def _json():
 def test_record_and_key_numbers():
     r = d_star(16, 2, 0.2)
     assert isinstance(r, DStar) and r.in_table and not r.exact
-    # Oler: (pi / (2 sqrt 3)) D^2 + (pi / 2) D + 1 >= 16 gives D >= 3.2921
-    assert r.lower == pytest.approx(0.2 * 3.292083164, rel=1e-9)
+    # the planar LP certificate proves D >= 3.3137, above Oler's 3.2921
+    assert r.lower == pytest.approx(0.2 * planar_lp_lower(16), rel=1e-11)
+    assert r.lower > 0.2 * oler_lower(16) == pytest.approx(0.2 * 3.292083164, rel=1e-9)
     assert r.upper <= 0.7182 and r.value == r.upper
-    assert "Oler" in r.lower_source
+    assert "linear programming" in r.lower_source
     r = d_star(50, 16, 0.2)
     assert 0.2 < r.lower <= r.upper <= 0.2 * math.sqrt(2) * (1 + 2 * DSTAR_RTOL)
     r = d_star(64, 2)
@@ -294,6 +298,61 @@ def test_gram_rank_exact_on_two_distance_layouts():
     assert gram_rank_lower(6, 3) == pytest.approx(1.387425887, rel=1e-9)
     assert gram_rank_lower(5, 3) == pytest.approx(math.sqrt(5 / 3), rel=1e-14)
     assert gram_rank_lower(4, 3) == 0.0
+
+
+def _lp_file():
+    return json.loads((DATA / "dstar_planar_lp.json").read_text(encoding="utf-8"))["certificates"]
+
+
+def test_planar_lp_certificates_verify_and_stay_below_the_truth():
+    """Every shipped certificate passes the check; below the exact values (P <= 8) and the
+    table's layouts; f <= 0 at 20000 random points of [1, D] (independent of the grid)."""
+    from scipy.special import j0
+
+    certs = _lp_file()
+    assert sorted(planar_lp_certificates()) == [c["P"] for c in certs]
+    assert {9, 10, 11, 16} <= {c["P"] for c in certs}
+    rng = np.random.default_rng(3)
+    for c in certs:
+        P, D = c["P"], c["D"]
+        assert planar_lp_certificates()[P] == D
+        assert D < (PLANAR[P] if P in PLANAR else d_star(P, 2).upper)
+        rho, mu = np.array(c["rho"]), np.array(c["mu"])
+        assert (c["a0"] + mu.sum()) / c["a0"] < P
+        r = rng.uniform(1.0, D, size=20000)
+        assert np.all(c["a0"] + j0(np.multiply.outer(r, rho)) @ mu < 0.0), P
+    assert d_star(9, 2).lower >= 2.32 and "linear programming" in d_star(9, 2).lower_source
+
+
+def test_planar_lp_check_refuses_what_it_cannot_prove():
+    c = next(c for c in _lp_file() if c["P"] == 9)
+    args = dict(P=9, D=c["D"], rho=c["rho"], mu=c["mu"], a0=c["a0"], step=c["step"])
+    assert verify_planar_lp(**args)
+    assert not verify_planar_lp(**{**args, "D": c["D"] * 1.05})       # f > 0 somewhere
+    assert not verify_planar_lp(**{**args, "P": 8})                   # count f(0)/a0 >= 8
+    assert not verify_planar_lp(**{**args, "step": c["step"] * 100})  # allowance too wide
+    assert not verify_planar_lp(**{**args, "mu": [-m for m in c["mu"]]})
+    assert not verify_planar_lp(**{**args, "a0": -c["a0"]})
+    assert not verify_planar_lp(**{**args, "rho": c["rho"][:-1]})
+    assert not verify_planar_lp(**{**args, "D": float("nan")})
+
+
+def test_bessel_kernel_is_positive_definite_in_the_plane():
+    """sum_ij J_0(rho |x_i - x_j|) >= 0: the fact the LP bound rests on (brute force)."""
+    from scipy.special import j0
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        X = rng.uniform(-3, 3, size=(int(rng.integers(2, 15)), 2))
+        d = pairwise(X)
+        for rho in (0.3, 1.0, 2.4, 7.0, 29.0):
+            assert np.sum(j0(rho * d)) >= -1e-9
+
+
+def test_planar_lp_lower_is_monotone():
+    vals = [planar_lp_lower(P) for P in range(1, 80)]
+    assert all(b >= a for a, b in itertools.pairwise(vals))
+    assert vals[0] == 0.0 and vals[-1] == max(planar_lp_certificates().values())
 
 
 def test_formula_bounds_below_explicit_layouts():
