@@ -14,7 +14,7 @@ from typing import Any
 from .exceptions import IsoapproxError, MissingDependencyError
 
 __all__ = [
-    "axes_divider", "cvxpy", "distributed", "matplotlib", "sklearn_load_digits",
+    "axes_divider", "cvxpy", "distributed", "highspy", "matplotlib", "sklearn_load_digits",
     "threadpool_controller",
 ]
 
@@ -25,6 +25,13 @@ _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticke
 def cvxpy() -> ModuleType:
     """``cvxpy``, imported on first call."""
     return importlib.import_module("cvxpy")
+
+
+@functools.cache
+def highspy() -> ModuleType:
+    """``highspy`` (HiGHS), imported on first call (0.1 s; only the angular
+    branch-and-bound of :mod:`isoapprox.ideal._sector` needs it)."""
+    return importlib.import_module("highspy")
 
 
 @functools.cache

@@ -107,3 +107,12 @@ def test_private_names_stay_private():
 def _is_module(dotted: str) -> bool:
     rel = Path(*dotted.split("."))
     return (ROOT / rel).with_suffix(".py").is_file() or (ROOT / rel / "__init__.py").is_file()
+
+
+def test_import_loads_no_heavy_optional_module():
+    """`import isoapprox` leaves the lazy imports of isoapprox._lazy unloaded."""
+    heavy = ("cvxpy", "highspy", "matplotlib", "distributed", "sklearn")
+    script = f"import sys, isoapprox; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

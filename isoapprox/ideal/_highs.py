@@ -16,12 +16,14 @@ solved before.
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 
-import highspy
 import numpy as np
 from scipy.sparse import csc_matrix
+
+from .._lazy import highspy
 
 __all__ = ["TIGHT_TOLERANCE", "LPResult", "solve_lp"]
 
@@ -43,22 +45,27 @@ class LPResult:
     y: np.ndarray | None
 
 
-class _QuietHighs(highspy.Highs):
-    """A HiGHS instance without callbacks (none is used here).  Setting them up
+@functools.cache
+def _quiet_highs() -> type:
+    """``highspy.Highs`` without callbacks (none is used here).  Setting them up
     is what makes ``highspy.Highs()`` write HiGHS's banner to the process's
-    standard output, below Python, before any option can silence it."""
+    standard output, below Python, before any option can silence it.  Built
+    on first use, so that importing isoapprox does not import highspy."""
 
-    def enableCallbacks(self) -> None:  # noqa: N802 (highspy's name)
-        return None
+    class _QuietHighs(highspy().Highs):
+        def enableCallbacks(self) -> None:  # noqa: N802 (highspy's name)
+            return None
+
+    return _QuietHighs
 
 
 _local = threading.local()
 
 
-def _solver() -> _QuietHighs:
+def _solver():
     h = getattr(_local, "highs", None)
     if h is None:
-        h = _QuietHighs()
+        h = _quiet_highs()()
         h.silent()
         for name, value in (("presolve", "off"), ("threads", 1), ("random_seed", 0)):
             h.setOptionValue(name, value)
@@ -81,24 +88,24 @@ def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np
     xh = np.ascontiguousarray(xh, dtype=np.float64)
     m, n = A.shape
     M = csc_matrix(np.asarray(A, dtype=np.float64))
-    h = _solver()
+    h, hs = _solver(), highspy()
     tol = TIGHT_TOLERANCE if tight else _DEFAULT_TOLERANCE
     if _local.tolerance != tol:
         h.setOptionValue("primal_feasibility_tolerance", tol)
         h.setOptionValue("dual_feasibility_tolerance", tol)
         _local.tolerance = tol
     h.clearSolver()
-    status = h.passModel(n, m, int(M.nnz), int(highspy.MatrixFormat.kColwise),
-                         int(highspy.ObjSense.kMinimize), 0.0, c, xl, xh,
+    status = h.passModel(n, m, int(M.nnz), int(hs.MatrixFormat.kColwise),
+                         int(hs.ObjSense.kMinimize), 0.0, c, xl, xh,
                          np.full(m, -np.inf), b, M.indptr[:-1].astype(np.int32),
                          M.indices.astype(np.int32), M.data, np.zeros(n, dtype=np.int32))
-    if status == highspy.HighsStatus.kError:
+    if status == hs.HighsStatus.kError:
         return LPResult("failed", None, None)
     h.run()
     model_status = h.getModelStatus()
-    if model_status == highspy.HighsModelStatus.kInfeasible:
+    if model_status == hs.HighsModelStatus.kInfeasible:
         return LPResult("infeasible", None, None)
-    if model_status != highspy.HighsModelStatus.kOptimal:
+    if model_status != hs.HighsModelStatus.kOptimal:
         return LPResult("failed", None, None)
     sol = h.getSolution()
     x = np.array(sol.col_value, dtype=float)
