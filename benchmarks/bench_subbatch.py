@@ -3,7 +3,7 @@
 Batches (margin 0.2, classes balanced, labels ``k mod P``):
 
 - collapse: ``E = 1e-3 * standard normal``, ``(N, P, n)`` in ``(16, 4, 2)``,
-  ``(32, 8, 2)``, ``(64, 16, 2)``, ``(64, 16, 8)``;
+  ``(32, 8, 2)``, ``(64, 16, 2)``, ``(64, 16, 3)``, ``(64, 16, 4)``, ``(64, 16, 8)``;
 - spread out: ``E`` standard normal, 8 classes, ``(N, n)`` in ``(32, 8)``,
   ``(64, 8)``.
 
@@ -50,7 +50,7 @@ warnings.filterwarnings("ignore", category=ConvergenceWarning)
 
 MARGIN = 0.2
 NEW = ("sub_batch", "sub_batch_packing")
-COLLAPSE = [(16, 4, 2), (32, 8, 2), (64, 16, 2), (64, 16, 8)]
+COLLAPSE = [(16, 4, 2), (32, 8, 2), (64, 16, 2), (64, 16, 3), (64, 16, 4), (64, 16, 8)]
 SPREAD = [(32, 8, 8), (64, 8, 8)]
 
 
@@ -121,9 +121,11 @@ def main() -> None:
     args = ap.parse_args()
     records = run(args.time_limit, args.quick, args.iso_subproblems)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"time_limit": args.time_limit, "margin": MARGIN, "records": records}, f,
-                      indent=1)
+        from isoapprox.io import atomic_write_text, provenance, to_jsonable
+
+        atomic_write_text(args.json, json.dumps(to_jsonable(
+            {"time_limit": args.time_limit, "margin": MARGIN, "records": records,
+             "provenance": provenance()}), indent=1))
 
 
 if __name__ == "__main__":

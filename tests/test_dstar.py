@@ -23,14 +23,15 @@ from isoapprox.packing import (
 from isoapprox.packing.bounds import (
     blichfeldt_lower,
     gram_rank_lower,
+    lp_certificates,
+    lp_lower,
     obtuse_lower,
     oler_lower,
-    planar_lp_certificates,
-    planar_lp_lower,
+    sphere_kernel,
     spherical_code_lower,
     sum_of_squares_lower,
     unit_lower_candidates,
-    verify_planar_lp,
+    verify_lp,
     volume_lower,
 )
 from isoapprox.packing.constructions import (
@@ -66,7 +67,7 @@ def test_record_and_key_numbers():
     r = d_star(16, 2, 0.2)
     assert isinstance(r, DStar) and r.in_table and not r.exact
     # the planar LP certificate proves D >= 3.3137, above Oler's 3.2921
-    assert r.lower == pytest.approx(0.2 * planar_lp_lower(16), rel=1e-11)
+    assert r.lower == pytest.approx(0.2 * lp_lower(16, 2), rel=1e-11)
     assert r.lower > 0.2 * oler_lower(16) == pytest.approx(0.2 * 3.292083164, rel=1e-9)
     assert r.upper <= 0.7182 and r.value == r.upper
     assert "linear programming" in r.lower_source
@@ -301,58 +302,80 @@ def test_gram_rank_exact_on_two_distance_layouts():
 
 
 def _lp_file():
-    return json.loads((DATA / "dstar_planar_lp.json").read_text(encoding="utf-8"))["certificates"]
+    return json.loads((DATA / "dstar_lp.json").read_text(encoding="utf-8"))["certificates"]
 
 
-def test_planar_lp_certificates_verify_and_stay_below_the_truth():
-    """Every shipped certificate passes the check; below the exact values (P <= 8) and the
-    table's layouts; f <= 0 at 20000 random points of [1, D] (independent of the grid)."""
-    from scipy.special import j0
-
+def test_lp_certificates_verify_and_stay_below_the_truth():
+    """Every shipped certificate passes the check; below the exact planar values (P <= 8)
+    and the table's layouts; f <= 0 at 5000 random points of [1, D] (off the grid)."""
     certs = _lp_file()
-    assert sorted(planar_lp_certificates()) == [c["P"] for c in certs]
-    assert {9, 10, 11, 16} <= {c["P"] for c in certs}
+    assert sorted(lp_certificates()) == sorted((c["P"], c["n"]) for c in certs)
+    assert {(9, 2), (10, 2), (11, 2), (16, 2), (16, 3)} <= set(lp_certificates())
     rng = np.random.default_rng(3)
     for c in certs:
-        P, D = c["P"], c["D"]
-        assert planar_lp_certificates()[P] == D
-        assert D < (PLANAR[P] if P in PLANAR else d_star(P, 2).upper)
+        P, n, D = c["P"], c["n"], c["D"]
+        assert lp_certificates()[P, n] == D
+        assert D < (PLANAR[P] if n == 2 and P in PLANAR else d_star(P, n).upper)
         rho, mu = np.array(c["rho"]), np.array(c["mu"])
         assert (c["a0"] + mu.sum()) / c["a0"] < P
-        r = rng.uniform(1.0, D, size=20000)
-        assert np.all(c["a0"] + j0(np.multiply.outer(r, rho)) @ mu < 0.0), P
+        r = rng.uniform(1.0, D, size=5000)
+        assert np.all(c["a0"] + sphere_kernel(n, np.multiply.outer(r, rho)) @ mu < 0.0), (P, n)
     assert d_star(9, 2).lower >= 2.32 and "linear programming" in d_star(9, 2).lower_source
 
 
-def test_planar_lp_check_refuses_what_it_cannot_prove():
-    c = next(c for c in _lp_file() if c["P"] == 9)
-    args = dict(P=9, D=c["D"], rho=c["rho"], mu=c["mu"], a0=c["a0"], step=c["step"])
-    assert verify_planar_lp(**args)
-    assert not verify_planar_lp(**{**args, "D": c["D"] * 1.05})       # f > 0 somewhere
-    assert not verify_planar_lp(**{**args, "P": 8})                   # count f(0)/a0 >= 8
-    assert not verify_planar_lp(**{**args, "step": c["step"] * 100})  # allowance too wide
-    assert not verify_planar_lp(**{**args, "mu": [-m for m in c["mu"]]})
-    assert not verify_planar_lp(**{**args, "a0": -c["a0"]})
-    assert not verify_planar_lp(**{**args, "rho": c["rho"][:-1]})
-    assert not verify_planar_lp(**{**args, "D": float("nan")})
+def test_lp_check_refuses_what_it_cannot_prove():
+    for key in ((9, 2), (16, 3)):
+        c = next(c for c in _lp_file() if (c["P"], c["n"]) == key)
+        args = dict(P=c["P"], n=c["n"], D=c["D"], rho=c["rho"], mu=c["mu"], a0=c["a0"],
+                    step=c["step"])
+        assert verify_lp(**args)
+        assert not verify_lp(**{**args, "D": c["D"] * 1.05})  # f > 0 somewhere
+        assert not verify_lp(**{**args, "P": c["P"] - 1})  # count f(0)/a0 >= P - 1
+        assert not verify_lp(**{**args, "n": c["n"] - 1})  # another kernel
+        assert not verify_lp(**{**args, "step": c["step"] * 100})  # allowance too wide
+        assert not verify_lp(**{**args, "mu": [-m for m in c["mu"]]})
+        assert not verify_lp(**{**args, "a0": -c["a0"]})
+        assert not verify_lp(**{**args, "rho": c["rho"][:-1]})
+        assert not verify_lp(**{**args, "D": float("nan")})
 
 
-def test_bessel_kernel_is_positive_definite_in_the_plane():
-    """sum_ij J_0(rho |x_i - x_j|) >= 0: the fact the LP bound rests on (brute force)."""
-    from scipy.special import j0
+def test_sphere_kernel_closed_forms_and_positive_definite():
+    """Omega_n: J_0, sin x / x, 2 J_1(x) / x; |Omega_n''| <= 1/n; sum_ij Omega_n(rho d_ij) >= 0
+    on random point sets (brute force): the facts the LP bound rests on."""
+    from scipy.special import j0, j1
 
-    rng = np.random.default_rng(4)
-    for _ in range(200):
-        X = rng.uniform(-3, 3, size=(int(rng.integers(2, 15)), 2))
+    x = np.linspace(0.0, 60.0, 6001)
+    assert np.allclose(sphere_kernel(2, x), j0(x), rtol=0, atol=1e-15)
+    assert np.allclose(sphere_kernel(3, x[1:]), np.sin(x[1:]) / x[1:], rtol=0, atol=1e-15)
+    assert np.allclose(sphere_kernel(4, x[1:]), 2 * j1(x[1:]) / x[1:], rtol=0, atol=1e-14)
+    # the sphere average: mean of cos(x u_1) over uniform unit vectors u
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 5, 8):
+        u = rng.normal(size=(200000, n))
+        u1 = u[:, 0] / np.linalg.norm(u, axis=1)
+        for xv in (0.5, 2.0, 7.0):
+            assert float(sphere_kernel(n, np.array([xv]))[0]) == pytest.approx(
+                np.mean(np.cos(xv * u1)), abs=5e-3)
+        h = x[1] - x[0]
+        f = sphere_kernel(n, x)
+        second = (f[2:] - 2 * f[1:-1] + f[:-2]) / (h * h)
+        assert np.max(np.abs(second)) <= 1.0 / n + 1e-6
+    for _ in range(100):
+        n = int(rng.integers(2, 6))
+        X = rng.uniform(-3, 3, size=(int(rng.integers(2, 15)), n))
         d = pairwise(X)
         for rho in (0.3, 1.0, 2.4, 7.0, 29.0):
-            assert np.sum(j0(rho * d)) >= -1e-9
+            assert np.sum(sphere_kernel(n, rho * d)) >= -1e-9
 
 
-def test_planar_lp_lower_is_monotone():
-    vals = [planar_lp_lower(P) for P in range(1, 80)]
-    assert all(b >= a for a, b in itertools.pairwise(vals))
-    assert vals[0] == 0.0 and vals[-1] == max(planar_lp_certificates().values())
+def test_lp_lower_is_monotone():
+    for n in (2, 3, 4, 8):
+        vals = [lp_lower(P, n) for P in range(1, 80)]
+        assert all(b >= a for a, b in itertools.pairwise(vals))
+        assert vals[0] == 0.0
+    for P in (9, 16, 40, 64):
+        vals = [lp_lower(P, n) for n in range(2, 12)]
+        assert all(b <= a for a, b in itertools.pairwise(vals))
 
 
 def test_formula_bounds_below_explicit_layouts():

@@ -220,10 +220,10 @@ def test_collapsed_iso_batch_gets_a_larger_lower_end():
 def test_collapsed_haus_batch_radius_form(n, factor):
     """64 points within ~1e-3 of the origin, 16 classes, margin 0.2: half the
     packing bound is 0.122 (R^8, where the rank of the Gram matrix gives
-    D*(16, 8) >= 1.26 margin) and 0.327 (R^2, where Oler's inequality gives
-    D*(16, 2) >= 3.29 margin); the radius form gives 0.140 and 0.328 (best
-    values found 0.141 and 0.362): a gain of 14 % in R^8, none to speak of in
-    the plane, and never below half the packing bound."""
+    D*(16, 8) >= 1.26 margin) and 0.329 (R^2, where a linear-programming
+    certificate gives D*(16, 2) >= 3.31 margin); the radius form gives 0.140
+    and 0.330 (best values found 0.141 and 0.362): a gain of 14 % in R^8, none
+    to speak of in the plane, and never below half the packing bound."""
     E = 1e-3 * np.random.default_rng(0).normal(size=(64, n))
     y = np.arange(64) % 16
     half = packing_distance_bound(y, n, 0.2, ref.diameter(E)) / 2.0

@@ -380,7 +380,7 @@ def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
     (0.5, True)
     >>> r = d_star(16, 2, 0.2)
     >>> round(r.lower, 4), r.lower_source
-    (0.6627, 'linear programming in the plane (certificate in dstar_planar_lp.json)')
+    (0.6627, 'linear programming (certificate in dstar_lp.json)')
     """
     P = check_int(P, "P", minimum=1)
     n = check_int(n, "n", minimum=1)

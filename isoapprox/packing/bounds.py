@@ -4,8 +4,8 @@
 pairwise distances are all ``>= 1`` (unit separation).  Every ``*_lower``
 function here returns a lower bound of it, or ``0.0`` where its argument
 does not apply: a closed formula with its proof in the docstring, or, for
-:func:`planar_lp_lower`, the largest value proven by shipped certificates
-that :func:`verify_planar_lp` checks when they are read.  None checks its
+:func:`lp_lower`, the largest value proven by shipped certificates that
+:func:`verify_lp` checks when they are read.  None checks its
 arguments (``P >= 1`` and ``n >= 1`` are integers) and none
 applies a rounding allowance: :func:`unit_lower_candidates` lists them and
 :func:`isoapprox.packing.d_star` takes the largest, lowered by
@@ -38,7 +38,9 @@ import math
 from pathlib import Path
 
 import numpy as np
+from scipy.special import gamma as _gamma
 from scipy.special import j0 as _j0
+from scipy.special import jv as _jv
 
 __all__ = [
     "PLANAR_EXACT",
@@ -47,9 +49,10 @@ __all__ = [
     "gram_rank_lower",
     "obtuse_lower",
     "oler_lower",
-    "planar_lp_certificates",
-    "planar_lp_lower",
-    "verify_planar_lp",
+    "lp_certificates",
+    "lp_lower",
+    "sphere_kernel",
+    "verify_lp",
     "spherical_code_lower",
     "sum_of_squares_lower",
     "unit_lower_candidates",
@@ -274,8 +277,8 @@ def oler_lower(P: int) -> float:
     return 2.0 * c / (b + math.sqrt(b * b + 4.0 * a * c))
 
 
-#: where the certificates of :func:`planar_lp_lower` are shipped
-PLANAR_LP_FILE = Path(__file__).resolve().parent / "data" / "dstar_planar_lp.json"
+#: where the certificates of :func:`lp_lower` are shipped
+LP_FILE = Path(__file__).resolve().parent / "data" / "dstar_lp.json"
 #: allowance for the float64 evaluation of ``f`` (relative to ``f(0)``): far above
 #: the rounding of a sum of at most a few hundred terms of size ``<= f(0)``
 _LP_EVAL_RTOL = 1e-9
@@ -283,37 +286,62 @@ _LP_EVAL_RTOL = 1e-9
 _LP_COUNT_RTOL = 1e-9
 
 
-def verify_planar_lp(P: int, D: float, rho, mu, a0: float, step: float) -> bool:
-    """Whether ``(rho, mu, a0)`` proves that no ``P`` points of the plane with
-    pairwise distances ``>= 1`` have diameter ``<= D`` (so ``D*(P, 2, 1) > D``).
+def sphere_kernel(n: int, x) -> np.ndarray:
+    """``Omega_n(x) = Gamma(n/2) (2/x)^(n/2 - 1) J_(n/2 - 1)(x)``, ``Omega_n(0) = 1``.
 
-    The certificate is ``f(r) = a0 + sum_k mu_k J_0(rho_k r)`` with ``a0 > 0``,
-    ``mu_k >= 0``, ``rho_k > 0``; it proves the claim when ``f(0) / a0 < P``
-    and ``f <= 0`` on ``[1, D]``.
+    The mean of ``cos(x u_1)`` over unit vectors ``u`` of ``R^n``: so
+    ``y -> Omega_n(rho |y|)`` is positive definite on ``R^n`` (the Fourier
+    transform of the uniform measure on the sphere of radius ``rho``), and
+    ``|Omega_n''| <= mean(u_1^2) = 1/n``.  ``J_0`` in the plane,
+    ``sin(x) / x`` in ``R^3``; float64, ``x >= 0``.
 
-    Proof (the linear-programming bound of Delsarte, Goethals & Seidel in
-    the plane).  ``x -> J_0(rho |x|)`` is positive definite on ``R^2`` (it
-    is the mean of ``cos(rho <e, x>)`` over unit vectors ``e``), so for any
-    points ``sum_{i,j} J_0(rho |x_i - x_j|) >= 0`` and hence
+    Examples
+    --------
+    >>> float(sphere_kernel(3, np.pi)) < 1e-16, float(sphere_kernel(2, 0.0))
+    (True, 1.0)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if n == 2:
+        return _j0(x)
+    if n == 3:
+        return np.sinc(x / np.pi)
+    nu = 0.5 * n - 1.0
+    out = np.ones_like(x)
+    pos = x > 0.0
+    xp = x[pos]
+    out[pos] = _gamma(0.5 * n) * (2.0 / xp) ** nu * _jv(nu, xp)
+    return out
+
+
+def verify_lp(P: int, n: int, D: float, rho, mu, a0: float, step: float) -> bool:
+    """Whether ``(rho, mu, a0)`` proves that no ``P`` points of ``R^n`` with
+    pairwise distances ``>= 1`` have diameter ``<= D`` (so ``D*(P, n, 1) > D``).
+
+    The certificate is ``f(r) = a0 + sum_k mu_k Omega_n(rho_k r)``
+    (:func:`sphere_kernel`) with ``a0 > 0``, ``mu_k >= 0``, ``rho_k > 0``; it
+    proves the claim when ``f(0) / a0 < P`` and ``f <= 0`` on ``[1, D]``.
+
+    Proof (the linear-programming bound of Delsarte, Goethals & Seidel, in
+    ``R^n``).  ``y -> Omega_n(rho |y|)`` is positive definite, so for any
+    points ``sum_{i,j} Omega_n(rho |x_i - x_j|) >= 0`` and hence
     ``sum_{i,j} f(|x_i - x_j|) >= a0 P^2``.  If every distance ``i != j``
     lies in ``[1, D]``, the left side is ``<= P f(0)``: ``P <= f(0) / a0``.
 
     Checked in float64 with allowances: ``f`` is evaluated on the grid
-    ``1, 1 + step, ...`` below ``D``, and at ``D``.  As ``J_0(x) = (1/pi) int_0^pi
-    cos(x sin t) dt``, ``|J_0''| <= (1/pi) int_0^pi sin^2 t dt = 1/2``, so
-    ``|f''| <= M = sum_k mu_k rho_k^2 / 2`` and between two grid points ``f``
-    exceeds the larger of its two values by at most ``M step^2 / 8`` (the
-    error of linear interpolation).  The evaluation error is allowed
-    ``1e-9 f(0)`` and the count ``f(0) / a0`` must be below ``P (1 - 1e-9)``.
-    Pure and deterministic; evaluated in blocks (memory ``O(len(rho))`` per
-    row).
+    ``1, 1 + step, ...`` below ``D``, and at ``D``.  As ``|Omega_n''| <=
+    1/n``, ``|f''| <= M = sum_k mu_k rho_k^2 / n`` and between two grid
+    points ``f`` exceeds the larger of its two values by at most ``M step^2 /
+    8`` (the error of linear interpolation).  The evaluation error is
+    allowed ``1e-9 f(0)`` and the count ``f(0) / a0`` must be below ``P (1 -
+    1e-9)``.  Pure and deterministic; evaluated in blocks (memory
+    ``O(len(rho))`` per row).
     """
     rho = np.asarray(rho, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
     vals = (D, a0, step)
     if rho.shape != mu.shape or rho.ndim != 1 or not all(math.isfinite(v) for v in vals):
         return False
-    if not (D > 1.0 and a0 > 0.0 and step > 0.0) or not np.all(np.isfinite(rho)):
+    if not (n >= 2 and D > 1.0 and a0 > 0.0 and step > 0.0) or not np.all(np.isfinite(rho)):
         return False
     if not (np.all(rho > 0.0) and np.all(mu >= 0.0) and np.all(np.isfinite(mu))):
         return False
@@ -323,47 +351,48 @@ def verify_planar_lp(P: int, D: float, rho, mu, a0: float, step: float) -> bool:
     m = math.ceil((D - 1.0) / step)
     if m > 10**7:
         return False
-    slack = 0.5 * float(np.dot(mu, rho * rho)) * step * step / 8.0 + _LP_EVAL_RTOL * f0
+    slack = float(np.dot(mu, rho * rho)) / n * step * step / 8.0 + _LP_EVAL_RTOL * f0
     for lo in range(0, m + 1, 4096):
         # the grid 1, 1 + step, ... below D, then D itself (no spacing above step)
         r = 1.0 + step * np.arange(lo, min(m, lo + 4096), dtype=np.float64)
         if lo + 4096 > m:
             r = np.append(r, D)
-        if float(np.max(a0 + _j0(np.multiply.outer(r, rho)) @ mu)) + slack > 0.0:
+        if float(np.max(a0 + sphere_kernel(n, np.multiply.outer(r, rho)) @ mu)) + slack > 0.0:
             return False
     return True
 
 
 @functools.lru_cache(maxsize=1)
-def planar_lp_certificates() -> dict[int, float]:
-    """``{P: D}`` for every shipped certificate that :func:`verify_planar_lp` accepts.
+def lp_certificates() -> dict[tuple[int, int], float]:
+    """``{(P, n): D}`` for every shipped certificate that :func:`verify_lp` accepts.
 
-    The certificates (``isoapprox/packing/data/dstar_planar_lp.json``) are
-    built offline by ``tools/build_planar_lp.py``; one that does not verify
+    The certificates (``isoapprox/packing/data/dstar_lp.json``) are built
+    offline by ``tools/build_lp_certificates.py``; one that does not verify
     is left out (it never happens with the shipped file: tested).
     """
-    doc = json.loads(PLANAR_LP_FILE.read_text(encoding="utf-8"))
+    doc = json.loads(LP_FILE.read_text(encoding="utf-8"))
     out = {}
     for c in doc["certificates"]:
-        if verify_planar_lp(c["P"], c["D"], c["rho"], c["mu"], c["a0"], c["step"]):
-            out[int(c["P"])] = float(c["D"])
+        if verify_lp(c["P"], c["n"], c["D"], c["rho"], c["mu"], c["a0"], c["step"]):
+            out[int(c["P"]), int(c["n"])] = float(c["D"])
     return out
 
 
-def planar_lp_lower(P: int) -> float:
-    """Planar bound from the shipped linear-programming certificates.
+def lp_lower(P: int, n: int) -> float:
+    """Lower bound from the shipped linear-programming certificates.
 
-    The largest certified ``D`` over the certificates of ``P' <= P`` points
-    (``D*`` is non-decreasing in ``P``), ``0.0`` if there is none; each is
-    checked by :func:`verify_planar_lp` when the file is first read.
+    The largest certified ``D`` over the certificates of ``(P', n')`` with
+    ``P' <= P`` and ``n' >= n`` (``D*`` is non-decreasing in ``P`` and
+    non-increasing in ``n``), ``0.0`` if there is none; each is checked by
+    :func:`verify_lp` when the file is first read.
 
     Examples
     --------
-    >>> 2.32 < planar_lp_lower(9) < 2.33
+    >>> 2.32 < lp_lower(9, 2) < 2.33
     True
     """
-    cert = planar_lp_certificates()
-    return max((D for p, D in cert.items() if p <= P), default=0.0)
+    cert = lp_certificates()
+    return max((D for (p, q), D in cert.items() if p <= P and q >= n), default=0.0)
 
 
 def unit_lower_candidates(P: int, n: int) -> list[tuple[float, str]]:
@@ -386,6 +415,6 @@ def unit_lower_candidates(P: int, n: int) -> list[tuple[float, str]]:
     out.append((blichfeldt_lower(P, n), "Blichfeldt 1929 finite packing + Jung"))
     if n == 2:
         out.append((oler_lower(P), "Oler 1961 + isodiametric + Rosenthal-Szasz"))
-        out.append((planar_lp_lower(P), "linear programming in the plane (certificate in "
-                                        "dstar_planar_lp.json)"))
+    if n >= 2:
+        out.append((lp_lower(P, n), "linear programming (certificate in dstar_lp.json)"))
     return out
