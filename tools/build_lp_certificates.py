@@ -22,7 +22,7 @@ certificate, never a wrong one.
 
 Run from the repository root::
 
-    python tools/build_lp_certificates.py     # about 20 minutes on one core
+    python tools/build_lp_certificates.py   # about an hour on one core (3439 s, shared machine)
 """
 
 from __future__ import annotations
