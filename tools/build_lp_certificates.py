@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from isoapprox.packing.bounds import (  # noqa: E402
     LP_FILE,
     PLANAR_EXACT,
+    lp_curvature,
     sphere_kernel,
     unit_lower_candidates,
     verify_lp,
@@ -73,7 +74,7 @@ def certificate(P: int, n: int, D: float) -> dict | None:
     keep = res.x[1:] > 1e-12
     rho = [float(v) for v in RHO[keep]]
     mu = [float(v) for v in res.x[1:][keep]]
-    curv = float(np.dot(mu, np.square(rho))) / n  # >= max |f''|
+    curv = lp_curvature(n, rho, mu)  # >= max |f''|
     step = float(np.sqrt(2.0 * ETA / max(curv, 1e-300)))  # curv step^2 / 8 = ETA / 4
     if not verify_lp(P, n, D, rho, mu, a0, step):
         return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csc_matrix
@@ -62,7 +63,7 @@ def _quiet_highs() -> type:
 _local = threading.local()
 
 
-def _solver():
+def _solver() -> Any:
     h = getattr(_local, "highs", None)
     if h is None:
         h = _quiet_highs()()

@@ -50,6 +50,7 @@ __all__ = [
     "obtuse_lower",
     "oler_lower",
     "lp_certificates",
+    "lp_curvature",
     "lp_lower",
     "sphere_kernel",
     "verify_lp",
@@ -313,6 +314,20 @@ def sphere_kernel(n: int, x) -> np.ndarray:
     return out
 
 
+def lp_curvature(n: int, rho, mu) -> float:
+    """``M = sum_k mu_k rho_k^2 / n``, a bound of ``|f''|`` for a certificate of
+    :func:`verify_lp` (``|Omega_n''| <= 1/n``, :func:`sphere_kernel`); its
+    check allows ``M step^2 / 8`` between grid points.
+
+    Examples
+    --------
+    >>> lp_curvature(2, [1.0, 2.0], [0.5, 0.25])
+    0.75
+    """
+    return float(np.dot(np.asarray(mu, dtype=np.float64),
+                        np.square(np.asarray(rho, dtype=np.float64)))) / n
+
+
 def verify_lp(P: int, n: int, D: float, rho, mu, a0: float, step: float) -> bool:
     """Whether ``(rho, mu, a0)`` proves that no ``P`` points of ``R^n`` with
     pairwise distances ``>= 1`` have diameter ``<= D`` (so ``D*(P, n, 1) > D``).
@@ -351,7 +366,7 @@ def verify_lp(P: int, n: int, D: float, rho, mu, a0: float, step: float) -> bool
     m = math.ceil((D - 1.0) / step)
     if m > 10**7:
         return False
-    slack = float(np.dot(mu, rho * rho)) / n * step * step / 8.0 + _LP_EVAL_RTOL * f0
+    slack = lp_curvature(n, rho, mu) * step * step / 8.0 + _LP_EVAL_RTOL * f0
     for lo in range(0, m + 1, 4096):
         # the grid 1, 1 + step, ... below D, then D itself (no spacing above step)
         r = 1.0 + step * np.arange(lo, min(m, lo + 4096), dtype=np.float64)
