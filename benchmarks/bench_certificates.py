@@ -3,11 +3,12 @@
 Every instance is solved twice in the same process with the same seed:
 ``max_nodes=0`` (column ``before``: the search without any spatial
 branch-and-bound) and ``nearest_ideal``'s defaults (column ``after``: the
-interval search of ``isoapprox.ideal._bnb`` for ``"iso"`` and on the line,
-the angular search of ``isoapprox.ideal._sector`` for ``"haus"`` in the
-plane).  Reported per cell and objective: the certified share
-(``tol = 1e-6``), the median and 90th percentile wall time, the median and
-90th percentile relative gap, how often the branch-and-bound ran
+order search of ``isoapprox.ideal._line`` on the line, the interval search
+of ``isoapprox.ideal._bnb`` for ``"iso"`` in the plane, the angular search
+of ``isoapprox.ideal._sector`` for ``"haus"`` in the plane).  Reported per
+cell and objective: the certified share (``tol = 1e-6``), the median and
+90th percentile wall time, the median and 90th percentile relative gap,
+how often the branch-and-bound ran
 (``"branch_and_bound"`` in ``bounds``) and how often it gave the lower end of
 the bracket.
 
@@ -16,12 +17,14 @@ Cells:
 - ``N5R2``: the toys of ``bench_nearest_ideal.py`` (``N = 5`` in ``R^2``,
   layouts ``00112``, ``00011``, ``00111``, margins 0 and 1, standard normal
   points; 300 instances, ``--quick`` 48);
-- ``N6R1`` ... ``N10R2``, ``N5R3``, ``N8R3``: ``N`` points in ``R^n`` (the
-  name says both), standard normal, labels uniform over three classes
+- ``N6R1`` ... ``N10R2``, ``N5R3``, ``N8R3``, ``N16R1``, ``N32R1``: ``N``
+  points in ``R^n`` (the name says both), standard normal, labels uniform
+  over three classes
   (redrawn until they admit a triplet), margins 0 and 1 alternating
   (``--per-cell`` instances each, ``--quick`` 6);
-- ``N5R2c``, ``N8R2c``, ``N10R2c``: near-collapsed, the points ``0.05`` times
-  standard normal and margin 1 (the collapse regime of a network's batch).
+- ``N5R2c``, ``N8R2c``, ``N10R2c``, ``N10R1c``: near-collapsed, the points
+  ``0.05`` times standard normal and margin 1 (the collapse regime of a
+  network's batch).
 
 Run from the repository root::
 
@@ -29,6 +32,8 @@ Run from the repository root::
     PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N5R2
     PYTHONPATH=$PWD python benchmarks/bench_certificates.py --per-cell 10 --cells N6R1 N6R2 \
         N7R1 N7R2 N8R1 N8R2 N10R1 N10R2 N5R3 N8R3 N5R2c N8R2c N10R2c
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --per-cell 20 --cells N6R1 N7R1 \
+        N8R1 N10R1 N10R1c N16R1 N32R1
 
 Timings are wall-clock medians of single calls (kernels compiled in a
 warm-up first); compare the two columns of one run, not runs on different
@@ -58,7 +63,7 @@ LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
 MARGINS = [0.0, 1.0]
 TOL = 1e-6
 CELLS = ("N5R2", "N6R1", "N6R2", "N7R1", "N7R2", "N8R1", "N8R2", "N10R1", "N10R2",
-         "N5R3", "N8R3", "N5R2c", "N8R2c", "N10R2c")
+         "N5R3", "N8R3", "N5R2c", "N8R2c", "N10R2c", "N16R1", "N32R1", "N10R1c")
 #: scale of the points of a near-collapsed cell (suffix ``c``; margin 1)
 COLLAPSED_SCALE = 0.05
 

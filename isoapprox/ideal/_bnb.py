@@ -1,5 +1,9 @@
 """Spatial branch-and-bound: a proven lower bound for small instances in R^1 and R^2.
 
+On the line the search is the order search of :mod:`._line`; in the plane,
+boxes of the coordinates (this module) and cones of directions
+(:mod:`._sector`).
+
 Design notes: docs/zero_loss.md, section ``isoapprox.ideal._bnb``.
 """
 
@@ -13,6 +17,7 @@ import numpy as np
 
 from ..kernels import bnb as KB
 from ..tolerances import BNB_RTOL, FLOOR_RTOL
+from ._line import line_search
 from ._local import slsqp_epigraph
 from ._problem import Problem
 from ._sector import SECTOR_MAX_LP, lp_budget, sector_search
@@ -24,6 +29,7 @@ __all__ = [
     "BNB_MAX_POINTS",
     "BNB_MAX_POLISH",
     "BNB_MAX_REPORTS",
+    "LINE_MAX_POINTS",
     "applies",
     "branch_and_bound",
     "data_allowance",
@@ -35,8 +41,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: the search runs for at most this many points ...
+#: the search runs for at most this many points in the plane ...
 BNB_MAX_POINTS = 10
+#: ... and on the line (the order search of :mod:`._line`: its node LPs have
+#: ``N (N - 1) / 2 + N + 1`` columns and a row per triplet, dense; at 32 points
+#: about 50 ms each on the 2-core machine)
+LINE_MAX_POINTS = 32
 #: ... in at most this many dimensions (the boxes live in ``R^(N n)``: beyond
 #: that the node budget is spent long before the boxes are small)
 BNB_MAX_DIM = 2
@@ -79,8 +89,11 @@ class SearchState(Protocol):
 
 
 def applies(prob: Problem) -> bool:
-    """Whether the search runs: triplet family, ``N <= BNB_MAX_POINTS``, ``n <= BNB_MAX_DIM``."""
-    return prob.pairs is None and prob.N <= BNB_MAX_POINTS and prob.n <= BNB_MAX_DIM
+    """Whether the search runs: triplet family and ``N <= LINE_MAX_POINTS`` on the
+    line, ``N <= BNB_MAX_POINTS`` in the plane."""
+    if prob.pairs is not None or prob.n > BNB_MAX_DIM:
+        return False
+    return prob.N <= (LINE_MAX_POINTS if prob.n == 1 else BNB_MAX_POINTS)
 
 
 def triplet_table(prob: Problem) -> np.ndarray:
@@ -224,11 +237,12 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     max_nodes : int
         Node budget (deterministic); ``0`` switches the search off.
     max_lps : int, default ``BNB_MAX_LP``
-        LP budget of the angular search (:mod:`._sector`), which replaces
-        the interval search for ``"haus"`` in the plane and follows it for
-        ``"iso"`` in the plane (with half the budget), for up to five
-        points (scaled by ``(5 / N)^2`` beyond: :func:`._sector.lp_budget`);
-        ``0`` switches it off.
+        LP budget of the searches by linear programmes: the order search on
+        the line (:mod:`._line`), which replaces the interval search there;
+        the angular search (:mod:`._sector`), which replaces it for
+        ``"haus"`` in the plane and follows it for ``"iso"`` in the plane
+        (with half the budget); for up to five points (scaled by ``(5 /
+        N)^2`` beyond: :func:`._sector.lp_budget`); ``0`` switches them off.
     local : callable or None
         ``local(G)``: the caller's local solve (its solver family) from a
         normalised point, offering its result to ``S``; used to polish the
@@ -252,7 +266,9 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     tree.  Box centres that turn out separated below ``T`` are polished by
     SLSQP and offered to the incumbent, which lowers ``T``.
 
-    For ``"haus"`` in the plane the boxes give way to the cones of
+    On the line the boxes give way to the order search of
+    :func:`._line.line_search`, which ends with the optimum (a leaf of its
+    tree is one LP).  For ``"haus"`` in the plane the boxes give way to the cones of
     :func:`._sector.sector_search` (the interval bounds need boxes as small
     as the gap near the optimum: in the plane they certified none of the
     open five-point toys).
@@ -272,6 +288,11 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
         if budget <= 0:
             return None
         return _sector_phase(S, trip, T, budget, local) - data_allowance(E_caller, prob)
+    if prob.n == 1:
+        budget = lp_budget(max_lps, prob.N)
+        if budget <= 0:
+            return None
+        return _line_phase(S, trip, T, budget, local) - data_allowance(E_caller, prob)
     tree = _Tree(*root_boxes(prob, T))
     out = np.zeros_like(prob.E)
     polished = reported = 0
@@ -307,6 +328,31 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
         if budget > 0:
             lower = max(lower, _sector_phase(S, trip, T, budget, local, gauged=True))
     return lower - data_allowance(E_caller, prob)
+
+
+def _line_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
+                local: Callable[[np.ndarray], None]) -> float:
+    """The order search on the line (:func:`._line.line_search`) below level ``T``;
+    every LP point is offered to the incumbent (repaired and re-scored there),
+    a few are polished by the caller's local solve, and an improvement lowers
+    the level."""
+    prob = S.prob
+    gauge = gauge_points(prob.E)[:2] if prob.objective == "iso" else None
+
+    def offer(F: np.ndarray) -> float:
+        S.offer(F, "branch_and_bound")
+        return min(T, _target(S))
+
+    def polish(F: np.ndarray) -> float:
+        local(F.copy())
+        return min(T, _target(S))
+
+    bound, n_lp, level = line_search(prob.E, trip, prob.alpha, T, max_lps,
+                                     objective=prob.objective, gauge=gauge, offer=offer,
+                                     stop=lambda: S.time_left() <= 0, polish=polish)
+    logger.debug("branch_and_bound (order): %d LPs, bound %.12g, level %.12g", n_lp, bound,
+                 level)
+    return bound
 
 
 def _slsqp_polish(S: SearchState) -> Callable[[np.ndarray], None]:

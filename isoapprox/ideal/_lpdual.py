@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..tolerances import LP_DUAL_RTOL
+from ._highs import solve_lp
 
-__all__ = ["dual_multipliers", "safe_dual_bound"]
+__all__ = ["certified_lp", "dual_multipliers", "proven_infeasible", "safe_dual_bound"]
 
 
 def dual_multipliers(res) -> np.ndarray | None:
@@ -70,3 +71,41 @@ def safe_dual_bound(c, A, b, lo, hi, y) -> float:
         return -np.inf
     mag = float(np.abs(b) @ y) + float(mag_r @ np.maximum(np.abs(lo), np.abs(hi)))
     return bound - LP_DUAL_RTOL * (1.0 + mag)
+
+
+def proven_infeasible(A, b, xl, xh) -> bool:
+    """Whether the rows ``A x <= b`` are proven to have no solution in the box.
+
+    The phase-one LP ``min s`` s.t. ``A x - s <= b``, ``xl <= x <= xh``,
+    ``0 <= s <= big`` (``big`` exceeds every row's excess in the box, so the
+    box of ``s`` cuts nothing) has optimum 0 exactly when the rows are
+    feasible; a certified positive lower bound (:func:`safe_dual_bound`)
+    proves they are not.
+    """
+    m, nv = A.shape
+    A1 = np.hstack([A, -np.ones((m, 1))])
+    big = 1.0 + float(np.max(np.abs(b))) + float(np.sum(np.abs(A) @ np.maximum(np.abs(xl),
+                                                                                 np.abs(xh))))
+    l1 = np.concatenate([xl, [0.0]])
+    h1 = np.concatenate([xh, [big]])
+    c1 = np.zeros(nv + 1)
+    c1[-1] = 1.0
+    res = solve_lp(c1, A1, b, l1, h1)
+    return res.status == "optimal" and safe_dual_bound(c1, A1, b, l1, h1, res.y) > 0.0
+
+
+def certified_lp(c, A, b, xl, xh, *, tight: bool = True) -> tuple[float, np.ndarray | None]:
+    """``min c.x`` s.t. ``A x <= b``, ``xl <= x <= xh`` through HiGHS, with a proven bound.
+
+    Returns ``(bound, x)``: ``bound`` a proven lower bound of the optimum
+    (:func:`safe_dual_bound` of the solver's multipliers; ``+inf`` when the
+    rows are proven infeasible, ``-inf`` when nothing is proven) and ``x``
+    the solver's point (None unless it reports an optimum).  The point is
+    only a hint: nothing proven rests on it.
+    """
+    res = solve_lp(c, A, b, xl, xh, tight=tight)
+    if res.status == "infeasible":
+        return (np.inf if proven_infeasible(A, b, xl, xh) else -np.inf), None
+    if res.status != "optimal":
+        return -np.inf, None
+    return safe_dual_bound(c, A, b, xl, xh, res.y), res.x

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..tolerances import BNB_RTOL
-from ._highs import solve_lp
-from ._lpdual import safe_dual_bound
+from ._lpdual import certified_lp
 
 __all__ = ["SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table", "sector_search"]
 
@@ -84,22 +83,6 @@ def pair_table(trip: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             tid[t, q] = index[key]
     pairs = np.array(sorted(index, key=index.__getitem__), dtype=np.int64).reshape(-1, 2)
     return pairs, np.array(pos, dtype=bool), tid
-
-
-def _infeasible(A, b, xl, xh) -> float:
-    """``inf`` when the rows ``A x <= b`` are proven to have no solution in the box."""
-    m, nv = A.shape
-    A1 = np.hstack([A, -np.ones((m, 1))])
-    big = 1.0 + float(np.max(np.abs(b))) + float(np.sum(np.abs(A) @ np.maximum(np.abs(xl),
-                                                                                 np.abs(xh))))
-    l1 = np.concatenate([xl, [0.0]])
-    h1 = np.concatenate([xh, [big]])
-    c1 = np.zeros(nv + 1)
-    c1[-1] = 1.0
-    res = solve_lp(c1, A1, b, l1, h1)
-    if res.status == "optimal" and safe_dual_bound(c1, A1, b, l1, h1, res.y) > 0.0:
-        return np.inf
-    return -np.inf
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -354,12 +337,7 @@ class _Geometry:
             blocks.append((A, np.zeros(A.shape[0])))
         A = np.concatenate([blk[0] for blk in blocks])
         b = np.concatenate([blk[1] for blk in blocks])
-        res = solve_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
-        if res.status == "infeasible":
-            return _infeasible(A, b, self.xl, self.xh), None
-        if res.status != "optimal":
-            return -np.inf, None
-        return safe_dual_bound(self.c, A, b, self.xl, self.xh, res.y), res.x
+        return certified_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
 
     def violation(self, x: np.ndarray) -> float:
         """Largest excess of a convex relation at the LP solution (a point's

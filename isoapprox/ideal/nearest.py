@@ -44,6 +44,7 @@ from ..packing import (
 )
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
 from ._bnb import BNB_MAX_DIM, BNB_MAX_LP, BNB_MAX_NODES, BNB_MAX_POINTS, branch_and_bound
+from ._bnb import applies as bnb_applies
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
     haus_triplet_bound,
@@ -586,22 +587,25 @@ def nearest_ideal(
         support too (``max_nodes`` below).
     max_nodes : int, default 20000
         Node budget of the spatial branch-and-bound that runs last, while
-        the gap is still open, on instances of at most 10 points in ``R^1``
-        or ``R^2`` (:mod:`isoapprox.ideal._bnb`; ``"iso"``, and ``"haus"``
-        on the line); ``0`` switches every branch-and-bound off.  A count,
+        the gap is still open, on instances of at most 10 points in ``R^2``
+        (:mod:`isoapprox.ideal._bnb`, ``"iso"``); ``0`` switches every
+        branch-and-bound off, the searches of ``max_lps`` too.  A count,
         not a time: the bound it proves is the same on every machine.
         Before it, when the points of the incumbent's active relations are
         a proper subset of the batch, the sub-problem on them is solved
         with the same budgets (bound ``"sub_batch_support"``,
         :func:`isoapprox.ideal._subbatch.support_indices`).
     max_lps : int, default 4000
-        LP budget of the angular branch-and-bound that takes its place for
-        ``"haus"`` in the plane and follows it for ``"iso"`` in the plane
-        (with half the budget; :mod:`isoapprox.ideal._sector`; one to two
-        milliseconds an LP), for up to five points; for ``N`` points it is
-        scaled by ``(5 / N)^2``.  ``0`` switches it off.  Like ``max_nodes`` a
-        count; the solver clock (``time_limit``) is read only between
-        sixteenths of it.
+        LP budget of the branch-and-bound searches by linear programmes
+        (one to a few milliseconds an LP): on the line, for up to 32
+        points, the order search (:mod:`isoapprox.ideal._line`), which is
+        exact and runs right after the first local solve; in the plane the
+        angular search (:mod:`isoapprox.ideal._sector`) for ``"haus"``, and
+        after the interval search for ``"iso"`` (with half the budget).  The
+        budget is for up to five points; for ``N`` points it is scaled by
+        ``(5 / N)^2``.  ``0`` switches them off.  Like ``max_nodes`` a count;
+        the solver clock (``time_limit``) is read only between sixteenths
+        of it.
 
     Returns
     -------
@@ -745,6 +749,10 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
     family = "cvxpy" if solver == "cvxpy" else "scipy"
     allow_cvxpy = solver in ("auto", "cvxpy")
     escalated = False
+    # on the line the order search is exact and cheap: it runs after the first
+    # local solve, before the rest of the multistart it makes unnecessary
+    line_first = spec is None and max_nodes > 0 and S.prob.n == 1 and bnb_applies(S.prob)
+    searched = False
     plan = _start_plan(S)
     status = "exhausted"
     for k in range(n_starts):
@@ -755,6 +763,11 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
         _run_local(S, S.prob.program(collapsed), G0, family)
         if S.certified():
             return S, "certified"
+        if line_first and not searched:
+            searched = True
+            _branch_and_bound(S, X, max_nodes, max_lps, family)
+            if S.certified():
+                return S, "certified"
         if k == 2 and not escalated:
             escalated = True
             _escalate_bounds(S, allow_cvxpy and objective == "haus")
@@ -778,18 +791,25 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
     if (support and spec is None and max_nodes > 0 and max_subbatches > 0
             and not S.certified() and S.time_left() > 0):
         _support_bound(S, solver, max_nodes, max_lps)
-    if not S.certified() and S.time_left() > 0:
+    if not S.certified() and S.time_left() > 0 and not searched:
         # last: spatial branch-and-bound on small instances (none for pair losses)
-        prog = S.prob.program(())
-        v = branch_and_bound(S, X, max_nodes, max_lps,
-                             local=lambda G: _run_local(S, prog, G, family))
-        if v is not None:
-            S.add_bound("branch_and_bound", _safe(v * S.prob.scale, S.scale))
+        _branch_and_bound(S, X, max_nodes, max_lps, family)
     if S.certified():
         return S, "certified"
     if S.time_left() <= 0:
         status = "time_limit"
     return S, status
+
+
+def _branch_and_bound(S: _Search, X: np.ndarray, max_nodes: int, max_lps: int,
+                      family: str) -> None:
+    """The proven bound of :func:`._bnb.branch_and_bound` (points it finds are
+    polished by the local solver of ``family`` and offered to the incumbent)."""
+    prog = S.prob.program(())
+    v = branch_and_bound(S, X, max_nodes, max_lps,
+                         local=lambda G: _run_local(S, prog, G, family))
+    if v is not None:
+        S.add_bound("branch_and_bound", _safe(v * S.prob.scale, S.scale))
 
 
 def _sub_batches(S: _Search, count: int, solver: str) -> None:
