@@ -138,9 +138,10 @@ def test_plot_writes_png_and_pdf_from_the_report(tmp_path, capsys):
     assert view["n_shown"] == 64 and len(view["ideal"]) == 64
 
 
-def test_no_theory(tmp_path, capsys):
+@pytest.mark.parametrize("skip", [["--no-theory"], ["--theory-batches", "0"]])
+def test_no_theory(tmp_path, capsys, skip):
     out_json, figs = tmp_path / "r.json", tmp_path / "figs"
-    code, out, _ = _run(capsys, EXAMPLES / "collapsed.npz", "--margin", "0.2", "--no-theory",
+    code, out, _ = _run(capsys, EXAMPLES / "collapsed.npz", "--margin", "0.2", *skip,
                         "--json", out_json, "--plot", figs)
     assert code == 0 and "theory:" not in out and "d_iso(E, F_TS)" not in out
     doc = json.loads(out_json.read_text())

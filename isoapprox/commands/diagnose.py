@@ -148,7 +148,8 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                         "(default 200)")
     p.add_argument("--theory-batches", type=int, default=None, metavar="M",
                    help="evaluate the theory on M random batches (default 1); with "
-                        "--batch-size on the first M of its batches (default 3)")
+                        "--batch-size on the first M of its batches (default 3); 0 skips "
+                        "the theory, as --no-theory does")
     p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
                    help="save the nearest ideal embedding (arrays 'embedding', 'labels', the "
                         "brackets, ...) to FILE.npz")
