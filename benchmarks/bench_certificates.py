@@ -17,7 +17,7 @@ Cells:
 - ``N5R2``: the toys of ``bench_nearest_ideal.py`` (``N = 5`` in ``R^2``,
   layouts ``00112``, ``00011``, ``00111``, margins 0 and 1, standard normal
   points; 300 instances, ``--quick`` 48);
-- ``N6R1`` ... ``N10R2``, ``N5R3``, ``N8R3``, ``N16R1``, ``N32R1``: ``N``
+- ``N6R1`` ... ``N10R2``, ``N5R3``, ``N8R3``, ``N16R1``, ``N20R1``: ``N``
   points in ``R^n`` (the name says both), standard normal, labels uniform
   over three classes
   (redrawn until they admit a triplet), margins 0 and 1 alternating
@@ -33,7 +33,7 @@ Run from the repository root::
     PYTHONPATH=$PWD python benchmarks/bench_certificates.py --per-cell 10 --cells N6R1 N6R2 \
         N7R1 N7R2 N8R1 N8R2 N10R1 N10R2 N5R3 N8R3 N5R2c N8R2c N10R2c
     PYTHONPATH=$PWD python benchmarks/bench_certificates.py --per-cell 20 --cells N6R1 N7R1 \
-        N8R1 N10R1 N10R1c N16R1 N32R1
+        N8R1 N10R1 N10R1c N16R1 N20R1
 
 Timings are wall-clock medians of single calls (kernels compiled in a
 warm-up first); compare the two columns of one run, not runs on different
@@ -63,7 +63,7 @@ LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1)]
 MARGINS = [0.0, 1.0]
 TOL = 1e-6
 CELLS = ("N5R2", "N6R1", "N6R2", "N7R1", "N7R2", "N8R1", "N8R2", "N10R1", "N10R2",
-         "N5R3", "N8R3", "N5R2c", "N8R2c", "N10R2c", "N16R1", "N32R1", "N10R1c")
+         "N5R3", "N8R3", "N5R2c", "N8R2c", "N10R2c", "N16R1", "N20R1", "N10R1c")
 #: scale of the points of a near-collapsed cell (suffix ``c``; margin 1)
 COLLAPSED_SCALE = 0.05
 

@@ -44,9 +44,10 @@ logger = logging.getLogger(__name__)
 #: the search runs for at most this many points in the plane ...
 BNB_MAX_POINTS = 10
 #: ... and on the line (the order search of :mod:`._line`: its node LPs have
-#: ``N (N - 1) / 2 + N + 1`` columns and a row per triplet, dense; at 32 points
-#: about 50 ms each on the 2-core machine)
-LINE_MAX_POINTS = 32
+#: ``N (N - 1) / 2 + N + 1`` columns and a row per triplet, dense; about 15 ms
+#: each at 20 points, so that the LP budget, about 250 LPs there, and not the
+#: solver clock ends a search; at 32 points an LP takes about 100 ms)
+LINE_MAX_POINTS = 20
 #: ... in at most this many dimensions (the boxes live in ``R^(N n)``: beyond
 #: that the node budget is spent long before the boxes are small)
 BNB_MAX_DIM = 2

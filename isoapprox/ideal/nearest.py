@@ -597,7 +597,7 @@ def nearest_ideal(
         :func:`isoapprox.ideal._subbatch.support_indices`).
     max_lps : int, default 4000
         LP budget of the branch-and-bound searches by linear programmes
-        (one to a few milliseconds an LP): on the line, for up to 32
+        (one to a few milliseconds an LP): on the line, for up to 20
         points, the order search (:mod:`isoapprox.ideal._line`), which is
         exact and runs right after the first local solve; in the plane the
         angular search (:mod:`isoapprox.ideal._sector`) for ``"haus"``, and
