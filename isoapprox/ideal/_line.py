@@ -15,12 +15,12 @@ ends with the optimum, not with a gap the size of its smallest box.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 
 import numpy as np
 
 from ..tolerances import BNB_RTOL
+from ._frontier import Frontier
 from ._lpdual import certified_lp
 
 __all__ = ["line_search"]
@@ -331,33 +331,21 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
     if iso and gauge is None:
         raise ValueError("line_search: objective 'iso' needs the gauge (i0, i1)")
     line = _Line(E, trip, alpha, T, iso, gauge)
-    heap: list = [(-np.inf, 0, line.root())]
-    seq = 1
-    n_lp = 0
-    stuck = np.inf  # least bound of the nodes that cannot be split
-    step = max(max_lp // 16, 1)
-    next_check = step
-    n_polish, next_polish = 0, _POLISH_EVERY
+    fr = Frontier(line.root(), max_lp, stop, polish_every=_POLISH_EVERY,
+                  max_polish=_MAX_POLISH, polish_gap=_POLISH_GAP)
 
     def level(T_new: float) -> None:
         if T_new < line.T:
             line.set_level(T_new)
 
-    while heap and n_lp < max_lp:
-        if stop is not None and n_lp >= next_check:
-            next_check += step
-            if stop():
-                break
-        if heap[0][0] >= line.T:
-            heap.clear()
-            break
-        key, _, R = heapq.heappop(heap)
+    while (item := fr.pop(line.T)) is not None:
+        key, R = item
         prop = line.propagate(R)
         if prop is None:
             continue
         R, lo, hi = prop
         b, x = line.lp(R, lo, hi)
-        n_lp += 1
+        fr.n_lp += 1
         bound = max(key, b)
         F = None
         if x is not None and bound < line.T:
@@ -366,10 +354,7 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
                 level(offer(F))
         if bound >= line.T:
             continue
-        if (polish is not None and F is not None and n_polish < _MAX_POLISH
-                and n_lp >= next_polish and line.T - bound > _POLISH_GAP * line.T):
-            n_polish += 1
-            next_polish = n_lp + _POLISH_EVERY
+        if polish is not None and F is not None and fr.polish_due(bound, line.T):
             level(polish(F))
             if bound >= line.T:
                 continue
@@ -381,14 +366,15 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
             # pushed to PUSH, the node is closed when it lowers the level
             if offer is not None:
                 _, xp = line.lp(R, lo, hi, push=PUSH)
+                fr.n_lp += 1
                 if xp is not None:
                     level(offer(xp[: line.N].reshape(-1, 1).copy()))
             if bound < line.T:
-                stuck = min(stuck, bound)
+                fr.close(bound)
             continue
         i, j = int(line.I[q]), int(line.J[q])
         # the child that agrees with the LP point first (a tie of keys is broken
-        # by the sequence number)
+        # by the order of insertion)
         first_up = F is None or F[i, 0] <= F[j, 0]
         for up in ((True, False) if first_up else (False, True)):
             Rc = R.copy()
@@ -396,9 +382,5 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
                 Rc[i, j] = True
             else:
                 Rc[j, i] = True
-            heapq.heappush(heap, (bound, seq, Rc))
-            seq += 1
-    bound = min(line.T, stuck)
-    if heap:
-        bound = min(bound, heap[0][0])
-    return bound, n_lp, line.T
+            fr.push(bound, Rc)
+    return fr.bound(line.T), fr.n_lp, line.T

@@ -17,12 +17,12 @@ programme, certified by :func:`._lpdual.safe_dual_bound`.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..tolerances import BNB_RTOL
+from ._frontier import Frontier
 from ._lpdual import certified_lp
 
 __all__ = ["SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table", "sector_search"]
@@ -472,31 +472,19 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
     geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float),
                     gauge)
     rays, has = geo.root_cones()
-    heap: list = [(-np.inf, 0, _Node(rays, has, []))]
-    seq = 1
-    n_lp = 0
-    stuck = np.inf  # least bound of the nodes that cannot be split
-    step = max(max_lp // 16, 1)
-    next_check = step
-    n_polish, next_polish = 0, _POLISH_EVERY
-    while heap and n_lp < max_lp:
-        if stop is not None and n_lp >= next_check:
-            next_check += step
-            if stop():
-                break
-        if heap[0][0] >= geo.T:
-            heap.clear()
-            break
-        key, _, node = heapq.heappop(heap)
+    fr = Frontier(_Node(rays, has, []), max_lp, stop, polish_every=_POLISH_EVERY,
+                  max_polish=_MAX_POLISH, polish_gap=_POLISH_GAP)
+    while (item := fr.pop(geo.T)) is not None:
+        key, node = item
         extra: list = []
         bound, x, F = key, None, None
         for _ in range(_CUT_ROUNDS):
             b, xx = geo.lp(node, extra)
-            n_lp += 1
+            fr.n_lp += 1
             if xx is None and b == -np.inf:
                 # numerical trouble at tight tolerances: once more at the defaults
                 b, xx = geo.lp(node, extra, relaxed=True)
-                n_lp += 1
+                fr.n_lp += 1
             bound = max(bound, b)
             if xx is None or bound >= geo.T:
                 break
@@ -509,16 +497,13 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
             if geo.violation(x) <= 0.25 * (geo.T - bound):
                 break
             extra.append(F)
-        if (polish is not None and F is not None and n_polish < _MAX_POLISH
-                and n_lp >= next_polish and geo.T - bound > _POLISH_GAP * geo.T):
-            n_polish += 1
-            next_polish = n_lp + _POLISH_EVERY
+        if polish is not None and F is not None and fr.polish_due(bound, geo.T):
             geo.improve(*polish(F))
         if bound >= geo.T:
             continue
         s = geo.branch_pair(node, x)
         if s < 0:
-            stuck = min(stuck, bound)
+            fr.close(bound)
             continue
         hints = (([] if F is None else [F]) + extra[::-1] + node.hints)[:_HINTS]
         q = geo.qneg[s]
@@ -528,9 +513,5 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
             toward.append(F[i] - F[j])
         toward.append(geo.e[q])
         for child in _children(node, s, toward, hints):
-            heapq.heappush(heap, (bound, seq, child))
-            seq += 1
-    bound = min(geo.T, stuck)
-    if heap:
-        bound = min(bound, heap[0][0])
-    return bound, n_lp, geo.T
+            fr.push(bound, child)
+    return fr.bound(geo.T), fr.n_lp, geo.T
