@@ -232,13 +232,17 @@ def _appender(A, b):
     return row
 
 
-def exact_on_line(E, y, margin, objective):
-    """``d(E, F_TS)`` for ``n = 1``: the minimum over the orders of the points of an LP."""
+def exact_on_line(E, y, margin, objective, pairs=None):
+    """``d(E, F_TS)`` for ``n = 1``: the minimum over the orders of the points of an LP.
+
+    ``pairs = (u, l)``: the zero-loss set of a pair loss instead (same-class
+    distances at most ``u``, the others at least ``l``; ``margin`` unused).
+    """
     x = np.asarray(E, dtype=float)[:, 0]
     N = x.size
     DE = np.abs(x[:, None] - x[None])
     trip = [(a, p, m) for a in range(N) for p in range(N) for m in range(N)
-            if p != a and y[p] == y[a] and y[m] != y[a]]
+            if p != a and y[p] == y[a] and y[m] != y[a]] if pairs is None else []
     best = np.inf
     for perm in itertools.permutations(range(N)):
         if objective == "iso" and perm.index(0) > perm.index(1):
@@ -258,6 +262,15 @@ def exact_on_line(E, y, margin, objective):
             c[p] -= sg[a, p]
             c[m] += sg[a, m]
             row(c, -margin)
+        if pairs is not None:  # sg_ij (x_i - x_j) <= u (same class), >= l (others)
+            for i in range(N):
+                for j in range(i + 1, N):
+                    c = np.zeros(N + 1)
+                    c[i], c[j] = sg[i, j], -sg[i, j]
+                    if y[i] == y[j]:
+                        row(c, pairs[0])
+                    else:
+                        row(-c, -pairs[1])
         if objective == "iso":
             for i in range(N):
                 for j in range(i + 1, N):

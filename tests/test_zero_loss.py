@@ -103,7 +103,7 @@ def check_result(res: IdealResult, E, y, kw, objective):
     assert res.loss == kw["loss"]
     assert res.thresholds["upper"] == u and res.thresholds["lower"] == l
     assert res.kind in ("collapsed", "class-collapsed", "general")
-    assert res.solver in ("identity", "construction", "scipy", "cvxpy")
+    assert res.solver in ("identity", "construction", "scipy", "cvxpy", "branch_and_bound")
     L = pref.loss_max(E, y, u, l)
     scale = _scale(E, l)
     if res.value > 0:

@@ -90,11 +90,11 @@ class SearchState(Protocol):
 
 
 def applies(prob: Problem) -> bool:
-    """Whether the search runs: triplet family and ``N <= LINE_MAX_POINTS`` on the
-    line, ``N <= BNB_MAX_POINTS`` in the plane."""
-    if prob.pairs is not None or prob.n > BNB_MAX_DIM:
-        return False
-    return prob.N <= (LINE_MAX_POINTS if prob.n == 1 else BNB_MAX_POINTS)
+    """Whether the search runs: ``N <= LINE_MAX_POINTS`` on the line (both
+    families), ``N <= BNB_MAX_POINTS`` in the plane (triplet family)."""
+    if prob.n == 1:
+        return prob.N <= LINE_MAX_POINTS
+    return prob.pairs is None and prob.n <= BNB_MAX_DIM and prob.N <= BNB_MAX_POINTS
 
 
 def triplet_table(prob: Problem) -> np.ndarray:
@@ -339,6 +339,7 @@ def _line_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
     the level."""
     prob = S.prob
     gauge = gauge_points(prob.E)[:2] if prob.objective == "iso" else None
+    pairs = None if prob.pairs is None else (prob.pairs.upper, prob.pairs.lower)
 
     def offer(F: np.ndarray) -> float:
         S.offer(F, "branch_and_bound")
@@ -349,7 +350,8 @@ def _line_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
         return min(T, _target(S))
 
     bound, n_lp, level = line_search(prob.E, trip, prob.alpha, T, max_lps,
-                                     objective=prob.objective, gauge=gauge, offer=offer,
+                                     objective=prob.objective, gauge=gauge, pairs=pairs,
+                                     codes=prob.codes, offer=offer,
                                      stop=lambda: S.time_left() <= 0, polish=polish)
     logger.debug("branch_and_bound (order): %d LPs, bound %.12g, level %.12g", n_lp, bound,
                  level)

@@ -66,7 +66,8 @@ class _Line:
     """
 
     def __init__(self, E: np.ndarray, trip: np.ndarray, alpha: float, T: float, iso: bool,
-                 gauge: tuple[int, int] | None):
+                 gauge: tuple[int, int] | None, pairs: tuple[float, float] | None = None,
+                 codes: np.ndarray | None = None):
         self.E = np.asarray(E, dtype=float).ravel()
         N = self.N = self.E.size
         self.alpha = alpha
@@ -107,7 +108,22 @@ class _Line:
         A[np.arange(K), N + 1 + self.tid[:, 0]] = 1.0
         A[np.arange(K), N + 1 + self.tid[:, 1]] -= 1.0
         rows.append((A, np.full(K, -alpha)))
-        self.trip_rows = sum(r[0].shape[0] for r in rows[:-1]) + np.arange(K)
+        #: the rows of the separation (their slack is what ``push`` asks)
+        self.sep_rows = sum(r[0].shape[0] for r in rows[:-1]) + np.arange(K)
+        if pairs is not None:  # pair family: d_pos <= u, d_neg >= l (when l > 0)
+            u, l = pairs
+            same = np.asarray(codes)[self.I] == np.asarray(codes)[self.J]
+            qp = np.flatnonzero(same)
+            qn = np.flatnonzero(~same) if l > 0.0 else np.zeros(0, dtype=np.int64)
+            A = np.zeros((qp.size + qn.size, self.nv))
+            A[np.arange(qp.size), dv[qp]] = 1.0
+            A[qp.size + np.arange(qn.size), dv[qn]] = -1.0
+            first = sum(r[0].shape[0] for r in rows)
+            rows.append((A, np.concatenate([np.full(qp.size, u), np.full(qn.size, -l)])))
+            # a bound u = 0 (classes merged) is met exactly or not at all: not pushed
+            pushed = np.concatenate([np.full(qp.size, u > 0.0), np.ones(qn.size, dtype=bool)])
+            self.sep_rows = np.concatenate([self.sep_rows,
+                                            first + np.flatnonzero(pushed)])
         self.A0 = np.concatenate([r[0] for r in rows])
         self.b0 = np.concatenate([r[1] for r in rows])
         self.set_level(T)
@@ -188,9 +204,10 @@ class _Line:
     def lp(self, R: np.ndarray, lo: np.ndarray, hi: np.ndarray, push: float = 0.0):
         """The node's LP: its certified bound and the solver's point (or None).
 
-        ``push > 0`` asks for a point only: every triplet's slack at least
-        ``push`` (so that the point is separated in float64 after the solver's
-        tolerances; the bound is then not one of the node)."""
+        ``push > 0`` asks for a point only: every triplet's (or pair bound's)
+        slack at least ``push`` (so that the point is separated in float64
+        after the solver's tolerances; the bound is then not one of the
+        node)."""
         N, P = self.N, self.P
         I, J = self.I, self.J
         f, dv = np.arange(N), N + 1 + np.arange(P)
@@ -238,7 +255,7 @@ class _Line:
         b = np.concatenate([blk[1] for blk in rows])
         if push > 0.0:
             b = b.copy()
-            b[self.trip_rows] -= push
+            b[self.sep_rows] -= push
         dmax = np.maximum(hi[J] - lo[I], hi[I] - lo[J])
         dmax = np.maximum(dmax + _allow(np.abs(hi[J]) + np.abs(lo[I]) + np.abs(hi[I])
                                       + np.abs(lo[J])), 0.0)
@@ -269,6 +286,7 @@ class _Line:
 
 def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp: int, *,
                 objective: str, gauge: tuple[int, int] | None = None,
+                pairs: tuple[float, float] | None = None, codes: np.ndarray | None = None,
                 offer: Callable[[np.ndarray], float] | None = None,
                 stop: Callable[[], bool] | None = None,
                 polish: Callable[[np.ndarray], float] | None = None) -> tuple[float, int, float]:
@@ -292,6 +310,10 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
         ``"iso"`` only (required): the points ``i0, i1`` of the gauge
         ``F_i0 = 0 <= F_i1`` (``d_iso`` and separation are invariant under the
         translations and the reflection that bring any ``F`` there).
+    pairs : (float, float) or None
+        The zero-loss set of a pair loss instead of (or besides) triplets:
+        ``(u, l)``, every same-class distance at most ``u`` and, when ``l >
+        0``, every other distance at least ``l`` (``codes`` gives the classes).
     offer : callable or None
         ``offer(F) -> T``: called with every LP point (shape (N, 1)); returns
         the level (at most the current one).
@@ -330,7 +352,9 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
     iso = objective == "iso"
     if iso and gauge is None:
         raise ValueError("line_search: objective 'iso' needs the gauge (i0, i1)")
-    line = _Line(E, trip, alpha, T, iso, gauge)
+    if pairs is not None and codes is None:
+        raise ValueError("line_search: pair bounds need the class codes")
+    line = _Line(E, trip, alpha, T, iso, gauge, pairs, codes)
     fr = Frontier(line.root(), max_lp, stop, polish_every=_POLISH_EVERY,
                   max_polish=_MAX_POLISH, polish_gap=_POLISH_GAP)
 

@@ -88,11 +88,13 @@ class IdealResult:
         small instances in ``R^1`` and ``R^2`` whose gap the others left open,
         ``"sub_batch_support"`` (the sub-problem on the points of the
         incumbent's active relations, solved with its branch-and-bound) and
-        ``"branch_and_bound"`` (:mod:`isoapprox.ideal._bnb`).  For a pair loss:
+        ``"branch_and_bound"`` (:mod:`isoapprox.ideal._bnb`; on the line the
+        order search of :mod:`isoapprox.ideal._line`).  For a pair loss:
         ``"zero_loss"`` (0 when ``E`` is already in the set), ``"loss"``
         (``L_max``) and ``"sdp"`` for ``"iso"``, ``"half_loss"``
         (``L_max / 2``) and ``"shor_sdp"`` for ``"haus"``, ``"packing"`` for
-        both (see :mod:`isoapprox.ideal._pairs`).
+        both (see :mod:`isoapprox.ideal._pairs`), and ``"branch_and_bound"``
+        on the line.
     lower_source : str
         Name of the bound that gives ``lower``.
     loss : {"triplet", "contrastive", "margin"}

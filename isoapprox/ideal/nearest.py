@@ -751,7 +751,7 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
     escalated = False
     # on the line the order search is exact and cheap: it runs after the first
     # local solve, before the rest of the multistart it makes unnecessary
-    line_first = spec is None and max_nodes > 0 and S.prob.n == 1 and bnb_applies(S.prob)
+    line_first = max_nodes > 0 and S.prob.n == 1 and bnb_applies(S.prob)
     searched = False
     plan = _start_plan(S)
     status = "exhausted"
@@ -792,7 +792,8 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
             and not S.certified() and S.time_left() > 0):
         _support_bound(S, solver, max_nodes, max_lps)
     if not S.certified() and S.time_left() > 0 and not searched:
-        # last: spatial branch-and-bound on small instances (none for pair losses)
+        # last: spatial branch-and-bound on small instances (for pair losses on the
+        # line only)
         _branch_and_bound(S, X, max_nodes, max_lps, family)
     if S.certified():
         return S, "certified"

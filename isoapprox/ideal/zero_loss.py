@@ -110,8 +110,9 @@ def nearest_zero_loss(
         ``min(upper - d_pos, d_neg - lower)`` at the returned embedding
         (``>= 0`` in float64).  ``bounds`` holds ``"loss"`` (``L_max``, the
         max-reduced loss: ``d_iso >= L_max``) or ``"half_loss"``
-        (``d_haus >= L_max / 2``), ``"packing"``, and the SDP bounds when
-        they ran.
+        (``d_haus >= L_max / 2``), ``"packing"``, the SDP bounds when
+        they ran and, on the line (up to 20 points), ``"branch_and_bound"``
+        (the order search of :mod:`isoapprox.ideal._line`, exact).
 
     Raises
     ------
