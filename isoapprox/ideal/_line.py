@@ -126,6 +126,8 @@ class _Line:
                                             first + np.flatnonzero(pushed)])
         self.A0 = np.concatenate([r[0] for r in rows])
         self.b0 = np.concatenate([r[1] for r in rows])
+        #: pairs whose distance enters a row (the others are never split on)
+        self.used = np.any(self.A0[:, N + 1:] != 0.0, axis=0)
         self.set_level(T)
 
     def set_level(self, T: float) -> None:
@@ -266,12 +268,12 @@ class _Line:
         return certified_lp(self.c, A, b, xl, xh)
 
     def branch_pair(self, R: np.ndarray, x: np.ndarray | None, lo, hi) -> int:
-        """The pair of unknown order to split: the one whose ``d_q`` the LP lifts
-        most above ``|F_i - F_j|``; without an LP point, the one whose boxes
-        overlap most; -1 when every pair's order is known or the LP point is
-        exact on all of them."""
+        """The pair of unknown order to split (among those whose distance enters a
+        row): the one whose ``d_q`` the LP lifts most above ``|F_i - F_j|``;
+        without an LP point, the one whose boxes overlap most; -1 when every
+        such pair's order is known or the LP point is exact on all of them."""
         I, J = self.I, self.J
-        unknown = ~(R[I, J] | R[J, I])
+        unknown = ~(R[I, J] | R[J, I]) & self.used
         if not unknown.any():
             return -1
         if x is None:
