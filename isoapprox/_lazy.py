@@ -29,8 +29,9 @@ def cvxpy() -> ModuleType:
 
 @functools.cache
 def highspy() -> ModuleType:
-    """``highspy`` (HiGHS), imported on first call (0.1 s; only the angular
-    branch-and-bound of :mod:`isoapprox.ideal._sector` needs it)."""
+    """``highspy`` (HiGHS), imported on first call (0.1 s; only the searches by
+    linear programmes of :mod:`isoapprox.ideal` need it:
+    :mod:`isoapprox.ideal._sector`, :mod:`isoapprox.ideal._line`)."""
     return importlib.import_module("highspy")
 
 

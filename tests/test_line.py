@@ -242,20 +242,33 @@ def test_node_bound_with_pair_bounds_is_below_every_point_of_the_node(seed, N, o
     assert bound <= _objective(E, F, objective) + 1e-12
 
 
-def test_iso_needs_the_gauge():
+def test_iso_needs_the_gauge_and_pair_bounds_need_the_classes():
     with pytest.raises(ValueError, match="needs the gauge"):
         line_search(np.zeros(3), _triplets([0, 0, 1]), 0.0, 1.0, 10, objective="iso")
+    with pytest.raises(ValueError, match="pair bounds need the class codes"):
+        line_search(np.zeros(3), np.zeros((0, 3), dtype=np.int64), 0.0, 1.0, 10,
+                    objective="haus", pairs=(0.5, 1.0))
 
 
 def test_budget_and_stop_end_the_search_with_a_bound_below_the_level():
+    """An unfinished search proves only its least open key, strictly below the
+    level it would prove with the budget to finish."""
     E, y = _instance(5, 0)
     trip = _triplets(y)
     opt = exact_on_line(E[:, None], y, 1.0, "haus")
+    done, n_full, _ = line_search(E, trip, 1.0, 0.99 * opt, 4000, objective="haus")
+    assert done == 0.99 * opt and n_full > 1
     bound, n_lp, _ = line_search(E, trip, 1.0, 0.99 * opt, 1, objective="haus")
-    assert n_lp == 1 and bound <= 0.99 * opt
-    bound, n_lp, _ = line_search(E, trip, 1.0, 0.99 * opt, 4000, objective="haus",
-                                 stop=lambda: True)
-    assert bound <= 0.99 * opt
+    assert n_lp == 1 and bound < 0.99 * opt
+    asked = []
+
+    def stop():
+        asked.append(True)
+        return True
+
+    # a budget of 16 LPs: stop() is asked after every one of them
+    bound, n_lp, _ = line_search(E, trip, 1.0, 0.99 * opt, 16, objective="haus", stop=stop)
+    assert asked == [True] and n_lp == 1 and bound < 0.99 * opt
 
 
 # ----------------------------------------------------------------------

@@ -31,8 +31,9 @@ __all__ = ["line_search"]
 _MAX_POLISH = 8
 _POLISH_EVERY = 50
 _POLISH_GAP = 1e-4
-#: slack of every triplet in the LP point offered for an exact node (normalised
-#: units; it changes the node's optimum by about PUSH times its multipliers)
+#: slack of every triplet (or pair bound) in the LP point offered again for an
+#: exact node (normalised units; it changes the node's optimum by about PUSH
+#: times its multipliers)
 PUSH = 1e-9
 #: rounds of box propagation and order inference per node (each round costs
 #: ``O(N^2)``; the fixed point is usually reached in two or three)
@@ -85,6 +86,10 @@ class _Line:
         self.tid = np.array([[q_of(a, p), q_of(a, m)] for a, p, m in trip.tolist()],
                             dtype=np.int64).reshape(K, 2)
         self.D = np.abs(self.E[self.I] - self.E[self.J])
+        #: the same as an (N, N) table, for the propagation of every node
+        self.Dm = np.zeros((N, N))
+        self.Dm[self.I, self.J] = self.D
+        self.Dm = self.Dm + self.Dm.T
         self.nF = N
         self.nv = N + 1 + P
         self.c = np.zeros(self.nv)
@@ -175,11 +180,8 @@ class _Line:
             Li = np.where(R, lo[:, None], -np.inf)
             lo = np.maximum(lo, Li.max(axis=0))
             if self.iso:
-                D = np.zeros((self.N, self.N))
-                D[self.I, self.J] = self.D
-                D = D + D.T
-                gap_lo = D - W  # F_j - F_i >= D_ij - 2T when F_i <= F_j
-                gap_hi = D + W
+                gap_lo = self.Dm - W  # F_j - F_i >= D_ij - 2T when F_i <= F_j
+                gap_hi = self.Dm + W
                 off = R & ~np.eye(self.N, dtype=bool)
                 # lo_j >= lo_i + gap_lo, hi_j <= hi_i + gap_hi, both over i with R[i, j]
                 cand = lo[:, None] + gap_lo
