@@ -13,13 +13,10 @@ import scipy.sparse as sp
 from .._lazy import cvxpy
 from ._clock import solver_clock
 from ._problem import Problem, ProgramCache
+from ._sdpdual import Rows, gram_bound, make_rows, q_of, shor_bound, triplet_rows
 
-__all__ = ["SDP_SAFETY", "SDP_SAFETY_LOOSE", "gram_sdp_bound", "shor_sdp_bound"]
+__all__ = ["gram_sdp_bound", "shor_sdp_bound"]
 
-#: absolute safety subtracted from every SDP optimum (normalised units)
-SDP_SAFETY = 1e-8
-#: extra safety when only Clarabel's default tolerances (1e-8) were met
-SDP_SAFETY_LOOSE = 1e-6
 _CACHE = ProgramCache(16)
 _CLARABEL = {"max_threads": 1, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10,
              "tol_feas": 1e-10, "tol_ktratio": 1e-8}
@@ -62,7 +59,10 @@ def _q_expr(Kmat, N: int):
 
 
 def _pair_rows(prob: Problem, q, cons: list) -> tuple:
-    """``q_pos <= u^2`` and ``q_neg >= l^2`` with the bounds as parameters."""
+    """``q_pos <= u^2`` and ``q_neg >= l^2`` with the bounds as parameters.
+
+    Returns ``(u2, l2, rows)``, ``rows`` the list of ``(constraint, pair
+    indices, sign)`` (sign ``+1`` for ``q <= u2``, ``-1`` for ``q >= l2``)."""
     cp = cvxpy()
 
     I, J = np.triu_indices(prob.N, 1)
@@ -70,11 +70,14 @@ def _pair_rows(prob: Problem, q, cons: list) -> tuple:
     u2 = cp.Parameter(nonneg=True)
     l2 = cp.Parameter(nonneg=True)
     pos, neg = np.flatnonzero(same), np.flatnonzero(~same)
+    rows = []
     if pos.size:
         cons.append(q[pos] <= u2)
+        rows.append((cons[-1], pos, 1.0))
     if neg.size:
         cons.append(q[neg] >= l2)
-    return u2, l2
+        rows.append((cons[-1], neg, -1.0))
+    return u2, l2, rows
 
 
 def _set_pairs(prob: Problem, params: tuple) -> None:
@@ -90,6 +93,16 @@ def _chords(prob: Problem, trip: np.ndarray, pid: np.ndarray, width: float):
     c1 = 1.0 / np.maximum(lo + hi, 1e-300)
     c0 = lo - lo * lo * c1
     return c0, c1
+
+
+def _duals(con) -> np.ndarray | None:
+    """A constraint's multipliers as a flat array clipped at 0 (any ``>= 0``
+    multipliers give a valid bound), or None."""
+    v = con.dual_value
+    if v is None:
+        return None
+    v = np.asarray(v, dtype=float).ravel()
+    return np.maximum(v, 0.0) if np.all(np.isfinite(v)) else None
 
 
 class _GramSDP:
@@ -113,6 +126,7 @@ class _GramSDP:
         self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
         ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
         am = self.pid[self.trip[:, 0], self.trip[:, 2]]
+        self.ap, self.am = ap, am
         self.margin = prob.alpha > 0.0
         if self.pair_params is not None:
             pass
@@ -123,7 +137,7 @@ class _GramSDP:
             cons.append(cp.square(self.c0 + cp.multiply(self.c1, q[ap]) + self.alpha) <= q[am])
         else:
             cons.append(q[am] >= q[ap])
-        self.s = s
+        self.K, self.s, self.cons = K, s, cons
         self.problem = cp.Problem(cp.Minimize(s), cons)
 
     def solve(self, prob: Problem, s_lo: float, s_hi: float) -> float | None:
@@ -145,7 +159,63 @@ class _GramSDP:
             self.alpha.value = prob.alpha
         # an "infeasible" answer is not used: the incumbent's own Gram matrix
         # is feasible at s_hi, so it can only come from solver tolerances
-        return _solve(self.problem, self.s)
+        if not _solve(self.problem):
+            return None
+        return self.proven(s_lo, s_hi)
+
+    def lagrangian(self, s_lo: float, s_hi: float) -> tuple | None:
+        """``(K0, s0, rows, multipliers, trace_max)`` of the last solve for
+        :func:`._sdpdual.gram_bound`, or None: the rows are the bounds
+        of ``s``, ``(D - s)_+^2 <= q``, the secants ``q <= A + B s`` and the
+        family's rows; ``trace K = sum_{i<j} q_ij / N <= sum (A + B s_hi) / N``
+        on the feasible points (``K 1 = 0``)."""
+        K0, s0 = self.K.value, self.s.value
+        if K0 is None or s0 is None:
+            return None
+        K0 = np.asarray(K0, dtype=float)
+        s0 = float(s0)
+        duals = [_duals(c) for c in self.cons[1:]]
+        if any(d is None for d in duals) or not (np.all(np.isfinite(K0))
+                                                  and np.isfinite(s0)):
+            return None
+        K0 = 0.5 * (K0 + K0.T)
+        q0 = q_of(K0)
+        Dv, Av, Bv = (np.asarray(p.value, dtype=float) for p in (self.D, self.A, self.B))
+        idx = np.arange(q0.size)
+        r = np.maximum(Dv - s0, 0.0)
+        rows = [make_rows([s_lo - s0], [abs(s_lo) + abs(s0)], 0, sc=-1.0),
+                make_rows([s0 - s_hi], [abs(s0) + abs(s_hi)], 0, sc=1.0),
+                make_rows(r * r - q0, r * r + np.abs(q0), 0, q=idx, qc=-np.ones(q0.size),
+                          sc=-2.0 * r),
+                make_rows(q0 - Av - Bv * s0, np.abs(q0) + np.abs(Av) + Bv * abs(s0), 0,
+                          q=idx, qc=np.ones(q0.size), sc=-Bv)]
+        rows.append(self._family_rows(q0, 0))
+        trace_max = float(np.sum(Av + Bv * s_hi)) / K0.shape[0] * (1.0 + 1e-12)
+        return K0, s0, Rows.concat(rows), np.concatenate(duals), trace_max
+
+    def proven(self, s_lo: float, s_hi: float) -> float | None:
+        """The proven bound of :meth:`lagrangian`'s data, or None."""
+        data = self.lagrangian(s_lo, s_hi)
+        if data is None:
+            return None
+        K0, s0, rows, lam, trace_max = data
+        v = gram_bound(K0, s0, rows, lam, s_lo, s_hi, trace_max)
+        return v if np.isfinite(v) else None
+
+    def _family_rows(self, q0: np.ndarray, n: int) -> Rows:
+        """The pair rows or the triplet rows, in the order of their
+        constraints (and so of their multipliers)."""
+        if self.pair_params is not None:
+            u2, l2, prs = self.pair_params
+            out = []
+            for _con, idx, sign in prs:
+                bound = float(u2.value) if sign > 0 else float(l2.value)
+                out.append(make_rows(sign * (q0[idx] - bound), np.abs(q0[idx]) + abs(bound), n,
+                                     q=idx, qc=np.full(idx.size, sign)))
+            return Rows.concat(out)
+        chord = ((np.asarray(self.c0.value, dtype=float), np.asarray(self.c1.value, dtype=float),
+                  float(self.alpha.value)) if self.margin else None)
+        return triplet_rows(q0, self.ap, self.am, n, chord)
 
 
 class _ShorSDP:
@@ -166,7 +236,9 @@ class _ShorSDP:
         self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
         ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
         am = self.pid[self.trip[:, 0], self.trip[:, 2]]
+        self.ap, self.am = ap, am
         self.margin = prob.alpha > 0.0
+        self.cut_cons: list = []
         if self.pair_params is not None:
             pass
         elif self.margin:
@@ -182,9 +254,10 @@ class _ShorSDP:
             for U in self.U:
                 cons.append(q[am] >= q[ap] + self.alpha2
                             + cp.sum(cp.multiply(U, diff), axis=1))
+                self.cut_cons.append((cons[-1], U))
         else:
             cons.append(q[am] >= q[ap])
-        self.tau = tau
+        self.G, self.K, self.tau, self.cons = G, K, tau, cons
         self.problem = cp.Problem(cp.Minimize(tau), cons)
 
     def solve(self, prob: Problem, upper: float, G_hint: np.ndarray | None) -> float | None:
@@ -208,28 +281,103 @@ class _ShorSDP:
                 Uv[ok] = diff[ok] / nrm[ok, None]
                 Uv[~ok, 0] = 1.0
                 U.value = 2.0 * prob.alpha * Uv
-        v = _solve(self.problem, self.tau)
+        if not _solve(self.problem):
+            return None
+        v = self.proven(E, upper)
         return None if v is None else float(np.sqrt(max(v, 0.0)))
 
+    def lagrangian(self, E: np.ndarray) -> tuple | None:
+        """``(G0, K0, t0, rows, multipliers, Y)`` of the last solve for
+        :func:`._sdpdual.shor_bound` (``Y`` the multiplier block of the
+        identity), or None."""
+        G0, K0, t0 = self.G.value, self.K.value, self.tau.value
+        Z = self.cons[0].dual_value
+        if G0 is None or K0 is None or t0 is None or Z is None:
+            return None
+        G0 = np.asarray(G0, dtype=float)
+        K0 = np.asarray(K0, dtype=float)
+        Z = np.asarray(Z, dtype=float)
+        t0 = float(t0)
+        duals = [_duals(c) for c in self.cons[1:]]
+        if any(d is None for d in duals) or not (
+                np.all(np.isfinite(G0)) and np.all(np.isfinite(K0)) and np.isfinite(t0)
+                and np.all(np.isfinite(Z))):
+            return None
+        K0 = 0.5 * (K0 + K0.T)
+        N, n = G0.shape
+        q0 = q_of(K0)
+        E2 = np.sum(E * E, axis=1)
+        dK = np.diag(K0)
+        ks = np.arange(N)
+        rows = [make_rows(dK - 2.0 * np.sum(E * G0, axis=1) + E2 - t0,
+                          np.abs(dK) + 2.0 * np.sum(np.abs(E * G0), axis=1) + E2 + abs(t0), n,
+                          kd=ks, kdc=np.ones(N), g=ks, gc=-2.0 * E, sc=-1.0),
+                self._family_rows(q0, n)]
+        a, p = self.trip[:, 0], self.trip[:, 1]
+        for _con, U in self.cut_cons:
+            Uv = np.asarray(U.value, dtype=float)
+            diff = G0[a] - G0[p]
+            a2 = float(self.alpha2.value)
+            rows.append(make_rows(
+                q0[self.ap] + a2 + np.sum(Uv * diff, axis=1) - q0[self.am],
+                np.abs(q0[self.ap]) + a2 + np.sum(np.abs(Uv * diff), axis=1)
+                + np.abs(q0[self.am]), n,
+                q=np.column_stack([self.ap, self.am]),
+                qc=np.column_stack([np.ones(a.size), -np.ones(a.size)]),
+                g=np.column_stack([a, p]), gc=np.stack([Uv, -Uv], axis=1)))
+        return G0, K0, t0, Rows.concat(rows), np.concatenate(duals), Z[:n, :n]
 
-def _solve(problem, var) -> float | None:
-    """Optimal value (minus the safety that matches the tolerances used), or None.
+    def proven(self, E: np.ndarray, upper: float) -> float | None:
+        """A proven lower bound of ``min tau`` over the relaxation's points with
+        ``tau <= upper^2`` (those of every ``G`` within ``upper`` of ``E``, the
+        only ones the chords are valid for), from the solver's point and
+        multipliers (:func:`._sdpdual.shor_bound`), or None."""
+        data = self.lagrangian(E)
+        if data is None:
+            return None
+        G0, K0, t0, rows, lam, Y = data
+        v = shor_bound(G0, K0, t0, rows, lam, Y, E, upper)
+        return v if np.isfinite(v) else None
 
-    The tight tolerances are tried first; when Clarabel cannot reach them
-    the default ones are used with the larger ``SDP_SAFETY_LOOSE``.
+    _family_rows = _GramSDP._family_rows
+
+
+def _solve(problem) -> bool:
+    """Whether Clarabel returned a point and multipliers.
+
+    The tight tolerances are tried first, then the default ones; status
+    ``optimal`` is taken at once, ``optimal_inaccurate`` when nothing better
+    comes.  The bound is proven from whatever point and multipliers are
+    returned (:mod:`._sdpdual`), so the tolerances decide how tight it is,
+    never whether it holds.
     """
     cp = cvxpy()
 
-    for opts, safety in ((_CLARABEL, 0.0), ({"max_threads": 1}, SDP_SAFETY_LOOSE)):
+    inaccurate = None
+    status = None
+    for opts in (_CLARABEL, {"max_threads": 1}):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 problem.solve(solver=cp.CLARABEL, **opts)
         except cp.error.SolverError:
+            status = None
             continue
-        if problem.status == cp.OPTIMAL and var.value is not None:
-            return float(var.value) - safety
-    return None
+        status = problem.status
+        if status == cp.OPTIMAL:
+            return True
+        if status == cp.OPTIMAL_INACCURATE:
+            inaccurate = opts
+    if status == cp.OPTIMAL_INACCURATE or inaccurate is None:
+        # the last solve's point is the one held, or there is none
+        return status == cp.OPTIMAL_INACCURATE
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            problem.solve(solver=cp.CLARABEL, **inaccurate)
+    except cp.error.SolverError:
+        return False
+    return problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
 
 def _key(prob: Problem, kind: str) -> tuple:
@@ -244,7 +392,7 @@ def _get(prob: Problem, kind: str):
 
 def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,
                    deadline: float | None = None) -> float | None:
-    """Lower bound on ``d_iso`` from the Gram SDP with secant rounds (normalised units).
+    """Proven lower bound on ``d_iso`` from the Gram SDP with secant rounds (normalised units).
 
     ``s_lo`` must be a proven lower bound and ``s_hi`` a feasible value.
     Returns ``None`` when no solve succeeded.
@@ -258,7 +406,6 @@ def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,
         v = obj.solve(prob, lo, s_hi)
         if v is None:
             break
-        v -= SDP_SAFETY
         if best is not None and v <= best + 1e-9:
             break
         best = v if best is None else max(best, v)
@@ -272,9 +419,9 @@ def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,
 
 def shor_sdp_bound(prob: Problem, upper: float, *, G_hint: np.ndarray | None = None
                    ) -> float | None:
-    """Lower bound on ``d_haus`` from the Shor relaxation (normalised units)."""
+    """Proven lower bound on ``d_haus`` from the Shor relaxation (normalised units)."""
     obj = _get(prob, "shor")
     v = obj.solve(prob, upper, G_hint)
     if v is None:
         return None
-    return max(v - SDP_SAFETY, 0.0)
+    return max(v, 0.0)
