@@ -23,6 +23,9 @@ _EPS = float(np.finfo(float).eps)
 #: matrix below this fraction of the largest one from its range
 _ACTIVE_RTOL = 1e-9
 _RANGE_RTOL = 1e-7
+#: the multipliers are refined only when their bound is further than this
+#: (relative) below the solver's objective value
+_CLOSE_RTOL = 1e-10
 
 
 @dataclass
@@ -230,6 +233,9 @@ def gram_bound(K0: np.ndarray, s0: float, R: Rows, lam: np.ndarray, s_lo: float,
         return intercept + floor - _allowance(R.size + N * N, mag)
 
     lam = np.maximum(lam, 0.0)
+    b0 = bound(lam)
+    if b0 >= s0 - _CLOSE_RTOL * (1.0 + abs(s0)):
+        return b0  # as close to the solver's value as refining could bring it
     V = _range(P @ K0 @ P)
 
     def residual(lam_, _free):
@@ -237,7 +243,7 @@ def gram_bound(K0: np.ndarray, s0: float, R: Rows, lam: np.ndarray, s_lo: float,
         return np.concatenate([(P @ CK @ V).ravel(), [gs]])
 
     lam1, _ = _refine(residual, lam, np.zeros(0))
-    out = max(bound(lam), bound(lam1))
+    out = max(b0, bound(lam1))
     return out if np.isfinite(out) else -np.inf
 
 
@@ -282,6 +288,9 @@ def shor_bound(G0: np.ndarray, K0: np.ndarray, t0: float, R: Rows, lam: np.ndarr
 
     lam = np.maximum(lam, 0.0)
     Y = 0.5 * (Y + Y.T)
+    b0 = bound(lam, Y)
+    if b0 >= t0 - _CLOSE_RTOL * (1.0 + abs(t0)):
+        return b0
     V = _range(np.block([[np.eye(n), G0.T], [G0, K0]]))
     iu = np.triu_indices(n)
 
@@ -296,5 +305,5 @@ def shor_bound(G0: np.ndarray, K0: np.ndarray, t0: float, R: Rows, lam: np.ndarr
     Y1 = np.zeros((n, n))
     Y1[iu] = y1
     Y1 = Y1 + np.triu(Y1, 1).T
-    out = max(bound(lam, Y), bound(lam1, Y1))
+    out = max(b0, bound(lam1, Y1))
     return out if np.isfinite(out) else -np.inf
