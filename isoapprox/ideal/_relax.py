@@ -191,7 +191,10 @@ class _GramSDP:
                           q=idx, qc=np.ones(q0.size), sc=-Bv)]
         rows.append(self._family_rows(q0, 0))
         trace_max = float(np.sum(Av + Bv * s_hi)) / K0.shape[0] * (1.0 + 1e-12)
-        return K0, s0, Rows.concat(rows), np.concatenate(duals), trace_max
+        rows, lam = Rows.concat(rows), np.concatenate(duals)
+        if lam.size != rows.size:
+            return None  # multipliers not as the rows (never seen): no proof
+        return K0, s0, rows, lam, trace_max
 
     def proven(self, s_lo: float, s_hi: float) -> float | None:
         """The proven bound of :meth:`lagrangian`'s data, or None."""
@@ -212,7 +215,7 @@ class _GramSDP:
                 bound = float(u2.value) if sign > 0 else float(l2.value)
                 out.append(make_rows(sign * (q0[idx] - bound), np.abs(q0[idx]) + abs(bound), n,
                                      q=idx, qc=np.full(idx.size, sign)))
-            return Rows.concat(out)
+            return Rows.concat(out) if out else make_rows([], [], n)
         chord = ((np.asarray(self.c0.value, dtype=float), np.asarray(self.c1.value, dtype=float),
                   float(self.alpha.value)) if self.margin else None)
         return triplet_rows(q0, self.ap, self.am, n, chord)
@@ -325,7 +328,10 @@ class _ShorSDP:
                 q=np.column_stack([self.ap, self.am]),
                 qc=np.column_stack([np.ones(a.size), -np.ones(a.size)]),
                 g=np.column_stack([a, p]), gc=np.stack([Uv, -Uv], axis=1)))
-        return G0, K0, t0, Rows.concat(rows), np.concatenate(duals), Z[:n, :n]
+        rows, lam = Rows.concat(rows), np.concatenate(duals)
+        if lam.size != rows.size or Z.shape != (N + n, N + n):
+            return None  # multipliers not as the rows (never seen): no proof
+        return G0, K0, t0, rows, lam, Z[:n, :n]
 
     def proven(self, E: np.ndarray, upper: float) -> float | None:
         """A proven lower bound of ``min tau`` over the relaxation's points with
