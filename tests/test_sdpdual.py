@@ -184,3 +184,46 @@ def test_gram_bound_on_a_problem_solved_by_hand(lam, expected):
     finally:
         _sdpdual._refine = saved
     assert expected - 1e-10 <= v <= expected
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pair_family_bound_holds_for_any_multipliers(objective, seed):
+    """The zero-loss set of the margin loss (rows ``q_pos <= u^2``, ``q_neg
+    >= l^2``): the bound from the solver's and from random multipliers is
+    below the value of ``nearest_zero_loss``'s embedding (feasible)."""
+    from isoapprox import nearest_zero_loss
+    from isoapprox.ideal._problem import PairBounds
+
+    rng = np.random.default_rng(seed)
+    y = np.arange(7) % 3
+    E = rng.normal(size=(7, 2))
+    diam = float(np.max(np.sqrt(((E[:, None] - E[None]) ** 2).sum(-1))))
+    prob = Problem.build(E, y, 0.0, objective, diam, PairBounds(0.7, 1.3))
+    res = nearest_zero_loss(E, y, loss="margin", margin=0.3, beta=1.0, objective=objective,
+                            rng=seed, warn_uncertified=False)
+    value = res.value / prob.scale * (1.0 + 1e-12)
+    if objective == "iso":
+        obj = _relax._get(prob, "gram")
+        assert obj.solve(prob, 0.0, value) is not None
+        K0, s0, rows, lam, trace_max = obj.lagrangian(0.0, value)
+        assert rows.size == lam.size and np.any(rows.q[:, 0] >= 0)
+
+        def bound(lam_):
+            return _sdpdual.gram_bound(K0, s0, rows, lam_, 0.0, value, trace_max)
+        limit = value
+        opt = float(obj.problem.value)
+    else:
+        obj = _relax._get(prob, "shor")
+        assert obj.solve(prob, value, None) is not None
+        G0, K0, t0, rows, lam, Y = obj.lagrangian(prob.E)
+
+        def bound(lam_):
+            return _sdpdual.shor_bound(G0, K0, t0, rows, lam_, Y, prob.E, value)
+        limit = value * value
+        opt = float(obj.problem.value)
+    assert opt - 1e-6 <= bound(lam) <= min(limit, opt + 1e-9)
+    for _ in range(20):
+        lam2 = lam * np.exp(rng.normal(size=lam.size)) + rng.exponential(
+            0.1, size=lam.size) * (rng.random(lam.size) < 0.2)
+        assert bound(lam2) <= limit
