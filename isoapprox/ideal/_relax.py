@@ -105,7 +105,31 @@ def _duals(con) -> np.ndarray | None:
     return np.maximum(v, 0.0) if np.all(np.isfinite(v)) else None
 
 
-class _GramSDP:
+class _SDP:
+    """What the two relaxations share: their family's rows for the proof."""
+
+    pair_params: tuple | None
+    margin: bool
+    ap: np.ndarray
+    am: np.ndarray
+
+    def _family_rows(self, q0: np.ndarray, n: int) -> Rows:
+        """The pair rows or the triplet rows, in the order of their
+        constraints (and so of their multipliers)."""
+        if self.pair_params is not None:
+            u2, l2, prs = self.pair_params
+            out = []
+            for _con, idx, sign in prs:
+                bound = float(u2.value) if sign > 0 else float(l2.value)
+                out.append(make_rows(sign * (q0[idx] - bound), np.abs(q0[idx]) + abs(bound), n,
+                                     q=idx, qc=np.full(idx.size, sign)))
+            return Rows.concat(out) if out else make_rows([], [], n)
+        chord = ((np.asarray(self.c0.value, dtype=float), np.asarray(self.c1.value, dtype=float),
+                  float(self.alpha.value)) if self.margin else None)
+        return triplet_rows(q0, self.ap, self.am, n, chord)
+
+
+class _GramSDP(_SDP):
     def __init__(self, prob: Problem):
         cp = cvxpy()
 
@@ -205,23 +229,8 @@ class _GramSDP:
         v = gram_bound(K0, s0, rows, lam, s_lo, s_hi, trace_max)
         return v if np.isfinite(v) else None
 
-    def _family_rows(self, q0: np.ndarray, n: int) -> Rows:
-        """The pair rows or the triplet rows, in the order of their
-        constraints (and so of their multipliers)."""
-        if self.pair_params is not None:
-            u2, l2, prs = self.pair_params
-            out = []
-            for _con, idx, sign in prs:
-                bound = float(u2.value) if sign > 0 else float(l2.value)
-                out.append(make_rows(sign * (q0[idx] - bound), np.abs(q0[idx]) + abs(bound), n,
-                                     q=idx, qc=np.full(idx.size, sign)))
-            return Rows.concat(out) if out else make_rows([], [], n)
-        chord = ((np.asarray(self.c0.value, dtype=float), np.asarray(self.c1.value, dtype=float),
-                  float(self.alpha.value)) if self.margin else None)
-        return triplet_rows(q0, self.ap, self.am, n, chord)
 
-
-class _ShorSDP:
+class _ShorSDP(_SDP):
     def __init__(self, prob: Problem):
         cp = cvxpy()
 
@@ -345,45 +354,29 @@ class _ShorSDP:
         v = shor_bound(G0, K0, t0, rows, lam, Y, E, upper)
         return v if np.isfinite(v) else None
 
-    _family_rows = _GramSDP._family_rows
-
 
 def _solve(problem) -> bool:
     """Whether Clarabel returned a point and multipliers.
 
     The tight tolerances are tried first, then the default ones; status
-    ``optimal`` is taken at once, ``optimal_inaccurate`` when nothing better
-    comes.  The bound is proven from whatever point and multipliers are
-    returned (:mod:`._sdpdual`), so the tolerances decide how tight it is,
-    never whether it holds.
+    ``optimal`` is taken from either, ``optimal_inaccurate`` from the second.
+    The bound is proven from whatever point and multipliers are returned
+    (:mod:`._sdpdual`), so the tolerances decide how tight it is, never
+    whether it holds.
     """
     cp = cvxpy()
 
-    inaccurate = None
-    status = None
     for opts in (_CLARABEL, {"max_threads": 1}):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 problem.solve(solver=cp.CLARABEL, **opts)
         except cp.error.SolverError:
-            status = None
             continue
-        status = problem.status
-        if status == cp.OPTIMAL:
+        if problem.status == cp.OPTIMAL or (problem.status == cp.OPTIMAL_INACCURATE
+                                            and opts is not _CLARABEL):
             return True
-        if status == cp.OPTIMAL_INACCURATE:
-            inaccurate = opts
-    if status == cp.OPTIMAL_INACCURATE or inaccurate is None:
-        # the last solve's point is the one held, or there is none
-        return status == cp.OPTIMAL_INACCURATE
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            problem.solve(solver=cp.CLARABEL, **inaccurate)
-    except cp.error.SolverError:
-        return False
-    return problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+    return False
 
 
 def _key(prob: Problem, kind: str) -> tuple:

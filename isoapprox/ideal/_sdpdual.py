@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Rows", "gram_bound", "make_rows", "shor_bound", "triplet_rows"]
+__all__ = ["Rows", "gram_bound", "make_rows", "q_of", "shor_bound", "triplet_rows"]
 
 _EPS = float(np.finfo(float).eps)
 #: a multiplier of at most this fraction of the largest one is left out of the
