@@ -198,6 +198,20 @@ def test_witnesses_against_a_plain_loop():
         assert D.max() <= d_star(P, n, m).upper * (1 + 1e-12)
 
 
+def test_a_nan_or_infinite_layout_never_certifies_a_ratio():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    assert certified_ratio(X) == pytest.approx(math.sqrt(2), rel=2e-12)
+    for bad in (math.nan, math.inf):
+        Y = X.copy()
+        Y[1, 0] = bad
+        assert certified_ratio(Y) == math.inf
+    Y = X.copy()
+    Y[1, 0] = math.nan
+    assert all(math.isnan(v) for v in min_max_distance(Y))
+    Y[:, 0] = math.inf  # inf - inf: no distance at all
+    assert all(math.isnan(v) for v in min_max_distance(Y))
+
+
 def test_data_files_are_small():
     total = sum(p.stat().st_size for p in DATA.iterdir())
     assert total < 1_000_000

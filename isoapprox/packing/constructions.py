@@ -77,6 +77,9 @@ _PAIR_BLOCK = 1 << 20
 def min_max_distance(X: np.ndarray) -> tuple[float, float]:
     """(least, largest) pairwise distance of the rows of ``X``, by direct differences.
 
+    ``(nan, nan)`` if a distance is not a number (a coordinate is ``nan``, or
+    two are infinite), so that no comparison can take such points for a layout.
+
     Examples
     --------
     >>> min_max_distance(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
@@ -98,8 +101,11 @@ def min_max_distance(X: np.ndarray) -> tuple[float, float]:
         iu = np.repeat(np.arange(i0, i1), counts)
         starts = np.cumsum(counts) - counts
         ju = np.arange(pairs) - np.repeat(starts, counts) + iu + 1
-        d = X[iu] - X[ju]
-        dist = np.sqrt(np.sum(d * d, axis=1))
+        with np.errstate(invalid="ignore"):  # inf - inf: nan, reported below
+            d = X[iu] - X[ju]
+            dist = np.sqrt(np.sum(d * d, axis=1))
+        if np.isnan(dist).any():
+            return math.nan, math.nan
         lo, hi = min(lo, float(dist.min())), max(hi, float(dist.max()))
         i0 = i1
     return lo, hi
@@ -113,7 +119,8 @@ def certified_ratio(X: np.ndarray) -> float:
     coordinates, so the float quotient is within ``n + 4`` ulps of the exact
     ratio; it is raised by :data:`isoapprox.tolerances.DSTAR_RTOL` (``1e-12``,
     thousands of ulps), a proven upper bound of ``D*(P, n, 1)`` for
-    ``P = len(X)``.  ``0.0`` for one point, ``inf`` if two points coincide.
+    ``P = len(X)``.  ``0.0`` for one point, ``inf`` if two points coincide or a
+    distance is not a number (a ``nan`` coordinate never certifies a ratio).
 
     Examples
     --------
