@@ -218,7 +218,7 @@ def test_packing_distance_bound_below_feasible_values(rng, layout):
 def test_collapse_regime_upper_end_from_the_d_star_layout(n, P):
     """Classes collapsed onto a D*(P', n, margin) layout are triplet-separated, so
     d_iso(E, F_TS) <= max(diam(E), D*_upper): the construction gives that upper end
-    where local solves from E stall above it (0.7205 against 0.7181 for 16 classes
+    where local solves from E stall above it (0.7205 against 0.7180 for 16 classes
     of two points in the plane), and the bracket straddles [D*_lower - diam(E), D*_upper]."""
     E = 1e-3 * np.random.default_rng(0).normal(size=(2 * P, n))
     y = np.arange(2 * P) % P
