@@ -26,9 +26,14 @@ def builder():
     return mod
 
 
+def _best_layout(P, n):
+    """The construction with the least certified ratio for (P, n)."""
+    layouts = [X for X in (construct(m, P, n) for m in construction_names(P, n)) if X is not None]
+    return min(layouts, key=certified_ratio)
+
+
 def _best_construction(P, n):
-    return min(certified_ratio(X) for X in (construct(m, P, n) for m in construction_names(P, n))
-               if X is not None)
+    return certified_ratio(_best_layout(P, n))
 
 
 def test_start_counts_are_fixed_and_bounded(builder):
@@ -43,9 +48,7 @@ def test_start_counts_are_fixed_and_bounded(builder):
 def test_polish_rounds_never_return_a_worse_layout(builder):
     rng = np.random.default_rng(5)
     for P, n in [(9, 2), (12, 3), (16, 4)]:
-        good = construct(min(construction_names(P, n),
-                             key=lambda m: certified_ratio(construct(m, P, n))
-                             if construct(m, P, n) is not None else math.inf), P, n)
+        good = _best_layout(P, n)
         for X in (rng.normal(size=(P, n)), good + 0.05 * rng.normal(size=good.shape)):
             before = certified_ratio(builder._normalise(X))
             for win in (builder.MS_WIN, builder.WIN):
@@ -80,3 +83,35 @@ def test_multistart_beats_the_layout_stage_and_is_certified(builder, P, n, known
     assert r <= known * (1 + 1e-4)
     if P == 12:
         assert r == pytest.approx(2.0 * math.sin(2.0 * math.pi / 5.0), rel=1e-5)
+
+
+def _npz(tmp_path, **arrays):
+    np.savez(tmp_path / "dstar_layouts.npz", **arrays)
+    return tmp_path
+
+
+def test_keep_better_takes_only_shipped_layouts_that_beat_the_build(builder, tmp_path):
+    square = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], dtype=np.float32)  # ratio sqrt 2
+    line = np.array([[0, 0], [1, 0], [2, 0], [3, 0]], dtype=np.float32)  # ratio 3
+    line3 = np.c_[line, np.zeros(4, np.float32)]
+    shipped = builder.read_shipped(_npz(tmp_path, P4_n2=square, P4_n3=line3))
+    assert set(shipped) == {(4, 2), (4, 3)}
+    result = {"own": {(4, 2): (2.0, "grid"), (4, 3): (1.0, "simplex")}, "layouts": {}}
+    taken = builder.keep_better(result, shipped)
+    assert taken == [(4, 2)]
+    assert result["own"] == {(4, 2): (certified_ratio(square.astype(float)), "layout"),
+                             (4, 3): (1.0, "simplex")}
+    assert set(result["layouts"]) == {(4, 2)}
+    # on its own output it changes nothing
+    assert builder.keep_better(result, shipped) == []
+    assert builder.read_shipped(tmp_path / "none") == {}
+
+
+@pytest.mark.parametrize("arrays, match", [
+    ({"P4n2": np.zeros((4, 2))}, "not named 'P<P>_n<n>'"),
+    ({"P4_n2": np.zeros((3, 2))}, "should be 4 x 2 finite coordinates, got shape \\(3, 2\\)"),
+    ({"P2_n1": np.array([[0.0], [np.nan]])}, "should be 2 x 1 finite"),
+])
+def test_read_shipped_refuses_a_corrupt_table(builder, tmp_path, arrays, match):
+    with pytest.raises(ValueError, match=match):
+        builder.read_shipped(_npz(tmp_path, **arrays))

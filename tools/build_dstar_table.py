@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -42,7 +43,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from isoapprox._blas import single_threaded_blas  # noqa: E402
-from isoapprox.packing import DSTAR_N_MAX, DSTAR_P_MAX, _slsqp, table_entries  # noqa: E402
+from isoapprox.packing import (  # noqa: E402
+    DSTAR_N_MAX,
+    DSTAR_P_MAX,
+    _ball_start,
+    _slsqp,
+    table_entries,
+)
 from isoapprox.packing.bounds import unit_lower_candidates  # noqa: E402
 from isoapprox.packing.constructions import (  # noqa: E402
     certified_ratio,
@@ -59,9 +66,6 @@ KEEP_RTOL = 1e-6
 STEPS, LBFGS_ITERS = 10, 300
 
 
-def n_random(P: int) -> int:
-    """Random starts per entry (besides the structured ones)."""
-    return 6 if P <= 16 else (2 if P <= 32 else 1)
 #: SLSQP polish on the near-active pairs, for P * n up to this
 POLISH_MAX_VARS = 60
 #: the polish keeps the pairs within this share of the distance range of either end
@@ -74,6 +78,11 @@ MS_WIN = 0.1
 MS_SECONDS, MS_MIN, MS_MAX = 4.0, 3, 40
 #: ... and only for P * n up to this (SLSQP's dense subproblems grow as (P n)^3)
 MS_MAX_VARS = 200
+
+
+def n_random(P: int) -> int:
+    """Random starts per entry of the layout optimiser (besides the structured ones)."""
+    return 6 if P <= 16 else (2 if P <= 32 else 1)
 
 
 def n_multistart(P: int, n: int) -> int:
@@ -212,12 +221,9 @@ def multistart(P: int, n: int, best: float, lower: float) -> tuple[float, np.nda
     """
     target = max(MS_TARGET * best, lower)
     f = _penalty(target * target, P, n)
-    radius = 0.5 * P ** (1.0 / n) + 0.5
     out, out_X = math.inf, None
     for k in range(n_multistart(P, n)):
-        rng = np.random.default_rng([P, n, 1000 + k])
-        Z = rng.normal(size=(P, n))
-        Z *= (radius * rng.uniform(size=(P, 1)) ** (1.0 / n)) / np.linalg.norm(Z, axis=1)[:, None]
+        Z = _ball_start(np.random.default_rng([P, n, 1000 + k]), P, n)
         res = minimize(f, Z.ravel(), jac=True, method="L-BFGS-B",
                        options={"maxiter": 2000, "gtol": 1e-12, "ftol": 1e-16})
         X = res.x.reshape(P, n)
@@ -257,8 +263,9 @@ def optimise(P: int, n: int, starts: list[np.ndarray], lower: float) -> tuple[fl
                 break
         if P * n <= POLISH_MAX_VARS:
             for Y in (_polish(X), _slsqp(X0, maxiter=300, ftol=1e-13)):
-                if certified_ratio(_normalise(Y)) < hi:
-                    X, hi = Y, certified_ratio(_normalise(Y))
+                r = certified_ratio(_normalise(Y))
+                if r < hi:
+                    X, hi = Y, r
         r, X32 = _ratio32(X)
         if r < best:
             best, best_X = r, X32
@@ -343,16 +350,31 @@ def build(quick: bool) -> dict:
     return {"own": own, "layouts": layouts, "seconds": time.perf_counter() - t0}
 
 
+_LAYOUT_KEY = re.compile(r"P([0-9]+)_n([0-9]+)")
+
+
 def read_shipped(data: Path = DATA) -> dict[tuple[int, int], np.ndarray]:
-    """The optimised layouts of the table now on disk (empty if there is none)."""
+    """The optimised layouts of the table now on disk (empty if there is none).
+
+    Raises ``ValueError`` naming the file and the entry if a key is not
+    ``P<P>_n<n>`` or its array is not ``(P, n)`` finite numbers: a corrupt
+    table is never merged into a new one.
+    """
     path = data / "dstar_layouts.npz"
     if not path.exists():
         return {}
+    out = {}
     with np.load(path) as z:
-        out = {}
         for key in z.files:
-            P, n = key[1:].split("_n")
-            out[int(P), int(n)] = z[key]
+            m = _LAYOUT_KEY.fullmatch(key)
+            if m is None:
+                raise ValueError(f"{path}: entry {key!r} is not named 'P<P>_n<n>'")
+            P, n = int(m[1]), int(m[2])
+            X = z[key]
+            if X.shape != (P, n) or not np.all(np.isfinite(X)):
+                raise ValueError(f"{path}: entry {key!r} should be {P} x {n} finite "
+                                 f"coordinates, got shape {X.shape}")
+            out[P, n] = X
     return out
 
 
@@ -367,7 +389,7 @@ def keep_better(result: dict, shipped: dict[tuple[int, int], np.ndarray]) -> lis
     own, layouts = result["own"], result["layouts"]
     taken = []
     for (P, n), X in sorted(shipped.items()):
-        if (P, n) not in own or X.shape != (P, n):
+        if (P, n) not in own:
             continue
         r = certified_ratio(X.astype(np.float64))
         if r < own[P, n][0]:

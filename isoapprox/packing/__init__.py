@@ -654,16 +654,23 @@ def _slsqp(X0: np.ndarray, maxiter: int = 400, ftol: float = 1e-15) -> np.ndarra
     return X if np.all(np.isfinite(X)) else X0
 
 
+def _ball_start(rng: np.random.Generator, P: int, n: int) -> np.ndarray:
+    """``P`` points uniform in the ball of radius ``0.5 P^(1/n) + 0.5`` (a start for ``_slsqp``).
+
+    The radius is about that of ``P`` unit-separated points packed densely.
+    """
+    Z = rng.normal(size=(P, n))
+    radius = 0.5 * P ** (1.0 / n) + 0.5
+    Z *= (radius * rng.uniform(size=(P, 1)) ** (1.0 / n)) / np.linalg.norm(Z, axis=1)[:, None]
+    return Z
+
+
 @functools.lru_cache(maxsize=256)
 def _unit_packing(P: int, n: int, n_random: int, seed: int) -> tuple[np.ndarray, int]:
     """Best unit-margin configuration from the witness and random starts (cached)."""
     starts = [_unit_witness(P, n)]
     rng = np.random.default_rng(seed)
-    radius = 0.5 * P ** (1.0 / n) + 0.5
-    for _ in range(n_random):
-        Z = rng.normal(size=(P, n))
-        Z *= (radius * rng.uniform(size=(P, 1)) ** (1.0 / n)) / np.linalg.norm(Z, axis=1)[:, None]
-        starts.append(Z)
+    starts += [_ball_start(rng, P, n) for _ in range(n_random)]
     best, best_d = starts[0], _min_max_dist(starts[0])[1]
     with single_threaded_blas():
         for X0 in starts:
