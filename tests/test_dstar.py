@@ -15,7 +15,9 @@ from isoapprox import InvalidInputError
 from isoapprox.packing import (
     DSTAR_N_MAX,
     DSTAR_P_MAX,
+    LAYOUT_INT_STEP,
     DStar,
+    _load_layout,
     d_star,
     d_star_witness,
     table_entries,
@@ -210,6 +212,21 @@ def test_a_nan_or_infinite_layout_never_certifies_a_ratio():
     assert all(math.isnan(v) for v in min_max_distance(Y))
     Y[:, 0] = math.inf  # inf - inf: no distance at all
     assert all(math.isnan(v) for v in min_max_distance(Y))
+
+
+def test_stored_layouts_load_exactly():
+    """float32 coordinates as they are, int16 ones times LAYOUT_INT_STEP (a power
+    of two, so exactly); any other dtype is refused, naming it."""
+    X = np.array([[0.1, -2.5], [3.0, 1e-3]], dtype=np.float32)
+    Y = _load_layout(X)
+    assert Y.dtype == np.float64 and np.array_equal(Y, X.astype(np.float64))
+    Q = np.array([[-32768, 0], [1, 32767]], dtype=np.int16)
+    Z = _load_layout(Q)
+    assert math.log2(LAYOUT_INT_STEP) == int(math.log2(LAYOUT_INT_STEP))
+    h = LAYOUT_INT_STEP
+    assert Z.tolist() == [[-32768 * h, 0.0], [h, 32767 * h]]
+    with pytest.raises(ValueError, match="float32 or int16 coordinates, got dtype float64"):
+        _load_layout(X.astype(np.float64))
 
 
 def test_data_files_are_small():

@@ -3,7 +3,8 @@
 
 Writes ``isoapprox/packing/data/dstar_table.json`` (every entry's bracket and
 sources), ``isoapprox/packing/data/dstar_layouts.npz`` (the optimised layouts
-that beat every explicit construction, float32 coordinates) and the table
+that beat every explicit construction: float32 coordinates, int16 multiples of
+``LAYOUT_INT_STEP`` for ``P n > MS_MAX_VARS``) and the table
 section of ``docs/dstar.md`` (between its ``<!-- table -->`` markers).
 
 Deterministic: every start comes from a construction or from a generator
@@ -13,13 +14,19 @@ build's entry (``--fresh`` skips that), so a rebuild never makes the table
 worse and rebuilding its own output changes nothing.  The upper
 end of an entry is the *certified ratio* of its layout (largest over least
 pairwise distance, float64, rounded up by ``DSTAR_RTOL``), recomputed from
-the stored float32 coordinates; the lower end is
+the stored coordinates; the lower end is
 :func:`isoapprox.packing.unit_lower_bound` (formulas with proofs).
 
 Run from the repository root::
 
-    python tools/build_dstar_table.py            # about 40 minutes (2338 s), 2-core machine
+    python tools/build_dstar_table.py            # about 75 minutes on one core
+    python tools/build_dstar_table.py --jobs 2   # the penalty stage on 2 processes first
     python tools/build_dstar_table.py --quick    # constructions only, seconds
+    python tools/build_dstar_table.py --penalty-only --jobs 2   # that stage alone, on the
+                                                 # table on disk (1272 s, 2-core machine)
+
+(The build without the penalty stage took 2338 s; the stage is about 34
+minutes of one core, by its cost model :func:`n_penalty`.)
 
 Timing of the shipped data: see docs/dstar.md ("How the table is built").
 """
@@ -29,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import re
 import subprocess
 import sys
@@ -46,7 +54,9 @@ from isoapprox._blas import single_threaded_blas  # noqa: E402
 from isoapprox.packing import (  # noqa: E402
     DSTAR_N_MAX,
     DSTAR_P_MAX,
+    LAYOUT_INT_STEP,
     _ball_start,
+    _load_layout,
     _slsqp,
     table_entries,
 )
@@ -78,6 +88,11 @@ MS_WIN = 0.1
 MS_SECONDS, MS_MIN, MS_MAX = 4.0, 3, 40
 #: ... and only for P * n up to this (SLSQP's dense subproblems grow as (P n)^3)
 MS_MAX_VARS = 200
+#: the penalty stage, beyond MS_MAX_VARS: targets per start (each PEN_DELTA below
+#: the best so far, halved when one fails) and L-BFGS iterations per target
+PEN_STEPS, PEN_ITERS, PEN_DELTA = 12, 3000, 0.04
+#: ... starts per entry: about PEN_SECONDS of the model below, within these counts
+PEN_SECONDS, PEN_MIN, PEN_MAX = 4.0, 2, 6
 
 
 def n_random(P: int) -> int:
@@ -94,6 +109,17 @@ def n_multistart(P: int, n: int) -> int:
     """
     per = 0.08 * (P / 24) ** 2.7 * (n / 3) ** 1.8
     return max(MS_MIN, min(MS_MAX, int(MS_SECONDS / per)))
+
+
+def n_penalty(P: int, n: int) -> int:
+    """Random starts of the penalty stage for ``(P, n)``: a fixed count.
+
+    ``1.6 (P / 64)^2.2 (n / 4)^0.76`` s is a fit of one start's time on this
+    machine (1.6 s at ``(64, 4)``, 4.6 s at ``(64, 16)``, 0.7 s at ``(32,
+    8)``); only the count, never a clock, decides the work.
+    """
+    per = 1.6 * (P / 64) ** 2.2 * (n / 4) ** 0.76
+    return max(PEN_MIN, min(PEN_MAX, int(PEN_SECONDS / per)))
 
 
 # ---------------------------------------------------------------------------
@@ -125,14 +151,6 @@ def _penalty(T: float, P: int, n: int):
         return 0.5 * float(np.sum(a * a) + np.sum(b * b)), G.ravel()
 
     return f
-
-
-def _feasible_at(X: np.ndarray, T: float) -> np.ndarray:
-    f = _penalty(T, *X.shape)
-    res = minimize(f, X.ravel(), jac=True, method="L-BFGS-B",
-                   options={"maxiter": LBFGS_ITERS, "maxfun": 2 * LBFGS_ITERS,
-                            "gtol": 1e-14, "ftol": 1e-16})
-    return res.x.reshape(X.shape)
 
 
 def _polish(X: np.ndarray, win: float = WIN, max_rounds: int = 6) -> np.ndarray:
@@ -235,38 +253,99 @@ def multistart(P: int, n: int, best: float, lower: float) -> tuple[float, np.nda
     if out_X is None:
         return math.inf, None
     _, X = _polish_rounds(out_X, WIN)
-    return _ratio32(X)
+    return _stored_ratio(X)
 
 
-def _ratio32(X: np.ndarray) -> tuple[float, np.ndarray]:
-    """Certified ratio of the float32 coordinates that will be stored."""
-    X32 = _normalise(X).astype(np.float32)
-    return certified_ratio(X32.astype(np.float64)), X32
+def descend(X: np.ndarray, lower: float, *, ref: float = math.inf, steps: int = PEN_STEPS,
+            delta: float = PEN_DELTA, iters: int = PEN_ITERS, maxfun: int = 15000,
+            gtol: float = 1e-12) -> tuple[float, np.ndarray]:
+    """Lower the certified ratio of ``X`` by L-BFGS on the squared penalty.
+
+    At most ``steps`` targets: each ``delta`` below the smaller of ``ref``
+    and the best ratio so far (never below ``lower``), ``delta`` halved
+    when a target does not lower the ratio (and the descent ended below
+    ``1e-5``); ``iters``, ``maxfun`` and ``gtol`` go to L-BFGS.  Returns the
+    best ratio and its (normalised) layout, ``X`` itself when nothing
+    helps.  The defaults are the penalty stage's; :func:`optimise` passes
+    its own.
+    """
+    P, n = X.shape
+    X = _normalise(X)
+    hi = certified_ratio(X)
+    opts = {"maxiter": iters, "maxfun": maxfun, "gtol": gtol, "ftol": 1e-16}
+    for _ in range(steps):
+        t = max(min(hi, ref) * (1.0 - delta), lower)
+        res = minimize(_penalty(t * t, P, n), X.ravel(), jac=True, method="L-BFGS-B",
+                       options=opts)
+        Y = _normalise(res.x.reshape(P, n))
+        r = certified_ratio(Y)
+        if r < hi:
+            X, hi = Y, r
+        else:
+            delta *= 0.5
+        if delta < 1e-5:
+            break
+    return hi, X
+
+
+def penalty_stage(P: int, n: int) -> tuple[float, np.ndarray | None]:
+    """Best certified ratio of :func:`n_penalty` random starts, or ``(inf, None)``.
+
+    Each start (uniform in a ball, seeded by ``(P, n, 2000 + k)``) goes down
+    :func:`descend` from the best construction's ratio; no SLSQP (the
+    stage is for ``P n > MS_MAX_VARS``).  A function of ``(P, n)`` alone,
+    so entries can be computed in any order, in parallel.
+    """
+    ref, _ = best_construction(P, n)
+    lower = max(lower_of(P, n), 1.0)
+    out, out_X = math.inf, None
+    for k in range(n_penalty(P, n)):
+        Z = _ball_start(np.random.default_rng([P, n, 2000 + k]), P, n)
+        r, X = descend(Z, lower, ref=ref)
+        if r < out and np.all(np.isfinite(X)):
+            out, out_X = r, X
+    if out_X is None:
+        return math.inf, None
+    return _stored_ratio(out_X)
+
+
+def store_layout(X: np.ndarray) -> np.ndarray:
+    """The form a layout is stored in (after :func:`_normalise`): for ``P n >
+    MS_MAX_VARS`` the nearest multiples of ``LAYOUT_INT_STEP`` as ``int16``
+    (when they fit), else ``float32``.
+
+    The large layouts come from the penalty stage, whose optima are looser
+    than this rounding by far (it moved their ratios by -5e-5 to +1.6e-4,
+    +5.7e-5 at the median), and ``int16`` keeps the shipped data under 1 MB.
+    A layout read from the table on disk keeps the form it has.
+    """
+    P, n = X.shape
+    X = _normalise(X)
+    if P * n > MS_MAX_VARS:
+        q = np.round(X / LAYOUT_INT_STEP)
+        if np.all(np.abs(q) <= np.iinfo(np.int16).max):
+            return q.astype(np.int16)
+    return X.astype(np.float32)
+
+
+def _stored_ratio(X: np.ndarray) -> tuple[float, np.ndarray]:
+    """Certified ratio of the coordinates that will be stored, and their stored form."""
+    A = store_layout(X)
+    return certified_ratio(_load_layout(A)), A
 
 
 def optimise(P: int, n: int, starts: list[np.ndarray], lower: float) -> tuple[float, np.ndarray]:
     """Best certified ratio found from the starts (bisection on the squared diameter)."""
     best, best_X = math.inf, None
     for X0 in starts:
-        X = _normalise(X0)
-        hi = certified_ratio(X)
-        delta = 0.05
-        for _ in range(STEPS):
-            t = max(hi * (1.0 - delta), lower)
-            Y = _normalise(_feasible_at(X, t * t))
-            r = certified_ratio(Y)
-            if r < hi:
-                X, hi = Y, r
-            else:
-                delta *= 0.5
-            if delta < 1e-5:
-                break
+        hi, X = descend(X0, lower, steps=STEPS, delta=0.05, iters=LBFGS_ITERS,
+                        maxfun=2 * LBFGS_ITERS, gtol=1e-14)
         if P * n <= POLISH_MAX_VARS:
             for Y in (_polish(X), _slsqp(X0, maxiter=300, ftol=1e-13)):
                 r = certified_ratio(_normalise(Y))
                 if r < hi:
                     X, hi = Y, r
-        r, X32 = _ratio32(X)
+        r, X32 = _stored_ratio(X)
         if r < best:
             best, best_X = r, X32
     return best, best_X
@@ -275,10 +354,10 @@ def optimise(P: int, n: int, starts: list[np.ndarray], lower: float) -> tuple[fl
 def _starts(P: int, n: int, layouts: dict, best_cons: np.ndarray) -> list[np.ndarray]:
     out = [best_cons]
     if (P - 1, n) in layouts:  # one point more, at the centre
-        X = _normalise(layouts[P - 1, n].astype(float))
+        X = _normalise(_load_layout(layouts[P - 1, n]))
         out.append(np.vstack([X, 0.3 * np.ones((1, n))]))
     if n >= 2 and (P, n - 1) in layouts:
-        X = _normalise(layouts[P, n - 1].astype(float))
+        X = _normalise(_load_layout(layouts[P, n - 1]))
         out.append(np.c_[X, np.zeros(P)])
     k_rand = n_random(P)
     for k in range(k_rand):
@@ -319,11 +398,52 @@ def should_multistart(P: int, n: int, quick: bool) -> bool:
     return should_optimise(P, n, quick) or 4 <= n <= 8
 
 
+def should_penalty(P: int, n: int, quick: bool) -> bool:
+    """The penalty stage: every entry beyond the multistart stage's size, ``P n > MS_MAX_VARS``."""
+    return not quick and n >= 2 and P > n + 1 and P * n > MS_MAX_VARS
+
+
 def lower_of(P: int, n: int) -> float:
     return max(v for v, _ in unit_lower_candidates(P, n))
 
 
-def build(quick: bool) -> dict:
+def _penalty_entry(key: tuple[int, int]) -> tuple[tuple[int, int], float, np.ndarray | None]:
+    with single_threaded_blas():
+        return key, *penalty_stage(*key)
+
+
+def run_penalty_stage(quick: bool, jobs: int = 1) -> dict:
+    """``{(P, n): (ratio, layout)}`` of :func:`penalty_stage` over its entries,
+    in ``jobs`` processes (each entry is a function of ``(P, n)`` alone)."""
+    keys = [(P, n) for n in range(1, DSTAR_N_MAX + 1) for P in range(2, DSTAR_P_MAX + 1)
+            if should_penalty(P, n, quick)]
+    t0 = time.perf_counter()
+    out = {}
+    with multiprocessing.get_context("spawn").Pool(jobs) if jobs > 1 else _Serial() as pool:
+        for (P, n), r, X in pool.imap(_penalty_entry, keys):
+            out[P, n] = (r, X)
+            print(f"penalty P={P:2d} n={n:2d} ratio={r:.6f} "
+                  f"({time.perf_counter() - t0:6.1f} s, {len(out)}/{len(keys)})", flush=True)
+    return out
+
+
+class _Serial:
+    """``Pool``'s ``imap`` in this process (``--jobs 1``)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def imap(f, items):
+        return map(f, items)
+
+
+def build(quick: bool, penalty: dict | None = None) -> dict:
+    """The table from scratch; ``penalty``: the penalty stage's results, computed
+    beforehand (:func:`run_penalty_stage`), else computed here entry by entry."""
     t0 = time.perf_counter()
     own: dict[tuple[int, int], tuple[float, str]] = {}  # (ratio, construction) per entry
     layouts: dict[tuple[int, int], np.ndarray] = {}
@@ -341,6 +461,10 @@ def build(quick: bool) -> dict:
                 r_ms, X_ms = multistart(P, n, min(r, prev[0], r_opt), lower_of(P, n))
                 if r_ms < r_opt:
                     r_opt, X = r_ms, X_ms
+            if should_penalty(P, n, quick):
+                r_pen, X_pen = penalty[P, n] if penalty is not None else penalty_stage(P, n)
+                if r_pen < r_opt:
+                    r_opt, X = r_pen, X_pen
             if r_opt < min(r, prev[0]) * (1.0 - KEEP_RTOL):
                 layouts[P, n] = X
                 r, name = r_opt, "layout"
@@ -357,8 +481,8 @@ def read_shipped(data: Path = DATA) -> dict[tuple[int, int], np.ndarray]:
     """The optimised layouts of the table now on disk (empty if there is none).
 
     Raises ``ValueError`` naming the file and the entry if a key is not
-    ``P<P>_n<n>`` or its array is not ``(P, n)`` finite numbers: a corrupt
-    table is never merged into a new one.
+    ``P<P>_n<n>`` or its array is not ``(P, n)`` finite ``float32`` or
+    ``int16`` numbers: a corrupt table is never merged into a new one.
     """
     path = data / "dstar_layouts.npz"
     if not path.exists():
@@ -374,6 +498,9 @@ def read_shipped(data: Path = DATA) -> dict[tuple[int, int], np.ndarray]:
             if X.shape != (P, n) or not np.all(np.isfinite(X)):
                 raise ValueError(f"{path}: entry {key!r} should be {P} x {n} finite "
                                  f"coordinates, got shape {X.shape}")
+            if X.dtype not in (np.float32, np.int16):
+                raise ValueError(f"{path}: entry {key!r} should be float32 or int16 "
+                                 f"coordinates, got dtype {X.dtype}")
             out[P, n] = X
     return out
 
@@ -386,17 +513,37 @@ def keep_better(result: dict, shipped: dict[tuple[int, int], np.ndarray]) -> lis
     previous table, and running the builder on its own output changes nothing.
     Returns the entries taken from the shipped table.
     """
+    found = {key: (certified_ratio(_load_layout(X)), X) for key, X in shipped.items()}
+    return take_better(result, found, 0.0)
+
+
+def take_better(result: dict, found: dict, rtol: float = KEEP_RTOL) -> list[tuple[int, int]]:
+    """Take each layout of ``found`` (``{(P, n): (ratio, layout)}``) whose ratio is
+    below the entry's by more than ``rtol`` (relative); returns the entries taken."""
     own, layouts = result["own"], result["layouts"]
     taken = []
-    for (P, n), X in sorted(shipped.items()):
-        if (P, n) not in own:
+    for (P, n), (r, X) in sorted(found.items()):
+        if (P, n) not in own or X is None:
             continue
-        r = certified_ratio(X.astype(np.float64))
-        if r < own[P, n][0]:
+        if r < own[P, n][0] * (1.0 - rtol):
             own[P, n] = (r, "layout")
-            layouts[P, n] = X.astype(np.float32)
+            layouts[P, n] = X
             taken.append((P, n))
     return taken
+
+
+def read_table(data: Path = DATA) -> dict:
+    """The table on disk as a build's result (``own``, ``layouts``, ``seconds``);
+    its layouts stay in the form they are stored in."""
+    doc = json.loads((data / "dstar_table.json").read_text(encoding="utf-8"))
+    own = {(e["P"], e["n"]): (float(e["ratio"]), e["construction"]) for e in doc["entries"]}
+    shipped = read_shipped(data)
+    missing = sorted(k for k, (_, name) in own.items() if name == "layout" and k not in shipped)
+    if missing:
+        raise ValueError(f"{data / 'dstar_layouts.npz'}: no layout for the entries {missing} "
+                         f"that {data / 'dstar_table.json'} says have one")
+    return {"own": own, "layouts": shipped, "seconds": float(doc["build_seconds"]),
+            **{k: doc[k] for k in ("penalty_only_seconds",) if k in doc}}
 
 
 def write(result: dict) -> None:
@@ -415,6 +562,8 @@ def write(result: dict) -> None:
                        "Written by tools/build_dstar_table.py.",
         "P_max": DSTAR_P_MAX, "n_max": DSTAR_N_MAX,
         "build_seconds": round(result["seconds"], 1),
+        **({"penalty_only_seconds": round(result["penalty_only_seconds"], 1)}
+           if "penalty_only_seconds" in result else {}),
         "entries": entries,
     }
     (DATA / "dstar_table.json").write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
@@ -446,15 +595,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc-only", action="store_true", help="only rewrite docs/dstar.md")
     ap.add_argument("--fresh", action="store_true",
                     help="do not keep the shipped layouts that beat the fresh build")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="processes for the penalty stage (default 1; the result is the same)")
+    ap.add_argument("--penalty-only", action="store_true",
+                    help="run only the penalty stage, on the table on disk: an entry takes "
+                         "the stage's layout where it is better")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs must be a positive integer, got {args.jobs}")
     if args.doc_only:
         write_doc()
         return 0
-    shipped = {} if args.fresh else read_shipped()
-    with single_threaded_blas():  # BLAS threads only slow these small problems down
-        result = build(args.quick)
-    taken = keep_better(result, shipped)
-    print(f"kept {len(taken)} shipped layouts that beat the fresh build", flush=True)
+    if args.penalty_only:
+        result = read_table()
+        t0 = time.perf_counter()
+        taken = take_better(result, run_penalty_stage(False, args.jobs))
+        result["penalty_only_seconds"] = time.perf_counter() - t0
+        print(f"the penalty stage lowered {len(taken)} entries", flush=True)
+    else:
+        shipped = {} if args.fresh else read_shipped()
+        penalty = None if args.jobs == 1 else run_penalty_stage(args.quick, args.jobs)
+        with single_threaded_blas():  # BLAS threads only slow these small problems down
+            result = build(args.quick, penalty)
+        taken = keep_better(result, shipped)
+        print(f"kept {len(taken)} shipped layouts that beat the fresh build", flush=True)
     write(result)
     # the doc reads the table just written, in a fresh process
     return subprocess.run([sys.executable, __file__, "--doc-only"], check=False).returncode

@@ -75,6 +75,27 @@ WITNESS_P_MAX = 4096
 #: the most coordinates ``P * n`` of a witness layout (128 MiB of float64)
 WITNESS_SIZE_MAX = 2**24
 _DATA = Path(__file__).resolve().parent / "data"
+#: a stored layout of integer type (``int16``) holds its coordinates in units
+#: of this power of two (:func:`_load_layout`); ``float32`` ones hold them as they are
+LAYOUT_INT_STEP = 2.0**-14
+
+
+def _load_layout(stored: np.ndarray) -> np.ndarray:
+    """The float64 coordinates of a stored layout: ``float32`` values as they
+    are, ``int16`` values times ``LAYOUT_INT_STEP`` (exact: a power of two).
+
+    The table's large layouts are stored as ``int16`` to keep the shipped data
+    small; every certified ratio is computed from these float64 numbers.
+    """
+    A = np.asarray(stored)
+    if A.dtype == np.float32:
+        return A.astype(np.float64)
+    if A.dtype == np.int16:
+        return A.astype(np.float64) * LAYOUT_INT_STEP
+    raise ValueError(f"a stored D* layout must be float32 or int16 coordinates, "
+                     f"got dtype {A.dtype}")
+
+
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 
 #: exact planar values for unit margin, P = 2..8 (theorems; see docs/dstar.md)
@@ -224,7 +245,7 @@ def _stored() -> tuple[dict, dict]:
         layouts = {}
         for key in z.files:
             p, q = key[1:].split("_n")
-            X = np.asarray(z[key], dtype=np.float64)
+            X = _load_layout(z[key])
             X.setflags(write=False)
             layouts[int(p), int(q)] = X
     return own, layouts
