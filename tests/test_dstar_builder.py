@@ -53,13 +53,15 @@ def test_start_counts_are_fixed_and_bounded(builder):
 
 
 def test_penalty_stage_counts_and_domain(builder):
-    """The penalty stage runs exactly where the multistart stage stops (P n above
-    its size, P > n + 1), with a fixed count of starts that never grows with P or n."""
+    """The penalty stage runs at every entry of n >= 4 but the simplices (alone
+    where the multistart stage stops, P n above its size), with a fixed count of
+    starts that never grows with P or n."""
     keys = [(P, n) for P in range(2, 65) for n in range(1, 17)]
     for P, n in keys:
         pen = builder.should_penalty(P, n, False)
-        assert pen == (P * n > builder.MS_MAX_VARS and P > n + 1)
-        assert not (pen and builder.should_multistart(P, n, False))
+        assert pen == (n >= 4 and P > n + 1)
+        if P * n > builder.MS_MAX_VARS and P > n + 1 and n >= 2:
+            assert pen and not builder.should_multistart(P, n, False)
         assert not builder.should_penalty(P, n, True)  # --quick: constructions only
     counts = _start_counts(builder.n_penalty, builder.PEN_MIN, builder.PEN_MAX)
     assert counts[64, 16] == builder.PEN_MIN and counts[20, 11] == builder.PEN_MAX

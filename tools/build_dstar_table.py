@@ -23,9 +23,9 @@ Run from the repository root::
     python tools/build_dstar_table.py --jobs 2   # the penalty stage on 2 processes first
     python tools/build_dstar_table.py --quick    # constructions only, seconds
     python tools/build_dstar_table.py --penalty-only --jobs 2   # that stage alone, on the
-                                                 # table on disk (1272 s, 2-core machine)
+                                                 # table on disk (1415 s, 2-core machine)
 
-(The build without the penalty stage took 2338 s; the stage is about 34
+(The build without the penalty stage took 2338 s; the stage is about 38
 minutes of one core, by its cost model :func:`n_penalty`.)
 
 Timing of the shipped data: see docs/dstar.md ("How the table is built").
@@ -93,6 +93,9 @@ MS_MAX_VARS = 200
 PEN_STEPS, PEN_ITERS, PEN_DELTA = 12, 3000, 0.04
 #: ... starts per entry: about PEN_SECONDS of the model below, within these counts
 PEN_SECONDS, PEN_MIN, PEN_MAX = 4.0, 2, 6
+#: ... for n >= PEN_MIN_DIM (in R^2 and R^3 the SLSQP stages found better layouts
+#: at every (P, n) tried but one, (64, 2), by 2e-4)
+PEN_MIN_DIM = 4
 
 
 def n_random(P: int) -> int:
@@ -399,8 +402,9 @@ def should_multistart(P: int, n: int, quick: bool) -> bool:
 
 
 def should_penalty(P: int, n: int, quick: bool) -> bool:
-    """The penalty stage: every entry beyond the multistart stage's size, ``P n > MS_MAX_VARS``."""
-    return not quick and n >= 2 and P > n + 1 and P * n > MS_MAX_VARS
+    """The penalty stage: every entry of ``n >= PEN_MIN_DIM`` but the simplices
+    (alone beyond the multistart stage's size, ``P n > MS_MAX_VARS``)."""
+    return not quick and n >= PEN_MIN_DIM and P > n + 1
 
 
 def lower_of(P: int, n: int) -> float:
@@ -412,11 +416,12 @@ def _penalty_entry(key: tuple[int, int]) -> tuple[tuple[int, int], float, np.nda
         return key, *penalty_stage(*key)
 
 
-def run_penalty_stage(quick: bool, jobs: int = 1) -> dict:
-    """``{(P, n): (ratio, layout)}`` of :func:`penalty_stage` over its entries,
-    in ``jobs`` processes (each entry is a function of ``(P, n)`` alone)."""
+def run_penalty_stage(quick: bool, jobs: int = 1, max_vars: int | None = None) -> dict:
+    """``{(P, n): (ratio, layout)}`` of :func:`penalty_stage` over its entries
+    (those with ``P n <= max_vars`` when given), in ``jobs`` processes (each
+    entry is a function of ``(P, n)`` alone)."""
     keys = [(P, n) for n in range(1, DSTAR_N_MAX + 1) for P in range(2, DSTAR_P_MAX + 1)
-            if should_penalty(P, n, quick)]
+            if should_penalty(P, n, quick) and (max_vars is None or P * n <= max_vars)]
     t0 = time.perf_counter()
     out = {}
     with multiprocessing.get_context("spawn").Pool(jobs) if jobs > 1 else _Serial() as pool:
@@ -600,17 +605,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--penalty-only", action="store_true",
                     help="run only the penalty stage, on the table on disk: an entry takes "
                          "the stage's layout where it is better")
+    ap.add_argument("--max-vars", type=int, default=None,
+                    help="with --penalty-only: only the entries with P n up to this")
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error(f"--jobs must be a positive integer, got {args.jobs}")
+    if args.max_vars is not None and not (args.penalty_only and args.max_vars >= 1):
+        ap.error(f"--max-vars needs --penalty-only and a positive integer, got {args.max_vars}")
     if args.doc_only:
         write_doc()
         return 0
     if args.penalty_only:
         result = read_table()
         t0 = time.perf_counter()
-        taken = take_better(result, run_penalty_stage(False, args.jobs))
-        result["penalty_only_seconds"] = time.perf_counter() - t0
+        taken = take_better(result, run_penalty_stage(False, args.jobs, args.max_vars))
+        # the time of every --penalty-only run on this table, added up
+        result["penalty_only_seconds"] = (result.get("penalty_only_seconds", 0.0)
+                                          + time.perf_counter() - t0)
         print(f"the penalty stage lowered {len(taken)} entries", flush=True)
     else:
         shipped = {} if args.fresh else read_shipped()
