@@ -88,8 +88,8 @@ MS_WIN = 0.1
 MS_SECONDS, MS_MIN, MS_MAX = 4.0, 3, 40
 #: ... and only for P * n up to this (SLSQP's dense subproblems grow as (P n)^3)
 MS_MAX_VARS = 200
-#: the penalty stage, beyond MS_MAX_VARS: targets per start (each PEN_DELTA below
-#: the best so far, halved when one fails) and L-BFGS iterations per target
+#: the penalty stage (alone beyond MS_MAX_VARS): targets per start (each PEN_DELTA
+#: below the best so far, halved when one fails) and L-BFGS iterations per target
 PEN_STEPS, PEN_ITERS, PEN_DELTA = 12, 3000, 0.04
 #: ... starts per entry: about PEN_SECONDS of the model below, within these counts
 PEN_SECONDS, PEN_MIN, PEN_MAX = 4.0, 2, 6
@@ -295,9 +295,10 @@ def penalty_stage(P: int, n: int) -> tuple[float, np.ndarray | None]:
     """Best certified ratio of :func:`n_penalty` random starts, or ``(inf, None)``.
 
     Each start (uniform in a ball, seeded by ``(P, n, 2000 + k)``) goes down
-    :func:`descend` from the best construction's ratio; no SLSQP (the
-    stage is for ``P n > MS_MAX_VARS``).  A function of ``(P, n)`` alone,
-    so entries can be computed in any order, in parallel.
+    :func:`descend` from the best construction's ratio; no SLSQP (beyond
+    ``MS_MAX_VARS`` its dense subproblems are too slow, and below it the
+    multistart stage has them).  A function of ``(P, n)`` alone, so entries
+    can be computed in any order, in parallel.
     """
     ref, _ = best_construction(P, n)
     lower = max(lower_of(P, n), 1.0)
@@ -612,6 +613,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--jobs must be a positive integer, got {args.jobs}")
     if args.max_vars is not None and not (args.penalty_only and args.max_vars >= 1):
         ap.error(f"--max-vars needs --penalty-only and a positive integer, got {args.max_vars}")
+    if args.penalty_only and (args.quick or args.fresh or args.doc_only):
+        ap.error("--penalty-only works on the table on disk: it takes neither --quick, "
+                 "--fresh nor --doc-only")
     if args.doc_only:
         write_doc()
         return 0
