@@ -214,3 +214,18 @@ def test_read_table_and_take_better(builder, tmp_path):
     (tmp_path / "dstar_table.json").write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ValueError, match=r"no layout for the entries \[\(6, 2\)\]"):
         builder.read_table(tmp_path)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jobs", "0"], "--jobs must be a positive integer, got 0"),
+    (["--max-vars", "200"], "--max-vars needs --penalty-only and a positive integer, got 200"),
+    (["--penalty-only", "--max-vars", "0"], "a positive integer, got 0"),
+    (["--penalty-only", "--quick"], "--penalty-only works on the table on disk"),
+    (["--penalty-only", "--fresh"], "--penalty-only works on the table on disk"),
+])
+def test_command_line_refuses_bad_combinations(builder, capsys, argv, message):
+    """A user's mistake: one line on stderr, exit 2, before anything is read or written."""
+    with pytest.raises(SystemExit) as exc:
+        builder.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

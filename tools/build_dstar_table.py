@@ -34,6 +34,7 @@ Timing of the shipped data: see docs/dstar.md ("How the table is built").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -266,8 +267,9 @@ def descend(X: np.ndarray, lower: float, *, ref: float = math.inf, steps: int = 
 
     At most ``steps`` targets: each ``delta`` below the smaller of ``ref``
     and the best ratio so far (never below ``lower``), ``delta`` halved
-    when a target does not lower the ratio (and the descent ended below
-    ``1e-5``); ``iters``, ``maxfun`` and ``gtol`` go to L-BFGS.  Returns the
+    when a target does not lower the ratio, and the descent over once
+    ``delta`` falls below ``1e-5``; ``iters``, ``maxfun`` and ``gtol`` go to
+    L-BFGS.  Returns the
     best ratio and its (normalised) layout, ``X`` itself when nothing
     helps.  The defaults are the penalty stage's; :func:`optimise` passes
     its own.
@@ -425,26 +427,17 @@ def run_penalty_stage(quick: bool, jobs: int = 1, max_vars: int | None = None) -
             if should_penalty(P, n, quick) and (max_vars is None or P * n <= max_vars)]
     t0 = time.perf_counter()
     out = {}
-    with multiprocessing.get_context("spawn").Pool(jobs) if jobs > 1 else _Serial() as pool:
-        for (P, n), r, X in pool.imap(_penalty_entry, keys):
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(jobs))
+            results = pool.imap(_penalty_entry, keys)
+        else:
+            results = map(_penalty_entry, keys)
+        for (P, n), r, X in results:
             out[P, n] = (r, X)
             print(f"penalty P={P:2d} n={n:2d} ratio={r:.6f} "
                   f"({time.perf_counter() - t0:6.1f} s, {len(out)}/{len(keys)})", flush=True)
     return out
-
-
-class _Serial:
-    """``Pool``'s ``imap`` in this process (``--jobs 1``)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @staticmethod
-    def imap(f, items):
-        return map(f, items)
 
 
 def build(quick: bool, penalty: dict | None = None) -> dict:
