@@ -17,7 +17,7 @@ from scipy.optimize import linprog
 
 from isoapprox import nearest_ideal
 from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge, triplet_table
-from isoapprox.ideal._highs import solve_lp
+from isoapprox.ideal._highs import _csc, solve_lp
 from isoapprox.ideal._lpdual import dual_multipliers, safe_dual_bound
 from isoapprox.ideal._problem import Problem
 from isoapprox.ideal._sector import (
@@ -278,6 +278,27 @@ def test_solve_lp_gives_valid_multipliers():
     A = np.array([[-1.0, 0.0], [1.0, 0.0]])
     res = solve_lp(np.zeros(2), A, np.array([-1.0, -1.0]), -5 * np.ones(2), 5 * np.ones(2))
     assert res.status == "infeasible" and res.x is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 40), nv=st.integers(1, 12), density=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+       seed=st.integers(0, 10_000))
+def test_csc_matches_scipy(m, nv, density, seed):
+    """The column-wise non-zeros handed to HiGHS are scipy's ``csc_matrix`` of
+    the dense rows (empty columns, signed zeros and all-zero matrices included)."""
+    from scipy.sparse import csc_matrix
+
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(m, nv)) * (rng.random((m, nv)) < density)
+    A[rng.random((m, nv)) < 0.1] = -0.0
+    if nv > 1:
+        A[:, rng.integers(nv)] = 0.0
+    start, rows, values = _csc(A)
+    ref = csc_matrix(A)
+    assert start.dtype == np.int32 and rows.dtype == np.int32
+    assert np.array_equal(start, ref.indptr[:-1])
+    assert np.array_equal(rows, ref.indices)
+    assert np.array_equal(values, ref.data)
 
 
 def test_solve_lp_does_not_depend_on_what_was_solved_before():

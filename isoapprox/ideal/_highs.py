@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csc_matrix
 
 from .._lazy import highspy
 
@@ -75,6 +74,17 @@ def _solver() -> Any:
     return h
 
 
+def _csc(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column starts, row indices and values of the non-zeros of dense ``A``,
+    column by column (as ``scipy.sparse.csc_matrix(A)`` stores them)."""
+    At = np.ascontiguousarray(A.T, dtype=np.float64)
+    nz = At != 0.0
+    _, rows = np.nonzero(nz)
+    start = np.zeros(At.shape[0], dtype=np.int32)
+    np.cumsum(np.count_nonzero(nz, axis=1)[:-1], out=start[1:])
+    return start, rows.astype(np.int32), At[nz]
+
+
 def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np.ndarray,
              *, tight: bool = True) -> LPResult:
     """``min c.x`` s.t. ``A x <= b``, ``xl <= x <= xh`` (dense ``A``, finite bounds).
@@ -88,7 +98,7 @@ def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np
     xl = np.ascontiguousarray(xl, dtype=np.float64)
     xh = np.ascontiguousarray(xh, dtype=np.float64)
     m, n = A.shape
-    M = csc_matrix(np.asarray(A, dtype=np.float64))
+    col_start, row_index, values = _csc(A)
     h, hs = _solver(), highspy()
     tol = TIGHT_TOLERANCE if tight else _DEFAULT_TOLERANCE
     if _local.tolerance != tol:
@@ -96,10 +106,10 @@ def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np
         h.setOptionValue("dual_feasibility_tolerance", tol)
         _local.tolerance = tol
     h.clearSolver()
-    status = h.passModel(n, m, int(M.nnz), int(hs.MatrixFormat.kColwise),
+    status = h.passModel(n, m, int(values.size), int(hs.MatrixFormat.kColwise),
                          int(hs.ObjSense.kMinimize), 0.0, c, xl, xh,
-                         np.full(m, -np.inf), b, M.indptr[:-1].astype(np.int32),
-                         M.indices.astype(np.int32), M.data, np.zeros(n, dtype=np.int32))
+                         np.full(m, -np.inf), b, col_start, row_index, values,
+                         np.zeros(n, dtype=np.int32))
     if status == hs.HighsStatus.kError:
         return LPResult("failed", None, None)
     h.run()

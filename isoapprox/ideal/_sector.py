@@ -142,6 +142,15 @@ class _Node:
     #: (Q,) bool: the pair has a cone (else any direction)
     has: np.ndarray
     hints: list = field(default_factory=list)
+    #: (Q, 2): the cones' chord over-estimates (:func:`chord_gradient`; computed
+    #: here when not given, a child computes only its new cone's)
+    grads: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.grads is None:
+            self.grads = np.zeros((self.has.size, 2))
+            for s in np.flatnonzero(self.has):
+                self.grads[s] = chord_gradient(*self.rays[s])
 
 
 class _Geometry:
@@ -322,19 +331,21 @@ class _Geometry:
                     blocks.append(self._pair_rows(q[ok], W[ok] / nw[ok, None] * _SHRINK))
         coned = np.flatnonzero(node.has)
         if coned.size:
-            A = np.zeros((3 * coned.size, self.nv))
-            for r, s in enumerate(coned):
-                q = self.qneg[s]
-                i, j = self.I[q], self.J[q]
-                lo, hi = node.rays[s]
-                g = chord_gradient(lo, hi)
-                # cross(lo, v) >= 0, cross(v, hi) >= 0 and d_q <= g.v, v = F_i - F_j
-                for row, a in ((3 * r, (lo[1], -lo[0])), (3 * r + 1, (-hi[1], hi[0])),
-                               (3 * r + 2, (-g[0], -g[1]))):
-                    A[row, 2 * i: 2 * i + 2] = a
-                    A[row, 2 * j: 2 * j + 2] = (-a[0], -a[1])
-                A[3 * r + 2, self.nF + 1 + q] = 1.0
-            blocks.append((A, np.zeros(A.shape[0])))
+            # per cone: cross(lo, v) >= 0, cross(v, hi) >= 0 and d_q <= g.v,
+            # v = F_i - F_j, as rows a.F_i - a.F_j (+ d_q) <= 0
+            q = self.qneg[coned]
+            i, j = self.I[q], self.J[q]
+            lo, hi, g = node.rays[coned, 0], node.rays[coned, 1], node.grads[coned]
+            a = np.stack([np.column_stack([lo[:, 1], -lo[:, 0]]),
+                          np.column_stack([-hi[:, 1], hi[:, 0]]), -g], axis=1)  # (C, 3, 2)
+            A = np.zeros((coned.size, 3, self.nv))
+            r = np.arange(coned.size)[:, None]
+            t = np.arange(3)[None, :]
+            for d in range(2):
+                A[r, t, (2 * i + d)[:, None]] = a[:, :, d]
+                A[r, t, (2 * j + d)[:, None]] = -a[:, :, d]
+            A[r[:, 0], 2, self.nF + 1 + q] = 1.0
+            blocks.append((A.reshape(-1, self.nv), np.zeros(3 * coned.size)))
         A = np.concatenate([blk[0] for blk in blocks])
         b = np.concatenate([blk[1] for blk in blocks])
         return certified_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
@@ -402,9 +413,11 @@ def _children(node: _Node, s: int, toward: list[np.ndarray], hints: list) -> lis
     for lo, hi in cones:
         rays = node.rays.copy()
         has = node.has.copy()
+        grads = node.grads.copy()
         rays[s, 0], rays[s, 1] = lo, hi
         has[s] = True
-        out.append(_Node(rays, has, hints))
+        grads[s] = chord_gradient(lo, hi)
+        out.append(_Node(rays, has, hints, grads))
     return out
 
 
