@@ -38,14 +38,14 @@ LPS_PER_SEARCH = 150
 def record_lps() -> list[tuple]:
     """The node LPs ``(c, A, b, xl, xh)`` of a few searches."""
     lps: list[tuple] = []
-    original = sector.solve_lp
+    original = sector.certified_lp
 
     def spy(c, A, b, xl, xh, *, tight=True):
         if tight:
             lps.append((c.copy(), A.copy(), b.copy(), xl.copy(), xh.copy()))
         return original(c, A, b, xl, xh, tight=tight)
 
-    sector.solve_lp = spy
+    sector.certified_lp = spy
     try:
         for objective in ("haus", "iso"):
             searches = 0
@@ -58,7 +58,7 @@ def record_lps() -> list[tuple]:
                               warn_uncertified=False, max_lps=LPS_PER_SEARCH)
                 searches += len(lps) > before
     finally:
-        sector.solve_lp = original
+        sector.certified_lp = original
     return lps
 
 

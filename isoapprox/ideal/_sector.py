@@ -58,10 +58,11 @@ def lp_budget(max_lps: int, n_points: int) -> int:
     scaled by ``(5 / N)^2`` beyond (at least 1 when ``max_lps > 0``).
 
     An LP's rows grow with the pairs and the triplets (measured on the 2-core
-    machine, rows built and bound certified: about 1.5 ms a search step at
-    ``N = 5``, 3.5 ms at ``N = 8``, 5 ms at ``N = 10``, so about 6 s, 5 s and
-    5 s for the default budget), so that the budget, a count, and not the
-    solver clock ends the search at the default ``time_limit``.
+    machine, the whole search divided by its LPs, rows built and bounds
+    certified: about 1 ms an LP at ``N = 5``, 2 ms at ``N = 8`` and 2.4 ms at
+    ``N = 10`` for ``"haus"``, 1, 2.8 and 4 ms for ``"iso"``, so at most
+    about 4 s for the default budget), so that the budget, a count, and not
+    the solver clock ends the search at the default ``time_limit``.
     """
     if max_lps <= 0 or n_points <= _BUDGET_POINTS:
         return max(max_lps, 0)
