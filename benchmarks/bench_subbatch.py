@@ -13,9 +13,10 @@ sub-problems; the cheap representatives bound still runs).  Reported:
 
 - ``value``: the upper end of the default run;
 - ``lower before``: the largest bound of the default run other than
-  ``"sub_batch"`` and ``"sub_batch_packing"``, i.e. the lower end without
-  this module (the sub-batch bounds come after the search and change no
-  incumbent, so the rest of the run is the same);
+  ``"sub_batch"``, ``"sub_batch_packing"`` and ``"shor_sdp_triplets"`` (the
+  Shor relaxation on the hardest triplets), i.e. the lower end without
+  them (they come after the search and change no incumbent, so the rest of
+  the run is the same);
 - ``lower after``: the default run's lower end, with its source;
 - the relative gaps ``(value - lower) / value`` of both;
 - the wall times of both runs (their difference is the sub-batch work).
@@ -49,7 +50,7 @@ from isoapprox.ideal._subbatch import sub_batch_bound
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 
 MARGIN = 0.2
-NEW = ("sub_batch", "sub_batch_packing")
+NEW = ("sub_batch", "sub_batch_packing", "shor_sdp_triplets")
 COLLAPSE = [(16, 4, 2), (32, 8, 2), (64, 16, 2), (64, 16, 3), (64, 16, 4), (64, 16, 8)]
 SPREAD = [(32, 8, 8), (64, 8, 8)]
 

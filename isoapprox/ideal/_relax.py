@@ -15,7 +15,7 @@ from ._clock import solver_clock
 from ._problem import Problem, ProgramCache
 from ._sdpdual import Rows, gram_bound, make_rows, q_of, shor_bound, triplet_rows
 
-__all__ = ["gram_sdp_bound", "shor_sdp_bound"]
+__all__ = ["gram_sdp_bound", "hardest_triplets", "shor_sdp_bound"]
 
 _CACHE = ProgramCache(16)
 _CLARABEL = {"max_threads": 1, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10,
@@ -34,6 +34,27 @@ def _triplets(prob: Problem) -> np.ndarray:
             for m in ms:
                 rows.append((a, p, m))
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def hardest_triplets(prob: Problem, G: np.ndarray, per_anchor: int) -> np.ndarray:
+    """The ``per_anchor`` triplets of each anchor with the least slack
+    ``|G_a - G_m| - |G_a - G_p|`` at ``G`` (normalised units; ties in table
+    order), as rows of the triplet table, in its order.
+
+    Dropping triplets relaxes the problem, so a bound proven on these alone
+    is a bound of the batch (:func:`shor_sdp_bound` with ``trip``); those
+    nearest to violation at a good ``G`` are the ones the relaxation needs.
+    """
+    T = _triplets(prob)
+    if T.shape[0] == 0 or per_anchor <= 0:
+        return T[:0]
+    G = np.asarray(G, dtype=float)
+    dap = np.sqrt(np.sum((G[T[:, 0]] - G[T[:, 1]]) ** 2, axis=1))
+    dam = np.sqrt(np.sum((G[T[:, 0]] - G[T[:, 2]]) ** 2, axis=1))
+    order = np.lexsort((np.arange(T.shape[0]), dam - dap, T[:, 0]))
+    anchors = T[order, 0]
+    rank = np.arange(order.size) - np.searchsorted(anchors, anchors, side="left")
+    return T[np.sort(order[rank < per_anchor])]
 
 
 def _pair_index(N: int) -> np.ndarray:
@@ -231,11 +252,11 @@ class _GramSDP(_SDP):
 
 
 class _ShorSDP(_SDP):
-    def __init__(self, prob: Problem):
+    def __init__(self, prob: Problem, trip: np.ndarray | None = None):
         cp = cvxpy()
 
         N, n = prob.N, prob.n
-        self.trip = _triplets(prob)
+        self.trip = _triplets(prob) if trip is None else np.asarray(trip, dtype=np.int64)
         self.pid = _pair_index(N)
         G = cp.Variable((N, n))
         K = cp.Variable((N, N), symmetric=True)
@@ -416,10 +437,23 @@ def gram_sdp_bound(prob: Problem, s_lo: float, s_hi: float, *, rounds: int = 4,
     return best
 
 
-def shor_sdp_bound(prob: Problem, upper: float, *, G_hint: np.ndarray | None = None
-                   ) -> float | None:
-    """Proven lower bound on ``d_haus`` from the Shor relaxation (normalised units)."""
-    obj = _get(prob, "shor")
+def shor_sdp_bound(prob: Problem, upper: float, *, G_hint: np.ndarray | None = None,
+                   trip: np.ndarray | None = None) -> float | None:
+    """Proven lower bound on ``d_haus`` from the Shor relaxation (normalised units).
+
+    ``trip`` (rows of the triplet family, for example
+    :func:`hardest_triplets`): the relaxation keeps only those triplets, a
+    relaxation of the batch whose bound is the batch's too; built for this
+    call, not cached.  Triplet family only.
+    """
+    if trip is None:
+        obj = _get(prob, "shor")
+    else:
+        if prob.pairs is not None:
+            raise ValueError("shor_sdp_bound: `trip` is for the triplet family only")
+        if len(trip) == 0:
+            return 0.0  # no relation left: E itself is a point of the relaxation
+        obj = _ShorSDP(prob, trip)
     v = obj.solve(prob, upper, G_hint)
     if v is None:
         return None
