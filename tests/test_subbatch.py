@@ -329,6 +329,18 @@ def test_shor_bound_on_hardest_triplets_refuses_a_pair_loss():
         shor_sdp_bound(prob, 1.0, trip=trip)
 
 
+def test_collapsed_haus_batch_skips_the_hardest_triplets():
+    """16 points within ~1e-3 of the origin in R^2, 4 classes: the incumbent has
+    its classes collapsed, where the relaxation (of any dimension) proves no
+    more than the packing bounds, so it does not run."""
+    E = 1e-3 * np.random.default_rng(0).normal(size=(16, 2))
+    y = np.arange(16) % 4
+    res = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, n_starts=2,
+                        time_limit=30.0, warn_uncertified=False)
+    assert res.kind == "class-collapsed"
+    assert "sub_batch" in res.bounds and "shor_sdp_triplets" not in res.bounds
+
+
 def test_sub_batch_bound_is_the_best_sub_problem():
     E = np.random.default_rng(2).normal(size=(16, 8))
     y = np.arange(16) % 4
