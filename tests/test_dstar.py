@@ -17,7 +17,9 @@ from isoapprox.packing import (
     DSTAR_P_MAX,
     LAYOUT_INT_STEP,
     DStar,
+    _layout_key,
     _load_layout,
+    _parse_layout_key,
     d_star,
     d_star_witness,
     table_entries,
@@ -227,6 +229,18 @@ def test_stored_layouts_load_exactly():
     assert Z.tolist() == [[-32768 * h, 0.0], [h, 32767 * h]]
     with pytest.raises(ValueError, match="float32 or int16 coordinates, got dtype float64"):
         _load_layout(X.astype(np.float64))
+
+
+def test_layout_names_round_trip_and_bad_ones_are_refused():
+    """One format for the layouts' names in dstar_layouts.npz (the library reads
+    it, the builder writes and reads it)."""
+    for P, n in ((4, 2), (64, 16), (10, 1)):
+        assert _parse_layout_key(_layout_key(P, n)) == (P, n)
+    for bad in ("P4n2", "P4_n2_", "p4_n2", "P_n2", "P4_n-2", "xP4_n2"):
+        with pytest.raises(ValueError, match=f"layout entry '{bad}' is not named"):
+            _parse_layout_key(bad)
+    with np.load(DATA / "dstar_layouts.npz") as z:
+        assert all(_layout_key(*_parse_layout_key(k)) == k for k in z.files)
 
 
 def test_data_files_are_small():

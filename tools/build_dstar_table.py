@@ -38,7 +38,6 @@ import contextlib
 import json
 import math
 import multiprocessing
-import re
 import subprocess
 import sys
 import time
@@ -57,7 +56,9 @@ from isoapprox.packing import (  # noqa: E402
     DSTAR_P_MAX,
     LAYOUT_INT_STEP,
     _ball_start,
+    _layout_key,
     _load_layout,
+    _parse_layout_key,
     _slsqp,
     table_entries,
 )
@@ -473,9 +474,6 @@ def build(quick: bool, penalty: dict | None = None) -> dict:
     return {"own": own, "layouts": layouts, "seconds": time.perf_counter() - t0}
 
 
-_LAYOUT_KEY = re.compile(r"P([0-9]+)_n([0-9]+)")
-
-
 def read_shipped(data: Path = DATA) -> dict[tuple[int, int], np.ndarray]:
     """The optimised layouts of the table now on disk (empty if there is none).
 
@@ -489,10 +487,10 @@ def read_shipped(data: Path = DATA) -> dict[tuple[int, int], np.ndarray]:
     out = {}
     with np.load(path) as z:
         for key in z.files:
-            m = _LAYOUT_KEY.fullmatch(key)
-            if m is None:
-                raise ValueError(f"{path}: entry {key!r} is not named 'P<P>_n<n>'")
-            P, n = int(m[1]), int(m[2])
+            try:
+                P, n = _parse_layout_key(key)
+            except ValueError:
+                raise ValueError(f"{path}: entry {key!r} is not named 'P<P>_n<n>'") from None
             X = z[key]
             if X.shape != (P, n) or not np.all(np.isfinite(X)):
                 raise ValueError(f"{path}: entry {key!r} should be {P} x {n} finite "
@@ -552,7 +550,7 @@ def write(result: dict) -> None:
     for (P, n), (r, name) in sorted(own.items()):
         entries.append({"P": P, "n": n, "ratio": r, "construction": name})
     np.savez_compressed(DATA / "dstar_layouts.npz",
-                        **{f"P{P}_n{n}": X for (P, n), X in sorted(layouts.items())})
+                        **{_layout_key(P, n): X for (P, n), X in sorted(layouts.items())})
     doc = {
         "description": "D*(P, n, 1) for P <= 64, n <= 16: per entry the certified ratio "
                        "of its own best layout (construction name, or 'layout' for an "

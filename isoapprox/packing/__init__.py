@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import numbers
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -236,6 +237,23 @@ def _formula_lower(P: int, n: int) -> tuple[float, str]:
     return v * (1.0 - DSTAR_RTOL), src
 
 
+_LAYOUT_KEY = re.compile(r"P([0-9]+)_n([0-9]+)")
+
+
+def _layout_key(P: int, n: int) -> str:
+    """The name of the ``(P, n)`` layout in ``dstar_layouts.npz``."""
+    return f"P{P}_n{n}"
+
+
+def _parse_layout_key(key: str) -> tuple[int, int]:
+    """``(P, n)`` of a layout's name (:func:`_layout_key`); ``ValueError`` naming
+    the key if it is not ``P<P>_n<n>``."""
+    m = _LAYOUT_KEY.fullmatch(key)
+    if m is None:
+        raise ValueError(f"layout entry {key!r} is not named 'P<P>_n<n>'")
+    return int(m[1]), int(m[2])
+
+
 @functools.lru_cache(maxsize=1)
 def _stored() -> tuple[dict, dict]:
     """The shipped own ratios ``{(P, n): (ratio, construction)}`` and layouts."""
@@ -244,10 +262,9 @@ def _stored() -> tuple[dict, dict]:
     with np.load(_DATA / "dstar_layouts.npz") as z:
         layouts = {}
         for key in z.files:
-            p, q = key[1:].split("_n")
             X = _load_layout(z[key])
             X.setflags(write=False)
-            layouts[int(p), int(q)] = X
+            layouts[_parse_layout_key(key)] = X
     return own, layouts
 
 
