@@ -28,7 +28,8 @@ def test_bench_lp_records_node_lps_and_restores_the_search(monkeypatch):
     monkeypatch.setattr(bench, "LPS_PER_SEARCH", 12)
     lps = bench.record_lps()
     assert _sector.certified_lp is original
-    # at least one node LP from a search of each objective
+    # node LPs were recorded (a search of each objective, 12 LPs each at most
+    # plus a node's cut rounds; none when the spy watches a name no longer used)
     assert len(lps) >= 2
     for c, A, b, xl, xh in lps:
         assert A.shape == (b.size, c.size) and xl.shape == xh.shape == c.shape

@@ -85,8 +85,9 @@ class IdealResult:
         representatives, for ``"haus"`` also in radius form) for both and
         ``"sub_batch"`` (the best proven bound of a few sub-problems) and
         ``"shor_sdp_triplets"`` (the Shor relaxation on the hardest triplets
-        at the incumbent, beyond the points the whole relaxation is solved
-        for) for ``"haus"`` (see :mod:`isoapprox.ideal._subbatch` and
+        at the incumbent, for more than 12 points with ``N + n <= 40`` and an
+        incumbent whose classes are not collapsed) for ``"haus"`` (see
+        :mod:`isoapprox.ideal._subbatch` and
         :func:`isoapprox.ideal._relax.hardest_triplets`); and for both, on
         small instances in ``R^1`` and ``R^2`` whose gap the others left open,
         ``"sub_batch_support"`` (the sub-problem on the points of the
