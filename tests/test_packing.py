@@ -132,9 +132,10 @@ def test_planar_seven_from_random_starts_only():
 def test_planar_lower_bound_is_monotone_in_P():
     vals = [packing_lower_bound(P, 2) for P in range(1, 30)]
     assert all(b >= a for a, b in zip(vals[:-1], vals[1:], strict=True))
-    # the planar LP certificate of P = 9 proves more than D*(8) (monotonicity alone)
-    assert packing_lower_bound(9, 2) > 2.32 > PLANAR_TABLE[8]
-    assert "linear programming" in min_separated_diameter(9, 2).lower_source
+    # the branch-and-bound proof of P = 9 proves more than D*(8) (monotonicity alone)
+    # and than the planar LP certificate (2.3283)
+    assert packing_lower_bound(9, 2) > 2.56 > 2.32 > PLANAR_TABLE[8]
+    assert "branch-and-bound" in min_separated_diameter(9, 2).lower_source
 
 
 # ---------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from scipy.optimize import linprog
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from isoapprox.io import atomic_write_text  # noqa: E402
 from isoapprox.packing.bounds import (  # noqa: E402
     LP_FILE,
     PLANAR_EXACT,
@@ -135,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                "eta": ETA, "steps": STEPS},
         "certificates": certs,
     }
-    tmp = LP_FILE.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(LP_FILE)
+    atomic_write_text(LP_FILE, json.dumps(doc, indent=1) + "\n")
     print(f"wrote {LP_FILE.relative_to(ROOT)} in {doc['build_seconds']} s")
     return 0
 

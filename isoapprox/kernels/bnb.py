@@ -1,4 +1,5 @@
-"""numba kernels of the spatial branch-and-bound for the nearest ideal embedding.
+"""numba kernels of the spatial branch-and-bounds: the nearest ideal embedding,
+and the separated point sets behind the lower bounds of ``D*``.
 
 Design notes: docs/performance.md, section ``isoapprox.kernels.bnb``.
 """
@@ -20,6 +21,7 @@ __all__ = [
     "point_box_maxdist",
     "point_box_mindist",
     "propagate",
+    "separation_search",
     "triplet_upper",
 ]
 
@@ -458,14 +460,25 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
                 bk = k
                 bd = d
     if bk < 0:
-        for k in range(N):
-            for d in range(n):
-                w = hi[k, d] - lo[k, d]
-                if w > bw:
-                    bw = w
-                    bk = k
-                    bd = d
+        bw, bk, bd = _widest(lo, hi)
     return value, feasible, bk, bd
+
+
+@njit(**JIT)
+def _widest(lo, hi):
+    """``(width, k, d)`` of the widest coordinate of the boxes (ties to the first
+    point and axis); ``(0.0, -1, -1)`` when every box is a point."""
+    bw = 0.0
+    bk = -1
+    bd = -1
+    for k in range(lo.shape[0]):
+        for d in range(lo.shape[1]):
+            w = hi[k, d] - lo[k, d]
+            if w > bw:
+                bw = w
+                bk = k
+                bd = d
+    return bw, bk, bd
 
 
 @njit(**JIT)
@@ -562,3 +575,165 @@ def bnb_search(E, objective, trip, alpha, T, rtol, lo, hi, key, heap, free, st, 
                     out[k, d] = c[k, d]
             fst[1] = value
             return 3
+
+
+# ----------------------------------------------------------------------
+# D*: are there P points with every pairwise distance in [1, D]?
+# ----------------------------------------------------------------------
+
+
+@njit(**JIT)
+def _separation_contract(lo, hi, D, free0, rtol, gap_lo, gap_hi):
+    """Tighten the boxes by ``1 <= |x_i - x_j| <= D`` and the order of the
+    points ``free0..P-1`` on the first axis; ``False`` when a box empties or
+    a pair of boxes cannot meet the constraints.
+
+    Every step keeps each point of the boxes that can belong to a solution
+    (allowances below); a box whose bounds are equal on an axis is a fixed
+    coordinate and is never moved, only tested.
+
+    - Diameter: ``|x_ia - x_ja|^2 <= D^2 - (least squared gap of the boxes
+      on the other axes)``, so ``x_ia`` lies within ``w`` of box ``j``'s range.
+    - Separation: if the largest squared distance of the boxes on the other
+      axes is ``M < 1``, a value ``t`` of ``x_ia`` whose largest distance to
+      box ``j``'s range is below ``sqrt(1 - M)`` puts every ``x_j`` within
+      ``< 1``: such ``t`` (an open interval) is cut from the ends of box ``i``.
+    - Order: ``x_(k)0 <= x_(k+1)0`` for ``free0 <= k < P - 1``.
+
+    Allowances (``rtol``, :data:`isoapprox.tolerances.BNB_RTOL`): a pair is
+    refused only when its least squared distance exceeds ``D^2 (1 + rtol)``
+    or its largest is below ``1 - rtol``; the squared widths under the square
+    roots are moved by ``rtol (1 + D^2 + M)`` and the widths by ``rtol (1 +
+    D)``, far above the rounding of the few float64 operations involved.
+    """
+    P, n = lo.shape
+    D2 = D * D
+    pad = rtol * (1.0 + D)
+    for _ in range(4):
+        changed = False
+        for i in range(P):
+            for j in range(P):
+                if i == j:
+                    continue
+                smin = 0.0
+                smax = 0.0
+                for a in range(n):
+                    g = lo[j, a] - hi[i, a]
+                    h = lo[i, a] - hi[j, a]
+                    if h > g:
+                        g = h
+                    if g < 0.0:
+                        g = 0.0
+                    gap_lo[a] = g * g
+                    smin += g * g
+                    g = abs(hi[j, a] - lo[i, a])
+                    h = abs(hi[i, a] - lo[j, a])
+                    if h > g:
+                        g = h
+                    gap_hi[a] = g * g
+                    smax += g * g
+                if smin > D2 * (1.0 + rtol) or smax < 1.0 - rtol:
+                    return False
+                slack = rtol * (1.0 + D2 + smax)
+                for a in range(n):
+                    if lo[i, a] == hi[i, a]:
+                        continue
+                    r2 = D2 - (smin - gap_lo[a])
+                    if r2 < 0.0:
+                        r2 = 0.0
+                    w = np.sqrt(r2 + slack) + pad
+                    t = lo[j, a] - w
+                    if t > lo[i, a]:
+                        lo[i, a] = t
+                        changed = True
+                    t = hi[j, a] + w
+                    if t < hi[i, a]:
+                        hi[i, a] = t
+                        changed = True
+                    m2 = 1.0 - (smax - gap_hi[a]) - slack
+                    if m2 > 0.0:
+                        w = np.sqrt(m2) - pad
+                        cl = hi[j, a] - w
+                        ch = lo[j, a] + w
+                        if cl < ch:
+                            if cl < lo[i, a] < ch:
+                                lo[i, a] = ch
+                                changed = True
+                            if cl < hi[i, a] < ch:
+                                hi[i, a] = cl
+                                changed = True
+                    if lo[i, a] > hi[i, a]:
+                        return False
+        for k in range(free0, P - 1):
+            if lo[k + 1, 0] < lo[k, 0]:
+                lo[k + 1, 0] = lo[k, 0]
+                changed = True
+        for k in range(P - 2, free0 - 1, -1):
+            if hi[k, 0] > hi[k + 1, 0]:
+                hi[k, 0] = hi[k + 1, 0]
+                changed = True
+        for k in range(free0, P):
+            if lo[k, 0] > hi[k, 0]:
+                return False
+        if not changed:
+            return True
+    return True
+
+
+@njit(**JIT)
+def separation_search(lo0, hi0, D, free0, min_width, max_nodes, rtol, out_lo, out_hi):
+    """Depth-first search for ``P`` points in the boxes ``[lo0, hi0]`` (shape
+    ``(P, n)``) with every pairwise distance in ``[1, D]`` and the points
+    ``free0..P-1`` ordered on the first axis.
+
+    A node is a box per point: it is contracted (:func:`_separation_contract`)
+    and dropped when that proves it empty, else its widest coordinate is
+    halved (ties to the first point and axis; the lower half is searched
+    first).  Deterministic: the same arguments give the same nodes on every
+    machine (no BLAS, no threads, no fastmath).
+
+    Returns ``(status, nodes)``: ``status`` 0 when no node is left (the boxes
+    hold no such points: a proof), 1 when a node's boxes are all narrower
+    than ``min_width`` (or cannot be halved in float64) and pass every test
+    (copied to ``out_lo`` / ``out_hi``: points near a solution, not a
+    proof of anything), 2 when ``max_nodes`` nodes were contracted, 3 when
+    the stack is full (never at the depths of float64 halvings).
+    """
+    P, n = lo0.shape
+    cap = 64 * P * n + 8
+    st_lo = np.empty((cap, P, n))
+    st_hi = np.empty((cap, P, n))
+    gap_lo = np.empty(n)
+    gap_hi = np.empty(n)
+    lo = np.empty((P, n))
+    hi = np.empty((P, n))
+    st_lo[0] = lo0
+    st_hi[0] = hi0
+    top = 1
+    nodes = 0
+    while top > 0:
+        if nodes >= max_nodes:
+            return 2, nodes
+        top -= 1
+        lo[:, :] = st_lo[top]
+        hi[:, :] = st_hi[top]
+        nodes += 1
+        if not _separation_contract(lo, hi, D, free0, rtol, gap_lo, gap_hi):
+            continue
+        width, bk, ba = _widest(lo, hi)
+        if width < min_width or not (lo[bk, ba] < 0.5 * (lo[bk, ba] + hi[bk, ba]) < hi[bk, ba]):
+            out_lo[:, :] = lo
+            out_hi[:, :] = hi
+            return 1, nodes
+        if top + 2 > cap:
+            return 3, nodes
+        mid = 0.5 * (lo[bk, ba] + hi[bk, ba])
+        st_lo[top] = lo
+        st_hi[top] = hi
+        st_lo[top, bk, ba] = mid
+        top += 1
+        st_lo[top] = lo
+        st_hi[top] = hi
+        st_hi[top, bk, ba] = mid
+        top += 1
+    return 0, nodes

@@ -38,7 +38,8 @@ from .._validation import (
 )
 from ..exceptions import InvalidInputError
 from ..tolerances import DSTAR_RTOL, PACKING_RTOL
-from .bounds import PLANAR_EXACT, PLANAR_EXACT_SOURCE, unit_lower_candidates
+from .bounds import PLANAR_EXACT, unit_lower_candidates
+from .bounds import exact_unit as _exact_unit
 from .constructions import construct, family_ratio, min_max_distance
 
 __all__ = [
@@ -216,19 +217,6 @@ def _words(name: str) -> str:
         m, _, k = arg.partition(":")
         return text.format(f"{{0..{int(k) - 1}}}^{m}")
     return text.format(arg) if "{}" in text else text
-
-
-def _exact_unit(P: int, n: int) -> tuple[float, str] | None:
-    """The closed form of ``D*(P, n, 1)`` where one is known."""
-    if P <= 1:
-        return 0.0, "exact: a single point"
-    if n == 1:
-        return float(P - 1), "exact: equally spaced points on a line"
-    if P <= n + 1:
-        return 1.0, "exact: regular simplex"
-    if n == 2 and P in PLANAR_EXACT:
-        return PLANAR_EXACT[P], PLANAR_EXACT_SOURCE[P]
-    return None
 
 
 def _formula_lower(P: int, n: int) -> tuple[float, str]:

@@ -1,11 +1,14 @@
-"""Proven lower bounds of ``D*(P, n, 1)``: closed formulas and checked certificates.
+"""Proven lower bounds of ``D*(P, n, 1)``: closed formulas, checked certificates
+and branch-and-bound proofs.
 
 ``D*(P, n, 1)`` is the least diameter ``D`` of ``P`` points of ``R^n`` whose
 pairwise distances are all ``>= 1`` (unit separation).  Every ``*_lower``
 function here returns a lower bound of it, or ``0.0`` where its argument
-does not apply: a closed formula with its proof in the docstring, or, for
+does not apply: a closed formula with its proof in the docstring; for
 :func:`lp_lower`, the largest value proven by shipped certificates that
-:func:`verify_lp` checks when they are read.  None checks its
+:func:`verify_lp` checks when they are read; for :func:`bnb_lower`, the
+largest value proven by the shipped runs of :func:`prove_diameter_above`
+(the one function here that checks its arguments).  None checks its
 arguments (``P >= 1`` and ``n >= 1`` are integers) and none
 applies a rounding allowance: :func:`unit_lower_candidates` lists them and
 :func:`isoapprox.packing.d_star` takes the largest, lowered by
@@ -32,9 +35,11 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -42,13 +47,24 @@ from scipy.special import gamma as _gamma
 from scipy.special import j0 as _j0
 from scipy.special import jv as _jv
 
+from .._validation import check_int, check_positive
+from ..exceptions import InvalidInputError
+from ..kernels.bnb import separation_search
+from ..tolerances import BNB_RTOL, DSTAR_RTOL
+
 __all__ = [
     "PLANAR_EXACT",
     "PLANAR_EXACT_SOURCE",
+    "BNB_FILE",
+    "DiameterProof",
     "blichfeldt_lower",
+    "exact_unit",
+    "bnb_claims",
+    "bnb_lower",
     "gram_rank_lower",
     "obtuse_lower",
     "oler_lower",
+    "prove_diameter_above",
     "lp_certificates",
     "lp_curvature",
     "lp_lower",
@@ -410,11 +426,28 @@ def lp_lower(P: int, n: int) -> float:
     return max((D for (p, q), D in cert.items() if p <= P and q >= n), default=0.0)
 
 
-def unit_lower_candidates(P: int, n: int) -> list[tuple[float, str]]:
+def exact_unit(P: int, n: int) -> tuple[float, str] | None:
+    """The closed form of ``D*(P, n, 1)`` and its source where one is known
+    (``P <= 1``, ``n = 1``, the simplex ``P <= n + 1``, the planar theorems),
+    else ``None``."""
+    if P <= 1:
+        return 0.0, "exact: a single point"
+    if n == 1:
+        return float(P - 1), "exact: equally spaced points on a line"
+    if P <= n + 1:
+        return 1.0, "exact: regular simplex"
+    if n == 2 and P in PLANAR_EXACT:
+        return PLANAR_EXACT[P], PLANAR_EXACT_SOURCE[P]
+    return None
+
+
+def unit_lower_candidates(P: int, n: int, *, with_bnb: bool = True) -> list[tuple[float, str]]:
     """Every lower bound of ``D*(P, n, 1)`` that applies at ``(P, n)``, with its source.
 
     Closed forms (``P <= n + 1``, ``n = 1``, the planar theorems) are not
     listed: :func:`isoapprox.packing.d_star` handles them as exact values.
+    ``with_bnb=False`` leaves out the branch-and-bound claims (what those
+    claims stand on, :func:`bnb_claims`).
 
     Examples
     --------
@@ -432,4 +465,168 @@ def unit_lower_candidates(P: int, n: int) -> list[tuple[float, str]]:
         out.append((oler_lower(P), "Oler 1961 + isodiametric + Rosenthal-Szasz"))
     if n >= 2:
         out.append((lp_lower(P, n), "linear programming (certificate in dstar_lp.json)"))
+    if with_bnb and n >= 2:
+        out.append((bnb_lower(P, n), "branch-and-bound proof (dstar_bnb.json)"))
     return out
+
+
+# ----------------------------------------------------------------------
+# proofs by branch and bound
+# ----------------------------------------------------------------------
+
+#: where the claims of :func:`bnb_lower` are shipped
+BNB_FILE = Path(__file__).resolve().parent / "data" / "dstar_bnb.json"
+
+_PROOF_STATUS = ("proved", "near solution", "node budget", "stack full")
+
+
+@dataclasses.dataclass(frozen=True)
+class DiameterProof:
+    """What :func:`prove_diameter_above` found.
+
+    Attributes
+    ----------
+    P, n, D, base : the question: are there ``P`` points of ``R^n``, pairwise
+        distances in ``[1, D]``, whose diameter is ``>= base``?
+    status : str
+        ``"proved"`` (there are none: with ``D*(P, n, 1) >= base``, ``D*(P, n,
+        1) > D``); ``"near solution"`` (boxes narrower than ``min_width`` pass
+        every test: ``D`` is at or near ``D*``, nothing is proven);
+        ``"node budget"`` (``max_nodes`` spent); ``"stack full"``.
+    nodes : int
+        Nodes contracted (the same on every machine).
+    seconds : float
+    boxes : numpy.ndarray or None
+        ``(2, P, n)`` lower and upper corners of the boxes of the
+        ``"near solution"`` node, else ``None``.
+    """
+
+    P: int
+    n: int
+    D: float
+    base: float
+    status: str
+    nodes: int
+    seconds: float
+    boxes: np.ndarray | None = None
+
+    @property
+    def proved(self) -> bool:
+        return self.status == "proved"
+
+
+def _base_without_bnb(P: int, n: int) -> float:
+    """The library's proven lower bound of ``D*(P, n, 1)`` from everything
+    but the branch-and-bound claims, lowered by ``DSTAR_RTOL``."""
+    ex = exact_unit(P, n)
+    if ex is not None:
+        v = ex[0]
+    else:
+        v = max(v for v, _ in unit_lower_candidates(P, n, with_bnb=False))
+    return v * (1.0 - DSTAR_RTOL)
+
+
+def prove_diameter_above(P: int, n: int, D: float, *, base: float | None = None,
+                         max_nodes: int = 10**8, min_width: float = 1e-3) -> DiameterProof:
+    """Try to prove ``D*(P, n, 1) > D`` by a spatial branch-and-bound.
+
+    The question: are there ``P`` points of ``R^n`` with every pairwise
+    distance in ``[1, D]``?  Put a diametral pair at ``x_0 = 0`` and ``x_1 =
+    (s, 0, ..., 0)``, ``s`` the diameter, so ``base <= s <= D`` when ``base``
+    is a proven lower bound of ``D*``; label the other points by their first
+    coordinate (``x_2 <= x_3 <= ...``), rotate about the first axis so that
+    ``x_(2+q)`` has coordinates ``q + 2, ...`` equal to 0 and coordinate ``q +
+    1`` ``>= 0`` (``q = 0..n-2``; a reflection in the plane).  Every other
+    point lies in ``[base - D, D] x [-D, D]^(n-1)``.  The search
+    (:func:`isoapprox.kernels.bnb.separation_search`) halves boxes, each
+    point in its own box, and drops a node when contracting the boxes by the
+    distance constraints and the order empties one (the rules and their
+    rounding allowance, :data:`isoapprox.tolerances.BNB_RTOL`, are in the
+    kernel's docstring).  No node left is a proof: no such points, so every
+    set of ``P`` unit-separated points, whose diameter is ``>= base``, has
+    diameter ``> D``.
+
+    Parameters
+    ----------
+    P, n : int
+        ``P >= 2`` points in ``R^n``, ``1 <= n <= 8``.
+    D : float
+        The diameter to exclude, ``> base``.
+    base : float, optional
+        A proven lower bound of ``D*(P, n, 1)``; the answer holds only if it
+        is one.  Default: the library's bound without the branch-and-bound
+        claims (formulas, exact values and the linear-programming
+        certificates).
+    max_nodes : int
+        Budget of contracted nodes.
+    min_width : float
+        A node whose boxes are all narrower than this and pass every test
+        ends the search with ``"near solution"``.
+
+    Examples
+    --------
+    >>> prove_diameter_above(7, 2, 1.95, base=1.0).status        # D*(7, 2, 1) = 2
+    'proved'
+    >>> prove_diameter_above(7, 2, 2.0 + 1e-6, base=1.0).status   # hexagon and centre
+    'near solution'
+    """
+    P = check_int(P, "P", minimum=2)
+    n = check_int(n, "n", minimum=1, maximum=8)
+    D = check_positive(D, "D")
+    if base is None:
+        base = _base_without_bnb(P, n)
+    base = check_positive(base, "base")
+    if not D > base:
+        raise InvalidInputError(f"`D` must be > base = {base!r}; got {D!r}")
+    max_nodes = check_int(max_nodes, "max_nodes", minimum=1)
+    min_width = check_positive(min_width, "min_width")
+
+    lo = np.zeros((P, n))
+    hi = np.zeros((P, n))
+    lo[1, 0], hi[1, 0] = base, D
+    lo[2:, 0], hi[2:, 0] = base - D, D
+    lo[2:, 1:], hi[2:, 1:] = -D, D
+    for q in range(min(n - 1, P - 2)):
+        lo[2 + q, q + 2:] = hi[2 + q, q + 2:] = 0.0
+        lo[2 + q, q + 1] = 0.0
+    out_lo, out_hi = np.empty((P, n)), np.empty((P, n))
+    t0 = time.perf_counter()
+    code, nodes = separation_search(lo, hi, float(D), 2, float(min_width), int(max_nodes),
+                                    BNB_RTOL, out_lo, out_hi)
+    boxes = np.stack([out_lo, out_hi]) if code == 1 else None
+    return DiameterProof(P, n, float(D), float(base), _PROOF_STATUS[code], int(nodes),
+                         time.perf_counter() - t0, boxes)
+
+
+@functools.lru_cache(maxsize=1)
+def bnb_claims() -> dict[tuple[int, int], float]:
+    """``{(P, n): D}``: the shipped branch-and-bound proofs of ``D*(P, n, 1) > D``.
+
+    Each was found by :func:`prove_diameter_above` (``tools/prove_dstar_bnb.py``,
+    its node count recorded; the tests prove them again).  The search is
+    too long to repeat when the file is read, so a claim is kept only when
+    what it stands on holds in the library as shipped: its ``base`` is at
+    most the library's bound without these claims, and ``D > base``.
+    """
+    doc = json.loads(BNB_FILE.read_text(encoding="utf-8"))
+    out = {}
+    for c in doc["claims"]:
+        P, n, D, base = int(c["P"]), int(c["n"]), float(c["D"]), float(c["base"])
+        if D > base and base <= _base_without_bnb(P, n):
+            out[P, n] = max(D, out.get((P, n), 0.0))
+    return out
+
+
+def bnb_lower(P: int, n: int) -> float:
+    """Lower bound from the shipped branch-and-bound proofs.
+
+    The largest ``D`` over the claims of ``(P', n')`` with ``P' <= P`` and
+    ``n' >= n``, ``0.0`` if there is none (:func:`bnb_claims`).
+
+    Examples
+    --------
+    >>> 2.5 < bnb_lower(9, 2) < 2.5693   # the best layout known: 2.56924
+    True
+    """
+    claims = bnb_claims()
+    return max((D for (p, q), D in claims.items() if p <= P and q >= n), default=0.0)
