@@ -383,3 +383,46 @@ def test_budget_validation(name):
         nearest_ideal(E, [0, 0, 1], warn_uncertified=False, **{name: -1})
     with pytest.raises(TypeError, match=f"`{name}` must be an integer"):
         nearest_ideal(E, [0, 0, 1], warn_uncertified=False, **{name: 1.5})
+
+
+# --- pair_cut: the contraction by a distance interval (shared with the D* proofs) ---
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 3),
+       lo_frac=st.sampled_from([0.0, 0.5, 1.0]), hi_frac=st.sampled_from([1.0, 1.5, 3.0]),
+       width=st.sampled_from([0.0, 1e-9, 0.1, 1.0]))
+def test_pair_cut_keeps_every_point_that_meets_the_interval(seed, n, lo_frac, hi_frac, width):
+    """Brute force: two points at distance d, boxes around them, the interval
+    [lo_frac d, hi_frac d] (tight ends included): the cut never removes the point."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2, n)) * rng.choice([0.3, 1.0, 3.0])
+    d = _dist(X[0], X[1])
+    lo = X - width * rng.random((2, n))
+    hi = X + width * rng.random((2, n))
+    gl, gh = np.empty(n), np.empty(n)
+    for i, j in ((0, 1), (1, 0)):
+        code = KB.pair_cut(lo, hi, i, j, lo_frac * d, hi_frac * d, BNB_RTOL, gl, gh)
+        assert code >= 0
+        assert np.all(lo <= X) and np.all(X <= hi)
+
+
+def test_pair_cut_known_cuts_and_refusals():
+    gl, gh = np.empty(2), np.empty(2)
+    # box 0 = [0, 2] x [0, 0.1], box 1 = the origin; 1 <= d <= 10: x >= sqrt(1 - 0.01)
+    lo = np.array([[0.0, 0.0], [0.0, 0.0]])
+    hi = np.array([[2.0, 0.1], [0.0, 0.0]])
+    assert KB.pair_cut(lo, hi, 0, 1, 1.0, 10.0, BNB_RTOL, gl, gh) == 1
+    assert lo[0, 0] == pytest.approx(np.sqrt(0.99), abs=1e-9) and lo[0, 0] <= np.sqrt(0.99)
+    assert hi[0, 0] == 2.0 and lo[0, 1] == 0.0 and hi[0, 1] == 0.1  # nothing else moved
+    # the origin's fixed box is tested, never moved
+    assert KB.pair_cut(lo, hi, 1, 0, 1.0, 10.0, BNB_RTOL, gl, gh) == 0
+    # d <= 1 from the origin: box [-5, 5] x [0, 0.1] shrinks to about [-1, 1]
+    lo = np.array([[-5.0, 0.0], [0.0, 0.0]])
+    hi = np.array([[5.0, 0.1], [0.0, 0.0]])
+    assert KB.pair_cut(lo, hi, 0, 1, 0.0, 1.0, BNB_RTOL, gl, gh) == 1
+    assert -1.0 - 1e-9 < lo[0, 0] <= -1.0 and 1.0 <= hi[0, 0] < 1.0 + 1e-9
+    # refusals: every point too far (least distance 3 > U = 2), or too close (all < L)
+    lo = np.array([[3.0, 0.0], [0.0, 0.0]])
+    hi = np.array([[4.0, 0.0], [0.0, 0.0]])
+    assert KB.pair_cut(lo, hi, 0, 1, 0.0, 2.0, BNB_RTOL, gl, gh) == -1
+    assert KB.pair_cut(lo, hi, 0, 1, 5.0, 9.0, BNB_RTOL, gl, gh) == -1

@@ -20,6 +20,7 @@ __all__ = [
     "node_bound",
     "point_box_maxdist",
     "point_box_mindist",
+    "pair_cut",
     "propagate",
     "separation_search",
     "triplet_upper",
@@ -269,6 +270,22 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
         return lb
     if not propagate(L, U, trip, alpha, rtol, 3):
         return np.inf
+    if n >= 2:
+        # the boxes by the distance intervals (pair_cut: the interval's upper
+        # end on each axis, its lower end cut from the boxes' ends)
+        gl = np.empty(n)
+        gh = np.empty(n)
+        for _ in range(2):
+            ch = 0
+            for i in range(N):
+                for j in range(N):
+                    if i != j:
+                        code = pair_cut(lo, hi, i, j, L[i, j], U[i, j], rtol, gl, gh)
+                        if code < 0:
+                            return np.inf
+                        ch += code
+            if ch == 0:
+                break
     if objective == ISO:
         for i in range(N):
             for j in range(i + 1, N):
@@ -583,87 +600,104 @@ def bnb_search(E, objective, trip, alpha, T, rtol, lo, hi, key, heap, free, st, 
 
 
 @njit(**JIT)
-def _separation_contract(lo, hi, D, free0, rtol, gap_lo, gap_hi):
-    """Tighten the boxes by ``1 <= |x_i - x_j| <= D`` and the order of the
-    points ``free0..P-1`` on the first axis; ``False`` when a box empties or
-    a pair of boxes cannot meet the constraints.
+def pair_cut(lo, hi, i, j, L, U, rtol, gap_lo, gap_hi):
+    """Tighten box ``i`` by ``L <= |x_i - x_j| <= U`` for ``x_j`` in box ``j``.
 
-    Every step keeps each point of the boxes that can belong to a solution
-    (allowances below); a box whose bounds are equal on an axis is a fixed
-    coordinate and is never moved, only tested.
+    Returns -1 when no point of the boxes meets the constraint (or box ``i``
+    empties), 1 when box ``i`` shrank, 0 when not.  Coordinates whose bounds
+    are equal are never moved, only tested.
 
-    - Diameter: ``|x_ia - x_ja|^2 <= D^2 - (least squared gap of the boxes
-      on the other axes)``, so ``x_ia`` lies within ``w`` of box ``j``'s range.
-    - Separation: if the largest squared distance of the boxes on the other
-      axes is ``M < 1``, a value ``t`` of ``x_ia`` whose largest distance to
-      box ``j``'s range is below ``sqrt(1 - M)`` puts every ``x_j`` within
-      ``< 1``: such ``t`` (an open interval) is cut from the ends of box ``i``.
-    - Order: ``x_(k)0 <= x_(k+1)0`` for ``free0 <= k < P - 1``.
+    - Upper: ``|x_ia - x_ja|^2 <= U^2 - (least squared gap of the boxes on
+      the other axes)``, so ``x_ia`` lies within ``w`` of box ``j``'s range.
+    - Lower: if the largest squared distance of the boxes on the other axes
+      is ``M < L^2``, a value ``t`` of ``x_ia`` whose largest distance to box
+      ``j``'s range is below ``sqrt(L^2 - M)`` puts every ``x_j`` closer
+      than ``L``: such ``t`` (an open interval) is cut from the ends of box
+      ``i``.
 
-    Allowances (``rtol``, :data:`isoapprox.tolerances.BNB_RTOL`): a pair is
-    refused only when its least squared distance exceeds ``D^2 (1 + rtol)``
-    or its largest is below ``1 - rtol``; the squared widths under the square
-    roots are moved by ``rtol (1 + D^2 + M)`` and the widths by ``rtol (1 +
-    D)``, far above the rounding of the few float64 operations involved.
+    Allowances (``rtol``, :data:`isoapprox.tolerances.BNB_RTOL`): the pair
+    is refused only when its least squared distance exceeds ``U^2 (1 +
+    rtol)`` or its largest is below ``L^2 (1 - rtol)``; the squared widths
+    under the square roots are moved by ``rtol (1 + U^2 + M)`` and the
+    widths by ``rtol (1 + U)``, far above the rounding of the few float64
+    operations involved.  Gaps computed before a cut of another axis belong
+    to the larger box, so they only weaken the later cuts.
     """
-    P, n = lo.shape
-    D2 = D * D
-    pad = rtol * (1.0 + D)
+    n = lo.shape[1]
+    U2 = U * U
+    L2 = L * L
+    smin = 0.0
+    smax = 0.0
+    for a in range(n):
+        g = lo[j, a] - hi[i, a]
+        h = lo[i, a] - hi[j, a]
+        if h > g:
+            g = h
+        if g < 0.0:
+            g = 0.0
+        gap_lo[a] = g * g
+        smin += g * g
+        g = abs(hi[j, a] - lo[i, a])
+        h = abs(hi[i, a] - lo[j, a])
+        if h > g:
+            g = h
+        gap_hi[a] = g * g
+        smax += g * g
+    if smin > U2 * (1.0 + rtol) or smax < L2 * (1.0 - rtol):
+        return -1
+    slack = rtol * (1.0 + U2 + smax)
+    pad = rtol * (1.0 + U)
+    changed = 0
+    for a in range(n):
+        if lo[i, a] == hi[i, a]:
+            continue
+        r2 = U2 - (smin - gap_lo[a])
+        if r2 < 0.0:
+            r2 = 0.0
+        w = np.sqrt(r2 + slack) + pad
+        t = lo[j, a] - w
+        if t > lo[i, a]:
+            lo[i, a] = t
+            changed = 1
+        t = hi[j, a] + w
+        if t < hi[i, a]:
+            hi[i, a] = t
+            changed = 1
+        m2 = L2 - (smax - gap_hi[a]) - slack
+        if m2 > 0.0:
+            w = np.sqrt(m2) - pad
+            cl = hi[j, a] - w
+            ch = lo[j, a] + w
+            if cl < ch:
+                if cl < lo[i, a] < ch:
+                    lo[i, a] = ch
+                    changed = 1
+                if cl < hi[i, a] < ch:
+                    hi[i, a] = cl
+                    changed = 1
+        if lo[i, a] > hi[i, a]:
+            return -1
+    return changed
+
+
+@njit(**JIT)
+def _separation_contract(lo, hi, D, free0, rtol, gap_lo, gap_hi):
+    """Tighten the boxes by ``1 <= |x_i - x_j| <= D`` (:func:`pair_cut`, every
+    ordered pair) and the order of the points ``free0..P-1`` on the first axis
+    (``x_(k)0 <= x_(k+1)0``), at most four rounds; ``False`` when a box
+    empties or a pair of boxes cannot meet the constraints."""
+    P = lo.shape[0]
     for _ in range(4):
         changed = False
         for i in range(P):
             for j in range(P):
                 if i == j:
                     continue
-                smin = 0.0
-                smax = 0.0
-                for a in range(n):
-                    g = lo[j, a] - hi[i, a]
-                    h = lo[i, a] - hi[j, a]
-                    if h > g:
-                        g = h
-                    if g < 0.0:
-                        g = 0.0
-                    gap_lo[a] = g * g
-                    smin += g * g
-                    g = abs(hi[j, a] - lo[i, a])
-                    h = abs(hi[i, a] - lo[j, a])
-                    if h > g:
-                        g = h
-                    gap_hi[a] = g * g
-                    smax += g * g
-                if smin > D2 * (1.0 + rtol) or smax < 1.0 - rtol:
+                code = pair_cut(lo, hi, i, j, 1.0, D, rtol, gap_lo, gap_hi)
+                if code < 0:
                     return False
-                slack = rtol * (1.0 + D2 + smax)
-                for a in range(n):
-                    if lo[i, a] == hi[i, a]:
-                        continue
-                    r2 = D2 - (smin - gap_lo[a])
-                    if r2 < 0.0:
-                        r2 = 0.0
-                    w = np.sqrt(r2 + slack) + pad
-                    t = lo[j, a] - w
-                    if t > lo[i, a]:
-                        lo[i, a] = t
-                        changed = True
-                    t = hi[j, a] + w
-                    if t < hi[i, a]:
-                        hi[i, a] = t
-                        changed = True
-                    m2 = 1.0 - (smax - gap_hi[a]) - slack
-                    if m2 > 0.0:
-                        w = np.sqrt(m2) - pad
-                        cl = hi[j, a] - w
-                        ch = lo[j, a] + w
-                        if cl < ch:
-                            if cl < lo[i, a] < ch:
-                                lo[i, a] = ch
-                                changed = True
-                            if cl < hi[i, a] < ch:
-                                hi[i, a] = cl
-                                changed = True
-                    if lo[i, a] > hi[i, a]:
-                        return False
+                if code > 0:
+                    changed = True
         for k in range(free0, P - 1):
             if lo[k + 1, 0] < lo[k, 0]:
                 lo[k + 1, 0] = lo[k, 0]
