@@ -175,7 +175,10 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
     ``F`` in the boxes with objective at most ``T`` (``inf`` when there is
     none): the contraction removes only points with objective above ``T``
     (``"haus"``: ``|F_k - E_k| <= T``; ``"iso"``: ``|F_i - F_j| <= D_ij + T``
-    and, for ``n = 1``, ``|F_i - F_j| >= D_ij - T``), the bound is the
+    and, for ``n = 1``, ``|F_i - F_j| >= D_ij - T``; for ``n >= 2``, after
+    the distance intervals are tightened by :func:`propagate`, by those
+    intervals through :func:`pair_cut`, which removes only points of no
+    separated ``F`` of objective at most ``T``), the bound is the
     largest violation of the objective's own constraints over the boxes,
     and a triplet whose upper bound :func:`triplet_upper` is below
     ``alpha`` proves the boxes hold no separated point.  Every computed
