@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from isoapprox import InvalidInputError
@@ -16,20 +15,17 @@ from isoapprox.packing import d_star
 from isoapprox.packing.bounds import (
     BNB_FILE,
     PLANAR_EXACT,
+    PROOF_MAX_SIZE,
     bnb_claims,
     bnb_lower,
     prove_diameter_above,
 )
+from isoapprox.packing.constructions import min_max_distance
 from isoapprox.tolerances import DSTAR_RTOL
 
 
 def _claims() -> list[dict]:
     return json.loads(BNB_FILE.read_text(encoding="utf-8"))["claims"]
-
-
-def _ratio(X: np.ndarray) -> tuple[float, float]:
-    d = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))[np.triu_indices(len(X), 1)]
-    return float(d.min()), float(d.max())
 
 
 # --- the search against what is known ------------------------------------------
@@ -47,7 +43,7 @@ def test_proves_below_the_exact_planar_values_and_never_above(P):
     lo, hi = r.boxes
     assert np.all(hi - lo < 1e-3)
     # the boxes' centres meet the constraints up to the boxes' size
-    dmin, dmax = _ratio(0.5 * (lo + hi))
+    dmin, dmax = min_max_distance(0.5 * (lo + hi))
     assert dmin > 1 - 2e-3 and dmax < exact * (1 + 1e-6) + 2e-3
 
 
@@ -57,9 +53,8 @@ def test_never_excludes_a_real_configuration(P, n, seed):
     """Brute force: any actual point set is a counterexample to a false proof.
     Random points scaled to unit separation, ``D`` their diameter: never proved."""
     X = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(P, n))
-    dmin, dmax = _ratio(X)
-    if not dmin > 0.05 * dmax:
-        return  # too spread out for a quick search: not the point here
+    dmin, dmax = min_max_distance(X)
+    assume(dmin > 0.05 * dmax)  # too spread out for a quick search: not the point here
     D = dmax / dmin
     r = prove_diameter_above(P, n, D * (1 + 1e-9), base=1.0, max_nodes=200_000)
     assert r.status in ("near solution", "node budget")
@@ -88,6 +83,8 @@ def test_budget_and_determinism():
         (dict(P=1, n=2, D=2.0), "`P`"),
         (dict(P=5, n=0, D=2.0), "`n`"),
         (dict(P=5, n=9, D=2.0), "`n`"),
+        (dict(P=PROOF_MAX_SIZE // 2 + 1, n=2, D=2.0), "`P` times `n`"),
+        (dict(P=9.0, n=2, D=2.5), "`P`"),
         (dict(P=9, n=2, D=2.0), "`D`"),          # below the proven base 2.328
         (dict(P=9, n=2, D=float("nan")), "`D`"),
         (dict(P=9, n=2, D=2.5, base=-1.0), "`base`"),
@@ -159,11 +156,50 @@ def test_every_shipped_claim_is_proved_again():
         _prove_again(c, doc["min_width"])
 
 
-def test_claims_are_monotone_inputs():
-    """A claim of (P, 2) bounds (P', 2) for P' >= P and never (P', 2), P' < P."""
+def test_a_claim_bounds_more_points_and_fewer_dimensions_only():
+    """A claim of (P, 2) bounds (P', 2) for P' >= P (and the line), never P' < P
+    or R^3."""
     claims = bnb_claims()
-    D9 = claims[9, 2]
     assert bnb_lower(8, 2) == 0.0
-    assert bnb_lower(64, 2) >= max(claims.values()) >= D9
+    assert bnb_lower(9, 2) == claims[9, 2]
+    assert bnb_lower(12, 2) == max(claims.values()) == claims[11, 2]
+    assert bnb_lower(64, 2) == claims[11, 2]
+    assert bnb_lower(9, 1) == claims[9, 2]
     assert bnb_lower(9, 3) == 0.0  # a planar proof says nothing of R^3
-    assert math.isfinite(D9)
+
+
+# --- the offline tool -------------------------------------------------------
+
+
+def _tool():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "prove_dstar_bnb.py"
+    spec = importlib.util.spec_from_file_location("prove_dstar_bnb", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("argv", [["--P", "9", "3"], ["--max-nodes", "0"], ["--steps", "0"]])
+def test_tool_refuses_bad_arguments_before_any_work(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        _tool().main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{argv[0]} must be >= " in err and "Traceback" not in err
+
+
+def test_tool_bisection_and_check(capsys):
+    tool = _tool()
+    # P = 7 in the plane is exact: nothing to prove above it
+    assert tool.best_claim(7, 2, max_nodes=10**5, steps=3) is None
+    # one bisection step at P = 9: the midpoint of [LP bound, best layout], floored
+    c = tool.best_claim(9, 2, max_nodes=10**6, steps=1)
+    assert c is not None and c["D"] == 2.4487 and c["base"] == B._base_without_bnb(9, 2)
+    doc = {"min_width": tool.MIN_WIDTH, "claims": [c]}
+    assert tool.check(doc) == 0
+    doc["claims"] = [dict(c, nodes=c["nodes"] + 1)]
+    assert tool.check(doc) == 1
+    assert "MISMATCH" in capsys.readouterr().out

@@ -104,8 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.check:
         return check(json.loads(BNB_FILE.read_text(encoding="utf-8")))
-    if any(P < 4 for P in args.P) or args.max_nodes < 1 or args.steps < 1:
-        ap.error("--P must be >= 4, --max-nodes and --steps >= 1")
+    if any(P < 4 for P in args.P):
+        ap.error(f"--P must be >= 4 (below, D* is a theorem's value); got {args.P}")
+    if args.max_nodes < 1:
+        ap.error(f"--max-nodes must be >= 1; got {args.max_nodes}")
+    if args.steps < 1:
+        ap.error(f"--steps must be >= 1; got {args.steps}")
     t0 = time.perf_counter()
     claims = []
     for P in args.P:

@@ -55,6 +55,7 @@ from ..tolerances import BNB_RTOL, DSTAR_RTOL
 __all__ = [
     "PLANAR_EXACT",
     "PLANAR_EXACT_SOURCE",
+    "PROOF_MAX_SIZE",
     "BNB_FILE",
     "DiameterProof",
     "blichfeldt_lower",
@@ -479,6 +480,11 @@ BNB_FILE = Path(__file__).resolve().parent / "data" / "dstar_bnb.json"
 
 _PROOF_STATUS = ("proved", "near solution", "node budget", "stack full")
 
+#: the most coordinates ``P n`` of :func:`prove_diameter_above`: its fixed stack
+#: holds ``64 P n + 8`` nodes of ``P n`` coordinates (about 17 MB at this size;
+#: the search stops being useful far below it, at ``P = 12`` in the plane)
+PROOF_MAX_SIZE = 128
+
 
 @dataclasses.dataclass(frozen=True)
 class DiameterProof:
@@ -549,7 +555,9 @@ def prove_diameter_above(P: int, n: int, D: float, *, base: float | None = None,
     Parameters
     ----------
     P, n : int
-        ``P >= 2`` points in ``R^n``, ``1 <= n <= 8``.
+        ``P >= 2`` points in ``R^n``, ``1 <= n <= 8``, ``P n <=
+        PROOF_MAX_SIZE`` (refused before any work: the search's stack grows as
+        ``(P n)^2``).
     D : float
         The diameter to exclude, ``> base``.
     base : float, optional
@@ -572,6 +580,9 @@ def prove_diameter_above(P: int, n: int, D: float, *, base: float | None = None,
     """
     P = check_int(P, "P", minimum=2)
     n = check_int(n, "n", minimum=1, maximum=8)
+    if P * n > PROOF_MAX_SIZE:
+        raise InvalidInputError(f"`P` times `n` must be <= {PROOF_MAX_SIZE} (the search's "
+                                f"stack grows as (P n)^2); got P = {P}, n = {n}")
     D = check_positive(D, "D")
     if base is None:
         base = _base_without_bnb(P, n)
