@@ -18,7 +18,13 @@ from scipy.optimize import linprog
 from isoapprox import nearest_ideal
 from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge, triplet_table
 from isoapprox.ideal._highs import _csc, solve_lp
-from isoapprox.ideal._lpdual import dual_multipliers, safe_dual_bound
+from isoapprox.ideal._lpdual import (
+    certified_lp,
+    dual_multipliers,
+    farkas_infeasible,
+    proven_infeasible,
+    safe_dual_bound,
+)
 from isoapprox.ideal._problem import Problem
 from isoapprox.ideal._sector import (
     _children,
@@ -278,6 +284,61 @@ def test_solve_lp_gives_valid_multipliers():
     A = np.array([[-1.0, 0.0], [1.0, 0.0]])
     res = solve_lp(np.zeros(2), A, np.array([-1.0, -1.0]), -5 * np.ones(2), 5 * np.ones(2))
     assert res.status == "infeasible" and res.x is None
+
+
+def _infeasible_lp(rng, m=30, nv=6):
+    """Random rows with two that contradict each other: ``a.x <= -0.5`` and
+    ``a.x >= 0.5``."""
+    A = rng.normal(size=(m, nv))
+    b = rng.random(m) + 0.1
+    a = rng.normal(size=nv)
+    A[0], b[0] = a, -0.5
+    A[1], b[1] = -a, -0.5  # a.x <= -0.5 and a.x >= 0.5
+    return A, b, -np.ones(nv), np.ones(nv)
+
+
+def test_infeasible_lp_is_proven_by_the_solvers_ray_without_a_second_lp(monkeypatch):
+    """HiGHS's dual ray proves an infeasible node LP (its certified bound is
+    +inf) without the phase-one LP of proven_infeasible, which proves the
+    same systems."""
+    import isoapprox.ideal._lpdual as lpdual
+
+    rng = np.random.default_rng(5)
+    calls = []
+    original = lpdual.proven_infeasible
+    monkeypatch.setattr(lpdual, "proven_infeasible",
+                        lambda *a: calls.append(1) or original(*a))
+    for _ in range(10):
+        A, b, lo, hi = _infeasible_lp(rng)
+        res = solve_lp(rng.normal(size=A.shape[1]), A, b, lo, hi)
+        assert res.status == "infeasible" and res.ray is not None
+        assert farkas_infeasible(A, b, lo, hi, res.ray)
+        assert original(A, b, lo, hi)
+        assert certified_lp(np.zeros(A.shape[1]), A, b, lo, hi) == (np.inf, None)
+    assert calls == []
+    # without a ray (or with a useless one) nothing is claimed by it
+    A, b, lo, hi = _infeasible_lp(rng)
+    assert not farkas_infeasible(A, b, lo, hi, None)
+    assert not farkas_infeasible(A, b, lo, hi, np.zeros(A.shape[0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([1e-3, 1.0, 1e3]))
+def test_no_ray_proves_a_feasible_system_infeasible(seed, scale):
+    """Rows with a point of the box (so feasible): no multipliers whatever, of
+    either sign, prove them infeasible, nor does the phase-one LP."""
+    rng = np.random.default_rng(seed)
+    m, nv = int(rng.integers(1, 30)), int(rng.integers(1, 8))
+    A = rng.normal(size=(m, nv)) * scale
+    lo, hi = -np.ones(nv), np.ones(nv)
+    x0 = rng.uniform(lo, hi)
+    # x0 satisfies every row exactly: the allowance exceeds the rounding of A @ x0
+    # (at most nv units of it), rows nearly tight or not
+    b = A @ x0 + 1e-13 * (np.abs(A) @ np.abs(x0)) + rng.random(m) * rng.choice([0.0, 1.0])
+    for _ in range(5):
+        ray = rng.normal(size=m) * rng.choice([1.0, 1e6])
+        assert not farkas_infeasible(A, b, lo, hi, ray)
+    assert not proven_infeasible(A, b, lo, hi)
 
 
 @settings(max_examples=40, deadline=None)

@@ -43,6 +43,10 @@ class LPResult:
     x: np.ndarray | None
     #: non-negative multipliers of the rows ``A x <= b`` (None unless optimal)
     y: np.ndarray | None
+    #: the solver's dual ray of the rows when it reports them infeasible (a
+    #: Farkas certificate up to its sign and accuracy: to be proven by the
+    #: caller), else None
+    ray: np.ndarray | None = None
 
 
 @functools.cache
@@ -115,7 +119,13 @@ def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np
     h.run()
     model_status = h.getModelStatus()
     if model_status == hs.HighsModelStatus.kInfeasible:
-        return LPResult("infeasible", None, None)
+        ray = None
+        if h.getDualRayExist()[1]:
+            got = h.getDualRay()
+            values = np.array(got[2], dtype=float)
+            if got[1] and values.shape == (m,) and np.all(np.isfinite(values)):
+                ray = values
+        return LPResult("infeasible", None, None, ray)
     if model_status != hs.HighsModelStatus.kOptimal:
         return LPResult("failed", None, None)
     sol = h.getSolution()

@@ -10,7 +10,8 @@ import numpy as np
 from ..tolerances import LP_DUAL_RTOL
 from ._highs import solve_lp
 
-__all__ = ["certified_lp", "dual_multipliers", "proven_infeasible", "safe_dual_bound"]
+__all__ = ["certified_lp", "dual_multipliers", "farkas_infeasible", "proven_infeasible",
+           "safe_dual_bound"]
 
 
 def dual_multipliers(res) -> np.ndarray | None:
@@ -73,6 +74,24 @@ def safe_dual_bound(c, A, b, lo, hi, y) -> float:
     return bound - LP_DUAL_RTOL * (1.0 + mag)
 
 
+def farkas_infeasible(A, b, xl, xh, ray) -> bool:
+    """Whether the solver's dual ray proves the rows ``A x <= b`` infeasible in the box.
+
+    Any ``y >= 0`` gives ``0 >= -y.b + sum_j min(r_j xl_j, r_j xh_j)``, ``r =
+    A^T y``, for every feasible ``x`` (:func:`safe_dual_bound` with ``c = 0``,
+    rounding included), so a positive right-hand side proves that there is
+    none.  Both signs of the ray are tried (its sign convention is the
+    solver's); nothing rests on its accuracy.
+    """
+    if ray is None:
+        return False
+    zero = np.zeros(A.shape[1])
+    for y in (np.maximum(-ray, 0.0), np.maximum(ray, 0.0)):
+        if np.any(y > 0.0) and safe_dual_bound(zero, A, b, xl, xh, y) > 0.0:
+            return True
+    return False
+
+
 def proven_infeasible(A, b, xl, xh) -> bool:
     """Whether the rows ``A x <= b`` are proven to have no solution in the box.
 
@@ -105,6 +124,8 @@ def certified_lp(c, A, b, xl, xh, *, tight: bool = True) -> tuple[float, np.ndar
     """
     res = solve_lp(c, A, b, xl, xh, tight=tight)
     if res.status == "infeasible":
+        if farkas_infeasible(A, b, xl, xh, res.ray):
+            return np.inf, None
         return (np.inf if proven_infeasible(A, b, xl, xh) else -np.inf), None
     if res.status != "optimal":
         return -np.inf, None
