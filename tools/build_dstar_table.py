@@ -41,7 +41,6 @@ import multiprocessing
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -165,55 +164,26 @@ def _polish(X: np.ndarray, win: float = WIN, max_rounds: int = 6) -> np.ndarray:
     the least (rows ``|x_i - x_j|^2 >= 1``) or the largest distance (rows
     ``|x_i - x_j|^2 <= s``).  A pair the answer violates joins the set and
     the problem is solved again from ``X`` (at most ``max_rounds`` times), so
-    the answer is a local optimum of the whole problem, or ``X``.  The caller
-    recomputes the ratio on all pairs in any case.
+    the answer is a local optimum of the whole problem, or ``X``.  Each solve
+    is the library's (``isoapprox.packing._slsqp`` with the active pairs).
+    The caller recomputes the ratio on all pairs in any case.
     """
     P, n = X.shape
     X = _normalise(X)
+    if not np.all(np.isfinite(X)):
+        return X
     iu, ju = np.triu_indices(P, 1)
     d2 = np.sum((X[iu] - X[ju]) ** 2, axis=1)
     s0 = float(d2.max())
     lo = d2 < 1.0 + win * (s0 - 1.0)
     hi = d2 > s0 - win * (s0 - 1.0)
-    z0 = np.concatenate([X.ravel(), [s0]])
-    grad = np.zeros_like(z0)
-    grad[-1] = 1.0
     for _ in range(max_rounds):
-        il, jl, ih, jh = iu[lo], ju[lo], iu[hi], ju[hi]
-
-        def cons(z, il=il, jl=jl, ih=ih, jh=jh):
-            Y = z[:-1].reshape(P, n)
-            a = np.sum((Y[il] - Y[jl]) ** 2, axis=1) - 1.0
-            b = z[-1] - np.sum((Y[ih] - Y[jh]) ** 2, axis=1)
-            return np.concatenate([a, b])
-
-        def jac(z, il=il, jl=jl, ih=ih, jh=jh):
-            Y = z[:-1].reshape(P, n)
-            J = np.zeros((len(il) + len(ih), P * n + 1))
-            dl = 2.0 * (Y[il] - Y[jl])
-            dh = 2.0 * (Y[ih] - Y[jh])
-            r = np.arange(len(il))
-            for k in range(n):
-                J[r, il * n + k] += dl[:, k]
-                J[r, jl * n + k] -= dl[:, k]
-            r2 = len(il) + np.arange(len(ih))
-            for k in range(n):
-                J[r2, ih * n + k] -= dh[:, k]
-                J[r2, jh * n + k] += dh[:, k]
-            J[r2, -1] = 1.0
-            return J
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = minimize(lambda z: z[-1], z0, jac=lambda z: grad, method="SLSQP",
-                           constraints=[{"type": "ineq", "fun": cons, "jac": jac}],
-                           options={"maxiter": 300, "ftol": 1e-15})
-        Y = res.x[:-1].reshape(P, n)
-        if not np.all(np.isfinite(res.x)):
-            return X
+        Y = _slsqp(X, maxiter=300, ftol=1e-15, lo_pairs=(iu[lo], ju[lo]),
+                   hi_pairs=(iu[hi], ju[hi]))
         e2 = np.sum((Y[iu] - Y[ju]) ** 2, axis=1)
+        s = float(e2[hi].max())
         new_lo = ~lo & (e2 < 1.0 - 1e-9)
-        new_hi = ~hi & (e2 > res.x[-1] + 1e-9)
+        new_hi = ~hi & (e2 > s + 1e-9)
         if not (new_lo.any() or new_hi.any()):
             return Y
         lo |= new_lo

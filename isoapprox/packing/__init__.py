@@ -632,33 +632,46 @@ def _feasible(X: np.ndarray) -> np.ndarray:
     return X
 
 
-def _slsqp(X0: np.ndarray, maxiter: int = 400, ftol: float = 1e-15) -> np.ndarray:
-    """Local optimum of ``min s s.t. |x_i - x_j|^2 <= s, |x_i - x_j|^2 >= 1``."""
+def _slsqp(X0: np.ndarray, maxiter: int = 400, ftol: float = 1e-15, *,
+           lo_pairs: tuple[np.ndarray, np.ndarray] | None = None,
+           hi_pairs: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Local optimum of ``min s s.t. |x_i - x_j|^2 <= s, |x_i - x_j|^2 >= 1``.
+
+    The one SLSQP home of the least-diameter problem (the offline table
+    builder calls it too).  By default every pair has both rows; ``lo_pairs``
+    / ``hi_pairs`` (index arrays ``(i, j)``) keep only those pairs' rows
+    ``>= 1`` / ``<= s`` (an active set: the caller checks the other pairs).
+    The start is made unit-separated first (:func:`_feasible`); a result that
+    is not finite gives that start back.
+    """
 
     P, n = X0.shape
     iu, ju = np.triu_indices(P, 1)
-    m = len(iu)
-    rows = np.arange(m)
-    cols_i = iu[:, None] * n + np.arange(n)
-    cols_j = ju[:, None] * n + np.arange(n)
+    il, jl = (iu, ju) if lo_pairs is None else lo_pairs
+    ih, jh = (iu, ju) if hi_pairs is None else hi_pairs
+    mh, ml = len(ih), len(il)
+    rows_h, rows_l = np.arange(mh), mh + np.arange(ml)
+    off = np.arange(n)
 
-    def diffs(z):
+    def sq(z, i, j):
         X = z[:-1].reshape(P, n)
-        d = X[iu] - X[ju]
+        d = X[i] - X[j]
         return d, np.einsum("ij,ij->i", d, d)
 
     def cons(z):
-        _, d2 = diffs(z)
-        return np.concatenate([z[-1] - d2, d2 - 1.0])
+        _, dh = sq(z, ih, jh)
+        _, dl = sq(z, il, jl)
+        return np.concatenate([z[-1] - dh, dl - 1.0])
 
     def jac(z):
-        d, _ = diffs(z)
-        J = np.zeros((2 * m, P * n + 1))
-        J[rows[:, None], cols_i] = -2.0 * d
-        J[rows[:, None], cols_j] = 2.0 * d
-        J[:m, -1] = 1.0
-        J[m + rows[:, None], cols_i] = 2.0 * d
-        J[m + rows[:, None], cols_j] = -2.0 * d
+        d_h, _ = sq(z, ih, jh)
+        d_l, _ = sq(z, il, jl)
+        J = np.zeros((mh + ml, P * n + 1))
+        J[rows_h[:, None], ih[:, None] * n + off] = -2.0 * d_h
+        J[rows_h[:, None], jh[:, None] * n + off] = 2.0 * d_h
+        J[:mh, -1] = 1.0
+        J[rows_l[:, None], il[:, None] * n + off] = 2.0 * d_l
+        J[rows_l[:, None], jl[:, None] * n + off] = -2.0 * d_l
         return J
 
     X0 = _feasible(X0)
