@@ -479,9 +479,9 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
     LP's bound is certified by :func:`._lpdual.safe_dual_bound` (an
     infeasible LP by the solver's dual ray, or the least violation of its
     rows), the node is pruned at ``T``, and otherwise split on the pair whose
-    over-estimate the LP uses most.  Up to ``_CUT_ROUNDS`` LPs per node: the LP is solved again
-    with tangents at its solution while a convex relation is relaxed there
-    by more than a quarter of the node's distance to ``T``.
+    over-estimate the LP uses most.  Up to ``_CUT_ROUNDS`` LPs per node: the
+    LP is solved again with tangents at its solution while a convex relation
+    is relaxed there by more than a quarter of the node's distance to ``T``.
     """
     geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float),
                     gauge)
