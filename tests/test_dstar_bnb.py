@@ -105,7 +105,7 @@ def test_shipped_claims_are_used_and_close_the_planar_gaps():
     assert {(9, 2), (10, 2), (11, 2)} <= set(claims)
     for c in _claims():
         P, n = c["P"], c["n"]
-        assert c["base"] <= B._base_without_bnb(P, n) < c["D"] < d_star(P, n).upper
+        assert c["base"] <= B.bnb_base(P, n) < c["D"] < d_star(P, n).upper
         assert bnb_lower(P, n) >= c["D"]
         e = d_star(P, n)
         assert e.lower == pytest.approx(c["D"] * (1 - DSTAR_RTOL), rel=1e-15)
@@ -197,7 +197,7 @@ def test_tool_bisection_and_check(capsys):
     assert tool.best_claim(7, 2, max_nodes=10**5, steps=3) is None
     # one bisection step at P = 9: the midpoint of [LP bound, best layout], floored
     c = tool.best_claim(9, 2, max_nodes=10**6, steps=1)
-    assert c is not None and c["D"] == 2.4487 and c["base"] == B._base_without_bnb(9, 2)
+    assert c is not None and c["D"] == 2.4487 and c["base"] == B.bnb_base(9, 2)
     doc = {"min_width": tool.MIN_WIDTH, "claims": [c]}
     assert tool.check(doc) == 0
     doc["claims"] = [dict(c, nodes=c["nodes"] + 1)]

@@ -94,6 +94,19 @@ def test_polish_rounds_never_return_a_worse_layout(builder):
         assert r < before  # a perturbed construction is not a local optimum
 
 
+def test_polish_keeps_equal_distance_layouts(builder):
+    """Every distance equal (two points, a unit triangle, a regular tetrahedron):
+    the largest pair is always in the active set, and the answer is a
+    unit-ratio layout (it failed on an empty set of largest pairs)."""
+    pair = np.array([[0.0, 0.0], [2.0, 0.0]])
+    tri = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2]])
+    tetra = np.array([[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]])
+    for X in (pair, tri, tetra):
+        Y = builder._polish(X)
+        assert Y.shape == X.shape and np.all(np.isfinite(Y))
+        assert certified_ratio(builder._normalise(Y)) == pytest.approx(1.0, abs=1e-6)
+
+
 #: the layout stage's ratios at (12, 3) and (24, 3), the best so far that the
 #: multistart stage is given in the build (the table's layouts before it)
 LAYOUT_STAGE = {(12, 3): 1.9256504, (24, 3): 2.6881609}

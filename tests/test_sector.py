@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+import isoapprox.ideal._lpdual as lpdual
 from isoapprox import nearest_ideal
 from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge, triplet_table
 from isoapprox.ideal._highs import _csc, solve_lp
@@ -301,8 +302,6 @@ def test_infeasible_lp_is_proven_by_the_solvers_ray_without_a_second_lp(monkeypa
     """HiGHS's dual ray proves an infeasible node LP (its certified bound is
     +inf) without the phase-one LP of proven_infeasible, which proves the
     same systems."""
-    import isoapprox.ideal._lpdual as lpdual
-
     rng = np.random.default_rng(5)
     calls = []
     original = lpdual.proven_infeasible

@@ -175,8 +175,10 @@ def _polish(X: np.ndarray, win: float = WIN, max_rounds: int = 6) -> np.ndarray:
     iu, ju = np.triu_indices(P, 1)
     d2 = np.sum((X[iu] - X[ju]) ** 2, axis=1)
     s0 = float(d2.max())
-    lo = d2 < 1.0 + win * (s0 - 1.0)
-    hi = d2 > s0 - win * (s0 - 1.0)
+    # the least and the largest pair always (with every distance equal, or s0
+    # rounded below 1, the windows alone are empty)
+    lo = (d2 < 1.0 + win * (s0 - 1.0)) | (d2 == d2.min())
+    hi = (d2 > s0 - win * (s0 - 1.0)) | (d2 == s0)
     for _ in range(max_rounds):
         Y = _slsqp(X, maxiter=300, ftol=1e-15, lo_pairs=(iu[lo], ju[lo]),
                    hi_pairs=(iu[hi], ju[hi]))

@@ -30,10 +30,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import numba  # noqa: E402
+import numpy  # noqa: E402
+
+import isoapprox  # noqa: E402
 from isoapprox.io import atomic_write_text  # noqa: E402
+from isoapprox.packing import d_star  # noqa: E402
 from isoapprox.packing.bounds import (  # noqa: E402
     BNB_FILE,
-    _base_without_bnb,
+    bnb_base,
     prove_diameter_above,
 )
 
@@ -47,9 +52,7 @@ def _floor4(x: float) -> float:
 
 def best_claim(P: int, n: int, max_nodes: int, steps: int) -> dict | None:
     """The claim of the largest ``D`` the bisection proves, or ``None``."""
-    from isoapprox.packing import d_star
-
-    base = _base_without_bnb(P, n)
+    base = bnb_base(P, n)
     lo, hi = base, d_star(P, n).upper
     found = None
     for _ in range(steps):
@@ -69,11 +72,6 @@ def best_claim(P: int, n: int, max_nodes: int, steps: int) -> dict | None:
 
 
 def _versions() -> dict:
-    import numba
-    import numpy
-
-    import isoapprox
-
     return {"isoapprox": isoapprox.__version__, "numba": numba.__version__,
             "numpy": numpy.__version__, "python": sys.version.split()[0]}
 

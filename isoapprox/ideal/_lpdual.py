@@ -86,10 +86,8 @@ def farkas_infeasible(A, b, xl, xh, ray) -> bool:
     if ray is None:
         return False
     zero = np.zeros(A.shape[1])
-    for y in (np.maximum(-ray, 0.0), np.maximum(ray, 0.0)):
-        if np.any(y > 0.0) and safe_dual_bound(zero, A, b, xl, xh, y) > 0.0:
-            return True
-    return False
+    return any(safe_dual_bound(zero, A, b, xl, xh, y) > 0.0
+               for y in (np.maximum(-ray, 0.0), np.maximum(ray, 0.0)))
 
 
 def proven_infeasible(A, b, xl, xh) -> bool:

@@ -60,6 +60,7 @@ __all__ = [
     "DiameterProof",
     "blichfeldt_lower",
     "exact_unit",
+    "bnb_base",
     "bnb_claims",
     "bnb_lower",
     "gram_rank_lower",
@@ -521,9 +522,12 @@ class DiameterProof:
         return self.status == "proved"
 
 
-def _base_without_bnb(P: int, n: int) -> float:
+def bnb_base(P: int, n: int) -> float:
     """The library's proven lower bound of ``D*(P, n, 1)`` from everything
-    but the branch-and-bound claims, lowered by ``DSTAR_RTOL``."""
+    but the branch-and-bound claims, lowered by ``DSTAR_RTOL``: the premise
+    the claims stand on (the default ``base`` of
+    :func:`prove_diameter_above`; a shipped claim is used only if its
+    ``base`` is at most this)."""
     ex = exact_unit(P, n)
     if ex is not None:
         v = ex[0]
@@ -585,7 +589,7 @@ def prove_diameter_above(P: int, n: int, D: float, *, base: float | None = None,
                                 f"stack grows as (P n)^2); got P = {P}, n = {n}")
     D = check_positive(D, "D")
     if base is None:
-        base = _base_without_bnb(P, n)
+        base = bnb_base(P, n)
     base = check_positive(base, "base")
     if not D > base:
         raise InvalidInputError(f"`D` must be > base = {base!r}; got {D!r}")
@@ -623,7 +627,7 @@ def bnb_claims() -> dict[tuple[int, int], float]:
     out = {}
     for c in doc["claims"]:
         P, n, D, base = int(c["P"]), int(c["n"]), float(c["D"]), float(c["base"])
-        if D > base and base <= _base_without_bnb(P, n):
+        if D > base and base <= bnb_base(P, n):
             out[P, n] = max(D, out.get((P, n), 0.0))
     return out
 
