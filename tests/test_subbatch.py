@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from isoapprox import InvalidInputError, nearest_ideal
 from isoapprox.geometry import min_enclosing_ball
 from isoapprox.ideal import solve_nearest
-from isoapprox.ideal._pairs import radius_lower
 from isoapprox.ideal._problem import Problem
 from isoapprox.ideal._relax import _triplets, hardest_triplets, shor_sdp_bound
 from isoapprox.ideal._subbatch import (
@@ -28,7 +27,7 @@ from isoapprox.ideal._subbatch import (
     sub_batch_bound,
     support_indices,
 )
-from isoapprox.packing import packing_distance_bound, unit_lower_bound
+from isoapprox.packing import packing_distance_bound, radius_lower_bound, unit_lower_bound
 from isoapprox.tolerances import PACKING_RTOL
 
 from . import ideal_reference as iref
@@ -111,7 +110,7 @@ def _witness_value(E, y, idx, margin, objective):
         return v, v
     c = min_enclosing_ball(E[idx]).center
     rho = max(ref.dist(E[i], c) for i in idx)
-    rs = radius_lower(k, n, margin)
+    rs = radius_lower_bound(k, n, margin=margin)
     return v / 2.0, max(v / 2.0, rs - rho - PACKING_RTOL * max(rs, rho))
 
 

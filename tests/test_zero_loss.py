@@ -24,7 +24,7 @@ from isoapprox import (
     margin_loss_report,
     nearest_zero_loss,
 )
-from isoapprox.ideal._pairs import pair_packing_bound, radius_lower
+from isoapprox.ideal._pairs import pair_packing_bound
 from isoapprox.ideal._problem import PairBounds, Problem
 from isoapprox.kernels import ideal as K
 from isoapprox.tolerances import FLOOR_RTOL
@@ -192,29 +192,6 @@ def test_metric_relaxation_equals_loss_max(rng, setting):
         E = rng.normal(size=(5, 2)) * rng.choice([0.3, 1.0, 3.0])
         assert pref.metric_lp(E, y, u, l) == pytest.approx(pref.loss_max(E, y, u, l),
                                                            abs=LP_ATOL)
-
-
-def test_radius_lower_known_values():
-    # k points pairwise >= 1: equilateral triangle circumradius 1/sqrt 3, square
-    # 1/sqrt 2 (both tight), two points 1/2, on a line (k - 1)/2
-    assert radius_lower(2, 2, 1.0) == pytest.approx(0.5)
-    assert radius_lower(3, 2, 1.0) == pytest.approx(1 / math.sqrt(3))
-    assert radius_lower(4, 2, 1.0) == pytest.approx(1 / math.sqrt(2))
-    assert radius_lower(4, 1, 2.0) == pytest.approx(3.0)
-    assert radius_lower(1, 3, 1.0) == 0.0 and radius_lower(5, 3, 0.0) == 0.0
-
-
-def test_radius_lower_never_exceeds_random_configurations(rng):
-    for n in (1, 2, 3):
-        for k in range(2, 9):
-            for _ in range(20):
-                X = rng.normal(size=(k, n))
-                D = ref.pairwise(X)
-                dmin = D[np.triu_indices(k, 1)].min()
-                X = X / dmin  # pairwise >= 1
-                # any enclosing ball's radius bounds the least one from above
-                r = float(np.max(np.linalg.norm(X - X.mean(axis=0), axis=1)))
-                assert radius_lower(k, n, 1.0) <= r * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("objective", ["iso", "haus"])

@@ -14,7 +14,7 @@ from .._scaling import pow2_scale
 from ..geometry import min_enclosing_ball
 from ..kernels import ideal as K
 from ..losses import contrastive_report, margin_loss_report
-from ..packing import packing_lower_bound
+from ..packing import packing_lower_bound, radius_lower_bound
 from ._problem import PairBounds, Problem
 from ._starts import class_means, smacof, spread_centres
 
@@ -27,7 +27,6 @@ __all__ = [
     "pair_packing_bound",
     "pair_slack",
     "pair_target_start",
-    "radius_lower",
     "repair_pairs",
 ]
 
@@ -165,22 +164,6 @@ def clipped_layouts(prob: Problem, rng: np.random.Generator) -> list[np.ndarray]
 # ----------------------------------------------------------------------
 
 
-def radius_lower(k: int, n: int, lower: float) -> float:
-    """Proven lower bound on the least enclosing radius of ``k`` ``l``-separated points in ``R^n``.
-
-    The largest of the candidates listed under ``packing`` in docs/zero_loss.md.
-    """
-    if k <= 1 or lower <= 0.0:
-        return 0.0
-    cands = [math.sqrt((k - 1) / (2.0 * k)), 0.5 * (k ** (1.0 / n) - 1.0),
-             0.5 * packing_lower_bound(k, n, margin=1.0)]
-    if k >= n + 2:
-        cands.append(1.0 / math.sqrt(2.0))
-    if n == 1:
-        cands.append(0.5 * (k - 1))
-    return lower * max(cands)
-
-
 def greedy_transversals(D: np.ndarray, codes: np.ndarray, P: int, kmin: int
                          ) -> dict[int, tuple[float, np.ndarray]]:
     """For each size ``k >= kmin``, the least-diameter greedy transversal found."""
@@ -232,7 +215,7 @@ def pair_packing_bound(prob: Problem) -> float:
         ball = min_enclosing_ball(E[S])
         # an enclosing radius, recomputed: an upper bound on R(E_S)
         r_up = float(np.max(np.sqrt(np.sum((E[S] - ball.center) ** 2, axis=1))))
-        best = max(best, radius_lower(k, n, l) - r_up, 0.5 * (d_low - diam))
+        best = max(best, radius_lower_bound(k, n, margin=l) - r_up, 0.5 * (d_low - diam))
     return max(best, 0.0)
 
 

@@ -36,10 +36,11 @@ For ``k`` of them, ``R = E[chosen]``:
   ``G[chosen]`` lies in the ball of radius ``rho + t`` about ``c`` with
   ``rho = max |R_i - c|``.  ``k`` points pairwise ``>= alpha`` apart in a ball
   of radius ``r`` need ``r >= r*_lower(k, n, alpha)``
-  (:func:`isoapprox.ideal._pairs.radius_lower`, proved in docs/zero_loss.md
-  under ``packing`` of ``isoapprox.ideal._pairs``: sum of squared distances
-  about the centroid, pairwise obtuse vectors, volume, the line, and half
-  of ``D*_lower``), so ``t >= r*_lower - rho``.
+  (:func:`isoapprox.packing.radius_lower_bound`: the sum of squared
+  distances about the centroid, volume, half of ``D*_lower``, and the
+  directions of the points from the centre and shells about it, bounded by
+  spherical codes; proofs in :mod:`isoapprox.packing.bounds`), so ``t >=
+  r*_lower - rho``.
 
 Each computed value is lowered by ``PACKING_RTOL`` times the larger of its
 two terms (:mod:`isoapprox.tolerances`), like the whole-batch packing bound.
@@ -56,9 +57,9 @@ from .._scaling import pow2_scale
 from .._validation import class_counts
 from ..geometry import min_enclosing_ball
 from ..kernels import ideal as K
-from ..packing import unit_lower_bound
+from ..packing import radius_lower_bound, unit_lower_bound
 from ..tolerances import PACKING_RTOL
-from ._pairs import greedy_transversals, radius_lower
+from ._pairs import greedy_transversals
 
 __all__ = [
     "SUB_BATCH_COUNT",
@@ -352,7 +353,7 @@ def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
     ``D*_lower(k, n, alpha) - diam(R)`` for ``"iso"``; for ``"haus"`` the
     larger of its half and ``r*_lower(k, n, alpha) - rho`` with ``rho`` the
     radius of ``R``'s least ball (recomputed from its centre) and
-    ``r*_lower`` :func:`isoapprox.ideal._pairs.radius_lower`.  The largest
+    ``r*_lower`` :func:`isoapprox.packing.radius_lower_bound`.  The largest
     value is returned with its transversal.  The whole-batch packing bound of
     :mod:`isoapprox.packing` is ``D*_lower(P', n, alpha) - diam(E)``, with the
     diameter of the whole batch in place of ``diam(R)``.  Nothing is computed
@@ -381,7 +382,7 @@ def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
         v = ds - diam - PACKING_RTOL * max(ds, diam)
         if objective == "haus":
             v = 0.5 * v
-            rs = radius_lower(k, n, margin)
+            rs = radius_lower_bound(k, n, margin=margin)
             if rs > max(v, best.value):
                 rho = _enclosing_radius(E[S])
                 v = max(v, rs - rho - PACKING_RTOL * max(rs, rho))

@@ -38,7 +38,12 @@ from .._validation import (
 )
 from ..exceptions import InvalidInputError
 from ..tolerances import DSTAR_RTOL, PACKING_RTOL
-from .bounds import PLANAR_EXACT, unit_lower_candidates
+from .bounds import (
+    PLANAR_EXACT,
+    code_radius_lower,
+    shell_radius_lower,
+    unit_lower_candidates,
+)
 from .bounds import exact_unit as _exact_unit
 from .constructions import construct, family_ratio, min_max_distance
 
@@ -56,9 +61,11 @@ __all__ = [
     "min_separated_diameter",
     "packing_distance_bound",
     "packing_lower_bound",
+    "radius_lower_bound",
     "separated_class_count",
     "table_entries",
     "unit_lower_bound",
+    "unit_radius_lower",
 ]
 
 #: the named curves of :func:`lower_bound_curve`: ``"packing"`` (the proven
@@ -527,6 +534,96 @@ def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     1.618033989
     """
     return d_star(P, n, margin).lower
+
+
+#: :func:`unit_radius_lower` runs its shell bound, which needs the bounds of
+#: every smaller count, up to this many points; beyond, it uses this count's
+#: value (the radius does not decrease with ``P``) and the direct candidates
+RADIUS_P_MAX = 256
+
+
+def _radius_direct(P: int, n: int) -> list[tuple[float, str]]:
+    """The candidates of :func:`unit_radius_lower` that need no smaller count."""
+    r = 1.0 - DSTAR_RTOL
+    return [(math.sqrt((P - 1) / (2.0 * P)) * r, "sum of squares about the centroid"),
+            (0.5 * (P ** (1.0 / n) - 1.0) * r, "volume"),
+            (0.5 * unit_lower_bound(P, n)[0], "half of D*"),
+            (code_radius_lower(P, n) * r, "directions from the centre")]
+
+
+class _RadiusTable:
+    """``unit_radius_lower`` of one ``n`` for ``P = 0, 1, ...``, grown on demand."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.values = [(0.0, "a single point"), (0.0, "a single point")]
+
+    def get(self, P: int) -> tuple[float, str]:
+        while len(self.values) <= P:
+            k = len(self.values)
+            inner = np.array([v for v, _ in self.values])
+            cands = _radius_direct(k, self.n)
+            cands.append((shell_radius_lower(k, self.n, inner), "shells about the centre"))
+            cands.append((self.values[k - 1][0], f"monotonicity in P (from P = {k - 1})"))
+            self.values.append(max(cands, key=lambda t: t[0]))
+        return self.values[P]
+
+
+@functools.lru_cache(maxsize=64)
+def _radius_table(n: int) -> _RadiusTable:
+    return _RadiusTable(n)
+
+
+def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
+    """Proven lower bound of ``r*(P, n)``, the least radius of a ball holding
+    ``P`` points of ``R^n`` at pairwise distances ``>= 1``, and its source.
+
+    Exact on the line (``(P - 1) / 2``) and for ``P <= n + 1`` (the regular
+    simplex, ``sqrt((P - 1) / (2 P))``); otherwise the largest of: the sum
+    of squared distances about the centroid (``r^2 >= (P - 1) / (2 P)``);
+    volume (``P`` disjoint balls of radius ``1/2`` in one of radius ``r +
+    1/2``); half of ``D*`` (:func:`unit_lower_bound`); the directions from
+    the centre (:func:`isoapprox.packing.bounds.code_radius_lower`); shells
+    about the centre (:func:`isoapprox.packing.bounds.shell_radius_lower`,
+    from the bounds of fewer points, up to ``RADIUS_P_MAX``); the bound of
+    ``P - 1`` points.  Each is lowered by ``DSTAR_RTOL``.  Arguments are not
+    checked.
+
+    Examples
+    --------
+    >>> round(unit_radius_lower(4, 3)[0], 6)   # the regular tetrahedron
+    0.612372
+    >>> v, src = unit_radius_lower(16, 3)
+    >>> round(v, 4), src
+    (1.0534, 'shells about the centre')
+    """
+    if P <= 1:
+        return 0.0, "a single point"
+    if n == 1:
+        return 0.5 * (P - 1), "exact: equally spaced points on a line"
+    if P <= n + 1:
+        return math.sqrt((P - 1) / (2.0 * P)), "exact: regular simplex"
+    if P <= RADIUS_P_MAX:
+        return _radius_table(n).get(P)
+    cands = _radius_direct(P, n)
+    v, src = _radius_table(n).get(RADIUS_P_MAX)
+    cands.append((v, _via(src, f"monotonicity in P (from P = {RADIUS_P_MAX})")))
+    return max(cands, key=lambda t: t[0])
+
+
+def radius_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
+    """Proven lower bound of the least radius of a ball holding ``P`` points of
+    ``R^n`` at pairwise distances ``>= margin``: ``margin *``
+    :func:`unit_radius_lower` (``0`` for ``margin <= 0``).
+
+    Examples
+    --------
+    >>> radius_lower_bound(2, 2, margin=0.2)
+    0.1
+    """
+    if not margin > 0.0:
+        return 0.0
+    return margin * unit_radius_lower(P, n)[0]
 
 
 def separated_class_count(y: ArrayLike) -> int:

@@ -1,5 +1,8 @@
 """Proven lower bounds of ``D*(P, n, 1)``: closed formulas, checked certificates
-and branch-and-bound proofs.
+and branch-and-bound proofs; and of what they stand on or share with the
+enclosing radius of :func:`isoapprox.packing.unit_radius_lower`: the largest
+inner product of ``m`` unit vectors (spherical codes) and the radius bounds
+from directions and shells about the centre.
 
 ``D*(P, n, 1)`` is the least diameter ``D`` of ``P`` points of ``R^n`` whose
 pairwise distances are all ``>= 1`` (unit separation).  Every ``*_lower``
@@ -40,6 +43,7 @@ import functools
 import json
 import math
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +78,16 @@ __all__ = [
     "verify_lp",
     "spherical_code_lower",
     "sum_of_squares_lower",
+    "KISSING_NUMBERS",
+    "KISSING_SOURCES",
+    "code_radius_lower",
+    "degree3_certificate",
+    "degree3_inner_lower",
+    "delsarte2_inner",
+    "inner_product_candidates",
+    "inner_product_lower",
+    "shell_radius",
+    "shell_radius_lower",
     "unit_lower_candidates",
     "volume_lower",
 ]
@@ -152,8 +166,22 @@ def spherical_code_lower(P: int, n: int) -> float:
     """
     if n < 2 or P <= 2 * n:
         return 0.0
-    mu = (P - 2 * n) / (n * (P - 2.0))
-    return math.sqrt((n + 1) / (n * (1.0 - mu)))
+    return math.sqrt((n + 1) / (n * (1.0 - delsarte2_inner(P, n))))
+
+
+def delsarte2_inner(m: int, n: int) -> float:
+    """``mu_m = (m - 2 n) / (n (m - 2))``, Delsarte's degree-2 bound: ``m > 2 n``
+    unit vectors of ``R^n`` have two with inner product ``>= mu_m`` (proof in
+    :func:`spherical_code_lower`); ``0.0`` for ``m <= 2 n``.
+
+    Examples
+    --------
+    >>> delsarte2_inner(7, 3)
+    0.06666666666666667
+    """
+    if m <= 2 * n:
+        return 0.0
+    return (m - 2 * n) / (n * (m - 2.0))
 
 
 def gram_rank_lower(P: int, n: int) -> float:
@@ -645,3 +673,236 @@ def bnb_lower(P: int, n: int) -> float:
     """
     claims = bnb_claims()
     return max((D for (p, q), D in claims.items() if p <= P and q >= n), default=0.0)
+
+
+# ----------------------------------------------------------------------
+# directions: the largest inner product of m unit vectors
+# ----------------------------------------------------------------------
+
+#: kissing numbers known exactly: more than ``KISSING_NUMBERS[n]`` unit vectors
+#: of ``R^n`` have two less than 60 degrees apart
+KISSING_NUMBERS = {1: 2, 2: 6, 3: 12, 4: 24, 8: 240, 24: 196560}
+#: where each kissing number is proven
+KISSING_SOURCES = {
+    1: "the line", 2: "the hexagon",
+    3: "Schutte & van der Waerden 1953", 4: "Musin 2008",
+    8: "Levenshtein 1979; Odlyzko & Sloane 1979",
+    24: "Levenshtein 1979; Odlyzko & Sloane 1979",
+}
+#: allowance for the float64 evaluation of a closed-form inner product bound
+#: (a cosine, a cotangent: a few ulps of numbers of size <= 10)
+_INNER_ATOL = 1e-12
+
+
+def degree3_certificate(m: int, n: int, s: float, b: float) -> bool:
+    """Whether ``f(t) = (t - s)(t + b)^2`` proves that ``m`` unit vectors of
+    ``R^n`` (``n >= 2``) cannot have all their inner products ``<= s``.
+
+    Proof (the linear-programming bound of Delsarte, Goethals & Seidel 1977,
+    degree 3).  The Gegenbauer polynomials of ``S^(n-1)``, normalised to 1
+    at 1, ``G_1 = t``, ``G_2 = (n t^2 - 1) / (n - 1)``, ``G_3 = ((n + 2)
+    t^3 - 3 t) / (n - 1)``, are positive definite: ``sum_(i,j) G_k(<u_i,
+    u_j>) >= 0`` for any unit vectors.  Expanded,
+    ``f = (n - 1) / (n + 2) G_3 + (2 b - s)(n - 1) / n G_2 + (3 / (n + 2) +
+    b^2 - 2 b s) G_1 + ((2 b - s) / n - s b^2)``.  If these coefficients are
+    ``>= 0`` and the constant ``f_0 > 0``, then ``sum_(i,j) f(t_ij) >= f_0
+    m^2``; if also every ``t_ij <= s`` (``i != j``), where ``f <= 0``, the
+    left side is ``<= m f(1)``, so ``m <= f(1) / f_0 = (1 - s)(1 + b)^2 /
+    f_0``.  The certificate holds when that is ``< m``: then some ``t_ij >
+    s``.  Checked in exact rational arithmetic on the float64 values of
+    ``s`` and ``b``.
+
+    Examples
+    --------
+    >>> degree3_certificate(13, 3, 0.40, 1.4 / 2.2)   # 13 directions in R^3
+    True
+    >>> degree3_certificate(12, 3, 0.45, 1.45 / 2.35)  # the icosahedron: 0.4472
+    False
+    """
+    if n < 2 or not (math.isfinite(s) and math.isfinite(b)):
+        return False
+    S, B, N = Fraction(s), Fraction(b), Fraction(n)
+    f0 = (2 * B - S) / N - S * B * B
+    f1 = Fraction(3) / (N + 2) + B * B - 2 * B * S
+    return 2 * B - S >= 0 and f1 >= 0 and f0 > 0 and (1 - S) * (1 + B) ** 2 < m * f0
+
+
+def _degree3_b(s: float, n: int) -> list[float]:
+    """Candidate ``b`` for :func:`degree3_certificate`: the minimiser of ``f(1) /
+    f_0``, ``(1 + s) / (1 + n s)``, and the roots of ``f_1 = 0`` around it."""
+    out = []
+    if 1.0 + n * s > 0.0:
+        out.append((1.0 + s) / (1.0 + n * s))
+    disc = s * s - 3.0 / (n + 2.0)
+    if disc >= 0.0:
+        out += [s + math.sqrt(disc), s - math.sqrt(disc)]
+    return out
+
+
+def degree3_inner_lower(m: int, n: int) -> float:
+    """The largest ``s`` (bisection, 60 steps) for which :func:`degree3_certificate`
+    proves that ``m`` unit vectors of ``R^n`` have two with inner product ``> s``;
+    ``-1.0`` where none is found (``n < 2``, ``m <= 2``, or no certificate at
+    ``s = 0``)."""
+    if n < 2 or m <= 2:
+        return -1.0
+
+    def proves(s: float) -> bool:
+        return any(degree3_certificate(m, n, s, b) for b in _degree3_b(s, n))
+
+    lo, hi = 0.0, 1.0
+    if not proves(lo):
+        return -1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if proves(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def inner_product_candidates(m: int, n: int) -> list[tuple[float, str]]:
+    """Lower bounds of the largest inner product among ``m >= 2`` unit vectors of
+    ``R^n`` (some pair has ``<u_i, u_j>`` at least this), with their sources.
+
+    - ``m <= n + 1``: ``-1 / (m - 1)`` (``|sum u_i|^2 >= 0``); ``m >= n + 2``:
+      ``0`` (at most ``n + 1`` vectors are pairwise obtuse; Rankin 1955);
+    - ``m > 2 n``: ``(m - 2 n) / (n (m - 2))`` (Delsarte's degree-2 bound, proof
+      in :func:`spherical_code_lower`); the degree-3 bound
+      (:func:`degree3_inner_lower`);
+    - the line (``m >= 3``): ``1``; the plane: ``cos(2 pi / m)`` (the ``m``
+      angular gaps sum to ``2 pi``); ``R^3`` (``m >= 3``): Fejes Toth's bound
+      (1943) ``(cot^2 w - 1) / 2`` with ``w = m pi / (6 (m - 2))``;
+    - ``m > KISSING_NUMBERS[n]``: ``1/2`` (two vectors less than 60 degrees
+      apart).
+
+    The closed forms computed in float64 are lowered by ``1e-12``.
+
+    Examples
+    --------
+    >>> round(max(inner_product_candidates(12, 3))[0], 6)   # the icosahedron
+    0.447214
+    """
+    out = [(-1.0 / (m - 1), "sum of the vectors")]
+    if m >= n + 2:
+        out.append((0.0, "obtuse vectors (at most n + 1)"))
+    if m > 2 * n:
+        out.append((delsarte2_inner(m, n) - _INNER_ATOL, "Delsarte degree 2"))
+    if n == 1 and m >= 3:
+        out.append((1.0, "the line"))
+    if n == 2:
+        out.append((math.cos(2.0 * math.pi / m) - _INNER_ATOL, "angular gaps in the plane"))
+    if n == 3 and m >= 3:
+        c = 1.0 / math.tan(m * math.pi / (6.0 * (m - 2)))
+        out.append((0.5 * (c * c - 1.0) - _INNER_ATOL, "Fejes Toth 1943"))
+    if n in KISSING_NUMBERS and m > KISSING_NUMBERS[n]:
+        out.append((0.5, f"kissing number ({KISSING_SOURCES[n]})"))
+    if n >= 2 and m > 2:
+        out.append((degree3_inner_lower(m, n), "Delsarte degree 3"))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def inner_product_lower(m: int, n: int) -> float:
+    """The largest of :func:`inner_product_candidates` (``-inf`` for ``m <= 1``)."""
+    if m <= 1:
+        return -math.inf
+    return max(v for v, _ in inner_product_candidates(m, n))
+
+
+# ----------------------------------------------------------------------
+# the least enclosing radius of unit-separated points
+# ----------------------------------------------------------------------
+
+
+def code_radius_lower(P: int, n: int) -> float:
+    """``min(1, 1 / sqrt(2 (1 - mu)))`` with ``mu`` :func:`inner_product_lower` of
+    ``(P, n)``: a lower bound of the least radius of a ball holding ``P >= 2``
+    points of ``R^n`` at pairwise distances ``>= 1``.
+
+    Proof.  If the radius ``R < 1``, the directions ``u_i`` of the points from
+    the centre satisfy ``<u_i, u_j> <= 1 - 1 / (2 R^2)``
+    (:func:`spherical_code_lower`), which is ``>= mu``.
+
+    Examples
+    --------
+    >>> round(code_radius_lower(4, 3), 6), code_radius_lower(14, 3)
+    (0.612372, 1.0)
+    """
+    if P < 2:
+        return 0.0
+    mu = inner_product_lower(P, n)
+    if mu >= 0.5:
+        return 1.0
+    return 1.0 / math.sqrt(2.0 * (1.0 - mu))
+
+
+def shell_radius(sigma: float, mu: float) -> float:
+    """The least ``R >= sigma`` with ``F(sigma, R) >= mu`` (see :func:`shell_radius_lower`).
+
+    ``F(sigma, R) = max(g(sigma, sigma), g(sigma, R), g(R, R))``, ``g(s, t) =
+    (s^2 + t^2 - 1) / (2 s t)``; it increases with ``R >= sigma``, so the
+    answer is ``sigma`` when ``g(sigma, sigma) >= mu`` and otherwise the
+    least of the solutions of ``g(R, R) = mu`` (``R = 1 / sqrt(2 (1 -
+    mu))``) and ``g(sigma, R) = mu`` (the larger root of ``R^2 - 2 sigma mu
+    R + sigma^2 - 1 = 0``, which is negative at ``R = sigma``).
+
+    Examples
+    --------
+    >>> shell_radius(0.5, 1.0)     # points on a line beyond radius 1/2: 3/2
+    1.5
+    """
+    if 1.0 - 0.5 / (sigma * sigma) >= mu:
+        return sigma
+    ra = math.inf if mu >= 1.0 else 1.0 / math.sqrt(2.0 * (1.0 - mu))
+    rb = sigma * mu + math.sqrt(1.0 - sigma * sigma * (1.0 - mu * mu))
+    return max(sigma, min(ra, rb))
+
+
+def shell_radius_lower(P: int, n: int, inner: np.ndarray, *, grid: int = 8) -> float:
+    """A lower bound of the least radius of a ball holding ``P`` points of
+    ``R^n`` at pairwise distances ``>= 1``, given lower bounds ``inner[j]`` of
+    that radius for ``j < P`` points (``inner[0] = inner[1] = 0``).
+
+    Proof.  Let the points lie in a closed ball of radius ``R`` about ``c``,
+    ``a_i = x_i - c``, ``s_i = |a_i|``, ``u_i = a_i / s_i``; from ``|a_i -
+    a_j| >= 1``, ``<u_i, u_j> <= g(s_i, s_j) = (s_i^2 + s_j^2 - 1) / (2 s_i
+    s_j)``.  Take any ``sigma > 0`` and ``J = max{j < P: inner[j] < sigma}``:
+    ``j`` points in the open ball of radius ``sigma`` about ``c`` have a
+    least ball of radius ``< sigma``, so at most ``J`` points have ``s_i <
+    sigma``.  If ``P - J >= 2``, the others have ``s_i`` in ``[sigma, R]``
+    and pairwise ``<u_i, u_j> <= F(sigma, R)``, the largest value of ``g`` on
+    ``[sigma, R]^2``: ``dg/ds`` has the sign of ``s^2 - t^2 + 1``, so in
+    each argument ``g`` decreases then increases and its largest value is at
+    a corner, ``g(sigma, sigma)``, ``g(sigma, R)`` or ``g(R, R)``.  Hence
+    ``F(sigma, R) >= mu(P - J)`` (:func:`inner_product_lower`) and ``R >=``
+    :func:`shell_radius` ``(sigma, mu(P - J))``.  The ``sigma`` tried:
+    ``grid`` points of each interval ``(inner[J], inner[J + 1]]`` (its right
+    end included), over which ``J`` is constant when ``inner`` is
+    non-decreasing.  The result is lowered by ``DSTAR_RTOL``.
+
+    Examples
+    --------
+    >>> round(shell_radius_lower(16, 3, np.array([0.0, 0.0, 0.5])), 4)  # Fejes Toth, m = 15
+    1.0534
+    """
+    inner = np.asarray(inner, dtype=np.float64)[:P]
+    r = np.zeros(P)
+    r[:len(inner)] = inner
+    if 0 < len(inner) < P:
+        r[len(inner):] = inner[-1]
+    # r*(j) does not decrease with j, so the running maximum bounds it too
+    r = np.maximum.accumulate(r)
+    best = 0.0
+    frac = np.arange(1, grid + 1) / grid
+    for J in range(1, P - 1):
+        lo, hi = float(r[J]), float(r[J + 1])
+        if not hi > lo:
+            continue
+        mu = inner_product_lower(P - J, n)
+        for f in frac:
+            # every sigma in (r[J], r[J + 1]] has J(sigma) = J
+            sigma = min(lo + (hi - lo) * float(f), hi)
+            best = max(best, shell_radius(sigma, mu))
+    return best * (1.0 - DSTAR_RTOL)
