@@ -32,7 +32,7 @@ from ._validation import (
     require_triplets,
 )
 from .exceptions import InvalidInputError, SolverError
-from .geometry import diameter
+from .geometry import diameter, min_enclosing_ball
 from .ideal import (
     SOLVERS,
     SUB_BATCH_COUNT,
@@ -55,6 +55,7 @@ from .packing import (
     d_star,
     d_star_bracket,
     packing_distance_bound,
+    packing_radius_bound,
     separated_count,
 )
 from .procrustes import ProcrustesResult, minimax_procrustes
@@ -356,7 +357,8 @@ class DistanceResult:
     certified : bool
         ``rel_gap <= tol``.
     lower_source : str
-        A :attr:`IdealResult.bounds` name, or ``"iso_half"`` (statement 1).
+        A :attr:`IdealResult.bounds` name, ``"iso_half"`` (statement 1) or
+        ``"packing_radius"`` (:func:`isoapprox.packing.packing_radius_bound`).
     solver : str
         Origin of ``embedding``: the solver, ``"cross:haus"`` or ``"procrustes"``.
     status : str
@@ -653,6 +655,10 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
                 cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned,
                               "procrustes", "bracket", 0.0))
         lower, source = iso.lower / 2.0, "iso_half"
+        # the radius form of the packing bound (the solver, where it ran, has it too)
+        pr = packing_radius_bound(codes, n, alpha, min_enclosing_ball(X).radius)
+        if pr > lower:
+            lower, source = pr, "packing_radius"
         if haus_res is not None and haus_res.lower > lower:
             lower, source = haus_res.lower, haus_res.lower_source
         if not cands:  # rounding broke the moved copy and no solver ran

@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from isoapprox import InvalidInputError, min_enclosing_ball, nearest_ideal
 from isoapprox.packing import (
     DSTAR_N_MAX,
     DSTAR_P_MAX,
     d_star_witness,
+    packing_radius_bound,
     radius_lower_bound,
     unit_radius_lower,
 )
@@ -44,6 +46,11 @@ def _radius_up(X: np.ndarray) -> float:
     for c in (Y.mean(axis=0), 0.5 * (Y.min(axis=0) + Y.max(axis=0))):
         best = min(best, float(np.max(np.sqrt(np.sum((Y - c) ** 2, axis=1)))))
     return best
+
+
+def _radius_up_raw(X: np.ndarray) -> float:
+    """An enclosing radius of ``X`` as it is (about its centroid)."""
+    return float(np.max(np.linalg.norm(X - X.mean(axis=0), axis=1)))
 
 
 def _unit_rows(X: np.ndarray) -> np.ndarray:
@@ -173,6 +180,17 @@ def test_unit_radius_lower_known_values():
     assert radius_lower_bound(7, 3, margin=0.2) == pytest.approx(0.2 * unit_radius_lower(7, 3)[0])
 
 
+@pytest.mark.parametrize("args, kwargs, error, name", [
+    ((0, 2), {}, InvalidInputError, "P"), ((2.5, 2), {}, TypeError, "P"),
+    ((4, 0), {}, InvalidInputError, "n"), ((4, "2"), {}, TypeError, "n"),
+    ((4, 2), {"margin": -1.0}, InvalidInputError, "margin"),
+    ((4, 2), {"margin": math.nan}, InvalidInputError, "margin"),
+])
+def test_radius_lower_bound_rejects_bad_arguments(args, kwargs, error, name):
+    with pytest.raises(error, match=name):
+        radius_lower_bound(*args, **kwargs)
+
+
 #: layouts that attain r*: (P, n, points); the bound must meet them to 1e-9
 TIGHT = [
     (5, 2, np.array([[math.cos(2 * math.pi * k / 5), math.sin(2 * math.pi * k / 5)]
@@ -256,3 +274,37 @@ def test_shell_radius_lower_needs_a_smaller_count():
     # three points: two lie beyond sigma <= 1/2, which proves only R >= sigma
     assert shell_radius_lower(3, 3, np.array([0.0, 0.0, 0.5])) == pytest.approx(0.5)
     assert shell_radius_lower(2, 3, np.array([0.0, 0.0])) == 0.0
+
+
+# ---------------------------------------------------------------------------
+# the whole-batch bound of d_haus in radius form
+# ---------------------------------------------------------------------------
+
+
+@given(P=st.integers(2, 24), n=st.integers(2, 5), scale=st.sampled_from([1e-3, 0.1, 1.0]),
+       seed=st.integers(0, 2**16))
+def test_packing_radius_bound_is_below_a_class_collapsed_point(P, n, scale, seed):
+    # G: every class at one point of a separated layout (triplet-separated), so
+    # d_haus(E, F_TS) <= max_k |E_k - G_k| for the best shift of the layout
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(P), 2)
+    E = scale * rng.normal(size=(2 * P, n))
+    margin = 0.2
+    W = d_star_witness(P, n, margin)
+    G = W[y] - W.mean(axis=0) + E.mean(axis=0)
+    value = float(np.max(np.linalg.norm(E - G, axis=1)))
+    radius = _radius_up_raw(E)
+    b = packing_radius_bound(y, n, margin, radius)
+    assert 0.0 <= b <= value
+
+
+def test_nearest_ideal_reports_the_radius_form():
+    E = 1e-3 * np.random.default_rng(0).normal(size=(32, 3))
+    y = np.arange(32) % 16
+    r = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, time_limit=0.5,
+                      warn_uncertified=False)
+    b = r.bounds["packing_radius"]
+    expect = 0.2 * unit_radius_lower(16, 3)[0] - min_enclosing_ball(E).radius
+    assert b == pytest.approx(expect, rel=1e-9)
+    # above half the diameter form here (collapse), and below the value
+    assert b > r.bounds["packing_half"] and r.lower >= b and b <= r.value

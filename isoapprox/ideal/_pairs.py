@@ -212,9 +212,8 @@ def pair_packing_bound(prob: Problem) -> float:
         if prob.objective == "iso":
             best = max(best, d_low - diam)
             continue
-        ball = min_enclosing_ball(E[S])
-        # an enclosing radius, recomputed: an upper bound on R(E_S)
-        r_up = float(np.max(np.sqrt(np.sum((E[S] - ball.center) ** 2, axis=1))))
+        # re-scored from its centre: an upper bound on R(E_S)
+        r_up = min_enclosing_ball(E[S]).radius
         best = max(best, radius_lower_bound(k, n, margin=l) - r_up, 0.5 * (d_low - diam))
     return max(best, 0.0)
 

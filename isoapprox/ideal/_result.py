@@ -80,7 +80,9 @@ class IdealResult:
         ``"three_point"``, ``"metric_lp"``, ``"sdp"``, ``"packing"``
         (:func:`isoapprox.packing.packing_distance_bound`) for ``"iso"``;
         ``"iso_half"``, ``"haus_triplet"``, ``"shor_sdp"`` and
-        ``"packing_half"`` (half the packing bound) for ``"haus"``;
+        ``"packing_half"`` (half the packing bound) and ``"packing_radius"``
+        (:func:`isoapprox.packing.packing_radius_bound`: the least radius of
+        ``P'`` separated points less that of ``E``) for ``"haus"``;
         ``"sub_batch_packing"`` (the packing bound of nearby class
         representatives, for ``"haus"`` also in radius form) for both and
         ``"sub_batch"`` (the best proven bound of a few sub-problems) and

@@ -326,21 +326,6 @@ def _distance_matrix(E: np.ndarray) -> np.ndarray:
     return np.stack([_distances_to(E, k) for k in range(E.shape[0])])
 
 
-def _enclosing_radius(X: np.ndarray) -> float:
-    """Radius of a ball holding ``X``: the largest distance to the least ball's centre.
-
-    Recomputed from the centre, so it is an upper bound of ``R(X)`` whatever
-    the accuracy of the centre.
-    """
-    c = min_enclosing_ball(X).center
-    d = X[:, 0] - c[0]
-    acc = d * d
-    for j in range(1, X.shape[1]):
-        d = X[:, j] - c[j]
-        acc = acc + d * d
-    return float(np.sqrt(acc.max()))
-
-
 def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
                          objective: str) -> SubBatchBound:
     """Packing bound of close class representatives (see the module notes).
@@ -384,7 +369,7 @@ def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
             v = 0.5 * v
             rs = radius_lower_bound(k, n, margin=margin)
             if rs > max(v, best.value):
-                rho = _enclosing_radius(E[S])
+                rho = min_enclosing_ball(E[S]).radius
                 v = max(v, rs - rho - PACKING_RTOL * max(rs, rho))
         if v > best.value:
             best = SubBatchBound(float(v), np.sort(S))

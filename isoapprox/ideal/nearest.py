@@ -40,6 +40,7 @@ from ..packing import (
     DSTAR_P_MAX,
     d_star_witness,
     packing_distance_bound,
+    packing_radius_bound,
     separated_count,
 )
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
@@ -920,12 +921,19 @@ def _affordable_ccp(prog: Program) -> bool:
 
 def _packing_bound(S: _Search) -> None:
     """The packing bound (the only one that sees the dimension), halved for
-    ``"haus"`` (statement 1); applied after the search so that it changes no
-    incumbent."""
+    ``"haus"`` (statement 1), and for ``"haus"`` its radius form
+    (:func:`isoapprox.packing.packing_radius_bound` with the least ball of
+    ``E``); applied after the search so that it changes no incumbent."""
     v = packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
     if v > 0.0:
         S.add_bound("packing" if S.objective == "iso" else "packing_half",
                     v if S.objective == "iso" else v / 2.0)
+    if S.objective == "haus" and S.margin > 0.0:
+        # the ball's radius is re-scored from its centre: an upper bound of R(E)
+        r = packing_radius_bound(S.codes, S.E.shape[1], S.margin,
+                                 min_enclosing_ball(S.E).radius)
+        if r > 0.0:
+            S.add_bound("packing_radius", r)
 
 
 def _finish(state, t_start: float) -> IdealResult:

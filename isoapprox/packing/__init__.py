@@ -61,6 +61,7 @@ __all__ = [
     "min_separated_diameter",
     "packing_distance_bound",
     "packing_lower_bound",
+    "packing_radius_bound",
     "radius_lower_bound",
     "separated_class_count",
     "table_entries",
@@ -616,11 +617,21 @@ def radius_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     ``R^n`` at pairwise distances ``>= margin``: ``margin *``
     :func:`unit_radius_lower` (``0`` for ``margin <= 0``).
 
+    Parameters
+    ----------
+    P, n : int
+        ``P >= 1`` points of ``R^n``, ``n >= 1``.
+    margin : float
+        The separation, ``>= 0`` and finite (as for :func:`d_star`).
+
     Examples
     --------
     >>> radius_lower_bound(2, 2, margin=0.2)
     0.1
     """
+    P = check_int(P, "P", minimum=1)
+    n = check_int(n, "n", minimum=1)
+    margin = check_margin(margin)
     if not margin > 0.0:
         return 0.0
     return margin * unit_radius_lower(P, n)[0]
@@ -681,6 +692,29 @@ def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: flo
     """
     ds = margin * unit_lower_bound(separated_count(codes), dim)[0]
     return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
+
+
+def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: float) -> float:
+    """Proven float64 lower bound of ``d_haus(E, F_TS)``: ``r*_lower(P', n, alpha) - R``.
+
+    ``radius`` is the radius ``R`` of a ball holding ``E`` (an upper bound of
+    its least one).  If ``G`` in ``F_TS(alpha)`` is within ``t`` of ``E``
+    pointwise, its ``P'`` representatives, pairwise ``>= alpha`` apart, lie in
+    the concentric ball of radius ``R + t``, so ``t >= r*(P', n, alpha) - R``
+    (:func:`radius_lower_bound`); lowered by ``PACKING_RTOL * max(r*_lower,
+    R)``, clipped at 0.  Half of :func:`packing_distance_bound`, ``(D*_lower
+    - diam(E)) / 2``, can be larger when ``R`` is above ``diam(E) / 2`` (as
+    it may be: up to ``diam(E) sqrt(n / (2 (n + 1)))``, Jung); near collapse
+    this one is, as ``r*_lower >= D*_lower / 2``.  Arguments are not checked.
+
+    Examples
+    --------
+    >>> codes = np.repeat(np.arange(16), 2)          # 16 classes collapsed in R^3
+    >>> round(packing_radius_bound(codes, 3, 1.0, 0.0), 4)
+    1.0534
+    """
+    rs = margin * unit_radius_lower(separated_count(codes), dim)[0]
+    return max(0.0, rs - radius - PACKING_RTOL * max(rs, radius))
 
 
 def d_star_bracket(codes: np.ndarray, dim: int, margin: float) -> tuple[float, float, float, bool,
