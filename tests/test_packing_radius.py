@@ -68,29 +68,22 @@ def _icosahedron() -> np.ndarray:
     return np.array(rows)
 
 
-def _cell24() -> np.ndarray:
+def _d_roots(n: int) -> np.ndarray:
+    """The roots of D_n: every +-e_i +- e_j (the 24-cell for n = 4)."""
     rows = []
-    for i, j in itertools.combinations(range(4), 2):
+    for i, j in itertools.combinations(range(n), 2):
         for si in (-1, 1):
             for sj in (-1, 1):
-                v = np.zeros(4)
+                v = np.zeros(n)
                 v[i], v[j] = si, sj
                 rows.append(v)
     return np.array(rows)
 
 
 def _e8_roots() -> np.ndarray:
-    rows = []
-    for i, j in itertools.combinations(range(8), 2):
-        for si in (-1, 1):
-            for sj in (-1, 1):
-                v = np.zeros(8)
-                v[i], v[j] = si, sj
-                rows.append(v)
-    for signs in itertools.product((-0.5, 0.5), repeat=8):
-        if sum(s < 0 for s in signs) % 2 == 0:
-            rows.append(np.array(signs))
-    return np.array(rows)
+    half = [np.array(signs) for signs in itertools.product((-0.5, 0.5), repeat=8)
+            if sum(x < 0 for x in signs) % 2 == 0]
+    return np.vstack([_d_roots(8), np.array(half)])
 
 
 def _simplex(n: int) -> np.ndarray:
@@ -108,7 +101,7 @@ CODES = [
     ("cross-polytope R^5", np.vstack([np.eye(5), -np.eye(5)]), 5),
     ("cube R^4", np.array(list(itertools.product((-1.0, 1.0), repeat=4))), 4),
     ("icosahedron", _icosahedron(), 3),
-    ("24-cell", _cell24(), 4),
+    ("24-cell", _d_roots(4), 4),
     ("E8 roots", _e8_roots(), 8),
     ("pentagon", np.array([[math.cos(2 * math.pi * k / 5), math.sin(2 * math.pi * k / 5)]
                            for k in range(5)]), 2),
