@@ -3,6 +3,7 @@ largest inner product of unit vectors (isoapprox.packing, .bounds)."""
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 
@@ -258,6 +259,21 @@ def test_shell_radius_is_the_least_root(sigma, mu):
     assert F(sigma, R) >= mu - 1e-9
     if R > sigma * (1 + 1e-6):
         assert F(sigma, R * (1 - 1e-6)) < mu
+
+
+@given(sigma=st.floats(0.05, 3.0), mu=st.floats(-1.0, 0.999999))
+def test_shell_radius_never_exceeds_the_exact_root(sigma, mu):
+    # the least R >= sigma with F(sigma, R) >= mu, in 60-digit decimal arithmetic
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        s, m = decimal.Decimal(sigma), decimal.Decimal(mu)
+        if 1 - 1 / (2 * s * s) >= m:
+            exact = s
+        else:
+            ra = 1 / (2 * (1 - m)).sqrt()
+            rb = s * m + (1 - s * s * (1 - m * m)).sqrt()
+            exact = max(s, min(ra, rb))
+        assert decimal.Decimal(shell_radius(sigma, mu)) <= exact * (1 + decimal.Decimal(1e-14))
 
 
 def test_shell_radius_lower_needs_a_smaller_count():

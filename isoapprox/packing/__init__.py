@@ -16,6 +16,7 @@ import json
 import math
 import numbers
 import re
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -558,8 +559,13 @@ class _RadiusTable:
     def __init__(self, n: int) -> None:
         self.n = n
         self.values = [(0.0, "a single point"), (0.0, "a single point")]
+        self.lock = threading.Lock()
 
     def get(self, P: int) -> tuple[float, str]:
+        with self.lock:
+            return self._grow(P)
+
+    def _grow(self, P: int) -> tuple[float, str]:
         while len(self.values) <= P:
             k = len(self.values)
             inner = np.array([v for v, _ in self.values])

@@ -850,13 +850,16 @@ def shell_radius(sigma: float, mu: float) -> float:
 
     Examples
     --------
-    >>> shell_radius(0.5, 1.0)     # points on a line beyond radius 1/2: 3/2
+    >>> round(shell_radius(0.5, 1.0), 12)   # points on a line beyond radius 1/2: 3/2
     1.5
     """
     if 1.0 - 0.5 / (sigma * sigma) >= mu:
         return sigma
     ra = math.inf if mu >= 1.0 else 1.0 / math.sqrt(2.0 * (1.0 - mu))
-    rb = sigma * mu + math.sqrt(1.0 - sigma * sigma * (1.0 - mu * mu))
+    # the discriminant is lowered by more than its rounding (a few ulps of
+    # max(1, sigma^2)), so that its square root never exceeds the exact one
+    disc = 1.0 - sigma * sigma * (1.0 - mu * mu) - 1e-14 * max(1.0, sigma * sigma)
+    rb = sigma * mu + math.sqrt(max(disc, 0.0))
     return max(sigma, min(ra, rb))
 
 
