@@ -655,11 +655,12 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
                 cands.append((hausdorff_like(X, aligned, mode="pointwise"), aligned,
                               "procrustes", "bracket", 0.0))
         lower, source = iso.lower / 2.0, "iso_half"
-        # the radius form of the packing bound (the solver, where it ran, has it too)
-        pr = packing_radius_bound(codes, n, alpha, min_enclosing_ball(X).radius)
-        if pr > lower:
-            lower, source = pr, "packing_radius"
-        if haus_res is not None and haus_res.lower > lower:
+        if haus_res is None:
+            # the radius form of the packing bound (the solver, where it runs, has it)
+            pr = packing_radius_bound(codes, n, alpha, min_enclosing_ball(X).radius)
+            if pr > lower:
+                lower, source = pr, "packing_radius"
+        elif haus_res.lower > lower:
             lower, source = haus_res.lower, haus_res.lower_source
         if not cands:  # rounding broke the moved copy and no solver ran
             logger.warning("the ideal embedding moved onto E is not triplet-separated in "

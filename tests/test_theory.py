@@ -210,6 +210,22 @@ def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
     assert r.d_star_lower <= r.d_star <= r.d_star_upper
 
 
+def test_evaluate_theory_haus_lower_end_uses_the_radius_form_above_haus_max_points():
+    """16 classes collapsed in R^3, the haus solver off (64 > 12 points): the
+    lower end of d_haus is r*_lower(16, 3, 0.2) - R(E), above half of d_iso's."""
+    gen = np.random.default_rng(3)
+    y = np.repeat(np.arange(16), 4)
+    E = gen.uniform(-5e-4, 5e-4, size=(64, 3))
+    opts = T.TheoryOptions(time_limit=1.0, solver="scipy", n_starts=2,
+                           procrustes_max_dim=0)
+    r = T.evaluate_theory(E, y, margin=0.2, options=opts, rng=0)
+    expect = ia.packing.packing_radius_bound(y, 3, 0.2, ia.min_enclosing_ball(E).radius)
+    assert r.haus.lower_source == "packing_radius"
+    assert r.haus.lower == expect > r.iso.lower / 2
+    assert r.haus.lower <= r.haus.value
+    assert expect > 0.2 * 1.05 - 1e-3  # r*(16, 3) >= 1.053
+
+
 def test_theory_options_pass_the_sub_batch_budget_to_the_solver():
     from isoapprox.exceptions import InvalidInputError
 

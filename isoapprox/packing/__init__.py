@@ -16,7 +16,6 @@ import json
 import math
 import numbers
 import re
-import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -553,32 +552,19 @@ def _radius_direct(P: int, n: int) -> list[tuple[float, str]]:
             (code_radius_lower(P, n) * r, "directions from the centre")]
 
 
-class _RadiusTable:
-    """``unit_radius_lower`` of one ``n`` for ``P = 0, 1, ...``, grown on demand."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.values = [(0.0, "a single point"), (0.0, "a single point")]
-        self.lock = threading.Lock()
-
-    def get(self, P: int) -> tuple[float, str]:
-        with self.lock:
-            return self._grow(P)
-
-    def _grow(self, P: int) -> tuple[float, str]:
-        while len(self.values) <= P:
-            k = len(self.values)
-            inner = np.array([v for v, _ in self.values])
-            cands = _radius_direct(k, self.n)
-            cands.append((shell_radius_lower(k, self.n, inner), "shells about the centre"))
-            cands.append((self.values[k - 1][0], f"monotonicity in P (from P = {k - 1})"))
-            self.values.append(max(cands, key=lambda t: t[0]))
-        return self.values[P]
-
-
-@functools.lru_cache(maxsize=64)
-def _radius_table(n: int) -> _RadiusTable:
-    return _RadiusTable(n)
+@functools.lru_cache(maxsize=65536)
+def _radius_table(n: int, P: int) -> tuple[float, str]:
+    """:func:`unit_radius_lower` for ``n >= 2``, ``P <= RADIUS_P_MAX``: a pure
+    function, each count from the values of the smaller ones (cached)."""
+    if P <= 1:
+        return 0.0, "a single point"
+    if P <= n + 1:
+        return math.sqrt((P - 1) / (2.0 * P)), "exact: regular simplex"
+    inner = np.array([_radius_table(n, j)[0] for j in range(P)])
+    cands = _radius_direct(P, n)
+    cands.append((shell_radius_lower(P, n, inner), "shells about the centre"))
+    cands.append((float(inner[P - 1]), f"monotonicity in P (from P = {P - 1})"))
+    return max(cands, key=lambda t: t[0])
 
 
 def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
@@ -604,16 +590,15 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     >>> round(v, 4), src
     (1.0534, 'shells about the centre')
     """
-    if P <= 1:
-        return 0.0, "a single point"
     if n == 1:
-        return 0.5 * (P - 1), "exact: equally spaced points on a line"
+        return (0.5 * (P - 1), "exact: equally spaced points on a line") if P > 1 else \
+            (0.0, "a single point")
+    if P <= RADIUS_P_MAX:
+        return _radius_table(n, P)
     if P <= n + 1:
         return math.sqrt((P - 1) / (2.0 * P)), "exact: regular simplex"
-    if P <= RADIUS_P_MAX:
-        return _radius_table(n).get(P)
     cands = _radius_direct(P, n)
-    v, src = _radius_table(n).get(RADIUS_P_MAX)
+    v, src = _radius_table(n, RADIUS_P_MAX)
     cands.append((v, _via(src, f"monotonicity in P (from P = {RADIUS_P_MAX})")))
     return max(cands, key=lambda t: t[0])
 

@@ -866,7 +866,9 @@ def shell_radius(sigma: float, mu: float) -> float:
 def shell_radius_lower(P: int, n: int, inner: np.ndarray, *, grid: int = 8) -> float:
     """A lower bound of the least radius of a ball holding ``P`` points of
     ``R^n`` at pairwise distances ``>= 1``, given lower bounds ``inner[j]`` of
-    that radius for ``j < P`` points (``inner[0] = inner[1] = 0``).
+    that radius for ``j < P`` points (``inner[0] = inner[1] = 0``).  A
+    shorter ``inner`` stands for its last value repeated (the radius does not
+    decrease with the count), which proves less.
 
     Proof.  Let the points lie in a closed ball of radius ``R`` about ``c``,
     ``a_i = x_i - c``, ``s_i = |a_i|``, ``u_i = a_i / s_i``; from ``|a_i -
