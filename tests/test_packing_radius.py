@@ -17,8 +17,13 @@ from isoapprox.packing import (
     DSTAR_N_MAX,
     DSTAR_P_MAX,
     d_star_witness,
+    packing_distance_bound,
+    packing_lower_bound,
     packing_radius_bound,
     radius_lower_bound,
+    separated_count,
+    separated_distance_bound,
+    separated_radius_bound,
     unit_radius_lower,
 )
 from isoapprox.packing.bounds import (
@@ -31,6 +36,7 @@ from isoapprox.packing.bounds import (
     shell_radius,
     shell_radius_lower,
 )
+from isoapprox.tolerances import PACKING_RTOL
 
 from .reference import pairwise
 
@@ -182,6 +188,9 @@ def test_unit_radius_lower_known_values():
 def test_radius_lower_bound_rejects_bad_arguments(args, kwargs, error, name):
     with pytest.raises(error, match=name):
         radius_lower_bound(*args, **kwargs)
+    if not kwargs:  # the unit bound checks its counts the same way
+        with pytest.raises(error, match=name):
+            unit_radius_lower(*args)
 
 
 #: layouts that attain r*: (P, n, points); the bound must meet them to 1e-9
@@ -304,6 +313,26 @@ def test_packing_radius_bound_is_below_a_class_collapsed_point(P, n, scale, seed
     radius = _radius_up_raw(E)
     b = packing_radius_bound(y, n, margin, radius)
     assert 0.0 <= b <= value
+
+
+def test_packing_bounds_are_the_separated_bounds_of_the_separated_count():
+    # 5 classes of two and two singletons (one class for both): P' = 6
+    y = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 6])
+    assert separated_count(y) == 6
+    for n, margin, size in [(2, 0.2, 0.0), (3, 1.0, 0.05), (4, 0.5, 0.01)]:
+        assert packing_radius_bound(y, n, margin, size) == \
+            separated_radius_bound(6, n, margin, size)
+        assert packing_distance_bound(y, n, margin, size) == \
+            separated_distance_bound(6, n, margin, size)
+    # the allowance: r*_lower - R lowered by PACKING_RTOL * max, then clipped at 0
+    rs = 0.2 * unit_radius_lower(16, 3)[0]
+    assert separated_radius_bound(16, 3, 0.2, 0.1) == \
+        rs - 0.1 - PACKING_RTOL * max(rs, 0.1) < rs - 0.1
+    assert separated_radius_bound(16, 3, 0.2, rs) == 0.0
+    ds = 0.2 * packing_lower_bound(16, 3)
+    assert separated_distance_bound(16, 3, 0.2, 0.1) == \
+        ds - 0.1 - PACKING_RTOL * max(ds, 0.1) < ds - 0.1
+    assert separated_distance_bound(16, 3, 0.2, 10.0) == 0.0
 
 
 def test_nearest_ideal_reports_the_radius_form():

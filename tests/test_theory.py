@@ -194,14 +194,19 @@ def test_evaluate_theory_record_is_consistent_and_flat():
         T.evaluate_theory(X, y, options={})
 
 
-def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
-    """16 classes collapsed in R^2: d_iso >= D*(16, 2, 0.2) - diam > L, certified."""
-    gen = np.random.default_rng(3)
+def _collapsed_sixteen_classes(n):
+    """``(E, y, evaluate_theory(...))`` for 16 classes of 4 points within 5e-4 of
+    the origin in ``R^n``, margin 0.2, a cheap solver setting."""
     y = np.repeat(np.arange(16), 4)
-    E = gen.uniform(-5e-4, 5e-4, size=(64, 2))
+    E = np.random.default_rng(3).uniform(-5e-4, 5e-4, size=(64, n))
     opts = T.TheoryOptions(time_limit=1.0, solver="scipy", n_starts=2,
                            procrustes_max_dim=0)
-    r = T.evaluate_theory(E, y, margin=0.2, options=opts, rng=0)
+    return E, y, T.evaluate_theory(E, y, margin=0.2, options=opts, rng=0)
+
+
+def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
+    """16 classes collapsed in R^2: d_iso >= D*(16, 2, 0.2) - diam > L, certified."""
+    _, _, r = _collapsed_sixteen_classes(2)
     # the representatives bound of isoapprox.ideal._subbatch is at least the packing bound
     assert r.iso.lower_source in ("packing", "sub_batch_packing")
     assert r.iso.lower >= r.packing_lower >= 0.5
@@ -213,12 +218,7 @@ def test_evaluate_theory_certifies_the_packing_bound_on_a_collapsed_batch():
 def test_evaluate_theory_haus_lower_end_uses_the_radius_form_above_haus_max_points():
     """16 classes collapsed in R^3, the haus solver off (64 > 12 points): the
     lower end of d_haus is r*_lower(16, 3, 0.2) - R(E), above half of d_iso's."""
-    gen = np.random.default_rng(3)
-    y = np.repeat(np.arange(16), 4)
-    E = gen.uniform(-5e-4, 5e-4, size=(64, 3))
-    opts = T.TheoryOptions(time_limit=1.0, solver="scipy", n_starts=2,
-                           procrustes_max_dim=0)
-    r = T.evaluate_theory(E, y, margin=0.2, options=opts, rng=0)
+    E, y, r = _collapsed_sixteen_classes(3)
     expect = ia.packing.packing_radius_bound(y, 3, 0.2, ia.min_enclosing_ball(E).radius)
     assert r.haus.lower_source == "packing_radius"
     assert r.haus.lower == expect > r.iso.lower / 2

@@ -42,8 +42,10 @@ For ``k`` of them, ``R = E[chosen]``:
   spherical codes; proofs in :mod:`isoapprox.packing.bounds`), so ``t >=
   r*_lower - rho``.
 
-Each computed value is lowered by ``PACKING_RTOL`` times the larger of its
-two terms (:mod:`isoapprox.tolerances`), like the whole-batch packing bound.
+Both are computed, with their rounding allowance (``PACKING_RTOL`` times
+the larger of the two terms), by :func:`isoapprox.packing.separated_distance_bound`
+and :func:`isoapprox.packing.separated_radius_bound`, as the whole-batch
+packing bounds are.
 """
 
 from __future__ import annotations
@@ -57,8 +59,7 @@ from .._scaling import pow2_scale
 from .._validation import class_counts
 from ..geometry import min_enclosing_ball
 from ..kernels import ideal as K
-from ..packing import radius_lower_bound, unit_lower_bound
-from ..tolerances import PACKING_RTOL
+from ..packing import separated_distance_bound, separated_radius_bound, unit_radius_lower
 from ._pairs import greedy_transversals
 
 __all__ = [
@@ -363,14 +364,13 @@ def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
     pseudo = np.where(multi[codes], (np.cumsum(multi) - 1)[codes], P - 1).astype(np.int64)
     best = _NONE
     for k, (diam, S) in sorted(greedy_transversals(_distance_matrix(E), pseudo, P, 2).items()):
-        ds = margin * unit_lower_bound(k, n)[0]
-        v = ds - diam - PACKING_RTOL * max(ds, diam)
+        v = separated_distance_bound(k, n, margin, diam)
         if objective == "haus":
             v = 0.5 * v
-            rs = radius_lower_bound(k, n, margin=margin)
-            if rs > max(v, best.value):
-                rho = min_enclosing_ball(E[S]).radius
-                v = max(v, rs - rho - PACKING_RTOL * max(rs, rho))
+            # the least ball is computed only where its bound could win
+            if margin * unit_radius_lower(k, n)[0] > max(v, best.value):
+                v = max(v, separated_radius_bound(k, n, margin,
+                                                  min_enclosing_ball(E[S]).radius))
         if v > best.value:
             best = SubBatchBound(float(v), np.sort(S))
     return best

@@ -64,6 +64,8 @@ __all__ = [
     "packing_radius_bound",
     "radius_lower_bound",
     "separated_class_count",
+    "separated_distance_bound",
+    "separated_radius_bound",
     "table_entries",
     "unit_lower_bound",
     "unit_radius_lower",
@@ -579,8 +581,14 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     the centre (:func:`isoapprox.packing.bounds.code_radius_lower`); shells
     about the centre (:func:`isoapprox.packing.bounds.shell_radius_lower`,
     from the bounds of fewer points, up to ``RADIUS_P_MAX``); the bound of
-    ``P - 1`` points.  Each is lowered by ``DSTAR_RTOL``.  Arguments are not
-    checked.
+    ``P - 1`` points.  Each is lowered by ``DSTAR_RTOL``.
+
+    Raises
+    ------
+    InvalidInputError
+        If ``P < 1`` or ``n < 1``.
+    TypeError
+        If ``P`` or ``n`` is not an integer.
 
     Examples
     --------
@@ -590,6 +598,8 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     >>> round(v, 4), src
     (1.0534, 'shells about the centre')
     """
+    P = check_int(P, "P", minimum=1)
+    n = check_int(n, "n", minimum=1)
     if n == 1:
         return (0.5 * (P - 1), "exact: equally spaced points on a line") if P > 1 else \
             (0.0, "a single point")
@@ -667,13 +677,50 @@ def class_representatives(codes: np.ndarray) -> np.ndarray:
     return np.sort(first[keep])
 
 
+def separated_distance_bound(P: int, n: int, margin: float, diam: float) -> float:
+    """Proven float64 lower bound of ``max_ij |d_G(i, j) - d_E(i, j)|`` over every
+    ``G`` in which ``P`` given points are pairwise ``>= margin`` apart, for
+    points ``E`` of diameter at most ``diam`` in ``R^n``: ``D*_lower(P, n,
+    margin) - diam`` (some pair of the ``P`` has ``d_G >= D*`` and ``d_E <=
+    diam``), lowered by ``PACKING_RTOL * max(D*_lower, diam)``, clipped at 0.
+    ``D*_lower`` is :func:`d_star`'s.  The one home of this bound and its
+    allowance (:func:`packing_distance_bound`, the class representatives of
+    :mod:`isoapprox.ideal._subbatch`).  Arguments are not checked.
+
+    Examples
+    --------
+    >>> round(separated_distance_bound(4, 2, 1.0, 0.0), 9)  # sqrt 2
+    1.414213562
+    """
+    ds = margin * unit_lower_bound(P, n)[0]
+    return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
+
+
+def separated_radius_bound(P: int, n: int, margin: float, radius: float) -> float:
+    """Proven float64 lower bound of ``max_k |G_k - E_k|`` over every ``G`` in
+    which ``P`` given points are pairwise ``>= margin`` apart, for points
+    ``E`` in a ball of radius ``radius`` in ``R^n``: ``r*_lower(P, n, margin)
+    - radius`` (the ``P`` points of ``G`` lie in the concentric ball of radius
+    ``radius + t``; :func:`radius_lower_bound`), lowered by ``PACKING_RTOL *
+    max(r*_lower, radius)``, clipped at 0.  The one home of this bound and
+    its allowance (:func:`packing_radius_bound`, the class representatives
+    of :mod:`isoapprox.ideal._subbatch`).  Arguments are not checked.
+
+    Examples
+    --------
+    >>> round(separated_radius_bound(16, 3, 1.0, 0.0), 4)   # r*(16, 3) >= 1.0534
+    1.0534
+    """
+    rs = margin * unit_radius_lower(P, n)[0]
+    return max(0.0, rs - radius - PACKING_RTOL * max(rs, radius))
+
+
 def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: float) -> float:
     """Proven float64 lower bound of ``d_iso(E, F_TS)``: ``D*_lower(P', n, alpha) - diam(E)``.
 
     The ``P'`` representatives of any ``G`` in ``F_TS(alpha)`` are pairwise
-    ``>= alpha`` apart, so some pair has ``d_G >= D*`` while ``d_E <= diam(E)``;
-    lowered by ``PACKING_RTOL * max(D*_lower, diam)``, clipped at 0.
-    ``D*_lower`` is :func:`d_star`'s.  Arguments are not checked.
+    ``>= alpha`` apart: :func:`separated_distance_bound` of ``P'``
+    (:func:`separated_count`).  Arguments are not checked.
 
     Examples
     --------
@@ -681,22 +728,20 @@ def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: flo
     >>> round(packing_distance_bound(codes, 2, 1.0, 0.0), 9)  # sqrt 2
     1.414213562
     """
-    ds = margin * unit_lower_bound(separated_count(codes), dim)[0]
-    return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
+    return separated_distance_bound(separated_count(codes), dim, margin, diam)
 
 
 def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: float) -> float:
     """Proven float64 lower bound of ``d_haus(E, F_TS)``: ``r*_lower(P', n, alpha) - R``.
 
     ``radius`` is the radius ``R`` of a ball holding ``E`` (an upper bound of
-    its least one).  If ``G`` in ``F_TS(alpha)`` is within ``t`` of ``E``
-    pointwise, its ``P'`` representatives, pairwise ``>= alpha`` apart, lie in
-    the concentric ball of radius ``R + t``, so ``t >= r*(P', n, alpha) - R``
-    (:func:`radius_lower_bound`); lowered by ``PACKING_RTOL * max(r*_lower,
-    R)``, clipped at 0.  Half of :func:`packing_distance_bound`, ``(D*_lower
-    - diam(E)) / 2``, can be larger when ``R`` is above ``diam(E) / 2`` (as
-    it may be: up to ``diam(E) sqrt(n / (2 (n + 1)))``, Jung); near collapse
-    this one is, as ``r*_lower >= D*_lower / 2``.  Arguments are not checked.
+    its least one); the ``P'`` representatives of any ``G`` in
+    ``F_TS(alpha)`` are pairwise ``>= alpha`` apart:
+    :func:`separated_radius_bound` of ``P'`` (:func:`separated_count`).
+    Half of :func:`packing_distance_bound`, ``(D*_lower - diam(E)) / 2``, can
+    be larger when ``R`` is above ``diam(E) / 2`` (as it may be: up to
+    ``diam(E) sqrt(n / (2 (n + 1)))``, Jung); near collapse this one is, as
+    ``r*_lower >= D*_lower / 2``.  Arguments are not checked.
 
     Examples
     --------
@@ -704,8 +749,7 @@ def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: flo
     >>> round(packing_radius_bound(codes, 3, 1.0, 0.0), 4)
     1.0534
     """
-    rs = margin * unit_radius_lower(separated_count(codes), dim)[0]
-    return max(0.0, rs - radius - PACKING_RTOL * max(rs, radius))
+    return separated_radius_bound(separated_count(codes), dim, margin, radius)
 
 
 def d_star_bracket(codes: np.ndarray, dim: int, margin: float) -> tuple[float, float, float, bool,
