@@ -37,16 +37,27 @@ Run from the repository root::
 
 Timings are wall-clock medians of single calls (kernels compiled in a
 warm-up first); compare the two columns of one run, not runs on different
-machines.  Certified shares do not depend on the machine (node budgets, not
-time, decide the branch-and-bound), up to the last-bit differences of the
-local solvers' BLAS.
+machines.  Certified shares do not depend on the machine's load: work
+budgets (local solves, nodes, linear programmes), not time, decide every
+search (``nearest_ideal``'s ``effort``); only the last-bit differences of
+the local solvers' BLAS kernels could move them.  ``--busy K`` runs the
+benchmark beside ``K`` processes that keep the cores busy, and ``--compare
+FILE.json`` checks that every record's bracket, ``certified`` flag, status
+and lower source equal those of another run, bit for bit::
+
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N5R2 --json quiet.json
+    PYTHONPATH=$PWD python benchmarks/bench_certificates.py --cells N5R2 --busy 2 \
+        --json busy.json --compare quiet.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 import warnings
 
@@ -93,10 +104,10 @@ def instances(cell: str, count: int, seed: int):
 
 def solve(E, y, margin, objective, k, max_nodes):
     kw = {} if max_nodes is None else {"max_nodes": max_nodes}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = nearest_ideal(E, y, margin=margin, objective=objective, rng=k, tol=TOL,
                         warn_uncertified=False, **kw)
-    return res, time.perf_counter() - t0
+    return res, time.perf_counter() - t0, time.process_time() - c0
 
 
 def run(cells, count_n5, count, seed):
@@ -111,12 +122,13 @@ def run(cells, count_n5, count, seed):
         for k, (E, y, margin) in enumerate(instances(cell, cnt, seed)):
             for obj in ("iso", "haus"):
                 for label, nodes in (("before", 0), ("after", None)):
-                    res, dt = solve(E, y, margin, obj, k, nodes)
+                    res, dt, cpu = solve(E, y, margin, obj, k, nodes)
                     records.append({
                         "cell": cell, "objective": obj, "run": label, "margin": margin,
-                        "seconds": dt, "certified": bool(res.certified),
+                        "seconds": dt, "cpu_seconds": cpu, "certified": bool(res.certified),
                         "rel_gap": float(res.rel_gap), "value": float(res.value),
                         "lower": float(res.lower), "lower_source": res.lower_source,
+                        "status": res.status, "reproducible": bool(res.reproducible),
                         "bnb_ran": "branch_and_bound" in res.bounds,
                     })
     return records
@@ -173,6 +185,37 @@ def report(records, cells):
     return out
 
 
+#: the fields of a record that must not depend on the machine's load
+SAME_FIELDS = ("certified", "rel_gap", "value", "lower", "lower_source", "status",
+               "reproducible", "bnb_ran")
+
+
+def compare(records, other_path) -> int:
+    """Records that differ from those of another run in a field of ``SAME_FIELDS``."""
+    with open(other_path, encoding="utf-8") as fh:
+        other = json.load(fh)["records"]
+    if len(other) != len(records):
+        print(f"compare: {other_path} has {len(other)} records, this run {len(records)}")
+        return max(len(other), len(records))
+    differ = 0
+    for a, b in zip(records, other, strict=True):
+        # fields an older run did not record are not compared
+        diff = [f for f in SAME_FIELDS if f in b and a.get(f) != b[f]]
+        if diff or (a["cell"], a["objective"], a["run"]) != (b["cell"], b["objective"],
+                                                            b["run"]):
+            differ += 1
+            print(f"differs: {a['cell']} {a['objective']} {a['run']}: "
+                  + ", ".join(f"{f} {a.get(f)!r} vs {b.get(f)!r}" for f in diff))
+    print(f"compare: {len(records) - differ} of {len(records)} records identical to "
+          f"{other_path} in {', '.join(SAME_FIELDS)}")
+    return differ
+
+
+def _busy(count: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(count)]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -182,17 +225,33 @@ def main(argv=None) -> None:
     ap.add_argument("--cells", nargs="+", default=list(CELLS), choices=CELLS)
     ap.add_argument("--seed", type=int, default=20240501)
     ap.add_argument("--json", help="write the records and the summary to this file")
+    ap.add_argument("--busy", type=int, default=0, metavar="K",
+                    help="run beside K processes that keep the cores busy (default 0)")
+    ap.add_argument("--compare", metavar="FILE",
+                    help="check every record against those of another run's --json file")
     args = ap.parse_args(argv)
     count_n5 = 8 if args.quick else 50  # per (layout, margin): 6 cells
     count = 6 if args.quick else args.per_cell
-    records = run(args.cells, count_n5, count, args.seed)
+    busy = _busy(args.busy)
+    try:
+        records = run(args.cells, count_n5, count, args.seed)
+        load = os.getloadavg()
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+          f"({args.busy} busy processes)")
     summary = report(records, args.cells)
+    differ = compare(records, args.compare) if args.compare else 0
     if args.json:
         from isoapprox.io import atomic_write_text, provenance, to_jsonable
 
         atomic_write_text(args.json, json.dumps(to_jsonable(
             {"config": vars(args), "summary": summary, "records": records,
-             "provenance": provenance()}), indent=1))
+             "load_average": load, "provenance": provenance()}), indent=1))
+    if differ:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

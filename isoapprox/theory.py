@@ -34,13 +34,15 @@ from ._validation import (
 from .exceptions import InvalidInputError, SolverError
 from .geometry import diameter, min_enclosing_ball
 from .ideal import (
+    EFFORTS,
     SOLVERS,
-    SUB_BATCH_COUNT,
     IdealResult,
     embedding_kind,
     nearest_ideal,
     nearest_zero_loss,
     pair_bounds,
+    resolve_budget,
+    safety_limit,
     solve_nearest,
 )
 from .losses import (
@@ -82,8 +84,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: seconds allowed to each nearest_ideal solve by default (checked between local solves)
-DEFAULT_TIME_LIMIT = 5.0
 #: ``diagnose`` evaluates batches larger than this on seeded random ``P x K``
 #: batches of this size (``diagnostics.theory_subsample``)
 THEORY_MAX_POINTS = 200
@@ -263,13 +263,19 @@ class TheoryOptions:
 
     Attributes
     ----------
-    time_limit : float, default 5.0
-        Seconds per ``nearest_ideal`` solve (checked between local solves).
+    effort : {"quick", "default", "thorough"}, default "default"
+        The work budget of each ``nearest_ideal`` solve
+        (:func:`isoapprox.nearest_ideal`'s ``effort``): counts of work, so
+        the result is the same on a busy or a quiet machine.
+    time_limit : float or None, default None
+        The safety net of each solve (``nearest_ideal``'s ``time_limit``;
+        None: 600 s); when it fires the solve says so (``reproducible``).
     tol : float, default 1e-6
         Requested relative gap of the solvers.
     solver : {"auto", "scipy", "cvxpy"}, default "auto"
-    n_starts, max_iter : int, default 24, 200
-        Local solves of each ``nearest_ideal`` call and their iteration cap.
+    n_starts, max_iter : int or None, default None
+        Local solves of each ``nearest_ideal`` call and their iteration cap;
+        None: the ``effort``'s (24 and 200 for ``"default"``).
     haus_max_points : int or None, default 12
         ``nearest_ideal(objective="haus")`` runs only up to this many points
         (its exact single-triplet bound costs ~30 s at ``N = 64``); above it
@@ -282,10 +288,10 @@ class TheoryOptions:
         solvers and the subsample).
     c_n : float or None
         If given, statement 2 is checked with this constant.
-    max_subbatches : int, default ``SUB_BATCH_COUNT`` (8)
+    max_subbatches : int or None, default None
         Sub-problems whose proven lower ends bound ``d_haus`` of batches above
-        12 points (``nearest_ideal``'s ``max_subbatches``; a fixed amount of
-        work, not limited by ``time_limit``); 0 skips them.
+        12 points (``nearest_ideal``'s ``max_subbatches``; None: the
+        ``effort``'s, 8 for ``"default"``); 0 skips them.
     thickness_starts : int, default 0
         Random starts of the local descent of :func:`thickness_report` (its
         ``n_starts``) beyond its deterministic ones (the best principal axis
@@ -299,27 +305,28 @@ class TheoryOptions:
         of the layout criterion and the lower-bound curve of the suggestion.
     """
 
-    time_limit: float = DEFAULT_TIME_LIMIT
+    effort: str = "default"
+    time_limit: float | None = None
     tol: float = 1e-6
     solver: str = "auto"
-    n_starts: int = 24
-    max_iter: int = 200
+    n_starts: int | None = None
+    max_iter: int | None = None
     haus_max_points: int | None = HAUS_MAX_POINTS
     procrustes_max_dim: int | None = None
     seed: int = 0
     c_n: float | None = None
-    max_subbatches: int = SUB_BATCH_COUNT
+    max_subbatches: int | None = None
     thickness_starts: int = 0
     max_points: int = THEORY_MAX_POINTS
     faithful_ratio: float = FAITHFUL_RATIO
     curve: str | Callable[[int, int, float], float] = "packing"
 
     def __post_init__(self) -> None:
-        check_positive(self.time_limit, "time_limit")
+        check_option(self.effort, "effort", EFFORTS)
+        safety_limit(self.time_limit)
         check_positive(self.tol, "tol")
         check_option(self.solver, "solver", SOLVERS)
-        check_int(self.n_starts, "n_starts", minimum=1)
-        check_int(self.max_iter, "max_iter", minimum=1)
+        self.budget()  # checks n_starts, max_iter and max_subbatches
         if self.haus_max_points is not None:
             check_int(self.haus_max_points, "haus_max_points", minimum=0)
         if self.procrustes_max_dim is not None:
@@ -327,7 +334,6 @@ class TheoryOptions:
         check_int(self.seed, "seed", minimum=0)
         if self.c_n is not None:
             check_positive(self.c_n, "c_n")
-        check_int(self.max_subbatches, "max_subbatches", minimum=0)
         check_int(self.thickness_starts, "thickness_starts", minimum=0)
         check_int(self.max_points, "max_points", minimum=3)
         rho = check_positive(self.faithful_ratio, "faithful_ratio")
@@ -336,11 +342,15 @@ class TheoryOptions:
         if not callable(self.curve):
             check_option(self.curve, "curve", LOWER_BOUND_CURVES)
 
+    def budget(self):
+        """The resolved work budget of each solve (:class:`isoapprox.ideal._budget.Budget`)."""
+        return resolve_budget(self.effort, n_starts=self.n_starts, max_iter=self.max_iter,
+                              max_subbatches=self.max_subbatches)
+
     def solver_options(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
-        return {"tol": self.tol, "solver": self.solver, "n_starts": self.n_starts,
-                "max_iter": self.max_iter, "time_limit": self.time_limit,
-                "max_subbatches": self.max_subbatches}
+        """Keyword arguments of :func:`isoapprox.ideal.solve_nearest` (checked)."""
+        return {"tol": self.tol, "solver": self.solver, "budget": self.budget(),
+                "time_limit": safety_limit(self.time_limit)}
 
 
 @dataclass(frozen=True)
@@ -585,7 +595,7 @@ def evaluate_theory(
     Examples
     --------
     >>> E = [[0.0, 0.0], [1.0, 0.0], [0.5, 0.2], [0.6, 1.0], [2.0, 0.5]]
-    >>> r = evaluate_theory(E, [0, 0, 1, 1, 2], options=TheoryOptions(time_limit=10.0))
+    >>> r = evaluate_theory(E, [0, 0, 1, 1, 2])
     >>> r.iso.certified, round(r.iso.value, 6), round(r.c_lower, 4), r.checks["2_half"].holds
     (True, 0.230742, 0.9622, True)
     """
@@ -662,9 +672,10 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
                 lower, source = pr, "packing_radius"
         elif haus_res.lower > lower:
             lower, source = haus_res.lower, haus_res.lower_source
-        if not cands:  # rounding broke the moved copy and no solver ran
-            logger.warning("the ideal embedding moved onto E is not triplet-separated in "
-                           "float64 (rounding); the d_haus upper end uses f* unmoved")
+        if not cands:  # no haus solver ran, and Procrustes did not or rounding broke its copy
+            if proc is not None:
+                logger.warning("the ideal embedding moved onto E is not triplet-separated "
+                               "in float64 (rounding); the d_haus upper end uses f* unmoved")
             cands.append((hausdorff_like(X, fstar, mode="pointwise"), fstar, iso.solver,
                           "bracket", 0.0))
         value, G, solver, status, secs = min(cands, key=lambda c: c[0])
@@ -780,7 +791,7 @@ def empirical_constant(
     """Statement 2: the empirical constant ``c(E)`` with its bracket and ``theta(E)``.
 
     :func:`evaluate_theory` with ``nearest_ideal``'s defaults (both
-    objectives solved, 10 s each), formatted.  ``c_n``, if given, checks
+    objectives solved, the default work budget each), formatted.  ``c_n``, if given, checks
     ``d_haus <= (c_n / theta) d_iso``; ``iso``, ``haus`` and
     ``fstar_procrustes`` are precomputed results; ``fstar=False`` skips
     moving ``f*`` onto ``E`` (``ratio_fstar`` and ``d_haus_fstar`` NaN);
@@ -788,7 +799,7 @@ def empirical_constant(
     """
     if c_n is not None:
         c_n = check_positive(c_n, "c_n")
-    opts = TheoryOptions(tol=check_positive(tol, "tol"), time_limit=10.0, haus_max_points=None,
+    opts = TheoryOptions(tol=check_positive(tol, "tol"), haus_max_points=None,
                          procrustes_max_dim=None if fstar else 0, c_n=c_n)
     r = evaluate_theory(E, y, margin=margin, options=opts, rng=rng, iso=iso, haus=haus,
                         procrustes=fstar_procrustes if fstar else None)

@@ -33,6 +33,7 @@ from ._validation import (
 )
 from .exceptions import InvalidInputError
 from .geometry import min_enclosing_ball
+from .ideal import EFFORTS, safety_limit
 from .losses import batch_hard_loss, hardest_pairs
 from .metrics import isometric_error_report
 from .runs import RunJournal, config_key, executor, progress_bar, run_units
@@ -137,8 +138,9 @@ class ToyConfig:
         Random toys, spread evenly over layouts and margins.
     seed : int
         Root seed of the solvers' starts and of the random toys.
-    tol, n_starts, time_limit
-        Options of :func:`isoapprox.nearest_ideal`.
+    tol, effort, n_starts, time_limit
+        Options of :func:`isoapprox.nearest_ideal` (work budgets: the same
+        outcomes on a busy machine; ``time_limit`` is only its safety net).
     """
 
     scenarios: tuple[Scenario, ...] = DEFAULT_SCENARIOS
@@ -162,8 +164,9 @@ class ToyConfig:
     random_margins: tuple[float, ...] = (0.0, 1.0)
     seed: int = 0
     tol: float = 1e-6
+    effort: str = "default"
     n_starts: int = 8
-    time_limit: float = 20.0
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
         for name, minimum in (("n_points", 3), ("steps", 1), ("n_logged", 2), ("n_history", 2),
@@ -181,8 +184,10 @@ class ToyConfig:
             raise InvalidInputError(f"`perturbation` must be < {MAX_PERTURBATION:g} (a relative "
                                     f"size); got {self.perturbation!r}")
         check_int(self.perturbation_seed, "perturbation_seed", minimum=0)
-        for name in ("collapse_rtol", "tol", "time_limit"):
+        for name in ("collapse_rtol", "tol"):
             check_positive(getattr(self, name), name)
+        check_option(self.effort, "effort", EFFORTS)
+        safety_limit(self.time_limit)
         check_option(self.activation, "activation", ("tanh", "relu"))
         if not self.scenarios:
             raise InvalidInputError("`scenarios` must hold at least one Scenario; got ()")
@@ -553,18 +558,20 @@ def evaluate_embedding(
     margin: float,
     rng: Any = None,
     tol: float = 1e-6,
-    n_starts: int = 24,
-    time_limit: float = 5.0,
+    effort: str = "default",
+    n_starts: int | None = None,
+    time_limit: float | None = None,
 ) -> dict[str, Any]:
     """Every quantity of the theory for one embedding (a flat, JSON-ready record).
 
     :func:`isoapprox.evaluate_theory` formatted for the toy (fields: docs/toy.md,
-    "What is computed"); ``tol``, ``n_starts`` and ``time_limit`` go to
+    "What is computed"); ``tol``, ``effort``, ``n_starts`` and ``time_limit`` go to
     :func:`isoapprox.nearest_ideal`.  Undefined ratios (``E`` already
     separated) are ``None``.
     """
 
-    opts = TheoryOptions(tol=tol, n_starts=n_starts, time_limit=time_limit, haus_max_points=None)
+    opts = TheoryOptions(tol=tol, effort=effort, n_starts=n_starts, time_limit=time_limit,
+                         haus_max_points=None)
     r = evaluate_theory(E, y, margin=margin, options=opts, rng=rng)
     X = as_points(E, "E", min_points=3)  # validated by evaluate_theory: a cheap float64 view
     codes = as_labels(y, X.shape[0], "y")[0]
@@ -696,7 +703,8 @@ def run_toy(
     # 1. training (cheap: every step is kept)
     trained: list[dict[str, Any]] = []
     tasks: list[tuple] = []
-    opts = {"tol": config.tol, "n_starts": config.n_starts, "time_limit": config.time_limit}
+    opts = {"tol": config.tol, "effort": config.effort, "n_starts": config.n_starts,
+            "time_limit": config.time_limit}
     for si, sc in enumerate(config.scenarios):
         bar.set_description(f"toy: training {sc.name}")
         tr = analyse_training(config, sc, train_scenario(config, sc))

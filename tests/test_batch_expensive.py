@@ -217,8 +217,8 @@ def test_dask_local_cluster_matches_in_process(tmp_path, baseline):
     assert _bytes(res) == _bytes(baseline)
     run = json.loads((tmp_path / "dask" / "run.json").read_text())
     stage = [s for s in run["config"]["stages"] if s["name"] == "ideal"][0]
-    assert dict(stage["params"]) == {"max_iter": 200, "n_starts": 24, "seed": 0,
-                                     "solver": "auto", "tol": 1e-4}
+    assert dict(stage["params"]) == {"effort": "default", "max_iter": 200, "n_starts": 24,
+                                     "seed": 0, "solver": "auto", "tol": 1e-4}
     assert run["config"]["seed"] == 3 and "provenance" in run
 
 

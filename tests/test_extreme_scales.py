@@ -41,8 +41,8 @@ CASES = {
     "margin_relative": (BASE * 1e-300, 1e300),
 }
 
-FAST = {"time_limit": 1.0, "n_starts": 2, "warn_uncertified": False, "rng": 0}
-THEORY = ia.TheoryOptions(time_limit=1.0, n_starts=2)
+FAST = {"effort": "quick", "n_starts": 2, "warn_uncertified": False, "rng": 0}
+THEORY = ia.TheoryOptions(effort="quick", n_starts=2)
 
 
 def _other(E):

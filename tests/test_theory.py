@@ -234,9 +234,13 @@ def test_theory_options_pass_the_sub_batch_budget_to_the_solver():
     with pytest.raises(InvalidInputError, match="thickness_starts"):
         T.TheoryOptions(thickness_starts=-1)
     opts = T.TheoryOptions(max_subbatches=0)
-    assert opts.solver_options()["max_subbatches"] == 0
-    assert T.TheoryOptions().solver_options()["max_subbatches"] == 8
-    # the keywords are nearest_ideal's
-    res = ia.nearest_ideal([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0]], [0, 0, 1],
-                           **opts.solver_options())
-    assert res.certified
+    assert opts.budget().max_subbatches == 0
+    assert T.TheoryOptions().budget().max_subbatches == 8
+    assert T.TheoryOptions(effort="quick").budget() == ia.ideal.resolve_budget("quick")
+    with pytest.raises(InvalidInputError, match="`effort` must be one of"):
+        T.TheoryOptions(effort="slow")
+    # the solves run under that budget
+    r = T.evaluate_theory([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0], [0.3, 0.1]], [0, 0, 1, 1],
+                          options=opts)
+    assert r.solver_results["iso"].budget["max_subbatches"] == 0
+    assert r.iso.certified

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._blas import quiet_threads
 from .._validation import check_int, check_option, check_positive
-from ..ideal import SOLVER_LOCK, nearest_ideal
+from ..ideal import SOLVER_LOCK, nearest_ideal, resolve_budget
 from ..losses import batch_hard_loss
 from ..packing import d_star
 from ..theory import TheoryOptions, TheoryResult, evaluate_theory
@@ -39,8 +39,8 @@ __all__ = [
     "solve_pair",
 ]
 
-#: ``time_limit`` handed to the solvers: effectively none (the work is bounded
-#: by ``n_starts`` and ``max_iter``), so results never depend on timing
+#: ``time_limit`` handed to the solvers: effectively none (every search is
+#: bounded by its work budget), so results never depend on timing
 NO_TIME_LIMIT = 1e9
 
 
@@ -54,11 +54,15 @@ class IdealSettings:
         Requested relative gap of :func:`isoapprox.nearest_ideal`.  A looser
         tolerance stops the search earlier on instances whose bracket closes;
         it does not widen an open bracket.
-    n_starts : int, default 24
-        Local solves of ``nearest_ideal`` (its default; why 24: docs/survey.md,
-        "IdealSettings.n_starts").
-    max_iter : int, default 200
-        Iteration cap of each local solve.
+    effort : {"quick", "default", "thorough"}, default "default"
+        The work budget of each solve (``nearest_ideal``'s ``effort``).
+    n_starts : int or None, default None
+        Local solves of ``nearest_ideal``; None: the ``effort``'s (24 for
+        ``"default"``; why 24: docs/survey.md, "IdealSettings.n_starts"),
+        stored resolved.
+    max_iter : int or None, default None
+        Iteration cap of each local solve; None: the ``effort``'s (200 for
+        ``"default"``), stored resolved.
     solver : {"auto", "scipy", "cvxpy"}, default "auto"
     seed : int, default 0
         Seed of the computations that are shared between configurations
@@ -66,22 +70,25 @@ class IdealSettings:
     """
 
     tol: float = 1e-4
-    n_starts: int = 24
-    max_iter: int = 200
+    effort: str = "default"
+    n_starts: int | None = None
+    max_iter: int | None = None
     solver: str = "auto"
     seed: int = 0
 
     def __post_init__(self) -> None:
         check_positive(self.tol, "tol")
-        check_int(self.n_starts, "n_starts", minimum=1)
-        check_int(self.max_iter, "max_iter", minimum=1)
+        # the resolved counts enter the fingerprint, whatever spelled them
+        b = resolve_budget(self.effort, n_starts=self.n_starts, max_iter=self.max_iter)
+        object.__setattr__(self, "n_starts", b.n_starts)
+        object.__setattr__(self, "max_iter", b.max_iter)
         check_option(self.solver, "solver", ("auto", "scipy", "cvxpy"))
         check_int(self.seed, "seed", minimum=0)
 
     def solver_options(self) -> dict:
         """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
-        return {"tol": self.tol, "n_starts": self.n_starts, "max_iter": self.max_iter,
-                "solver": self.solver, "time_limit": NO_TIME_LIMIT}
+        return {"tol": self.tol, "effort": self.effort, "n_starts": self.n_starts,
+                "max_iter": self.max_iter, "solver": self.solver, "time_limit": NO_TIME_LIMIT}
 
     def theory_options(self) -> TheoryOptions:
         """The :func:`isoapprox.evaluate_theory` options: both objectives solved, no time limit."""

@@ -3,6 +3,7 @@
 Design notes: docs/zero_loss.md, section ``isoapprox.ideal``.
 """
 
+from ._budget import EFFORTS, SAFETY_TIME_LIMIT, Budget, resolve_budget, safety_limit
 from ._result import IdealResult
 from ._session import SOLVER_LOCK
 from ._subbatch import SUB_BATCH_COUNT
@@ -10,14 +11,19 @@ from .nearest import OBJECTIVES, SOLVERS, embedding_kind, nearest_ideal, solve_n
 from .zero_loss import nearest_zero_loss, pair_bounds
 
 __all__ = [
+    "EFFORTS",
     "OBJECTIVES",
     "SOLVERS",
+    "SAFETY_TIME_LIMIT",
     "SOLVER_LOCK",
     "SUB_BATCH_COUNT",
+    "Budget",
     "IdealResult",
     "embedding_kind",
     "nearest_ideal",
     "nearest_zero_loss",
     "pair_bounds",
+    "resolve_budget",
+    "safety_limit",
     "solve_nearest",
 ]

@@ -10,8 +10,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._lazy import cvxpy
-from ._clock import solver_clock
+from ._clock import cvxpy, solver_clock
 from ._problem import Program, ProgramCache
 
 __all__ = ["CCP_MARGIN", "ccp_solve"]

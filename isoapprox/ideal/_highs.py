@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._lazy import highspy
+from ._clock import highspy
 
 __all__ = ["TIGHT_TOLERANCE", "LPResult", "solve_lp"]
 

@@ -10,8 +10,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._lazy import cvxpy
-from ._clock import solver_clock
+from ._clock import cvxpy, solver_clock
 from ._problem import Problem, ProgramCache
 from ._sdpdual import Rows, gram_bound, make_rows, q_of, shor_bound, triplet_rows
 

@@ -56,8 +56,10 @@ class IdealResult:
         ``"branch_and_bound"`` (a point of the branch-and-bound search: a box
         centre, or a node LP's solution, repaired and re-scored).
     status : str
-        ``"certified"``, ``"time_limit"`` (the budget ran out with the gap
-        open) or ``"exhausted"`` (every start and escalation was used).
+        ``"certified"``, ``"exhausted"`` (the work budget was spent with the
+        gap open: every start, node and linear programme of ``budget``) or
+        ``"time_limit"`` (the wall-clock safety net fired with the gap open;
+        ``reproducible`` is then False).
     n_iter : int
         Local-solver iterations over all starts (SLSQP iterations plus CCP
         rounds).
@@ -110,6 +112,15 @@ class IdealResult:
         loss also ``pos_margin`` (contrastive) or ``beta`` (margin loss) and
         the derived bounds ``upper`` (``d_pos <= upper``) and ``lower``
         (``d_neg >= lower``).
+    budget : dict[str, int]
+        The work budget the search ran under
+        (:class:`isoapprox.ideal._budget.Budget`: ``n_starts``,
+        ``max_iter``, ``max_subbatches``, ``max_nodes``, ``max_lps``).
+    reproducible : bool
+        True when only the work budget decided the result, so the same
+        inputs and options give it bit for bit on any machine of the same
+        kind, busy or quiet; False when the wall-clock safety net
+        (``time_limit``) fired at any point of the search.
     """
 
     embedding: FloatArray
@@ -133,6 +144,8 @@ class IdealResult:
     lower_source: str
     loss: str = "triplet"
     thresholds: dict[str, float] = field(default_factory=dict)
+    budget: dict[str, int] = field(default_factory=dict)
+    reproducible: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the embedding as nested lists)."""
@@ -140,6 +153,7 @@ class IdealResult:
         out["embedding"] = np.asarray(self.embedding).tolist()
         out["bounds"] = dict(self.bounds)
         out["thresholds"] = dict(self.thresholds)
+        out["budget"] = dict(self.budget)
         return out
 
     def __repr__(self) -> str:

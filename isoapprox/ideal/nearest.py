@@ -23,7 +23,6 @@ from .._validation import (
     as_labels,
     as_points,
     as_rng,
-    check_int,
     check_magnitudes,
     check_margin,
     check_option,
@@ -52,6 +51,7 @@ from ._bounds import (
     metric_lp_bound,
     three_point_bound,
 )
+from ._budget import AL_ROUNDS, Budget, al_inner, local_starts, resolve_budget, safety_limit
 from ._ccp import ccp_solve
 from ._clock import solver_clock
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
@@ -76,7 +76,6 @@ from ._starts import (
     target_start,
 )
 from ._subbatch import (
-    SUB_BATCH_COUNT,
     SUB_BATCH_OBJECTIVES,
     SUB_BATCH_SEED,
     SUB_BATCH_STARTS,
@@ -196,10 +195,16 @@ class _Search:
         self.n_iter = 0
         self.n_starts = 0
         self.n_classes = int(codes.max()) + 1
+        #: the safety net fired at some check: the result is not reproducible
+        self.clock_fired = False
 
     # -- bookkeeping ---------------------------------------------------
     def time_left(self) -> float:
-        return self.deadline - solver_clock()
+        """Seconds to the safety net (recorded when it has fired)."""
+        left = self.deadline - solver_clock()
+        if left <= 0:
+            self.clock_fired = True
+        return left
 
     def lower(self) -> tuple[float, str]:
         if not self.bounds:
@@ -446,8 +451,9 @@ def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
     if prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
     else:
-        cap = solver_clock() + max(0.25 * S.time_left(), 0.0)
-        G, it, _ = al_epigraph(prog, G0, deadline=min(cap, S.deadline))
+        # bounded by its counts (outer rounds, L-BFGS iterations), not the clock
+        G, it, _ = al_epigraph(prog, G0, max_outer=AL_ROUNDS, max_inner=al_inner(S.max_iter),
+                               deadline=S.deadline)
     return G, it
 
 
@@ -540,13 +546,14 @@ def nearest_ideal(
     rng: RNGLike = None,
     tol: float = 1e-6,
     solver: str = "auto",
-    n_starts: int = 24,
-    max_iter: int = 200,
-    time_limit: float = 10.0,
+    effort: str = "default",
+    n_starts: int | None = None,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
     warn_uncertified: bool = True,
-    max_subbatches: int = SUB_BATCH_COUNT,
-    max_nodes: int = BNB_MAX_NODES,
-    max_lps: int = BNB_MAX_LP,
+    max_subbatches: int | None = None,
+    max_nodes: int | None = None,
+    max_lps: int | None = None,
 ) -> IdealResult:
     """Nearest triplet-separated embedding under ``d_iso`` or ``d_haus``.
 
@@ -570,14 +577,28 @@ def nearest_ideal(
         ``"cvxpy"``: convex-concave procedure from the same starts and the
         SDP bounds.  ``"auto"``: scipy first, cvxpy only while the gap is
         open.
+    effort : {"quick", "default", "thorough"}, default "default"
+        The preset of the work budget (:mod:`isoapprox.ideal._budget`):
+        every search stops on a count of work (local solves, iterations,
+        nodes, linear programmes, sub-problems), never on the clock, so the
+        same call gives the same result on a quiet or a busy machine.  The
+        options below, when given, override the preset's values (shown for
+        ``"default"``; ``"quick"``: 4, 100, 2, 2000, 400; ``"thorough"``:
+        96, 500, 32, 200000, 40000).
     n_starts : int, default 24
-        Local solves from the start plan (closed forms not counted).
+        Local solves from the start plan (closed forms not counted) for up to
+        16 points; beyond, ``ceil(n_starts * 16 / N)``, at least
+        ``min(n_starts, 4)``
+        (:func:`isoapprox.ideal._budget.local_starts`).
     max_iter : int, default 200
         Iteration cap of each local solve.
-    time_limit : float, default 10.0
-        Seconds of search, checked between solves (one solve may overrun
-        it); time numba spends compiling or loading kernels does not count.
-        The sub-batch bounds (``max_subbatches``) come after it.
+    time_limit : float or None, default None
+        A safety net, not a budget: seconds on the solver clock (which
+        stops while numba compiles or loads kernels) after which the search
+        ends at its next check; None means
+        :data:`~isoapprox.ideal._budget.SAFETY_TIME_LIMIT` (600 s), far above
+        what the budgets cost.  When it fires the result's ``status`` is
+        ``"time_limit"`` and ``reproducible`` is False.
     warn_uncertified : bool, default True
         Warn with :class:`~isoapprox.ConvergenceWarning` when the gap is
         still larger than ``tol`` at the end, naming the bracket, the bound
@@ -589,9 +610,8 @@ def nearest_ideal(
         many sub-problems of at most 8 points are solved for their proven
         lower bounds (``"haus"`` only; bound ``"sub_batch"``): a fixed
         amount of work (two local solves and one SDP each, about a tenth
-        of a second), not limited by ``time_limit`` and independent of
-        ``rng``.  ``0`` skips them, and the sub-problem on the incumbent's
-        support too (``max_nodes`` below).
+        of a second), independent of ``rng``.  ``0`` skips them, and the
+        sub-problem on the incumbent's support too (``max_nodes`` below).
     max_nodes : int, default 20000
         Node budget of the spatial branch-and-bound that runs last, while
         the gap is still open, on instances of at most 10 points in ``R^2``
@@ -611,7 +631,7 @@ def nearest_ideal(
         after the interval search for ``"iso"`` (with half the budget).  The
         budget is for up to five points; for ``N`` points it is scaled by
         ``(5 / N)^2``.  ``0`` switches them off.  Like ``max_nodes`` a count;
-        the solver clock (``time_limit``) is read only between sixteenths
+        the safety net (``time_limit``) is read only between sixteenths
         of it.
 
     Returns
@@ -624,7 +644,7 @@ def nearest_ideal(
     ------
     InvalidInputError
         NaN/inf or mis-shaped ``E``, bad labels, negative margin, unknown
-        ``objective`` or ``solver``, non-positive ``tol`` or
+        ``objective``, ``solver`` or ``effort``, non-positive ``tol`` or
         ``time_limit``, negative ``max_subbatches``, ``max_nodes`` or
         ``max_lps``; ``E`` and ``margin`` whose largest magnitude is neither 0
         nor in ``[2**-900, 2**900]`` (the answer might not be a normal float64
@@ -645,23 +665,26 @@ def nearest_ideal(
     X = as_points(E, "E", min_points=3)
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
-    opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                                warn_uncertified, max_subbatches=max_subbatches,
-                                max_nodes=max_nodes, max_lps=max_lps)
+    opts = check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
+                                n_starts=n_starts, max_iter=max_iter,
+                                max_subbatches=max_subbatches, max_nodes=max_nodes,
+                                max_lps=max_lps)
     require_triplets(codes)
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
 
 def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: str, rng: RNGLike,
-                  *, tol: float, solver: str, n_starts: int, max_iter: int,
-                  time_limit: float, max_subbatches: int = SUB_BATCH_COUNT) -> IdealResult:
+                  *, tol: float, solver: str, budget: Budget,
+                  time_limit: float) -> IdealResult:
     """:func:`nearest_ideal` without its checks, for callers that validated everything.
 
     ``X`` float64 (N, n) with ``N >= 3``, ``codes`` dense int64 admitting a
-    triplet, ``margin >= 0`` and the options as :func:`nearest_ideal` accepts them.
+    triplet, ``margin >= 0``, a resolved ``budget``
+    (:func:`isoapprox.ideal._budget.resolve_budget`), the safety net's
+    seconds (:func:`isoapprox.ideal._budget.safety_limit`) and the other
+    options as :func:`nearest_ideal` accepts them.
     """
-    opts = _SolveOptions(objective, solver, tol, n_starts, max_iter, time_limit, False,
-                         max_subbatches)
+    opts = _SolveOptions(objective, solver, tol, budget, time_limit, False)
     return run_solve(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
 
 
@@ -670,33 +693,25 @@ class _SolveOptions:
     objective: str
     solver: str
     tol: float
-    n_starts: int
-    max_iter: int
+    budget: Budget
+    #: the safety net's seconds (resolved: never None)
     time_limit: float
     warn_uncertified: bool
-    #: 0: the pair losses (``nearest_zero_loss``) have no sub-batch bounds
-    max_subbatches: int = 0
-    max_nodes: int = BNB_MAX_NODES
-    max_lps: int = BNB_MAX_LP
 
 
-def check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                         warn_uncertified, *, max_subbatches=0, max_nodes=BNB_MAX_NODES,
-                         max_lps=BNB_MAX_LP) -> _SolveOptions:
-    """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``."""
+def check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
+                        **budget) -> _SolveOptions:
+    """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``
+    (``budget``: the overrides of :func:`isoapprox.ideal._budget.resolve_budget`)."""
     if not isinstance(warn_uncertified, (bool, np.bool_)):
         raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
     return _SolveOptions(
         objective=check_option(objective, "objective", OBJECTIVES),
         solver=check_option(solver, "solver", SOLVERS),
         tol=check_positive(tol, "tol"),
-        n_starts=check_int(n_starts, "n_starts", minimum=1),
-        max_iter=check_int(max_iter, "max_iter", minimum=1),
-        time_limit=check_positive(time_limit, "time_limit"),
+        budget=resolve_budget(effort, **budget),
+        time_limit=safety_limit(time_limit),
         warn_uncertified=bool(warn_uncertified),
-        max_subbatches=check_int(max_subbatches, "max_subbatches", minimum=0),
-        max_nodes=check_int(max_nodes, "max_nodes", minimum=0),
-        max_lps=check_int(max_lps, "max_lps", minimum=0),
     )
 
 
@@ -715,15 +730,16 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
     # about a millisecond, more than the whole solve for the smallest toys
     blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
-    # the deadline is on the solver clock, which stops while numba compiles: the
-    # budget is for search, so a cold cache does not change how far a search gets
-    deadline = solver_clock() + opts.time_limit - (time.perf_counter() - t_start)
+    b = opts.budget
+    # the safety net is on the solver clock, which stops while numba compiles
+    # and while a solver module is first imported
+    deadline = solver_clock() + opts.time_limit
     with solver_session(), _serial_numba(X.shape[0]), blas:
         res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     opts.n_starts, opts.max_iter, deadline, spec,
-                     max_subbatches=opts.max_subbatches, max_nodes=opts.max_nodes,
-                     max_lps=opts.max_lps)
-        res = _finish(res, t_start)
+                     b.n_starts, b.max_iter, deadline, spec,
+                     max_subbatches=b.max_subbatches, max_nodes=b.max_nodes,
+                     max_lps=b.max_lps)
+        res = _finish(res, t_start, b)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
             f"{caller}: not certified: the bracket [{res.lower:.6g}, {res.upper:.6g}] has "
@@ -762,7 +778,7 @@ def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, dea
     searched = False
     plan = _start_plan(S)
     status = "exhausted"
-    for k in range(n_starts):
+    for k in range(local_starts(n_starts, S.prob.N)):
         if S.time_left() <= 0:
             status = "time_limit"
             break
@@ -936,9 +952,11 @@ def _packing_bound(S: _Search) -> None:
             S.add_bound("packing_radius", r)
 
 
-def _finish(state, t_start: float) -> IdealResult:
+def _finish(state, t_start: float, budget: Budget) -> IdealResult:
     S, status = state
     G = S.best
+    # the clock is monotone: if the safety net fired inside any solve, it shows here
+    S.time_left()
     with _serial_numba(G.shape[0]):
         if S.objective == "iso":
             value = isometric_error(S.E, G)
@@ -987,4 +1005,6 @@ def _finish(state, t_start: float) -> IdealResult:
         lower_source=source,
         loss="triplet" if S.spec is None else S.spec.loss,
         thresholds={"margin": float(S.margin)} if S.spec is None else S.spec.thresholds(),
+        budget=budget.to_dict(),
+        reproducible=not S.clock_fired,
     )

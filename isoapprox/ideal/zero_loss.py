@@ -73,9 +73,10 @@ def nearest_zero_loss(
     rng: RNGLike = None,
     tol: float = 1e-6,
     solver: str = "auto",
-    n_starts: int = 24,
-    max_iter: int = 200,
-    time_limit: float = 10.0,
+    effort: str = "default",
+    n_starts: int | None = None,
+    max_iter: int | None = None,
+    time_limit: float | None = None,
     warn_uncertified: bool = True,
 ) -> IdealResult:
     """Nearest embedding in a pair loss's zero-loss set, under ``d_iso`` or ``d_haus``.
@@ -99,8 +100,9 @@ def nearest_zero_loss(
     objective : {"iso", "haus"}, default "iso"
         ``"iso"``: ``max_{i<j} |D^E_ij - D^G_ij|``; ``"haus"``:
         ``max_k ||E_k - G_k||``.
-    rng, tol, solver, n_starts, max_iter, time_limit, warn_uncertified
-        As in :func:`isoapprox.nearest_ideal`.
+    rng, tol, solver, effort, n_starts, max_iter, time_limit, warn_uncertified
+        As in :func:`isoapprox.nearest_ideal` (the pair losses have no
+        sub-batch bounds: ``max_subbatches`` is 0).
 
     Returns
     -------
@@ -118,8 +120,8 @@ def nearest_zero_loss(
     ------
     InvalidInputError
         NaN/inf or mis-shaped ``E``, bad labels, a negative ``margin``,
-        ``pos_margin`` or ``beta``, an unknown ``loss``, ``objective`` or
-        ``solver``, non-positive ``tol`` or ``time_limit``; and for the
+        ``pos_margin`` or ``beta``, an unknown ``loss``, ``objective``,
+        ``solver`` or ``effort``, non-positive ``tol`` or ``time_limit``; and for the
         margin loss an empty zero-loss set (``beta < margin`` while a class
         has two or more points); ``E`` and the loss's parameters whose
         largest magnitude is neither 0 nor in ``[2**-900, 2**900]``.
@@ -139,8 +141,8 @@ def nearest_zero_loss(
     loss = check_option(loss, "loss", LOSSES)
     u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
     alpha = float(margin)
-    opts = check_solve_options(objective, solver, tol, n_starts, max_iter, time_limit,
-                                warn_uncertified)
+    opts = check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
+                                n_starts=n_starts, max_iter=max_iter, max_subbatches=0)
     counts = np.bincount(codes)
     if u < 0.0 and np.any(counts >= 2):
         raise InvalidInputError(
