@@ -208,7 +208,13 @@ def check_same_shape(A: np.ndarray, B: np.ndarray, names: tuple[str, str]) -> No
 def _as_real(value: Any, name: str) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a real number; got {_describe(value)}")
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:  # a Python int (or Fraction) beyond the float64 range
+        raise InvalidInputError(
+            f"`{name}` must be a finite float64 number (magnitude below 1.8e308); got "
+            f"{type(value).__name__} with {len(str(abs(int(value))))} digits"
+        ) from None
     if not np.isfinite(out):
         raise InvalidInputError(f"`{name}` must be finite; got {out!r}")
     return out

@@ -135,3 +135,16 @@ def test_as_labels_any_length():
         V.as_labels([[0, 1], [1, 0]], None)
     with pytest.raises(InvalidInputError, match="one label per point, length 4; got length 3"):
         V.as_labels([0, 1, 1], 4)
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**309), 2**1024])
+def test_reals_beyond_float64_are_refused_naming_the_argument(value):
+    """A Python int beyond the float64 range: one clear error, no OverflowError."""
+    with pytest.raises(InvalidInputError, match=r"`margin` must be a finite float64 number"):
+        V.check_margin(value)
+    with pytest.raises(InvalidInputError, match=r"`tol` must be a finite float64 number"):
+        V.check_positive(value, "tol")
+    import isoapprox as ia
+
+    with pytest.raises(InvalidInputError, match=r"`margin` must be a finite"):
+        ia.batch_hard_loss([[0.0], [1.0], [3.0]], [0, 0, 1], margin=value)

@@ -48,6 +48,8 @@ from .bounds import exact_unit as _exact_unit
 from .constructions import construct, family_ratio, min_max_distance
 
 __all__ = [
+    "BOUND_N_MAX",
+    "BOUND_P_MAX",
     "DSTAR_N_MAX",
     "DSTAR_P_MAX",
     "DStar",
@@ -79,6 +81,18 @@ LOWER_BOUND_CURVES = ("packing", "simplex")
 DSTAR_P_MAX = 64
 #: ... and ``n <= DSTAR_N_MAX``
 DSTAR_N_MAX = 16
+#: the largest number of points ``P`` of the bounds and brackets (:func:`d_star`,
+#: :func:`packing_lower_bound`, :func:`lower_bound_curve`, :func:`unit_radius_lower`,
+#: ...): the int64 range, so that every count is also a numpy integer.  Each
+#: answers any ``P`` up to it at once: beyond the table a bracket is a few
+#: closed formulas evaluated in float64 (the volume bound ``~ P^(1/n)`` lowered
+#: by ``DSTAR_RTOL``, as every formula) and the integer side of a grid or a
+#: hexagonal patch; no loop runs over ``P``.  A larger ``P`` (a Python integer
+#: beyond it, such as ``10**400``, could not even be converted to float64) is
+#: refused with :class:`~isoapprox.exceptions.InvalidInputError`
+BOUND_P_MAX = 2**63 - 1
+#: the largest dimension ``n`` of the bounds and brackets (as :data:`BOUND_P_MAX`)
+BOUND_N_MAX = 2**63 - 1
 #: the most points of a witness layout (:func:`d_star_witness`,
 #: :func:`min_separated_diameter`): every layout is checked pair by pair in
 #: float64 (``P (P - 1) / 2`` distances, about a second at this size), so larger
@@ -109,6 +123,15 @@ def _load_layout(stored: np.ndarray) -> np.ndarray:
 
 
 _FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _check_counts(P: object, n: object) -> tuple[int, int]:
+    """``P`` and ``n`` of a bound as ints in ``[1, BOUND_P_MAX]`` and ``[1, BOUND_N_MAX]``
+    (``TypeError`` for a non-integer or a bool, else ``InvalidInputError`` naming
+    the argument, the limit and the value)."""
+    return (check_int(P, "P", minimum=1, maximum=BOUND_P_MAX),
+            check_int(n, "n", minimum=1, maximum=BOUND_N_MAX))
+
 
 #: exact planar values for unit margin, P = 2..8 (theorems; see docs/dstar.md)
 _PLANAR = PLANAR_EXACT
@@ -392,10 +415,18 @@ def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
     table's, through monotonicity), lowered by
     :data:`~isoapprox.tolerances.DSTAR_RTOL` unless exact.
 
+    Any ``P`` and ``n`` up to :data:`BOUND_P_MAX` and :data:`BOUND_N_MAX`
+    (``2**63 - 1``) answer at once: beyond the table the bracket is a few
+    closed formulas (for large ``P`` the volume and Blichfeldt bounds, ``~
+    sqrt((n + 1) / (2 n)) P^(1/n)``, and Oler's in the plane) against the
+    best grid, hexagonal patch or code, each computed in ``O(1)`` or ``O(n)``
+    operations (``d_star(10**18, 2)`` brackets ``D*`` in ``[1.05e9,
+    1.155e9]``).
+
     Parameters
     ----------
     P, n : int
-        Number of points (``>= 1``) and dimension (``>= 1``).
+        Number of points and dimension, each in ``[1, 2**63 - 1]``.
     margin : float, default 1.0
         ``alpha >= 0``.
 
@@ -406,9 +437,10 @@ def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
     Raises
     ------
     InvalidInputError
-        If ``P < 1``, ``n < 1`` or ``margin`` is negative or not finite.
+        If ``P`` or ``n`` is below 1 or above ``2**63 - 1``, or ``margin``
+        is negative or not finite.
     TypeError
-        If ``P`` or ``n`` is not an integer.
+        If ``P`` or ``n`` is not an integer (floats and bools are refused).
 
     Examples
     --------
@@ -418,8 +450,7 @@ def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
     >>> round(r.lower, 4), r.lower_source
     (0.6627, 'linear programming (certificate in dstar_lp.json)')
     """
-    P = check_int(P, "P", minimum=1)
-    n = check_int(n, "n", minimum=1)
+    P, n = _check_counts(P, n)
     margin = check_margin(margin)
     u = _unit(P, n)
     in_table = P <= DSTAR_P_MAX and n <= DSTAR_N_MAX
@@ -440,6 +471,14 @@ def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
     Rebuilt from the entry's recipe (a construction, or a stored layout),
     scaled so that the least distance, checked in float64 by direct
     differences, is ``>= margin``.
+
+    Parameters
+    ----------
+    P, n : int
+        ``1 <= P <=`` :data:`WITNESS_P_MAX` (4096) points of ``R^n``, ``n >= 1``,
+        ``P * n <=`` :data:`WITNESS_SIZE_MAX` (``2**24``); larger layouts are
+        refused before anything is built (:func:`d_star` brackets any ``P``).
+    margin : float, default 1.0
 
     Raises
     ------
@@ -469,19 +508,20 @@ def _check_witness(P: int, n: int, margin: float) -> None:
     """Refuse, before any work, a witness layout of more than :data:`WITNESS_P_MAX`
     points or :data:`WITNESS_SIZE_MAX` coordinates, or one whose diameter
     ``margin * D*_upper(P, n, 1)`` would not be a float64 number (with a
-    factor 2 to spare; its coordinates are centred, so no larger)."""
-    if P * n > WITNESS_SIZE_MAX:
-        raise InvalidInputError(
-            f"`P` * `n` must be <= {WITNESS_SIZE_MAX} for a layout of P points in R^n (an "
-            f"array of P * n float64 numbers); got P = {P}, n = {n}; d_star(P, n, margin) "
-            f"gives the proven bracket of D*(P, n, margin) without a layout"
-        )
+    factor 2 to spare; its coordinates are centred, so no larger).  Integer
+    comparisons only until then, so any Python ``P`` and ``n`` are refused at once."""
     if P > WITNESS_P_MAX:
         raise InvalidInputError(
             f"`P` must be <= {WITNESS_P_MAX} for a layout of P points in R^n (each layout's "
             f"P (P - 1) / 2 distances are checked in float64); got P = {P} (n = {n}); "
             f"d_star(P, n, margin) gives the proven bracket of D*(P, n, margin) for any P "
             f"without a layout"
+        )
+    if P * n > WITNESS_SIZE_MAX:
+        raise InvalidInputError(
+            f"`P` * `n` must be <= {WITNESS_SIZE_MAX} for a layout of P points in R^n (an "
+            f"array of P * n float64 numbers); got P = {P}, n = {n}; d_star(P, n, margin) "
+            f"gives the proven bracket of D*(P, n, margin) without a layout"
         )
     if P > 1 and margin > 0.0:
         unit_upper = _unit(P, n).upper
@@ -520,14 +560,44 @@ def _unit_witness(P: int, n: int) -> np.ndarray:
 def unit_lower_bound(P: int, n: int) -> tuple[float, str]:
     """Proven lower bound of ``D*(P, n, 1)`` and its source (:func:`d_star`).
 
-    Arguments are not checked.
+    Parameters
+    ----------
+    P, n : int
+        Each in ``[1, 2**63 - 1]`` (:data:`BOUND_P_MAX`, :data:`BOUND_N_MAX`);
+        any of them answers at once (:func:`d_star`).
+
+    Raises
+    ------
+    InvalidInputError
+        If ``P`` or ``n`` is below 1 or above ``2**63 - 1``.
+    TypeError
+        If ``P`` or ``n`` is not an integer.
+
+    Examples
+    --------
+    >>> unit_lower_bound(4, 2)
+    (1.4142135623730951, 'theorem: Bateman & Erdos 1951 (exact planar value)')
     """
+    P, n = _check_counts(P, n)
     u = _unit(P, n)
     return u.lower, u.lower_source
 
 
 def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     """Proven lower bound of ``D*(P, n, margin)``: ``d_star(P, n, margin).lower``.
+
+    Parameters
+    ----------
+    P, n : int
+        Each in ``[1, 2**63 - 1]``; every ``P`` answers at once, for large
+        ``P`` from the volume-type bounds ``~ margin sqrt((n + 1) / (2 n))
+        P^(1/n)`` (:func:`d_star`).
+    margin : float, default 1.0
+
+    Raises
+    ------
+    InvalidInputError, TypeError
+        As :func:`d_star`.
 
     Examples
     --------
@@ -546,11 +616,12 @@ RADIUS_P_MAX = 256
 
 
 def _radius_direct(P: int, n: int) -> list[tuple[float, str]]:
-    """The candidates of :func:`unit_radius_lower` that need no smaller count."""
+    """The candidates of :func:`unit_radius_lower` that need no smaller count
+    (``O(1)`` work for any ``P``)."""
     r = 1.0 - DSTAR_RTOL
     return [(math.sqrt((P - 1) / (2.0 * P)) * r, "sum of squares about the centroid"),
             (0.5 * (P ** (1.0 / n) - 1.0) * r, "volume"),
-            (0.5 * unit_lower_bound(P, n)[0], "half of D*"),
+            (0.5 * _unit(P, n).lower, "half of D*"),
             (code_radius_lower(P, n) * r, "directions from the centre")]
 
 
@@ -583,10 +654,20 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     from the bounds of fewer points, up to ``RADIUS_P_MAX``); the bound of
     ``P - 1`` points.  Each is lowered by ``DSTAR_RTOL``.
 
+    Parameters
+    ----------
+    P, n : int
+        Each in ``[1, 2**63 - 1]`` (:data:`BOUND_P_MAX`, :data:`BOUND_N_MAX`).
+        Beyond ``RADIUS_P_MAX`` the shells are not recomputed (the value of
+        ``RADIUS_P_MAX`` points stands, by monotonicity) and the other
+        candidates are closed forms, so any ``P`` answers at once; for
+        large ``P`` the volume bound ``(P^(1/n) - 1) / 2`` or half of
+        :func:`d_star`'s lower end decides.
+
     Raises
     ------
     InvalidInputError
-        If ``P < 1`` or ``n < 1``.
+        If ``P`` or ``n`` is below 1 or above ``2**63 - 1``.
     TypeError
         If ``P`` or ``n`` is not an integer.
 
@@ -598,8 +679,12 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     >>> round(v, 4), src
     (1.0534, 'shells about the centre')
     """
-    P = check_int(P, "P", minimum=1)
-    n = check_int(n, "n", minimum=1)
+    P, n = _check_counts(P, n)
+    return _unit_radius(P, n)
+
+
+def _unit_radius(P: int, n: int) -> tuple[float, str]:
+    """:func:`unit_radius_lower` of checked ``P`` and ``n``."""
     if n == 1:
         return (0.5 * (P - 1), "exact: equally spaced points on a line") if P > 1 else \
             (0.0, "a single point")
@@ -608,8 +693,14 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     if P <= n + 1:
         return math.sqrt((P - 1) / (2.0 * P)), "exact: regular simplex"
     cands = _radius_direct(P, n)
-    v, src = _radius_table(n, RADIUS_P_MAX)
-    cands.append((v, _via(src, f"monotonicity in P (from P = {RADIUS_P_MAX})")))
+    # the shells' value of RADIUS_P_MAX points is at most r*(RADIUS_P_MAX, n) <=
+    # D*(RADIUS_P_MAX, n) (a ball about one point holds them all): once a direct
+    # candidate reaches the least known diameter, as for every large P, it cannot
+    # win (nor tie first: it comes last) and is not computed (the cold cost of
+    # the shells, a second, would be the only work of a huge P)
+    if max(v for v, _ in cands) < _unit(RADIUS_P_MAX, n).upper:
+        v, src = _radius_table(n, RADIUS_P_MAX)
+        cands.append((v, _via(src, f"monotonicity in P (from P = {RADIUS_P_MAX})")))
     return max(cands, key=lambda t: t[0])
 
 
@@ -621,21 +712,29 @@ def radius_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     Parameters
     ----------
     P, n : int
-        ``P >= 1`` points of ``R^n``, ``n >= 1``.
+        ``P`` points of ``R^n``, each in ``[1, 2**63 - 1]`` (any ``P`` answers
+        at once: :func:`unit_radius_lower`).
     margin : float
         The separation, ``>= 0`` and finite (as for :func:`d_star`).
+
+    Raises
+    ------
+    InvalidInputError
+        If ``P`` or ``n`` is below 1 or above ``2**63 - 1``, or ``margin``
+        is negative or not finite.
+    TypeError
+        If ``P`` or ``n`` is not an integer, or ``margin`` not a real number.
 
     Examples
     --------
     >>> radius_lower_bound(2, 2, margin=0.2)
     0.1
     """
-    P = check_int(P, "P", minimum=1)
-    n = check_int(n, "n", minimum=1)
+    P, n = _check_counts(P, n)
     margin = check_margin(margin)
     if not margin > 0.0:
         return 0.0
-    return margin * unit_radius_lower(P, n)[0]
+    return margin * _unit_radius(P, n)[0]
 
 
 def separated_class_count(y: ArrayLike) -> int:
@@ -685,14 +784,20 @@ def separated_distance_bound(P: int, n: int, margin: float, diam: float) -> floa
     diam``), lowered by ``PACKING_RTOL * max(D*_lower, diam)``, clipped at 0.
     ``D*_lower`` is :func:`d_star`'s.  The one home of this bound and its
     allowance (:func:`packing_distance_bound`, the class representatives of
-    :mod:`isoapprox.ideal._subbatch`).  Arguments are not checked.
+    :mod:`isoapprox.ideal._subbatch`).
+
+    ``P`` and ``n`` are checked as for :func:`d_star` (each in ``[1, 2**63 -
+    1]``, any of them answered at once; ``InvalidInputError`` or
+    ``TypeError`` naming the argument otherwise); ``margin`` (``>= 0``) and
+    ``diam`` (``>= 0``, finite) are not.
 
     Examples
     --------
     >>> round(separated_distance_bound(4, 2, 1.0, 0.0), 9)  # sqrt 2
     1.414213562
     """
-    ds = margin * unit_lower_bound(P, n)[0]
+    P, n = _check_counts(P, n)
+    ds = margin * _unit(P, n).lower
     return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
 
 
@@ -704,14 +809,19 @@ def separated_radius_bound(P: int, n: int, margin: float, radius: float) -> floa
     ``radius + t``; :func:`radius_lower_bound`), lowered by ``PACKING_RTOL *
     max(r*_lower, radius)``, clipped at 0.  The one home of this bound and
     its allowance (:func:`packing_radius_bound`, the class representatives
-    of :mod:`isoapprox.ideal._subbatch`).  Arguments are not checked.
+    of :mod:`isoapprox.ideal._subbatch`).
+
+    ``P`` and ``n`` are checked as for :func:`unit_radius_lower` (each in
+    ``[1, 2**63 - 1]``, any of them answered at once); ``margin`` (``>= 0``)
+    and ``radius`` (``>= 0``, finite) are not.
 
     Examples
     --------
     >>> round(separated_radius_bound(16, 3, 1.0, 0.0), 4)   # r*(16, 3) >= 1.0534
     1.0534
     """
-    rs = margin * unit_radius_lower(P, n)[0]
+    P, n = _check_counts(P, n)
+    rs = margin * _unit_radius(P, n)[0]
     return max(0.0, rs - radius - PACKING_RTOL * max(rs, radius))
 
 
@@ -720,7 +830,9 @@ def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: flo
 
     The ``P'`` representatives of any ``G`` in ``F_TS(alpha)`` are pairwise
     ``>= alpha`` apart: :func:`separated_distance_bound` of ``P'``
-    (:func:`separated_count`).  Arguments are not checked.
+    (:func:`separated_count`).  ``dim`` is checked (an integer in ``[1, 2**63
+    - 1]``, ``InvalidInputError`` or ``TypeError`` naming it otherwise);
+    ``codes`` (validated, non-empty), ``margin`` and ``diam`` are not.
 
     Examples
     --------
@@ -728,6 +840,7 @@ def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: flo
     >>> round(packing_distance_bound(codes, 2, 1.0, 0.0), 9)  # sqrt 2
     1.414213562
     """
+    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
     return separated_distance_bound(separated_count(codes), dim, margin, diam)
 
 
@@ -741,7 +854,8 @@ def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: flo
     Half of :func:`packing_distance_bound`, ``(D*_lower - diam(E)) / 2``, can
     be larger when ``R`` is above ``diam(E) / 2`` (as it may be: up to
     ``diam(E) sqrt(n / (2 (n + 1)))``, Jung); near collapse this one is, as
-    ``r*_lower >= D*_lower / 2``.  Arguments are not checked.
+    ``r*_lower >= D*_lower / 2``.  ``dim`` is checked as for
+    :func:`packing_distance_bound`; ``codes``, ``margin`` and ``radius`` are not.
 
     Examples
     --------
@@ -749,6 +863,7 @@ def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: flo
     >>> round(packing_radius_bound(codes, 3, 1.0, 0.0), 4)
     1.0534
     """
+    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
     return separated_radius_bound(separated_count(codes), dim, margin, radius)
 
 
@@ -758,13 +873,15 @@ def d_star_bracket(codes: np.ndarray, dim: int, margin: float) -> tuple[float, f
 
     ``P'`` is :func:`separated_class_count` of ``codes``; the bracket depends
     on ``(P', n, margin)`` only.  ``source`` is the exact value's source, or
-    ``"lower: ...; upper: ..."``.
+    ``"lower: ...; upper: ..."``.  ``dim`` (``n``) is checked as for
+    :func:`packing_distance_bound` and ``margin`` as for :func:`d_star`.
 
     Examples
     --------
     >>> d_star_bracket(np.repeat(np.arange(3), 2), 2, 0.5)[:4]
     (0.5, 0.5, 0.5, True)
     """
+    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
     r = d_star(separated_count(codes), dim, margin)
     src = r.lower_source if r.exact else f"lower: {r.lower_source}; upper: {r.upper_source}"
     return r.upper, r.lower, r.upper, r.exact, src
@@ -1018,9 +1135,12 @@ def lower_bound_curve(
     Parameters
     ----------
     P : int or array_like of int
-        Number(s) of classes, each ``>= 1``.
+        Number(s) of classes, each in ``[1, 2**63 - 1]`` (:data:`BOUND_P_MAX`;
+        integral floats are accepted).  Every element answers at once for
+        ``"packing"`` and ``"simplex"`` (:func:`d_star`); the work is one
+        bracket per element, never a loop up to ``P``.
     n : int
-        Embedding dimension, ``>= 1``.
+        Embedding dimension, in ``[1, 2**63 - 1]``.
     margin : float, default 1.0
     curve : {"packing", "simplex"} or callable, default "packing"
         ``"packing"``: :func:`packing_lower_bound` (proven).  ``"simplex"``:
@@ -1036,10 +1156,13 @@ def lower_bound_curve(
     Raises
     ------
     InvalidInputError
-        For ``P < 1``, non-integral ``P``, an unknown curve name, or a
-        callable that returns a negative or non-finite value.
+        For ``P < 1`` or ``P > 2**63 - 1`` (also a Python integer beyond
+        float64, such as ``10**400``), non-integral ``P``, ``n`` out of
+        range, an unknown curve name, or a callable that returns a negative
+        or non-finite value.
     TypeError
-        If ``curve`` is neither a name nor callable, or ``P`` is not numeric.
+        If ``curve`` is neither a name nor callable, ``P`` is not numeric
+        (strings, bools) or ``n`` not an integer.
 
     Examples
     --------
@@ -1048,7 +1171,7 @@ def lower_bound_curve(
     >>> lower_bound_curve(3, 2, margin=0.5)
     0.5
     """
-    n = check_int(n, "n", minimum=1)
+    n = check_int(n, "n", minimum=1, maximum=BOUND_N_MAX)
     margin = check_margin(margin)
     if callable(curve):
         func = curve
@@ -1066,13 +1189,22 @@ def lower_bound_curve(
                 return d_star(p, n_, m_).upper
 
     arr = np.asarray(P)
-    if arr.dtype.kind not in "iuf" or arr.dtype.kind == "b":
+    # Python integers beyond the int64 range come as an object array
+    big = arr.dtype.kind == "O" and arr.size > 0 and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in arr.flat)
+    if arr.dtype.kind not in "iuf" and not big:
         raise TypeError(f"`P` must be an integer or an array of integers; got dtype {arr.dtype}")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             raise InvalidInputError(f"`P` must hold integers; got {P!r}")
-    if arr.size and arr.min() < 1:
-        raise InvalidInputError(f"`P` must be >= 1; got minimum {arr.min().item()!r}")
+    if arr.size:
+        # Python numbers: exact comparisons with the int64 limit (a float 2**63 is above it)
+        lo, hi = (min(arr.flat), max(arr.flat)) if big else (arr.min().item(), arr.max().item())
+        if lo < 1:
+            raise InvalidInputError(f"`P` must be >= 1; got minimum {lo!r}")
+        if hi > BOUND_P_MAX:
+            raise InvalidInputError(f"`P` must be <= {BOUND_P_MAX}; got maximum "
+                                    f"{hi!r}")
     flat = arr.astype(np.int64).ravel()
     out = np.empty(flat.shape, dtype=float)
     for k, p in enumerate(flat.tolist()):

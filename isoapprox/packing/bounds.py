@@ -43,7 +43,6 @@ import functools
 import json
 import math
 import time
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -709,8 +708,10 @@ def degree3_certificate(m: int, n: int, s: float, b: float) -> bool:
     m^2``; if also every ``t_ij <= s`` (``i != j``), where ``f <= 0``, the
     left side is ``<= m f(1)``, so ``m <= f(1) / f_0 = (1 - s)(1 + b)^2 /
     f_0``.  The certificate holds when that is ``< m``: then some ``t_ij >
-    s``.  Checked in exact rational arithmetic on the float64 values of
-    ``s`` and ``b``.
+    s``.  Checked exactly on the float64 values of ``s`` and ``b``: with
+    ``s = s_n / s_d`` and ``b = b_n / b_d`` (``s_d, b_d > 0``), each
+    condition multiplied by a positive denominator (``b_d s_d``, ``(n + 2)
+    b_d^2 s_d``, ``n b_d^2 s_d``) is one in integers.
 
     Examples
     --------
@@ -721,10 +722,14 @@ def degree3_certificate(m: int, n: int, s: float, b: float) -> bool:
     """
     if n < 2 or not (math.isfinite(s) and math.isfinite(b)):
         return False
-    S, B, N = Fraction(s), Fraction(b), Fraction(n)
-    f0 = (2 * B - S) / N - S * B * B
-    f1 = Fraction(3) / (N + 2) + B * B - 2 * B * S
-    return 2 * B - S >= 0 and f1 >= 0 and f0 > 0 and (1 - S) * (1 + B) ** 2 < m * f0
+    m, n = int(m), int(n)  # Python integers: a numpy int64 would overflow below
+    sn, sd = float(s).as_integer_ratio()
+    bn, bd = float(b).as_integer_ratio()
+    c = 2 * bn * sd - sn * bd  # (2 b - s) b_d s_d
+    f1 = 3 * bd * bd * sd + (n + 2) * bn * (bn * sd - 2 * sn * bd)  # f_1 (n + 2) b_d^2 s_d
+    f0 = c * bd - n * sn * bn * bn  # f_0 n b_d^2 s_d
+    # (1 - s)(1 + b)^2 < m f_0, times n b_d^2 s_d
+    return c >= 0 and f1 >= 0 and f0 > 0 and n * (sd - sn) * (bd + bn) ** 2 < m * f0
 
 
 def _degree3_b(s: float, n: int) -> list[float]:
@@ -892,16 +897,14 @@ def shell_radius_lower(P: int, n: int, inner: np.ndarray, *, grid: int = 8) -> f
     >>> round(shell_radius_lower(16, 3, np.array([0.0, 0.0, 0.5])), 4)  # Fejes Toth, m = 15
     1.0534
     """
-    inner = np.asarray(inner, dtype=np.float64)[:P]
-    r = np.zeros(P)
-    r[:len(inner)] = inner
-    if 0 < len(inner) < P:
-        r[len(inner):] = inner[-1]
-    # r*(j) does not decrease with j, so the running maximum bounds it too
-    r = np.maximum.accumulate(r)
+    # r*(j) does not decrease with j, so the running maximum bounds it too; the
+    # repeated last value of a short ``inner`` adds no interval (r[J + 1] ==
+    # r[J] from its end on), so only len(inner) counts are looked at: the work
+    # and memory are O(len(inner)) for any P, not O(P)
+    r = np.maximum.accumulate(np.asarray(inner, dtype=np.float64)[:P])
     best = 0.0
     frac = np.arange(1, grid + 1) / grid
-    for J in range(1, P - 1):
+    for J in range(1, min(P, len(r)) - 1):
         lo, hi = float(r[J]), float(r[J + 1])
         if not hi > lo:
             continue

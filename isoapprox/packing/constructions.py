@@ -390,11 +390,28 @@ def family_ratio(P: int, n: int) -> tuple[float, str]:
             k -= 1
         cands.append(((k - 1) * math.sqrt(m) * up, f"grid:{m}:{k}"))
     if n >= 2:
-        k = 1
-        while 3 * k * (k + 1) + 1 < P:
-            k += 1
+        k = _hexagon_side(P)
         cands.append((2.0 * k * up, f"hexagon:{k}"))
     return min(cands)
+
+
+def _hexagon_side(P: int) -> int:
+    """The least side ``k >= 1`` of a hexagonal patch with ``3 k (k + 1) + 1 >= P`` points.
+
+    In integers, from ``isqrt((P - 1) // 3)`` (within one of the answer), so
+    ``O(1)`` steps for any ``P`` (a count from 1 up would take ``sqrt(P / 3)``).
+
+    Examples
+    --------
+    >>> [_hexagon_side(P) for P in (2, 7, 8, 19, 20)], _hexagon_side(10**18)
+    ([1, 1, 2, 2, 3], 577350269)
+    """
+    k = max(1, math.isqrt(max(P - 1, 0) // 3))
+    while 3 * k * (k + 1) + 1 < P:
+        k += 1
+    while k > 1 and 3 * (k - 1) * k + 1 >= P:
+        k -= 1
+    return k
 
 
 def _grid(m: int, k: int) -> np.ndarray | None:
