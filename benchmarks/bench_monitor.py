@@ -1,4 +1,4 @@
-"""Cost of one CollapseMonitor update (statistics only), in ``diameter`` sweeps.
+"""Cost of one CollapseMonitor update, in ``diameter`` sweeps; its theory call's CPU time.
 
 At ``N = 512``, ``n = 128`` (labels in classes of ``K = 4``, points around
 class centres, seeded), in one process after a warm-up call of each (numba
@@ -17,17 +17,40 @@ Python-heap allocations (``tracemalloc``) during one update, against the
 ``N x n`` input and against one ``N x N`` float64 matrix.
 
     python benchmarks/bench_monitor.py [--N 512] [--dim 128] [--rounds 30] [--threads K]
+
+``--theory``: the CPU time (``time.process_time``: every thread of the
+process, so BLAS threads spinning on a busy machine count) of the theory
+call of the monitor (``CollapseMonitor._theory``: the seeded 16-point
+subsample and :func:`isoapprox.evaluate_theory` on it) at ``(B, n)`` =
+(80, 16), (256, 64) and (512, 128), batches of ``B / 4`` classes of 4 with
+L2-normalised rows, in four regimes of a training run: ``separated`` (class
+centres far apart), ``overlapping`` (classes overlap: the loss is high),
+``partial`` (half of the classes merged into one blob, the rest apart) and
+``collapsed`` (every point near one point).  "before" is the committed
+monitor's call (its options ``TheoryOptions(solver="scipy", n_starts=4,
+haus_max_points=0, procrustes_max_dim=8, time_limit=120, max_points=16)``,
+default threads, the search in ``R^n``); "after" the monitor of this tree
+with each ``--effort``.  Calls interleaved round by round after a warm-up
+of each (numba compilation not counted), the same step every round (the
+work is a function of the inputs: the rounds measure noise); it prints the
+medians, their ratio and whether the two brackets of ``d_iso`` overlap.  The
+goal is after <= 100 ms at n = 128 with the monitor's default effort.
+
+    python benchmarks/bench_monitor.py --theory [--rounds 5] [--effort quick,default]
+        [--json benchmarks/results/bench_monitor_theory_2cpu.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import tempfile
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +60,19 @@ sys.path.insert(0, str(ROOT))
 
 import numba  # noqa: E402
 
-from isoapprox import CollapseMonitor, diameter  # noqa: E402
-from isoapprox.diagnostics import collapse_statistics  # noqa: E402
+from isoapprox import CollapseMonitor, ConvergenceWarning, diameter  # noqa: E402
+from isoapprox._validation import as_labels, require_triplets  # noqa: E402
+from isoapprox.diagnostics import collapse_statistics, theory_subsample  # noqa: E402
+from isoapprox.theory import TheoryOptions, evaluate_theory  # noqa: E402
+
+#: the committed monitor's theory options (MONITOR_THEORY before work budgets)
+BEFORE = TheoryOptions(solver="scipy", n_starts=4, haus_max_points=0, procrustes_max_dim=8,
+                       time_limit=120.0, max_points=16)
+#: (B, n) of the theory benchmark
+THEORY_SIZES = ((80, 16), (256, 64), (512, 128))
+#: the regimes of the theory benchmark
+REGIMES = ("separated", "overlapping", "partial", "collapsed")
+MARGIN = 0.2
 
 
 def _data(N: int, n: int, seed: int = 0):
@@ -49,15 +83,110 @@ def _data(N: int, n: int, seed: int = 0):
     return centres[y] + rng.normal(size=(N, n)), y
 
 
+def _regime(B: int, n: int, regime: str, seed: int = 0):
+    """``B`` L2-normalised rows in ``R^n``, ``B / 4`` classes of 4, in one regime."""
+    rng = np.random.default_rng(seed)
+    P = B // 4
+    y = np.repeat(np.arange(P), 4)
+    if regime == "separated":
+        E = 3.0 * rng.normal(size=(P, n))[y] + rng.normal(size=(B, n))
+    elif regime == "overlapping":
+        E = 0.3 * rng.normal(size=(P, n))[y] + rng.normal(size=(B, n))
+    elif regime == "partial":
+        C = 3.0 * rng.normal(size=(P, n))
+        C[: P // 2] = C[0]
+        E = C[y] + 0.3 * rng.normal(size=(B, n))
+    else:  # collapsed
+        E = rng.normal(size=(1, n)) + 1e-3 * rng.normal(size=(B, n))
+    return E / np.linalg.norm(E, axis=1, keepdims=True), y
+
+
+def _before(X: np.ndarray, codes: np.ndarray, step: int):
+    """The committed monitor's theory call (``git show HEAD:isoapprox/monitor.py``)."""
+    seq = np.random.SeedSequence([BEFORE.seed, step])
+    sub_seed, solver_seed = (int(s) for s in seq.generate_state(2))
+    idx = theory_subsample(codes, BEFORE.max_points, rng=sub_seed)
+    sub, _ = as_labels(codes[idx], idx.size, "labels")
+    require_triplets(sub, "labels")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = evaluate_theory(X[idx], sub, margin=MARGIN, options=BEFORE, rng=solver_seed)
+    return res
+
+
+def theory_main(args: argparse.Namespace) -> None:
+    efforts = tuple(args.effort.split(","))
+    monitors = {e: CollapseMonitor(margin=MARGIN, theory_every=1, effort=e) for e in efforts}
+    step = 3
+    records = []
+    load0 = os.getloadavg()[0]
+    for regime in REGIMES:
+        for B, n in THEORY_SIZES:
+            E, y = _regime(B, n, regime)
+            codes, _ = as_labels(y, None, "labels")
+            calls = {"before": lambda E=E, codes=codes: _before(E, codes, step)}
+            for e, mon in monitors.items():
+                calls[f"after_{e}"] = (lambda mon=mon, E=E, codes=codes:
+                                       mon._theory(E, codes, step)[0])
+            out = {k: f() for k, f in calls.items()}  # warm-up: compile
+            cpu: dict[str, list[float]] = {k: [] for k in calls}
+            for _ in range(args.rounds):
+                for k, f in calls.items():
+                    t0 = time.process_time()
+                    f()
+                    cpu[k].append(time.process_time() - t0)
+            med = {k: statistics.median(v) for k, v in cpu.items()}
+            rec = {"regime": regime, "B": B, "n": n}
+            for k, r in out.items():
+                rec[f"{k}_ms"] = 1e3 * med[k]
+                rec[f"{k}_d_iso"] = [r.iso.lower, r.iso.upper]
+                rec[f"{k}_certified"] = r.iso.certified
+            for e in efforts:
+                rec[f"ratio_{e}"] = med["before"] / med[f"after_{e}"]
+                lo = max(rec["before_d_iso"][0], rec[f"after_{e}_d_iso"][0])
+                up = min(rec["before_d_iso"][1], rec[f"after_{e}_d_iso"][1])
+                rec[f"brackets_overlap_{e}"] = bool(lo <= up * (1 + 1e-9) + 1e-15)
+            records.append(rec)
+            print(f"{regime:<12}{B:>5}{n:>5}  before {rec['before_ms']:8.1f} ms  " + "  ".join(
+                f"{e} {rec[f'after_{e}_ms']:7.1f} ms (x{rec[f'ratio_{e}']:.1f}, "
+                f"certified {rec[f'after_{e}_certified']}, overlap "
+                f"{rec[f'brackets_overlap_{e}']})" for e in efforts), flush=True)
+    load1 = os.getloadavg()[0]
+    print(f"cpus = {os.cpu_count()}, rounds = {args.rounds}, load average {load0:.2f} -> "
+          f"{load1:.2f}")
+    first = efforts[0]
+    worst = max(r[f"after_{first}_ms"] for r in records if r["n"] == 128)
+    print(f"after ({first}) at n = 128: at most {worst:.1f} ms CPU over the regimes "
+          f"(goal <= 100 ms: {'met' if worst <= 100 else 'MISSED'})")
+    if args.json:
+        from isoapprox.io import atomic_write_text, provenance, to_jsonable
+
+        atomic_write_text(args.json, json.dumps(to_jsonable(
+            {"config": {"rounds": args.rounds, "efforts": list(efforts), "margin": MARGIN,
+                        "sizes": THEORY_SIZES, "regimes": REGIMES, "step": step,
+                        "load_average": [load0, load1]},
+             "records": records, "provenance": provenance()}), indent=1))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--N", type=int, default=512)
     p.add_argument("--dim", type=int, default=128)
-    p.add_argument("--rounds", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds of interleaved calls (default 30; 5 with --theory)")
     p.add_argument("--threads", type=int, default=None, help="numba threads (default: all)")
+    p.add_argument("--theory", action="store_true", help="the theory call's CPU time instead")
+    p.add_argument("--effort", default="quick",
+                   help="--theory: the monitor's efforts, comma-separated (default quick)")
+    p.add_argument("--json", default=None, help="--theory: write the records here")
     args = p.parse_args()
     if args.threads:
         numba.set_num_threads(args.threads)
+    if args.theory:
+        args.rounds = 5 if args.rounds is None else args.rounds
+        theory_main(args)
+        return
+    args.rounds = 30 if args.rounds is None else args.rounds
     E, y = _data(args.N, args.dim)
     tmp = Path(tempfile.mkdtemp())
     mon = CollapseMonitor(margin=0.2, theory_every=0)

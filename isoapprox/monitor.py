@@ -14,6 +14,7 @@ docs/monitor.md.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import logging
 import math
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ._blas import quiet_threads
 from ._typing import ArrayLike
 from ._validation import (
     as_labels,
@@ -54,15 +56,21 @@ from .exceptions import (
     IsoapproxError,
     MonitorWarning,
 )
+from .geometry import diameter
+from .ideal import EFFORTS, IdealResult, embedding_kind, solve_nearest
 from .io import provenance, to_jsonable
+from .losses import separation_report
+from .metrics import isometric_error
 from .runs import append_jsonl, read_jsonl, repair_jsonl
 from .theory import TheoryOptions, TheoryResult, evaluate_theory
+from .tolerances import FLOOR_RTOL
 
 __all__ = [
     "BAD_BATCH_REASONS",
     "FORMAT",
     "FORMAT_VERSION",
     "MONITOR_THEORY",
+    "SPAN_ULPS",
     "THEORY_EVERY",
     "WARN_SIGNATURES",
     "CollapseMonitor",
@@ -79,12 +87,19 @@ FORMAT = "isoapprox-monitor"
 FORMAT_VERSION = 1
 #: the theory runs at every this many calls by default (0: never)
 THEORY_EVERY = 100
-#: the theory options of the monitor by default: a 16-point subsample, the cheap
-#: scipy search with 4 starts, no haus solver (its bracket comes from the iso
-#: solution), Procrustes up to n = 8; the time limit is a guard only, so the
-#: work budget (starts, iterations), not the clock, decides every number
-MONITOR_THEORY = TheoryOptions(solver="scipy", n_starts=4, haus_max_points=0,
-                               procrustes_max_dim=8, time_limit=120.0, max_points=16)
+#: the theory options of the monitor by default: a 16-point subsample, the scipy
+#: search with the ``"quick"`` work budget (4 local starts, 100 iterations each;
+#: :func:`isoapprox.ideal.resolve_budget`), no haus solver (its bracket comes from
+#: the iso solution), Procrustes up to n = 8, and no clock but the solver's safety
+#: net: counts of work, not seconds, decide every number
+MONITOR_THEORY = TheoryOptions(solver="scipy", effort="quick", haus_max_points=0,
+                               procrustes_max_dim=8, max_points=16)
+#: the rounding allowance, in ulps per coordinate, of the pair distances compared
+#: across the change of coordinates of :func:`_iso_in_span`: each distance is
+#: computed by direct differences within ``n + 4`` ulps of the exact real, so the
+#: measured change of the distance table is within ``2 (n + 4)`` ulps of the
+#: true one; 4 (n + 4) keeps a factor 2
+SPAN_ULPS = 4
 #: the signatures whose onset warns by default: class collapse with the classes apart
 #: is an ideal (triplet-separated) embedding, so its onset is only logged
 WARN_SIGNATURES = ("all_distances_small", "stuck_at_margin", "stuck_at_ln2",
@@ -158,6 +173,16 @@ class CollapseMonitor:
         Options of :func:`isoapprox.evaluate_theory`; ``max_points`` is the
         subsample size and ``seed`` with the step seeds the subsample and the
         solvers.  Default :data:`MONITOR_THEORY`.
+    effort : {"quick", "default", "thorough"}, optional
+        The work budget of the theory's solves (:func:`isoapprox.nearest_ideal`'s
+        ``effort``: counts of local starts, iterations, nodes and linear
+        programmes, never seconds), put into ``theory``; its explicit
+        ``n_starts``, ``max_iter`` or ``max_subbatches`` still override the
+        preset's.  None: ``theory``'s own, ``"quick"`` for :data:`MONITOR_THEORY`
+        (4 local starts: the theory runs inside training, and a bracket left
+        open says so in the record; ``"default"`` and ``"thorough"`` allow 6
+        and 24 times the starts, which may close more brackets; costs in
+        docs/monitor.md).
     thresholds : SignatureThresholds, optional
         Thresholds of the signatures (and of the collapsed classes).
     warn : sequence of str, default ``WARN_SIGNATURES``
@@ -197,6 +222,7 @@ class CollapseMonitor:
         log: str | os.PathLike | None = None,
         theory_every: int = THEORY_EVERY,
         theory: TheoryOptions | None = None,
+        effort: str | None = None,
         thresholds: SignatureThresholds | None = None,
         warn: Sequence[str] = WARN_SIGNATURES,
         strict: bool = False,
@@ -205,10 +231,13 @@ class CollapseMonitor:
     ) -> None:
         self.margin = check_margin(margin)
         self.theory_every = check_int(theory_every, "theory_every", minimum=0)
-        self.theory = MONITOR_THEORY if theory is None else theory
-        if not isinstance(self.theory, TheoryOptions):
+        theory = MONITOR_THEORY if theory is None else theory
+        if not isinstance(theory, TheoryOptions):
             raise TypeError(f"`theory` must be a TheoryOptions or None; got "
-                            f"{type(self.theory).__name__}")
+                            f"{type(theory).__name__}")
+        if effort is not None:
+            theory = dataclasses.replace(theory, effort=check_option(effort, "effort", EFFORTS))
+        self.theory = theory
         self.thresholds = SignatureThresholds() if thresholds is None else thresholds
         if not isinstance(self.thresholds, SignatureThresholds):
             raise TypeError(f"`thresholds` must be a SignatureThresholds or None; got "
@@ -241,16 +270,23 @@ class CollapseMonitor:
             "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         })
 
+    @property
+    def effort(self) -> str:
+        """The work budget preset of the theory's solves (``theory.effort``)."""
+        return self.theory.effort
+
     def __repr__(self) -> str:
         log = str(self.log) if self.log is not None else None
         return (f"CollapseMonitor(margin={self.margin!r}, log={log!r}, "
-                f"theory_every={self.theory_every}, calls={self.calls})")
+                f"theory_every={self.theory_every}, effort={self.effort!r}, "
+                f"calls={self.calls})")
 
     def config(self) -> dict[str, Any]:
         """The monitor's settings (the ``config`` of the header line)."""
         th = self.theory
         return {
             "margin": self.margin, "theory_every": self.theory_every,
+            "effort": th.effort, "theory_budget": th.budget().to_dict(),
             "theory": {**{k: v for k, v in asdict(th).items() if k != "curve"},
                        "curve": th.curve if isinstance(th.curve, str) else "custom"},
             "thresholds": asdict(self.thresholds), "warn": list(self.warn),
@@ -449,11 +485,15 @@ class CollapseMonitor:
         try:
             sub, _ = as_labels(codes[idx], idx.size, "labels")
             require_triplets(sub, "labels")
-            with warnings.catch_warnings():
+            Xs = X[idx]
+            # a few points: one BLAS and one numba thread (OpenBLAS's threads cost
+            # 100 ms of CPU on one 16 x 128 SVD of the thickness on a busy machine)
+            with warnings.catch_warnings(), quiet_threads():
                 # an open bracket is recorded (certified: false), not warned about
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                res = evaluate_theory(X[idx], sub, margin=self.margin, options=opts,
-                                      rng=solver_seed)
+                iso, iso_dim = _iso_in_span(Xs, sub, self.margin, opts, solver_seed)
+                res = evaluate_theory(Xs, sub, margin=self.margin, options=opts,
+                                      rng=solver_seed, iso=iso)
         except Exception as exc:  # the theory is an extra: it never stops training
             if self.strict:
                 raise
@@ -461,8 +501,11 @@ class CollapseMonitor:
                                       f"({type(exc).__name__}: {exc})")
             return None, {"error": f"{type(exc).__name__}: {exc}"}
         row = res.to_row()
+        solves = res.solver_results.values()
         row.update(batch_points=int(X.shape[0]), evaluated=int(idx.size),
-                   subsampled=bool(idx.size < X.shape[0]),
+                   subsampled=bool(idx.size < X.shape[0]), effort=opts.effort,
+                   budget=dict(res.solver_results["iso"].budget),
+                   reproducible=all(r.reproducible for r in solves), iso_dim=iso_dim,
                    seconds=time.perf_counter() - t0)
         return res, row
 
@@ -470,6 +513,67 @@ class CollapseMonitor:
     def history(self) -> MonitorHistory:
         """This session's records as a :class:`MonitorHistory` (no file needed)."""
         return MonitorHistory.from_records(self.records, source="memory")
+
+
+def _iso_in_span(X: np.ndarray, codes: np.ndarray, margin: float, opts: TheoryOptions,
+                 rng: int) -> tuple[IdealResult | None, int]:
+    """``d_iso(X, F_TS)`` searched in the span of ``N`` points in ``R^n``, ``n >= N``.
+
+    ``d_iso`` sees only the table of pair distances, and ``N`` points realise
+    their table in ``R^(N-1)``, so ``d_iso(X, F_TS(R^n)) = d_iso(Y, F_TS(R^(N-1)))``
+    for any ``Y`` with the distance table of ``X``: here ``Y`` holds the
+    coordinates of ``X - mean`` in an orthonormal basis ``Q`` of its span
+    (a QR factorisation), and the search in ``R^(N-1)`` (the monitor's 16
+    points in ``R^128``: 8 times fewer variables, the shipped ``D*`` layouts
+    apply) costs a fraction of that in ``R^n``.  Its solution is moved back
+    by ``Q`` and re-scored against ``X`` in float64; every proven lower
+    bound is lowered by the measured change of the distance table and a
+    rounding allowance (:data:`SPAN_ULPS`), so the bracket stays proven for
+    ``X``.
+
+    Returns the result for ``X`` (its ``embedding`` in ``R^n``) and the
+    dimension searched, or ``(None, n)`` when there is nothing to gain
+    (``n < N``, or ``X`` or ``Y`` already triplet-separated) or the moved-back
+    solution is not triplet-separated in float64 even after a rounding
+    repair; then :func:`isoapprox.evaluate_theory` searches in ``R^n``.
+    """
+    N, n = X.shape
+    m = N - 1
+    if n <= m or separation_report(X, codes, margin=margin, atol=0.0).worst_slack >= 0.0:
+        return None, n
+    centre = X.mean(axis=0)
+    Q, R = np.linalg.qr((X - centre).T)  # X - centre = R^T Q^T; the last row of R ~ 0
+    Q, Y = Q[:, :m], np.ascontiguousarray(R.T[:, :m])
+    res = solve_nearest(Y, codes, margin, "iso", rng, **opts.solver_options())
+    if res.value == 0.0:  # separated up to rounding: let the search in R^n say so
+        return None, n
+    G = centre + res.embedding @ Q.T
+    slack = separation_report(G, codes, margin=margin, atol=0.0).worst_slack
+    if slack < 0.0 and margin > 0.0:
+        # rounding of the move broke an active triplet: scale about the centroid
+        # (the solver's own repair), which changes d_iso by rounding units
+        diff = separation_report(G, codes, margin=0.0, atol=0.0).worst_slack
+        if diff > 0.0:
+            g = G.mean(axis=0)
+            G = g + (G - g) * (max(margin / diff, 1.0) * (1.0 + 1e-12))
+            slack = separation_report(G, codes, margin=margin, atol=0.0).worst_slack
+    if not slack >= 0.0:
+        return None, n
+    scale = max(diameter(X), margin)
+    moved = isometric_error(X, np.pad(Y, ((0, 0), (0, n - m))))
+    drop = moved + SPAN_ULPS * (n + 4) * np.finfo(float).eps * scale
+    value = isometric_error(X, G)
+    bounds = {k: max(v - drop, 0.0) for k, v in res.bounds.items()}
+    lower = max(res.lower - drop, 0.0)
+    gap = max(value - lower, 0.0)
+    rel_gap = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
+    certified = bool(rel_gap <= res.tol and math.isfinite(value) and math.isfinite(lower))
+    status = "certified" if certified else (
+        "exhausted" if res.status == "certified" else res.status)
+    return dataclasses.replace(
+        res, embedding=G, value=float(value), lower=float(lower), upper=float(value),
+        gap=float(gap), rel_gap=float(rel_gap), certified=certified, status=status,
+        slack=float(slack), kind=embedding_kind(G, codes, scale), bounds=bounds), m
 
 
 def _check_header(rec: Any, path: Path, name: str) -> None:

@@ -28,8 +28,13 @@ from isoapprox import (
 from isoapprox import monitor as monitor_module
 from isoapprox.cli import main as cli_main
 from isoapprox.diagnostics import collapse_statistics, detect_signatures, quick_statistics
+from isoapprox.ideal import resolve_budget
+from isoapprox.losses import separation_report
 from isoapprox.runs import append_jsonl, read_jsonl, repair_jsonl
+from isoapprox.theory import TheoryOptions
 from isoapprox.train import train
+
+from .conftest import BRACKET_RTOL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -321,6 +326,117 @@ def test_theory_failure_is_logged_once(rng, monkeypatch):
     assert not mon.history().theory_updates()
     with pytest.raises(SolverError):
         CollapseMonitor(margin=0.2, theory_every=1, strict=True).update(0, E, y)
+
+
+# --- work budgets: effort, and the search in the span -----------------------------------------
+
+
+def _spread(rng, P=4, K=4, n=64, regime="overlapping"):
+    """``P x K`` L2-normalised points in ``R^n`` (the monitor's subsample size)."""
+    y = np.repeat(np.arange(P), K)
+    if regime == "overlapping":
+        E = 0.3 * rng.normal(size=(P, n))[y] + rng.normal(size=(P * K, n))
+    else:  # collapsed onto one point
+        E = rng.normal(size=(1, n)) + 1e-3 * rng.normal(size=(P * K, n))
+    return E / np.linalg.norm(E, axis=1, keepdims=True), y
+
+
+def test_effort_is_validated_and_recorded(rng, tmp_path):
+    E, y = _batch(rng, n=3)
+    mon = CollapseMonitor(margin=0.2, theory_every=1, log=tmp_path / "e.jsonl")
+    assert mon.effort == "quick" == monitor_module.MONITOR_THEORY.effort
+    assert mon.theory.time_limit is None and mon.theory.n_starts is None  # no clock budget
+    header = read_history(tmp_path / "e.jsonl").headers[0]
+    assert header["config"]["effort"] == "quick"
+    assert header["config"]["theory"]["effort"] == "quick"
+    assert header["config"]["theory_budget"] == resolve_budget("quick").to_dict()
+    th = mon.update(0, E, y).record["theory"]
+    assert th["effort"] == "quick" and th["reproducible"] is True
+    assert th["budget"] == resolve_budget("quick").to_dict()  # the budget the solve ran under
+    assert "effort='quick'" in repr(mon)
+
+    thorough = CollapseMonitor(margin=0.2, theory_every=1, effort="thorough")
+    assert thorough.config()["effort"] == "thorough"
+    assert thorough.update(0, E, y).record["theory"]["budget"] == \
+        resolve_budget("thorough").to_dict()
+    # the effort goes into `theory`; its explicit counts still win over the preset's
+    mine = CollapseMonitor(theory=TheoryOptions(n_starts=2, max_points=12), effort="default",
+                           theory_every=1)
+    assert mine.theory.effort == "default" and mine.theory.max_points == 12
+    assert mine.config()["theory_budget"] == resolve_budget("default", n_starts=2).to_dict()
+    assert mine.update(0, E, y).record["theory"]["budget"]["n_starts"] == 2
+    # None keeps the effort of `theory`
+    assert CollapseMonitor(theory=TheoryOptions(effort="thorough")).effort == "thorough"
+
+    with pytest.raises(InvalidInputError, match="`effort` must be one of 'quick', 'default', "
+                                                "'thorough'; got 'fast'"):
+        CollapseMonitor(effort="fast")
+    with pytest.raises(TypeError, match="`effort` must be one of"):
+        CollapseMonitor(effort=2)
+
+
+@pytest.mark.parametrize("regime", ["overlapping", "collapsed"])
+def test_search_in_the_span_keeps_the_bracket_proven(rng, regime):
+    """The iso search in R^(N-1) and in R^n bracket the same distance."""
+    X, y = _spread(rng, P=3, K=4, n=40, regime=regime)
+    opts = monitor_module.MONITOR_THEORY
+    res, dim = monitor_module._iso_in_span(X, y, 0.2, opts, 5)
+    assert dim == 11 and res.embedding.shape == X.shape
+    full = isoapprox.nearest_ideal(X, y, margin=0.2, effort="quick", solver="scipy", rng=5,
+                                   warn_uncertified=False)
+    tol = BRACKET_RTOL * max(isoapprox.diameter(X), 0.2)
+    assert res.lower <= full.upper + tol and full.lower <= res.upper + tol
+    # f* is moved back into R^n, triplet-separated in float64 and re-scored against X
+    assert separation_report(res.embedding, y, margin=0.2, atol=0.0).worst_slack >= 0.0
+    assert res.value == res.upper == isoapprox.isometric_error(X, res.embedding)
+    assert 0.0 <= res.lower <= res.value and res.lower == max(res.bounds.values())
+    assert res.lower >= isoapprox.batch_hard_loss(X, y, margin=0.2, reduction="max") / 2 - tol
+    assert res.certified and res.budget == resolve_budget("quick").to_dict()
+
+
+def test_search_in_the_span_falls_back_to_the_full_space(rng, monkeypatch):
+    X, y = _spread(rng, P=3, K=4, n=40)
+    opts = monitor_module.MONITOR_THEORY
+    # nothing to gain: fewer dimensions than points, or X already separated
+    assert monitor_module._iso_in_span(X[:, :5], y, 0.2, opts, 0) == (None, 5)
+    sep = 10.0 * np.eye(40)[y] + 0.01 * X
+    assert monitor_module._iso_in_span(sep, y, 0.2, opts, 0) == (None, 40)
+    # a moved-back f* broken by rounding is repaired by scaling about its centroid ...
+    real = monitor_module.separation_report
+    calls = []
+
+    def broken_once(E, codes, *, margin, atol):
+        rep = real(E, codes, margin=margin, atol=atol)
+        calls.append(margin)
+        if len(calls) == 2:  # the first check of the moved-back f*
+            return dataclasses.replace(rep, worst_slack=-1e-17)
+        return rep
+
+    monkeypatch.setattr(monitor_module, "separation_report", broken_once)
+    res, dim = monitor_module._iso_in_span(X, y, 0.2, opts, 0)
+    assert dim == 11 and calls == [0.2, 0.2, 0.0, 0.2]
+    assert real(res.embedding, y, margin=0.2, atol=0.0).worst_slack >= 0.0
+    assert res.value == isoapprox.isometric_error(X, res.embedding)
+    # ... and when it stays broken the monitor searches in R^n
+    monkeypatch.setattr(monitor_module, "separation_report", lambda E, codes, *, margin, atol:
+                        dataclasses.replace(real(E, codes, margin=margin, atol=atol),
+                                            worst_slack=-1.0))
+    assert monitor_module._iso_in_span(X, y, 0.2, opts, 0) == (None, 40)
+    u = CollapseMonitor(margin=0.2, theory_every=1).update(0, X, y)
+    assert u.record["theory"]["iso_dim"] == 40 and u.record["theory"]["d_iso_certified"]
+
+
+def test_theory_in_high_dimension_is_certified_in_the_span(rng):
+    """The collapsed 16-point subsample in R^128: the D* layouts of the span certify it."""
+    E, y = _spread(rng, P=16, K=4, n=128, regime="collapsed")
+    u = CollapseMonitor(margin=0.2, theory_every=1, warn=()).update(0, E, y)
+    t = u.record["theory"]
+    assert t["iso_dim"] == 15 and t["evaluated"] == 16 and t["subsampled"] is True
+    assert t["d_iso_certified"] and t["d_iso_lower"] <= t["d_iso"] == t["d_iso_upper"]
+    assert t["d_iso_lower"] >= t["loss_max"] / 2 * (1 - BRACKET_RTOL)
+    assert t["d_haus_lower"] <= t["d_haus"] and t["reproducible"] is True
+    assert u.theory.aligned.shape == (16, 128)
+    assert u.theory.theta == 0.0  # 16 points are flat in R^128 (computed in R^128)
 
 
 # --- the log --------------------------------------------------------------------------------------

@@ -338,7 +338,7 @@ def test_packing_bounds_are_the_separated_bounds_of_the_separated_count():
 def test_nearest_ideal_reports_the_radius_form():
     E = 1e-3 * np.random.default_rng(0).normal(size=(32, 3))
     y = np.arange(32) % 16
-    r = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, time_limit=0.5,
+    r = nearest_ideal(E, y, margin=0.2, objective="haus", rng=0, effort="quick",
                       warn_uncertified=False)
     b = r.bounds["packing_radius"]
     expect = 0.2 * unit_radius_lower(16, 3)[0] - min_enclosing_ball(E).radius
