@@ -17,9 +17,10 @@ The rule (documented in ``docs/theory.md``, "Work budgets"):
 * Local solves: ``n_starts`` up to :data:`START_POINTS` points, scaled by
   ``START_POINTS / N`` beyond, never below ``min(n_starts, MIN_STARTS)``
   (:func:`local_starts`); each solve at most ``max_iter`` iterations
-  (SLSQP), or beyond ``SLSQP_MAX_ROWS`` rows :data:`AL_ROUNDS` rounds of the
-  augmented Lagrangian of at most ``AL_INNER_PER_ITER * max_iter`` L-BFGS
-  iterations each (:func:`al_inner`).
+  (SLSQP), or beyond ``SLSQP_MAX_ROWS`` rows ``AL_ROUNDS_PER_ITER * max_iter``
+  rounds of the augmented Lagrangian of at most ``AL_INNER_PER_ITER *
+  max_iter`` L-BFGS iterations each (:func:`al_caps`: 30 and 500 at the
+  default ``max_iter = 200``).
 * Linear programmes of the angular and order searches: ``max_lps`` up to
   five points, scaled by ``(5 / N)^2`` beyond
   (:func:`isoapprox.ideal._sector.lp_budget`); boxes of the spatial
@@ -39,13 +40,13 @@ from ._subbatch import SUB_BATCH_COUNT
 
 __all__ = [
     "AL_INNER_PER_ITER",
-    "AL_ROUNDS",
+    "AL_ROUNDS_PER_ITER",
     "EFFORTS",
     "MIN_STARTS",
     "SAFETY_TIME_LIMIT",
     "START_POINTS",
     "Budget",
-    "al_inner",
+    "al_caps",
     "local_starts",
     "resolve_budget",
     "safety_limit",
@@ -64,8 +65,9 @@ SAFETY_TIME_LIMIT = 600.0
 START_POINTS = 16
 #: ... but never below this many (or ``n_starts`` if smaller)
 MIN_STARTS = 4
-#: outer rounds of one augmented-Lagrangian local solve (large programmes)
-AL_ROUNDS = 30
+#: outer rounds of one augmented-Lagrangian local solve (large programmes), per
+#: unit of ``max_iter`` (30 at the default 200)
+AL_ROUNDS_PER_ITER = 0.15
 #: its L-BFGS iterations per round, per unit of ``max_iter`` (500 at the default 200)
 AL_INNER_PER_ITER = 2.5
 
@@ -168,15 +170,17 @@ def local_starts(n_starts: int, n_points: int) -> int:
     return max(scaled, min(n_starts, MIN_STARTS))
 
 
-def al_inner(max_iter: int) -> int:
-    """L-BFGS iterations of each augmented-Lagrangian round for a local-solve cap ``max_iter``.
+def al_caps(max_iter: int) -> tuple[int, int]:
+    """Rounds and L-BFGS iterations per round of an augmented-Lagrangian local solve
+    for a local-solve cap ``max_iter``.
 
     Examples
     --------
-    >>> al_inner(200), al_inner(100), al_inner(500)
-    (500, 250, 1250)
+    >>> al_caps(200), al_caps(100), al_caps(500)
+    ((30, 500), (15, 250), (75, 1250))
     """
-    return math.ceil(AL_INNER_PER_ITER * max_iter)
+    return (max(math.ceil(AL_ROUNDS_PER_ITER * max_iter), 1),
+            math.ceil(AL_INNER_PER_ITER * max_iter))
 
 
 def safety_limit(time_limit: float | None) -> float:

@@ -51,7 +51,7 @@ from ._bounds import (
     metric_lp_bound,
     three_point_bound,
 )
-from ._budget import AL_ROUNDS, Budget, al_inner, local_starts, resolve_budget, safety_limit
+from ._budget import Budget, al_caps, local_starts, resolve_budget, safety_limit
 from ._ccp import ccp_solve
 from ._clock import solver_clock
 from ._local import SLSQP_MAX_ROWS, al_epigraph, slsqp_epigraph
@@ -452,8 +452,8 @@ def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
     else:
         # bounded by its counts (outer rounds, L-BFGS iterations), not the clock
-        G, it, _ = al_epigraph(prog, G0, max_outer=AL_ROUNDS, max_inner=al_inner(S.max_iter),
-                               deadline=S.deadline)
+        rounds, inner = al_caps(S.max_iter)
+        G, it, _ = al_epigraph(prog, G0, max_outer=rounds, max_inner=inner, deadline=S.deadline)
     return G, it
 
 
