@@ -68,7 +68,13 @@ from .losses import (
     separation_report,
     triplet_loss,
 )
-from .metrics import IsometricErrorResult, hausdorff_like, isometric_error, isometric_error_report
+from .metrics import (
+    IsometricErrorResult,
+    hausdorff_distance,
+    hausdorff_like,
+    isometric_error,
+    isometric_error_report,
+)
 from .monitor import CollapseMonitor, MonitorHistory, MonitorUpdate, read_history
 from .packing import (
     DStar,
@@ -159,6 +165,7 @@ __all__ = [
     "effective_rank",
     "farthest_pair",
     "hardest_pairs",
+    "hausdorff_distance",
     "hausdorff_like",
     "is_triplet_separated",
     "isometric_error",

@@ -19,7 +19,6 @@ __all__ = [
     "TA",
     "TJ",
     "argmax_rows",
-    "classwise_directed_kernel",
     "diameter_kernel",
     "dist",
     "farthest_from",
@@ -223,34 +222,6 @@ def pointwise_kernel(X1, X2):
 
 
 @njit(parallel=True, **JIT)
-def _classwise_directed_kernel_par(X1, X2, codes):
-    """``max_k min_{l: codes[l] == codes[k]} ||X1_k - X2_l||`` with its witnesses."""
-    n = X1.shape[0]
-    best = np.zeros(n)
-    arg = np.full(n, -1, dtype=np.int64)
-    for k in prange(n):
-        ck = codes[k]
-        b = np.inf
-        bl = -1
-        for l in range(n):
-            if codes[l] != ck:
-                continue
-            d = dist(X1, k, X2, l)
-            if d < b:
-                b = d
-                bl = l
-        best[k] = b
-        arg[k] = bl
-    value = -1.0
-    bk = 0
-    for k in range(n):
-        if best[k] > value:
-            value = best[k]
-            bk = k
-    return value, bk, arg[bk]
-
-
-@njit(parallel=True, **JIT)
 def _farthest_from_par(Y, c):
     """Distances of every row of ``Y`` from the point ``c``; returns (max, argmax)."""
     n = Y.shape[0]
@@ -276,16 +247,6 @@ def pairwise_distances_kernel(X):
     if serial_work(X.shape[0], X.shape[0], X.shape[1]):
         return _pairwise_distances_kernel_ser(X)
     return _pairwise_distances_kernel_par(X)
-
-
-_classwise_directed_kernel_ser = serial_twin(_classwise_directed_kernel_par)
-
-
-def classwise_directed_kernel(X1, X2, codes):
-    """Directed classwise Hausdorff-like distance with witnesses."""
-    if serial_work(X1.shape[0], X1.shape[0], X1.shape[1]):
-        return _classwise_directed_kernel_ser(X1, X2, codes)
-    return _classwise_directed_kernel_par(X1, X2, codes)
 
 
 _farthest_from_ser = serial_twin(_farthest_from_par)
