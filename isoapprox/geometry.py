@@ -5,6 +5,8 @@ Design notes: docs/performance.md, section ``isoapprox.geometry``.
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 
 import numba
@@ -56,6 +58,37 @@ def scaled(X: np.ndarray, *extra: float) -> tuple[np.ndarray, np.ndarray, float]
     s = pow2_scale(X, lengths=extra)
     Xs = X * s if s != 1.0 else X
     return Xs, np.ascontiguousarray(Xs.T), s
+
+
+def warn_overflow(value: float, func: str, quantity: str, *, stacklevel: int = 3) -> float:
+    """``value``, after a ``RuntimeWarning`` if it is infinite (a result beyond float64).
+
+    Distances and losses are computed on exactly rescaled copies
+    (:mod:`isoapprox._scaling`), so a finite input gives an infinite result
+    only when the true result exceeds the largest float64 (``~1.8e308``).
+    The result stays ``inf`` (the honest float64 answer, as numpy's) and is
+    reported the way numpy reports an overflow: a ``RuntimeWarning`` whose
+    message starts with ``"overflow encountered in"``, so that one warning
+    filter treats both alike.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_overflow(math.inf, "diameter", "the diameter of `E`", stacklevel=2)
+    inf
+    >>> str(caught[0].message)[:39]
+    'overflow encountered in diameter: the d'
+    """
+    if math.isinf(value):
+        warnings.warn(
+            f"overflow encountered in {func}: {quantity} exceeds the largest float64 "
+            f"(~1.8e308) and is returned as {value}; rescale the inputs by a common factor "
+            "(the result scales with it)",
+            RuntimeWarning, stacklevel=stacklevel,
+        )
+    return value
 
 
 # --- merged classes: single linkage at a height --------------------------------
@@ -154,11 +187,17 @@ def farthest_pair(E: ArrayLike) -> tuple[float, int, int]:
     Returns
     -------
     diameter : float
+        ``inf``, with a ``RuntimeWarning``, when the diameter exceeds the
+        largest float64 (see :func:`diameter`).
     i, j : int
         Row indices with ``i < j`` and ``||E_i - E_j|| == diameter`` (the
         lexicographically first such pair).
     """
-    X = as_points(E, "E", min_points=2)
+    value, i, j = _farthest_pair(as_points(E, "E", min_points=2))
+    return warn_overflow(value, "farthest_pair", "the diameter of `E`"), i, j
+
+
+def _farthest_pair(X: np.ndarray) -> tuple[float, int, int]:
     s = pow2_scale(X)
     value, i, j = K.diameter_kernel(X * s if s != 1.0 else X)
     return float(value / s), int(i), int(j)
@@ -178,14 +217,19 @@ def diameter(E: ArrayLike) -> float:
         The diameter; ``0.0`` when every point coincides.  Memory is
         ``O(N n)``: no distance matrix is built (blocked, vectorised
         kernel, each pair once; it runs on ``N = 65,536`` points in
-        ``R^128``).
+        ``R^128``).  As accurate at every scale (the points are rescaled
+        by a power of two: ``diameter(2^k E) == 2^k diameter(E)``); a
+        diameter beyond the largest float64 (``~1.8e308``, e.g. of points at
+        ``+-1e308``) is ``inf``, with a ``RuntimeWarning`` ``"overflow
+        encountered in diameter: ..."``.
 
     Examples
     --------
     >>> diameter([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
     2.23606797749979
     """
-    return farthest_pair(E)[0]
+    value = _farthest_pair(as_points(E, "E", min_points=2))[0]
+    return warn_overflow(value, "diameter", "the diameter of `E`")
 
 
 @dataclass(frozen=True)

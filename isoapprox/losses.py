@@ -19,6 +19,7 @@ from ._validation import (
     check_option,
     require_triplets,
 )
+from .geometry import warn_overflow
 from .kernels import losses as K
 
 __all__ = [
@@ -136,7 +137,10 @@ def batch_hard_loss(
     Returns
     -------
     float
-        ``reduce_a [max_p d(a,p) - min_m d(a,m) + alpha]_+``.
+        ``reduce_a [max_p d(a,p) - min_m d(a,m) + alpha]_+``, as accurate at
+        every scale (computed on a copy rescaled by a power of two); ``inf``, with
+        a ``RuntimeWarning`` ``"overflow encountered in batch_hard_loss:
+        ..."``, when it exceeds the largest float64 (``~1.8e308``).
 
     Raises
     ------
@@ -161,7 +165,7 @@ def batch_hard_loss(
     hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
     valid = (pi >= 0) & (ni >= 0)
     terms = np.maximum(hp[valid] - hn[valid] + alpha, 0.0)
-    return reduce_terms(terms, reduction) / s
+    return warn_overflow(reduce_terms(terms, reduction) / s, "batch_hard_loss", "the loss")
 
 
 def triplet_loss(
@@ -183,7 +187,9 @@ def triplet_loss(
     Returns
     -------
     float
-        ``reduce_{(a,p,m)} [d(a,p) - d(a,m) + alpha]_+``.
+        ``reduce_{(a,p,m)} [d(a,p) - d(a,m) + alpha]_+``; ``inf``, with a
+        ``RuntimeWarning``, when it exceeds the largest float64 (as
+        :func:`batch_hard_loss`).
 
     Raises
     ------
@@ -202,12 +208,13 @@ def triplet_loss(
     if reduction == "max":
         hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
         valid = (pi >= 0) & (ni >= 0)
-        return float(np.max(np.maximum(hp[valid] - hn[valid] + alpha, 0.0))) / s
-    sums, counts, _ = K.triplet_loss_kernel(X, codes, alpha)
-    total = float(np.sum(sums))
-    if reduction == "mean":
-        total /= float(np.sum(counts))
-    return total / s
+        total = float(np.max(np.maximum(hp[valid] - hn[valid] + alpha, 0.0)))
+    else:
+        sums, counts, _ = K.triplet_loss_kernel(X, codes, alpha)
+        total = float(np.sum(sums))
+        if reduction == "mean":
+            total /= float(np.sum(counts))
+    return warn_overflow(total / s, "triplet_loss", "the loss")
 
 
 @dataclass(frozen=True)
@@ -296,7 +303,7 @@ def separation_report(
     pos_counts = np.bincount(codes)[codes] - 1
     neg_counts = X.shape[0] - np.bincount(codes)[codes]
     n_trip = int(np.sum(pos_counts * neg_counts))
-    worst = float(slack[a]) / s
+    worst = warn_overflow(float(slack[a]) / s, "separation_report", "the worst slack")
     n_viol = int(np.sum(viol))
     return SeparationResult(
         separated=n_viol == 0,
@@ -430,7 +437,15 @@ def contrastive_report(
     Returns
     -------
     PairLossResult
+        ``value`` and ``worst`` are ``inf``, with a ``RuntimeWarning``, when
+        they exceed the largest float64.
     """
+    res = _contrastive(E, y, margin, pos_margin, reduction, atol)
+    warn_overflow(max(res.value, res.worst), "contrastive_report", "the loss")
+    return res
+
+
+def _contrastive(E, y, margin, pos_margin, reduction, atol) -> PairLossResult:
     margin = check_margin(margin)
     pos_margin = check_nonnegative(pos_margin, "pos_margin")
     return _pair_loss(E, y, pos_margin, margin, reduction, atol, margin)
@@ -453,9 +468,8 @@ def contrastive_loss(
     >>> contrastive_loss([[0.0], [1.0], [1.5]], [0, 0, 1], margin=1.0, reduction="sum")
     1.5
     """
-    return contrastive_report(
-        E, y, margin=margin, pos_margin=pos_margin, reduction=reduction
-    ).value
+    value = _contrastive(E, y, margin, pos_margin, reduction, 1e-9).value
+    return warn_overflow(value, "contrastive_loss", "the loss")
 
 
 def margin_loss_report(
@@ -488,7 +502,15 @@ def margin_loss_report(
     Returns
     -------
     PairLossResult
+        ``value`` and ``worst`` are ``inf``, with a ``RuntimeWarning``, when
+        they exceed the largest float64.
     """
+    res = _margin(E, y, margin, beta, reduction, atol)
+    warn_overflow(max(res.value, res.worst), "margin_loss_report", "the loss")
+    return res
+
+
+def _margin(E, y, margin, beta, reduction, atol) -> PairLossResult:
     margin = check_margin(margin)
     beta = check_nonnegative(beta, "beta")
     return _pair_loss(E, y, beta - margin, beta + margin, reduction, atol, beta + margin)
@@ -511,4 +533,5 @@ def margin_loss(
     >>> margin_loss([[0.0], [0.5], [2.0]], [0, 0, 1], margin=0.2, beta=1.0, reduction="max")
     0.0
     """
-    return margin_loss_report(E, y, margin=margin, beta=beta, reduction=reduction).value
+    value = _margin(E, y, margin, beta, reduction, 1e-9).value
+    return warn_overflow(value, "margin_loss", "the loss")

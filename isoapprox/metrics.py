@@ -13,6 +13,7 @@ from ._scaling import pow2_scale
 from ._typing import ArrayLike
 from ._validation import as_labels, as_points, check_option, check_same_shape
 from .exceptions import InvalidInputError
+from .geometry import warn_overflow
 from .kernels import distances as K
 from .kernels import hausdorff as KH
 from .procrustes import minimax_procrustes
@@ -235,7 +236,7 @@ def hausdorff_distance(A: ArrayLike, B: ArrayLike, *, directed: bool = False) ->
     s = pow2_scale(XA, XB)
     if s != 1.0:
         XA, XB = XA * s, XB * s
-    forward = _root(KH.directed(XA, XB)[0])
-    if directed:
-        return forward / s
-    return max(forward, _root(KH.directed(XB, XA)[0])) / s
+    value = _root(KH.directed(XA, XB)[0])
+    if not directed:
+        value = max(value, _root(KH.directed(XB, XA)[0]))
+    return warn_overflow(value / s, "hausdorff_distance", "the Hausdorff distance")

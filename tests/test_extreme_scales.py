@@ -65,6 +65,7 @@ CALLS = {
     "isometric_error": lambda E, a: ia.isometric_error(E, _other(E)),
     "isometric_error_report": lambda E, a: ia.isometric_error_report(E, _other(E)),
     "hausdorff_like": lambda E, a: ia.hausdorff_like(E, _other(E), mode="isometry"),
+    "hausdorff_distance": lambda E, a: ia.hausdorff_distance(E, _other(E)[:3]),
     "check_iso_haus": lambda E, a: ia.check_iso_haus(E, _other(E)),
     "minimax_procrustes": lambda E, a: ia.minimax_procrustes(E, _other(E), rng=0),
     "triplet_loss": lambda E, a: ia.triplet_loss(E, Y, margin=a),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -368,3 +370,38 @@ def test_float32_input_is_computed_in_float64(rng):
     E, y = labelled_cloud(rng, 10, 3, 3)
     E32 = E.astype(np.float32)
     assert ia.batch_hard_loss(E32, y) == ia.batch_hard_loss(E32.astype(np.float64), y)
+
+
+# --- results beyond float64: inf, never silently -------------------------------------
+
+#: points at +-1.7e308: distances of 3.4e308, beyond the largest float64
+BEYOND = np.array([[-1.7e308], [1.7e308], [-1.7e308], [1.7e308]])
+Y4 = [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize(("name", "call"), [
+    ("batch_hard_loss", lambda: ia.batch_hard_loss(BEYOND, Y4, margin=0.5)),
+    ("triplet_loss", lambda: ia.triplet_loss(BEYOND, Y4, margin=0.5, reduction="sum")),
+    ("triplet_loss", lambda: ia.triplet_loss(BEYOND, Y4, margin=0.5, reduction="max")),
+    ("contrastive_loss", lambda: ia.contrastive_loss(BEYOND, Y4, reduction="max")),
+    ("contrastive_report", lambda: ia.contrastive_report(BEYOND, Y4).worst),
+    ("margin_loss", lambda: ia.margin_loss(BEYOND, Y4, reduction="sum")),
+    ("margin_loss_report", lambda: ia.margin_loss_report(BEYOND, Y4).worst),
+    ("separation_report", lambda: -ia.separation_report(BEYOND, Y4).worst_slack),
+    ("diameter", lambda: ia.diameter(BEYOND)),
+    ("farthest_pair", lambda: ia.farthest_pair(BEYOND)[0]),
+])
+def test_results_beyond_float64_are_inf_with_a_warning(name, call):
+    # was: inf (or -inf) with no error and no warning
+    with pytest.warns(RuntimeWarning, match=rf"^overflow encountered in {name}: .* exceeds the "
+                                            r"largest float64 \(~1\.8e308\) and is returned as"):
+        assert call() == np.inf
+
+
+def test_results_that_fit_in_float64_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # the mean over 8 triplets, 4 of them 3.4e308 + 0.5, is 1.7e308
+        assert ia.triplet_loss(BEYOND, Y4, margin=0.5) == 1.7e308
+        assert ia.diameter(BEYOND[:2] / 2) == 1.7e308
+        assert ia.batch_hard_loss(BEYOND / 4, Y4, margin=0.5) == 0.85e308

@@ -4,9 +4,12 @@ subgradients at zero distance, the selectively contrastive and semi-hard rules."
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
 
 import isoapprox as ia
 from isoapprox.exceptions import InvalidInputError, NoTripletError
@@ -372,3 +375,115 @@ def test_sphere_mining_equals_full_matrix_argmin_with_ties(rng, positive):
             key = D[a, pos] if positive == "easy" else -D[a, pos]
             assert pi[a] == pos[int(np.argmin(key))]
         assert ni[a] == neg[int(np.argmin(D[a, neg]))]
+
+
+# --- every scale: exact where the result fits in float64 ---------------------------
+
+
+_FEW_BITS = st.integers(-64, 64).map(lambda j: j / 64.0)
+#: the hinge losses: (name, options at unit scale); every length option scales with E
+HOMOGENEOUS = {
+    "batch_hard": {"margin": 0.5},
+    "all_triplet": {"margin": 0.5},
+    "semi_hard": {"margin": 0.5},
+    "contrastive": {"margin": 0.75, "pos_margin": 0.25},
+    "margin": {"margin": 0.25, "beta": 0.75},
+}
+_LENGTHS = ("margin", "pos_margin", "beta")
+
+
+def test_training_losses_are_exact_for_huge_points():
+    # was: 0.0 (the squared distances overflowed) instead of about 1.2e160
+    E = np.array([[0.5, 0.25], [1.0, 0.0], [0.25, 0.75], [1.5, 1.0]])
+    y = np.array([0, 0, 1, 1])
+    for c in (1e160, 1e-160, 2.0**1000, 2.0**-1000):
+        bh = TL.batch_hard_loss_grad(E * c, y, margin=0.5)
+        assert bh.value == ia.batch_hard_loss(E * c, y, margin=0.5) > 0.0
+        assert bh.value == pytest.approx(TL.batch_hard_loss_grad(E, y, margin=0.5 / c).value * c,
+                                         rel=1e-15)
+        tr = TL.all_triplet_loss_grad(E * c, y, margin=0.5)
+        assert tr.value == ia.triplet_loss(E * c, y, margin=0.5) > 0.0
+    unit = TL.batch_hard_loss_grad(E, y, margin=0.5)
+    huge = TL.batch_hard_loss_grad(E * 1e160, y, margin=0.5 * 1e160)
+    assert huge.value == pytest.approx(unit.value * 1e160, rel=1e-15)
+    np.testing.assert_allclose(huge.grad, unit.grad, rtol=1e-15, atol=0.0)
+
+
+@pytest.mark.property
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.tuples(_FEW_BITS, _FEW_BITS), min_size=4, max_size=7),
+       st.integers(-1060, 1015), st.sampled_from(("sum", "mean", "max")))
+@example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=-1060, reduction="sum")
+@example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=531, reduction="mean")
+@example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=1015, reduction="max")
+def test_hinge_losses_are_equivariant_under_powers_of_two(rows, k, reduction):
+    """``L(2^k E, 2^k lengths) == 2^k L(E, lengths)`` correctly rounded, same gradient.
+
+    The same property as the core losses' (tests/test_extreme_scales.py):
+    seven-bit coordinates stay exact down to ``2**-1068``, and power-of-two
+    scaling commutes with every float64 operation of the kernels.
+    """
+    E = np.array(rows)
+    y = np.arange(len(rows)) % 2
+    c = 2.0**k
+    assert np.array_equal(E * c / c, E)
+    for name, opts in HOMOGENEOUS.items():
+        scaled = {key: v * c if key in _LENGTHS else v for key, v in opts.items()}
+        unit = TL.loss_and_grad(name, E, y, reduction=reduction, **opts)
+        far = TL.loss_and_grad(name, E * c, y, reduction=reduction, **scaled)
+        assert far.value == unit.value * c, name
+        np.testing.assert_array_equal(far.grad, unit.grad, err_msg=name)
+
+
+@pytest.mark.property
+@settings(deadline=None, max_examples=30)
+@given(st.lists(st.tuples(_FEW_BITS, _FEW_BITS), min_size=4, max_size=7),
+       st.integers(-30, 1020))
+@example(rows=[(0.5, 0.0), (1.0, 0.25), (0.25, 0.75), (-1.0, 0.5)], k=1020)
+def test_selectively_contrastive_is_invariant_under_powers_of_two(rows, k):
+    """On the sphere: the value does not change, the gradient scales by ``2^-k``.
+
+    Rows whose squared norm overflows (``k`` above about 511) are normalised
+    on a copy scaled by their own power of two; rows stay above the
+    normalisation's ``eps = 1e-12`` for ``k >= -30``.
+    """
+    E = np.array(rows)
+    assume(np.all(np.any(E != 0.0, axis=1)))
+    y = np.arange(len(rows)) % 2
+    c = 2.0**k
+    for reduction in ("sum", "mean"):
+        unit = TL.selectively_contrastive_loss_grad(E, y, reduction=reduction)
+        far = TL.selectively_contrastive_loss_grad(E * c, y, reduction=reduction)
+        assert far.value == unit.value
+        np.testing.assert_array_equal(far.grad, unit.grad / c)
+
+
+def test_soft_batch_hard_is_exact_for_huge_points():
+    # softplus is not homogeneous: its argument is taken in the caller's units
+    E = np.array([[0.5, 0.25], [1.0, 0.0], [0.25, 0.75], [1.5, 1.0]])
+    y = np.array([0, 0, 1, 1])
+    for c in (2.0**600, 2.0**-600, 1e300):
+        res = TL.batch_hard_loss_grad(E * c, y, margin=0.5 * c, soft=True)
+        hp = ia.hardest_pairs(E * c, y)
+        z = hp.hardest_positive - hp.hardest_negative + 0.5 * c
+        assert res.value == pytest.approx(np.mean(np.logaddexp(0.0, z)), rel=1e-15)
+        assert np.all(np.isfinite(res.grad))
+
+
+def test_training_loss_beyond_float64_is_inf_with_a_warning():
+    # was: inf without a word; a value that fits stays silent
+    E = np.array([[-1.7e308], [1.7e308], [-1.7e308], [1.7e308]])
+    y = [0, 0, 1, 1]
+    with pytest.warns(RuntimeWarning, match=r"overflow encountered in batch_hard: the loss "
+                                             r"exceeds the largest float64"):
+        res = TL.batch_hard_loss_grad(E, y, margin=0.5)
+    assert res.value == math.inf and np.all(np.isfinite(res.grad))
+    with pytest.warns(RuntimeWarning, match=r"overflow encountered in contrastive"):
+        assert TL.contrastive_loss_grad(E, y, reduction="max").value == math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # the mean over 8 triplets, 4 of them 3.4e308, is 1.7e308: it fits
+        assert TL.all_triplet_loss_grad(E, y, margin=0.5).value == 1.7e308
+        # the trainer's internal functions stay silent (it checks finiteness itself)
+        X = np.ascontiguousarray(E)
+        assert TL.LOSSES["batch_hard"][0](X, np.array(y), margin=0.5).value == math.inf

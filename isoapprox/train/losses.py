@@ -1,6 +1,19 @@
 """Metric-learning losses with their gradients with respect to the embeddings.
 
 See docs/sweep.md ("isoapprox.train.losses: notes").
+
+Scales: every loss is computed on a copy of the embeddings (and of its
+lengths: margins, thresholds) rescaled by the power of two of
+:func:`isoapprox._scaling.pow2_scale`, as the losses of :mod:`isoapprox.losses`
+are.  The hinge losses are positively homogeneous, so their values are as
+accurate at every scale where they fit in float64 as at unit scale and their
+gradients do not change (``L(2^k E, 2^k alpha) == 2^k L(E, alpha)`` and the
+same gradient, bit for bit); the selectively contrastive loss normalises each
+row with an overflow-free norm (value unchanged, gradient ``2^-k`` times); the
+soft-margin batch-hard loss takes its softplus in the caller's units.  A value beyond the largest
+float64 is ``inf``, with a ``RuntimeWarning`` from :func:`loss_and_grad`
+and the named functions (the internal functions of :data:`LOSSES`, which
+the trainer calls, stay silent: the trainer checks finiteness itself).
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from .._scaling import pow2_scale
 from .._typing import ArrayLike, FloatArray
 from .._validation import (
     as_labels,
@@ -24,6 +38,7 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
+from ..geometry import warn_overflow
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..kernels import train as TK
@@ -95,6 +110,46 @@ def _reduce(terms: np.ndarray, reduction: str) -> tuple[float, np.ndarray]:
     return reduce_terms(terms, reduction), w
 
 
+def _unit_scale(X: np.ndarray, *lengths: float) -> tuple[np.ndarray, list[float], float]:
+    """``X`` and ``lengths`` times the power of two ``s`` of :func:`~isoapprox._scaling.pow2_scale`.
+
+    Exact (a power of two); ``s == 1`` and no copy unless the points or the
+    lengths lie beyond ``2**+-100``.  A hinge loss computed on the copies is
+    ``s`` times the caller's, its gradient the caller's.
+    """
+    s = pow2_scale(X, lengths=lengths)
+    if s == 1.0:
+        return X, list(lengths), 1.0
+    return X * s, [v * s for v in lengths], s
+
+
+def _sphere(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~isoapprox.train.networks.l2_normalize` without overflow, and the row factors.
+
+    Returns ``U``, ``r`` and ``f`` with ``dL/dX = l2_normalize_backward(dL/dU, U, r) * f``.
+    Rows whose squared norm is finite are those of ``l2_normalize`` bit for
+    bit (``f = 1``); a row beyond (norm above about ``1.3e154``) is
+    normalised on a copy scaled by its own power of two ``f``
+    (:func:`~isoapprox._scaling.pow2_scale`), ``r`` being its norm in those
+    units, so that ``U`` is exact and the gradient, ``f`` times smaller, is
+    too.  Such rows are never clamped (their norm exceeds ``eps``).
+    """
+    with np.errstate(over="ignore"):
+        sq = np.einsum("ij,ij->i", X, X)
+    huge = ~np.isfinite(sq)
+    f = np.ones(X.shape[0])
+    if not np.any(huge):
+        U, r = l2_normalize(X)
+        return U, r, f
+    U, r = l2_normalize(np.where(huge[:, None], 0.0, X))
+    rows = np.flatnonzero(huge)
+    f[rows] = [pow2_scale(X[i]) for i in rows]
+    Xs = X[rows] * f[rows, None]
+    r[rows] = np.sqrt(np.einsum("ij,ij->i", Xs, Xs))  # as l2_normalize computes it
+    U[rows] = Xs / r[rows, None]
+    return U, r, f
+
+
 def _unit(X: np.ndarray, i: np.ndarray, j: np.ndarray, d: np.ndarray) -> np.ndarray:
     """``(X_i - X_j) / d`` row by row; rows with ``d == 0`` are 0 (subgradient)."""
     diff = X[i] - X[j]
@@ -123,17 +178,21 @@ def _scatter_triplets(X, a, p, m, d_ap, d_am, coef) -> np.ndarray:
 
 
 def _batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> LossResult:
+    X, (margin,), s = _unit_scale(X, margin)
     hp, hn, pi, ni = KL.batch_hard_terms(X, codes, margin)
     valid = (pi >= 0) & (ni >= 0)
     anchors = np.flatnonzero(valid)
     z = hp[valid] - hn[valid] + margin
-    if soft:
-        terms = np.logaddexp(0.0, z)
-        slope = expit(z)
+    if soft:  # softplus is not homogeneous: its argument in the caller's units
+        zc = z / s
+        terms = np.logaddexp(0.0, zc)
+        slope = expit(zc)
+        value, w = _reduce(terms, reduction)
     else:
         terms = np.maximum(z, 0.0)
         slope = (z > 0.0).astype(np.float64)
-    value, w = _reduce(terms, reduction)
+        value, w = _reduce(terms, reduction)
+        value /= s
     coef = w * slope
     G = _scatter_triplets(X, anchors, pi[valid], ni[valid], hp[valid], hn[valid], coef)
     return LossResult(
@@ -152,22 +211,24 @@ def _batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> LossRe
 
 
 def _all_triplet(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
+    X, (margin,), s = _unit_scale(X, margin)
     sums, counts, active = KL.triplet_loss_kernel(X, codes, margin)
     n_trip = int(np.sum(counts))
     n_act = int(np.sum(active))
     if reduction == "max":
         bh = _batch_hard(X, codes, margin=margin, reduction="max")
-        return LossResult(bh.value, bh.grad, n_trip, n_act, bh.selection)
+        return LossResult(bh.value / s, bh.grad, n_trip, n_act, bh.selection)
     value = float(np.sum(sums))
     C = TK.triplet_pair_counts(X, codes, margin)
     if reduction == "mean":
         value /= float(n_trip)
         C /= float(n_trip)
     G = TK.pair_grad_kernel(X, C + C.T)
-    return LossResult(value, G, n_trip, n_act, {"pair_coefficients": C})
+    return LossResult(value / s, G, n_trip, n_act, {"pair_coefficients": C})
 
 
 def _semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
+    X, (margin,), s = _unit_scale(X, margin)
     sizes = np.bincount(codes)
     npos = sizes[codes] - 1
     offsets = np.zeros(X.shape[0] + 1, dtype=np.int64)
@@ -188,7 +249,7 @@ def _semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
     slope = (z > 0.0).astype(np.float64)
     G = _scatter_triplets(X, a, p, m, d_ap, d_am, w * slope)
     return LossResult(
-        value=value,
+        value=value / s,
         grad=G,
         n_terms=int(a.size),
         n_active=int(np.sum(slope > 0.0)),
@@ -232,7 +293,7 @@ def _selectively_contrastive(
     hard_threshold=None,
     reduction="mean",
 ) -> LossResult:
-    U, r = l2_normalize(X)
+    U, r, f = _sphere(X)
     pi, ni = _mine_on_sphere(U, codes, positive)
     valid = (pi >= 0) & (ni >= 0)
     a = np.flatnonzero(valid)
@@ -253,6 +314,8 @@ def _selectively_contrastive(
     np.add.at(dU, p, d_sap[:, None] * U[a])
     np.add.at(dU, m, d_san[:, None] * U[a])
     G = l2_normalize_backward(dU, U, r)
+    if np.any(f != 1.0):
+        G *= f[:, None]
     n_active = int(np.sum((d_sap != 0.0) | (d_san != 0.0)))
     return LossResult(
         value=value,
@@ -272,6 +335,7 @@ def _selectively_contrastive(
 
 
 def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
+    X, (pos_thr, neg_thr), s = _unit_scale(X, pos_thr, neg_thr)
     N = X.shape[0]
     sums, best, arg, active = KL.pair_loss_kernel(X, codes, pos_thr, neg_thr)
     n_pairs = N * (N - 1) // 2
@@ -292,7 +356,7 @@ def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
         coef[iw, jw] = c
     G = TK.pair_grad_kernel(X, coef + coef.T)
     return LossResult(
-        value,
+        value / s,
         G,
         n_pairs,
         int(np.sum(active)),
@@ -391,6 +455,9 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     Returns
     -------
     LossResult
+        Exact at every scale (see the module's notes); a ``value`` beyond
+        the largest float64 is ``inf``, with a ``RuntimeWarning``
+        ``"overflow encountered in <name>: ..."``.
 
     Raises
     ------
@@ -406,6 +473,12 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     >>> r.value, r.grad.ravel().tolist()  # anchor 2: d(2,3) - d(2,0) + 0.1
     (2.1, [1.0, 0.0, -2.0, 1.0])
     """
+    return _loss_and_grad(name, E, y, options)
+
+
+def _loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, options: dict[str, Any]
+                   ) -> LossResult:
+    """:func:`loss_and_grad` for it and the named wrappers (whose caller a warning names)."""
     name = check_option(name, "loss", tuple(LOSSES))
     fn, needs_triplets, _ = LOSSES[name]
     opts = check_loss_options(name, options)
@@ -413,7 +486,9 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     codes, _ = as_labels(y, X.shape[0], "y")
     if needs_triplets:
         require_triplets(codes)
-    return fn(X, codes, **opts)
+    res = fn(X, codes, **opts)
+    warn_overflow(res.value, name, "the loss", stacklevel=4)
+    return res
 
 
 # ---------------------------------------------------------------------------
@@ -449,12 +524,9 @@ def batch_hard_loss_grad(
     LossResult
         ``value`` equals :func:`isoapprox.losses.batch_hard_loss` (hinge).
     """
-    return loss_and_grad(
-        "batch_hard_soft" if soft else "batch_hard",
-        E,
-        y,
-        margin=margin,
-        reduction=reduction,
+    return _loss_and_grad(
+        "batch_hard_soft" if soft else "batch_hard", E, y,
+        dict(margin=margin, reduction=reduction),
     )
 
 
@@ -466,7 +538,7 @@ def all_triplet_loss_grad(
     ``value`` equals :func:`isoapprox.losses.triplet_loss`.  Time
     ``O(N^2 (n + log N))``, memory ``O(N^2)`` (one coefficient per pair).
     """
-    return loss_and_grad("all_triplet", E, y, margin=margin, reduction=reduction)
+    return _loss_and_grad("all_triplet", E, y, dict(margin=margin, reduction=reduction))
 
 
 def semi_hard_loss_grad(
@@ -478,7 +550,7 @@ def semi_hard_loss_grad(
     the choice of negative and the fallback.  ``selection["fallback"]``
     marks the pairs that used it.
     """
-    return loss_and_grad("semi_hard", E, y, margin=margin, reduction=reduction)
+    return _loss_and_grad("semi_hard", E, y, dict(margin=margin, reduction=reduction))
 
 
 def selectively_contrastive_loss_grad(
@@ -517,15 +589,10 @@ def selectively_contrastive_loss_grad(
     LossResult
         ``selection`` holds ``s_ap``, ``s_an`` and the ``hard`` mask.
     """
-    return loss_and_grad(
-        "selectively_contrastive",
-        E,
-        y,
-        lam=lam,
-        temperature=temperature,
-        positive=positive,
-        hard_threshold=hard_threshold,
-        reduction=reduction,
+    return _loss_and_grad(
+        "selectively_contrastive", E, y,
+        dict(lam=lam, temperature=temperature, positive=positive,
+             hard_threshold=hard_threshold, reduction=reduction),
     )
 
 
@@ -539,8 +606,9 @@ def contrastive_loss_grad(
 ) -> LossResult:
     """Pairwise contrastive loss and its gradient (value as
     :func:`isoapprox.losses.contrastive_loss`)."""
-    return loss_and_grad(
-        "contrastive", E, y, margin=margin, pos_margin=pos_margin, reduction=reduction
+    return _loss_and_grad(
+        "contrastive", E, y,
+        dict(margin=margin, pos_margin=pos_margin, reduction=reduction),
     )
 
 
@@ -554,4 +622,4 @@ def margin_loss_grad(
 ) -> LossResult:
     """Margin loss (Wu et al. 2017) and its gradient (value as
     :func:`isoapprox.losses.margin_loss`)."""
-    return loss_and_grad("margin", E, y, margin=margin, beta=beta, reduction=reduction)
+    return _loss_and_grad("margin", E, y, dict(margin=margin, beta=beta, reduction=reduction))
