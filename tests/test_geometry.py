@@ -127,3 +127,35 @@ def test_meb_kernel_survives_a_weighted_point_at_the_centre():
     u = np.full(4, 0.25)
     c, _ = meb_dual_fw(Y, idx, u, 1000, 1e-12)
     assert np.max(np.linalg.norm(Y - c, axis=1)) == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.property
+@given(seed=st.integers(0, 2**31), n=st.sampled_from([1, 2, 3, 5]),
+       kind=st.sampled_from(["normal", "uniform", "ties", "circle", "blobs"]),
+       N=st.integers(ia.geometry.PRUNE_MIN_POINTS, 1500))
+def test_pruned_diameter_equals_the_full_sweep(seed, n, kind, N):
+    """The pruned diameter: the value and the lexicographically first pair of the
+    sweep over every pair (the kernel called on all points)."""
+    from isoapprox.kernels import distances as KD
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, n)) if kind != "uniform" else rng.uniform(size=(N, n))
+    if kind == "ties":  # extreme points repeated: several pairs attain the diameter
+        X = np.round(X)
+        X[rng.integers(N, size=10)] = X.max(axis=0)
+    elif kind == "circle" and n >= 2:  # every point extreme: no pruning
+        t = rng.uniform(0, 2 * np.pi, N)
+        X[:, 0], X[:, 1] = np.cos(t), np.sin(t)
+        X[:, 2:] = 0.0
+    elif kind == "blobs":
+        X = X * 0.01 + rng.integers(0, 3, size=(N, 1)) * 5.0
+    want = KD.diameter_kernel(np.ascontiguousarray(X))
+    got = ia.farthest_pair(X)
+    assert got == (float(want[0]), int(want[1]), int(want[2]))
+    assert ia.diameter(X) == got[0]
+
+
+def test_pruning_keeps_few_points_of_a_gaussian_cloud():
+    X = np.random.default_rng(0).normal(size=(20_000, 2))
+    cand = ia.geometry._diameter_candidates(X)
+    assert cand is not None and cand.size < 200
