@@ -634,6 +634,20 @@ _RANDOM_DROP = frozenset({"fstar_aligned", "fhaus", "center", "hard_pos", "hard_
                           "fstar_hard_pos", "fstar_hard_neg"})
 
 
+def _warm_up(config: ToyConfig) -> None:
+    """Compile (or load from numba's cache) the kernels of a training and of one
+    evaluation, on a tiny toy, before the progress bar counts work: from a fresh
+    cache that is a minute or more (the kernels log one line when they compile),
+    which would otherwise read as the first units' cost in the bar's estimate;
+    from a warm cache, a fraction of a second.  Worker processes (``jobs > 1``)
+    load their kernels themselves."""
+    sc = config.scenarios[0]
+    train_scenario(config.replace(steps=2, n_logged=2, n_history=2), sc)
+    E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
+    evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
+                       tol=config.tol, effort="quick", n_starts=1)
+
+
 def _layout_name(labels: Sequence[int]) -> str:
     return "".join(str(int(v)) for v in labels)
 
@@ -697,6 +711,7 @@ def run_toy(
     jobs = check_int(jobs, "jobs", minimum=1)
     t_start = time.perf_counter()
     n_scen = len(config.scenarios)
+    _warm_up(config)
     bar = progress_bar(progress, n_scen * (1 + config.n_logged) + config.n_random, "toy",
                        log=logger)
 
