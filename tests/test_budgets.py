@@ -103,7 +103,6 @@ def _key(r):
             np.asarray(r.embedding).tobytes())
 
 
-@pytest.mark.reproducibility
 def test_same_answer_on_a_busy_machine():
     """The same solves alone and beside two processes that keep every core busy:
     bit for bit the same values, brackets, flags, statuses and embeddings."""
@@ -122,7 +121,6 @@ def test_same_answer_on_a_busy_machine():
     assert all(k[10] for k in quiet)  # reproducible: no safety net fired
 
 
-@pytest.mark.reproducibility
 def test_same_answer_with_one_or_two_threads():
     import numba
 
