@@ -14,6 +14,7 @@ docs/monitor.md.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import datetime as _dt
 import logging
@@ -58,7 +59,7 @@ from .exceptions import (
 )
 from .geometry import diameter
 from .ideal import EFFORTS, IdealResult, embedding_kind, solve_nearest
-from .io import provenance, to_jsonable
+from .io import open_regular, provenance, to_jsonable
 from .losses import separation_report
 from .metrics import isometric_error
 from .runs import append_jsonl, read_jsonl, repair_jsonl
@@ -576,6 +577,18 @@ def _iso_in_span(X: np.ndarray, codes: np.ndarray, margin: float, opts: TheoryOp
         slack=float(slack), kind=embedding_kind(G, codes, scale), bounds=bounds), m
 
 
+def _is_text(path: Path, limit: int = 1 << 16) -> bool:
+    """Whether the first ``limit`` bytes of ``path`` are UTF-8 (a character cut at
+    the limit allowed)."""
+    with open_regular(path, "log") as fh:
+        head = fh.read(limit)
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _check_header(rec: Any, path: Path, name: str) -> None:
     if not (isinstance(rec, dict) and rec.get("kind") == "header"
             and rec.get("format") == FORMAT):
@@ -701,12 +714,11 @@ def read_history(path: str | os.PathLike) -> MonitorHistory:
         raise FileNotFoundError(f"monitor log not found: {path}")
     if path.is_dir():
         raise InvalidInputError(f"`{path}` is a folder; expected a monitor log (JSON lines)")
-    try:
-        records = read_jsonl(path)
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"`{path}` is not a text file; expected a monitor log "
-                                "(JSON lines)") from None
+    records = read_jsonl(path)  # a corrupt line (not UTF-8, not JSON) before the last: one line
     if not records:
+        if not _is_text(path):
+            raise InvalidInputError(f"`{path}` is not a text file; expected a monitor log "
+                                    "(JSON lines)")
         raise InvalidInputError(f"`{path}` holds no records; expected a monitor log (JSON lines "
                                 "with a header line)")
     _check_header(records[0], path, "log")

@@ -8,13 +8,16 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import ctypes
+import errno
 import fnmatch
+import io
 import json
 import logging
 import multiprocessing
 import os
 import shutil
 import signal
+import stat
 import sys
 import threading
 import time
@@ -26,6 +29,11 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: outputs are not locked
     fcntl = None  # type: ignore[assignment]
+try:
+    from multiprocessing import popen_spawn_posix, resource_tracker, spawn, util
+    from multiprocessing.context import reduction, set_spawning_popen
+except ImportError:  # pragma: no cover - not POSIX: workers only watch their parent
+    popen_spawn_posix = None  # type: ignore[assignment]
 
 import numba
 from tqdm.auto import tqdm
@@ -33,12 +41,13 @@ from tqdm.auto import tqdm
 from . import _lazy
 from ._blas import quiet_threads
 from .exceptions import InvalidInputError, IsoapproxError
-from .io import atomic_write_text, read_results, to_jsonable
+from .io import atomic_write_text, decode_jsonl_line, open_regular, read_results, to_jsonable
 
 __all__ = [
     "LOCK_FILE",
     "PARENT_POLL_S",
     "WORKER_ENV",
+    "SYSTEM_REFUSALS",
     "RunJournal",
     "append_jsonl",
     "check_results_name",
@@ -72,6 +81,18 @@ LOCK_FILE = ".isoapprox.lock"
 
 #: seconds between a local worker's checks that its parent process is alive
 PARENT_POLL_S = 1.0
+
+#: ``errno`` values with which the system refuses a file operation that the path itself
+#: allows (disk full, quota, read-only file system, permission denied, I/O error, too
+#: many open files): raised as the ``OSError`` (the command line's exit status 4), where
+#: another failure to create an output names a wrong path (``InvalidInputError``, 2)
+SYSTEM_REFUSALS = frozenset(getattr(errno, name) for name in (
+    "ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EACCES", "EPERM", "EIO", "EMFILE", "ENFILE",
+    "ENOMEM", "ESTALE") if hasattr(errno, name))
+
+#: ``os.open`` flags: not inherited by child processes; no symbolic link followed
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def config_key(obj: Any) -> Any:
@@ -186,14 +207,61 @@ def _holder(fd: int) -> str:
     return f"pid {text}" if text.isdigit() else "pid unknown"
 
 
+def _system_error(exc: OSError, path: str | os.PathLike) -> OSError:
+    """``exc`` as an ``OSError`` naming ``path`` (the command line's one line, status 4)."""
+    code = exc.errno if exc.errno is not None else errno.EIO
+    named = OSError(code, exc.strerror or os.strerror(code), os.fspath(path))
+    named.__cause__ = exc
+    return named
+
+
+def _claim_failure(exc: OSError, path: Path, out: Path, flag: str, verb: str) -> Exception:
+    """What to raise when the system fails to create ``path`` for the output ``out``.
+
+    A refusal of the system (:data:`SYSTEM_REFUSALS`: disk full, read-only,
+    permission denied, ...) stays an ``OSError`` naming ``path``; any other
+    failure says that ``out`` is a wrong path (``InvalidInputError``).
+    """
+    if exc.errno in SYSTEM_REFUSALS:
+        return _system_error(exc, path)
+    return InvalidInputError(f"{flag} {str(out)!r} cannot be {verb}: {exc.strerror or exc} "
+                             f"({str(path)!r})")
+
+
+def _refuse_link(path: str | os.PathLike, flag: str) -> None:
+    """Refuse, in one line, an output path (or an entry of an output folder) that is a link."""
+    if os.path.islink(path):
+        try:
+            target = f" (to {os.readlink(path)!r})"
+        except OSError:
+            target = ""
+        raise InvalidInputError(
+            f"{flag}: {str(path)!r} is a symbolic link{target}; isoapprox writes through no "
+            f"link: remove it or choose another {flag}")
+
+
 def _acquire(lock: Path, out: Path, flag: str) -> int:
-    """A descriptor holding ``flock(LOCK_EX)`` on ``lock``, or a one-line refusal."""
+    """A descriptor holding ``flock(LOCK_EX)`` on ``lock``, or a one-line refusal.
+
+    The lock file is opened without following a symbolic link and must be a
+    plain file with one name (not a hard link to another file): the holder
+    writes its pid into it.
+    """
     for _ in range(100):
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
         except OSError as exc:
-            raise InvalidInputError(f"{flag} {str(out)!r} cannot be written: "
-                                    f"{exc.strerror or exc} ({str(lock.parent)!r})") from None
+            if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symbolic link
+                _refuse_link(lock, flag)
+            raise _claim_failure(exc, lock, out, flag, "written") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            what = "not a plain file" if not stat.S_ISREG(info.st_mode) else (
+                f"a file with {info.st_nlink} names (a hard link)")
+            raise InvalidInputError(
+                f"{flag} {str(out)!r}: its lock file {str(lock)!r} is {what}; remove it or "
+                f"choose another {flag}")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -202,15 +270,24 @@ def _acquire(lock: Path, out: Path, flag: str) -> int:
             raise IsoapproxError(
                 f"{flag} {str(out)!r} is in use by another isoapprox run ({holder}); wait for "
                 f"it to finish or choose another {flag}") from None
+        except OSError as exc:  # no locks on this file system (ENOLCK)
+            os.close(fd)
+            raise _claim_failure(exc, lock, out, flag, "locked") from None
         # the previous holder unlinks the file before it lets go: a lock on an
         # unlinked file locks nothing, so check that the name is still ours
         try:
-            ours = os.path.samestat(os.fstat(fd), os.stat(lock))
+            ours = os.path.samestat(os.fstat(fd), os.lstat(lock))
         except FileNotFoundError:
             ours = False
         if ours:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            except OSError as exc:  # a full disk: nothing claimed, nothing left behind
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+                os.close(fd)
+                raise _system_error(exc, lock) from None
             return fd
         os.close(fd)
     raise IsoapproxError(f"{flag} {str(out)!r}: could not take its lock {str(lock)!r}")
@@ -259,7 +336,7 @@ def output_lock(out: str | os.PathLike, *, folder: bool = False,
         yield lock
     finally:
         del _HELD[key]
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             lock.unlink()  # still held: no other run can have taken this file
         os.close(fd)
 
@@ -283,8 +360,7 @@ def _make_folders(folder: Path, out: Path, flag: str) -> list[Path]:
             continue
         except OSError as exc:
             _remove_empty(made)
-            raise InvalidInputError(f"{flag} {str(out)!r} cannot be created: "
-                                    f"{exc.strerror or exc} ({str(d)!r})") from None
+            raise _claim_failure(exc, d, out, flag, "created") from None
         made.append(d)
     return made
 
@@ -299,8 +375,30 @@ def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # a cleanup that fails leaves the first error shown
             path.unlink()
+
+
+def _listdir(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:  # the folder vanished (or became unreadable) during the run
+        return []
+
+
+def _own_entries(out: Path, folder: bool, files: Sequence[str | os.PathLike],
+                 journal: str | os.PathLike | None,
+                 keep: Sequence[str | os.PathLike]) -> list[Path]:
+    """The paths of an output that this run would write, as they exist now."""
+    paths = [lock_path(out, folder=folder), *(Path(p) for p in keep)]
+    if journal is not None:
+        paths.append(Path(journal))
+    if folder:
+        paths += [out / n for n in _listdir(out)
+                  if any(fnmatch.fnmatch(n, str(f)) for f in files)]
+    else:
+        paths += [Path(f) for f in files]
+    return paths
 
 
 @contextlib.contextmanager
@@ -343,7 +441,13 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
     Raises
     ------
     InvalidInputError
-        If ``out`` has the wrong kind or cannot be created.
+        If ``out`` has the wrong kind or cannot be created, or if ``out`` or
+        an entry of it that the run would write (its lock, ``files``, the
+        journal, ``keep``; in a folder, the entries matching ``files``) is a
+        symbolic link: a run writes through no link.
+    OSError
+        If the system refuses to create it (:data:`SYSTEM_REFUSALS`: disk
+        full, read-only, permission denied, ...); the error names the path.
     IsoapproxError
         If another run holds the output (:func:`output_lock`).
 
@@ -361,10 +465,14 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
     []
     """
     out = Path(out)
+    files, keep = list(files), list(keep)
+    _refuse_link(out, flag)
     if folder and out.exists() and not out.is_dir():
         raise InvalidInputError(f"{flag} is a file, not a folder: {str(out)!r}")
     if not folder and out.is_dir():
         raise InvalidInputError(f"{flag} names a folder: {str(out)!r}")
+    for p in _own_entries(out, folder, files, journal, keep):
+        _refuse_link(p, flag)
     made = _make_folders(out if folder else out.parent, out, flag)
     ok = False
     try:
@@ -385,7 +493,7 @@ def claim_output(out: str | os.PathLike, *, folder: bool = False, flag: str = "-
                     if journal is not None and _resumable(journal):
                         kept = {os.path.abspath(p) for p in (journal, *keep)}
                     if candidates is None:
-                        new = [out / n for n in os.listdir(out) if n not in before and (
+                        new = [out / n for n in _listdir(out) if n not in before and (
                             patterns is None or any(fnmatch.fnmatch(n, f) for f in patterns))]
                     else:
                         new = [p for p in candidates if str(p) not in before]
@@ -420,18 +528,19 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").split("\n")
+    with open_regular(path, "journal") as fh:  # not a FIFO or a device
+        lines = fh.read().split(b"\n")
     out = []
-    for k, line in enumerate(lines):
-        if not line.strip():
+    for k, raw in enumerate(lines):
+        if not raw.strip():
             continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+        rec = decode_jsonl_line(raw)  # None: not UTF-8, not JSON, too deep, not an object
+        if rec is None:
             if k >= len(lines) - 2:  # the last (unterminated) line: a crash mid-write
                 break
             raise InvalidInputError(
-                f"`{path}` line {k + 1} is corrupt (not the last line): {line[:60]!r}") from None
+                f"`{path}` line {k + 1} is corrupt (not the last line): {raw[:60]!r}")
+        out.append(rec)
     return out
 
 
@@ -454,13 +563,19 @@ def repair_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     return records
 
 
-def append_jsonl(path: str | os.PathLike, record: Any, *, fsync: bool = True) -> dict[str, Any]:
+def append_jsonl(path: str | os.PathLike, record: Any, *, fsync: bool = True,
+                 follow_symlinks: bool = True, create: bool = True) -> dict[str, Any]:
     """Append ``record`` to a JSON-lines file as one line, written with one ``write``.
 
     The record is converted by :func:`config_key` (numpy scalars and arrays,
     dataclasses; non-finite floats become ``null``).  A process killed during
     the call leaves at most a torn last line, which :func:`read_jsonl` drops;
-    ``fsync`` also survives a crash of the machine.
+    ``fsync`` also survives a crash of the machine.  A write the system
+    fails (a full disk) is undone: the file is cut back to its previous
+    length and the ``OSError`` names ``path``.  With
+    ``follow_symlinks=False`` a symbolic link at ``path`` is refused
+    (``OSError`` ``ELOOP``), never written through; with ``create=False`` a
+    missing file is (``FileNotFoundError``: it vanished during the run).
 
     Returns
     -------
@@ -468,11 +583,27 @@ def append_jsonl(path: str | os.PathLike, record: Any, *, fsync: bool = True) ->
         The record as it reads back.
     """
     rec = config_key(record)
-    with Path(path).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(rec, allow_nan=False) + "\n")
-        fh.flush()
-        if fsync:
-            os.fsync(fh.fileno())
+    data = (json.dumps(rec, allow_nan=False) + "\n").encode("utf-8")
+    flags = (os.O_WRONLY | os.O_APPEND | _CLOEXEC | (os.O_CREAT if create else 0)
+             | (0 if follow_symlinks else _NOFOLLOW))
+    fd = os.open(path, flags, 0o666)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:  # one write, unless the system takes only part of it
+                n = os.write(fd, view)
+                if n == 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[n:]
+            if fsync:
+                os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise _system_error(exc, path) from None
+    finally:
+        os.close(fd)
     return rec
 
 
@@ -505,7 +636,8 @@ class RunJournal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         records = repair_jsonl(self.path)
         if not records:
-            self._append({"kind": "header", "experiment": experiment, "config": config})
+            append_jsonl(self.path, {"kind": "header", "experiment": experiment,
+                                     "config": config}, follow_symlinks=False)
         else:
             head = records[0]
             if head.get("kind") != "header" or head.get("experiment") != experiment:
@@ -521,12 +653,17 @@ class RunJournal:
         self.done: dict[Any, Any] = {_unit(r["unit"]): r["result"] for r in records[1:]
                                      if "unit" in r}
 
-    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
-        return append_jsonl(self.path, record)
-
     def add(self, unit: Any, result: Any) -> None:
-        """Record a finished unit (one fsynced line)."""
-        rec = self._append({"unit": unit, "result": result})
+        """Record a finished unit (one fsynced line).
+
+        Raises
+        ------
+        OSError
+            If the system fails the write (the journal is left as it was) or
+            the journal vanished during the run.
+        """
+        rec = append_jsonl(self.path, {"unit": unit, "result": result},
+                           follow_symlinks=False, create=False)
         self.done[_unit(rec["unit"])] = rec["result"]
 
     def remove(self) -> None:
@@ -567,7 +704,10 @@ def _die_with_parent(parent: int, pdeathsig: bool) -> None:  # pragma: no cover 
 
     On Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` has the kernel kill it at
     once; as it fires when the *thread* that started the worker ends, it is
-    used only for pools started by the main thread.  Everywhere a daemon
+    used only for pools started by the main thread.  The worker's first
+    statements (:data:`_WORKER_PREAMBLE`, run by :class:`_DyingPopen`)
+    already set it, before the worker imports anything; this sets it again
+    where no preamble ran (a frozen executable).  Everywhere a daemon
     thread also checks ``os.getppid()`` every :data:`PARENT_POLL_S` seconds
     (an orphan is re-parented), and a parent that died before this ran is
     caught at once.
@@ -580,6 +720,89 @@ def _die_with_parent(parent: int, pdeathsig: bool) -> None:  # pragma: no cover 
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent,), name="isoapprox-parent-watch",
                      daemon=True).start()
+
+
+#: the first statements of a local worker, run before Python imports anything for it:
+#: the kernel's SIGKILL when the starting thread's process dies (Linux, pools started by
+#: the main thread), and an exit if that process is already gone
+_WORKER_PREAMBLE = """\
+import os
+if {pdeathsig}:
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl({option}, {signum}, 0, 0, 0)
+if os.getppid() != {parent}:
+    os._exit(1)
+"""
+
+
+def _preamble(pdeathsig: bool) -> str:
+    return _WORKER_PREAMBLE.format(pdeathsig=pdeathsig and sys.platform.startswith("linux"),
+                                   option=_PR_SET_PDEATHSIG, signum=int(signal.SIGKILL),
+                                   parent=os.getpid())
+
+
+if popen_spawn_posix is not None:
+
+    class _DyingPopen(popen_spawn_posix.Popen):
+        """``spawn``'s launcher, with :data:`_WORKER_PREAMBLE` before the worker's first import.
+
+        A spawned worker imports the parent's main module and this package
+        before its initializer runs (a second or more on a busy machine); a
+        parent killed in that time would leave it running until then.  The
+        preamble makes the kernel kill it from its first statement on.  This
+        is the standard library's ``popen_spawn_posix.Popen._launch`` (as in
+        CPython 3.11) with the ``-c`` program prefixed; tests/test_orphans.py
+        checks the outcome.
+        """
+
+        def _launch(self, process_obj: Any) -> None:
+            tracker_fd = resource_tracker.getfd()
+            self._fds.append(tracker_fd)
+            prep_data = spawn.get_preparation_data(process_obj._name)
+            fp = io.BytesIO()
+            set_spawning_popen(self)
+            try:
+                reduction.dump(prep_data, fp)
+                reduction.dump(process_obj, fp)
+            finally:
+                set_spawning_popen(None)
+            parent_r = child_w = child_r = parent_w = None
+            try:
+                parent_r, child_w = os.pipe()
+                child_r, parent_w = os.pipe()
+                cmd = spawn.get_command_line(tracker_fd=tracker_fd, pipe_handle=child_r)
+                if "-c" in cmd:  # not a frozen executable
+                    k = cmd.index("-c") + 1
+                    main = threading.current_thread() is threading.main_thread()
+                    cmd[k] = _preamble(main) + cmd[k]
+                self._fds.extend([child_r, child_w])
+                self.pid = util.spawnv_passfds(spawn.get_executable(), cmd, self._fds)
+                self.sentinel = parent_r
+                with open(parent_w, "wb", closefd=False) as f:
+                    f.write(fp.getbuffer())
+            finally:
+                fds_to_close = [fd for fd in (parent_r, parent_w) if fd is not None]
+                self.finalizer = util.Finalize(self, util.close_fds, fds_to_close)
+                for fd in (child_r, child_w):
+                    if fd is not None:
+                        os.close(fd)
+
+    class _DyingProcess(multiprocessing.context.SpawnProcess):
+        @staticmethod
+        def _Popen(process_obj: Any) -> _DyingPopen:
+            return _DyingPopen(process_obj)
+
+    class _DyingContext(multiprocessing.context.SpawnContext):
+        """The ``spawn`` context whose workers die with this process from their start."""
+
+        Process = _DyingProcess
+
+
+def _worker_context() -> Any:
+    """The multiprocessing context of local workers (``spawn``: no threads forked)."""
+    if popen_spawn_posix is None:  # pragma: no cover
+        return multiprocessing.get_context("spawn")
+    return _DyingContext()
 
 
 def _worker_init(parent: int | None = None,
@@ -634,7 +857,7 @@ class _LocalPool:
         self.slots = 2 * jobs
         with _pinned_environment():  # the workers inherit it at start
             self._ex = cf.ProcessPoolExecutor(
-                max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                max_workers=jobs, mp_context=_worker_context(),
                 initializer=_worker_init,
                 initargs=(os.getpid(), threading.current_thread() is threading.main_thread()))
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pytest
@@ -231,3 +232,32 @@ def test_claim_output_of_a_folder(tmp_path):
     with pytest.raises(InvalidInputError, match="cannot be created: .* is a file"), \
             claim_output(out / "old.csv" / "sub", folder=True):
         pass
+
+
+def test_claim_output_refuses_links_and_leaves_nothing_when_the_disk_is_full(tmp_path,
+                                                                            monkeypatch):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "parts").symlink_to(victim)
+    with pytest.raises(InvalidInputError, match="/run/parts' is a symbolic link"), \
+            claim_output(out, folder=True, files=["parts"]):
+        pass
+    with claim_output(out, folder=True, files=["*.csv"]):  # a link the run does not write
+        pass
+    (tmp_path / "r.json").symlink_to(victim)
+    with pytest.raises(InvalidInputError, match="r.json' is a symbolic link"), \
+            claim_output(tmp_path / "r.json"):
+        pass
+
+    def full(fd, data, offset):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "pwrite", full)  # the pid cannot be written into the lock
+    new = tmp_path / "a" / "b"
+    with pytest.raises(OSError) as exc, claim_output(new / "r.json"):
+        pass
+    assert (exc.value.errno, exc.value.filename) == (errno.ENOSPC, str(new / ".r.json.lock"))
+    assert sorted(os.listdir(tmp_path)) == ["r.json", "run", "victim"]
+    assert victim.read_text() == "keep"

@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import IsoapproxError
-from ..io import atomic_write_bytes, atomic_write_text, provenance, write_results
+from ..exceptions import InvalidInputError, IsoapproxError
+from ..io import atomic_write_bytes, atomic_write_text, atomic_writer, provenance, write_results
 from ..runs import RunJournal, claim_output, executor, progress_bar, run_units
 from .cheap import cheap_quantities
 from .generators import GeneratorOptions, config_generator, generate
@@ -257,30 +258,42 @@ def _clear(out: Path, results: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         results.unlink()
     parts = out / PARTS_DIR
-    if parts.is_dir():
+    if parts.is_dir() and not parts.is_symlink():
         for p in parts.glob("chunk-*"):
             p.unlink()
 
 
+def _make_parts(out: Path) -> Path:
+    """``out/parts``, created if missing; a link or a file there is refused, never followed."""
+    parts = out / PARTS_DIR
+    try:
+        parts.mkdir()
+    except FileExistsError:
+        if not stat.S_ISDIR(os.lstat(parts).st_mode):
+            raise InvalidInputError(
+                f"{str(parts)!r} is not a folder (a symbolic link or a file); the chunks of "
+                "a batch run are written only into a real folder: remove it") from None
+    return parts
+
+
+def _is_plain_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def _assemble(out: Path, results: Path, config: BatchConfig) -> str:
     """Concatenate the parts in chunk order into ``results`` atomically; its SHA-256."""
-    tmp = results.with_name(f".{results.name}.tmp")
     h = hashlib.sha256()
-    try:
-        with tmp.open("wb") as fh:
-            head = header(config.columns(), config.format)
-            fh.write(head)
-            h.update(head)
-            for k in range(config.n_chunks):
-                data = _part_path(out, k, config.format).read_bytes()
-                fh.write(data)
-                h.update(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, results)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_writer(results) as fh:
+        head = header(config.columns(), config.format)
+        fh.write(head)
+        h.update(head)
+        for k in range(config.n_chunks):
+            data = _part_path(out, k, config.format).read_bytes()
+            fh.write(data)
+            h.update(data)
     return h.hexdigest()
 
 
@@ -404,7 +417,7 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
     journal = RunJournal(out / JOURNAL_FILE, experiment="batch", config=fp)
     n_chunks = config.n_chunks
     complete = journal.done.get("complete")
-    finished = (complete is not None and results.exists()
+    finished = (complete is not None and _is_plain_file(results)
                 and _file_sha256(results) == complete.get("sha256"))
     computed = 0
     reused = n_chunks
@@ -415,7 +428,7 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
                 continue
             p = _part_path(out, chunk, config.format)
             v = _values_path(out, chunk)
-            if (p.exists() and v.exists() and p.stat().st_size == rec["bytes"]
+            if (_is_plain_file(p) and _is_plain_file(v) and p.stat().st_size == rec["bytes"]
                     and _file_sha256(p) == rec["sha256"]
                     and _file_sha256(v) == rec.get("values_sha256")):
                 done.add(chunk)
@@ -423,7 +436,7 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
         todo = [t for t in plan(config) if t.chunk not in done]
         if done:
             log.info("resuming %s: %d of %d chunks already done", out, len(done), n_chunks)
-        (out / PARTS_DIR).mkdir(exist_ok=True)
+        _make_parts(out)
         computed = _drive(todo, config, out, journal, jobs, scheduler, client,
                           connect_timeout, progress, done_rows=_rows_of(config, done))
         sha = _assemble(out, results, config)
@@ -485,11 +498,19 @@ def _drive(todo, config, out, journal, jobs, scheduler, client, timeout, progres
 
     def finish(res: ChunkOutput) -> None:
         npy = _npy_bytes(res.values)
-        atomic_write_bytes(_values_path(out, res.chunk), npy)
-        atomic_write_bytes(_part_path(out, res.chunk, config.format), res.payload)
-        journal.add(res.chunk, {"rows": res.rows, "bytes": len(res.payload),
-                                "sha256": _sha256(res.payload), "values_sha256": _sha256(npy),
-                                "seconds": round(res.seconds, 6)})
+        files = (_values_path(out, res.chunk), _part_path(out, res.chunk, config.format))
+        try:
+            atomic_write_bytes(files[0], npy)
+            atomic_write_bytes(files[1], res.payload)
+            journal.add(res.chunk, {"rows": res.rows, "bytes": len(res.payload),
+                                    "sha256": _sha256(res.payload),
+                                    "values_sha256": _sha256(npy),
+                                    "seconds": round(res.seconds, 6)})
+        except BaseException:  # a chunk is its files and its journal line, or nothing
+            for p in files:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+            raise
         bar.update(res.rows)
 
     try:

@@ -53,6 +53,12 @@ On a Dask cluster: install isoapprox on the client, scheduler and workers;
 start the workers with one thread each (OMP_NUM_THREADS=1
 NUMBA_NUM_THREADS=1 dask worker tcp://scheduler:8786 --nthreads 1
 --nworkers auto); only this process writes files.
+
+exit status: 0 on success; 2 on a bad option or output folder (one line on
+stderr); 4 if the system fails a file operation (disk full, permission
+denied, a file removed during the run: one line naming the path; the
+finished chunks stay, and rerunning the command resumes); 130 if
+interrupted, 143 if terminated.
 """
 
 

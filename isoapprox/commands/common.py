@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import math
+import os
 import signal
 import sys
 import threading
@@ -17,14 +19,22 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..exceptions import InvalidInputError, IsoapproxError
-from ..runs import claim_output
+from ..runs import SYSTEM_REFUSALS, claim_output
 
-__all__ = ["USER_ERRORS", "CommandParser", "SubcommandParser", "add_run_arguments",
-           "bounded_int", "check_jobs", "claim_outputs", "error_exit", "guarded", "positive_float"]
+__all__ = ["SYSTEM_ERROR_STATUS", "USER_ERRORS", "USER_ERROR_STATUS", "CommandParser",
+           "SubcommandParser", "add_run_arguments", "bounded_int", "check_jobs",
+           "claim_outputs", "error_exit", "guarded", "positive_float", "system_failure"]
 
 #: exceptions that are a user's mistake: one line, exit status 2
 USER_ERRORS = (IsoapproxError, FileNotFoundError, FileExistsError, IsADirectoryError,
                PermissionError)
+
+#: exit status of a user's mistake (an option, an input file, an output path)
+USER_ERROR_STATUS = 2
+
+#: exit status when the system fails the run (:func:`system_failure`: disk full,
+#: permission denied, a read-only file system, a file removed underneath it)
+SYSTEM_ERROR_STATUS = 4
 
 
 def error_exit(prog: str, message: str) -> NoReturn:
@@ -132,22 +142,63 @@ def _sigterm_interrupts() -> Any:
         signal.signal(signal.SIGTERM, previous)
 
 
+def system_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the operating system failing a file operation, not a mistake.
+
+    That is an ``OSError`` raised by the system (it carries an ``errno``)
+    about a named file, or a refusal of the system about none
+    (:data:`isoapprox.runs.SYSTEM_REFUSALS`, a write on a full disk).  An
+    ``OSError`` raised by isoapprox itself to name a user's mistake ("file
+    not found: ...") has no ``errno``.
+
+    Examples
+    --------
+    >>> import errno
+    >>> system_failure(OSError(errno.ENOSPC, "No space left on device", "out/r.json"))
+    True
+    >>> system_failure(FileNotFoundError("embedding file not found: e.npz"))
+    False
+    """
+    return (isinstance(exc, OSError) and exc.errno is not None
+            and (exc.filename is not None or exc.errno in SYSTEM_REFUSALS))
+
+
+def _system_message(exc: OSError) -> str:
+    """``STRERROR (ENAME): 'PATH'`` (and ``-> 'PATH2'`` for a rename)."""
+    text = exc.strerror or os.strerror(exc.errno)
+    name = errno.errorcode.get(exc.errno)
+    if name:
+        text += f" ({name})"
+    if exc.filename is not None:
+        text += f": {os.fsdecode(exc.filename)!r}"
+    if exc.filename2 is not None:
+        text += f" -> {os.fsdecode(exc.filename2)!r}"
+    return text
+
+
 def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
     """``func(*args)``'s exit status; a user's mistake is one line and status 2.
 
-    Ctrl-C (status 130) and SIGTERM (status 143) interrupt the run through
-    the same path, so either one cleans up what the run created and releases
-    its output lock (a journal with finished work is kept for a resume).
+    A failure of the system (:func:`system_failure`: disk full, permission
+    denied, a read-only file system, a file removed during the run) is one
+    line naming the path and the error, and status 4.  Either way the run
+    has removed what it created (a journal with finished work stays for a
+    resume).  Ctrl-C (status 130) and SIGTERM (status 143) interrupt the
+    run through the same path, so either one cleans up what the run created
+    and releases its output lock.
     """
     try:
         with _sigterm_interrupts():
             return int(func(*args) or 0)
-    except USER_ERRORS as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt as exc:
         return _interrupted(prog, exc)
     except Exception as exc:
+        if system_failure(exc):
+            print(f"{prog}: error: {_system_message(exc)}", file=sys.stderr)
+            return SYSTEM_ERROR_STATUS
+        if isinstance(exc, USER_ERRORS):
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return USER_ERROR_STATUS
         # a signal's exception raised inside a C callback (numba's unpickling of
         # a cached function, for one) reaches us wrapped in a SystemError
         interrupt = _interrupt_in_chain(exc)

@@ -45,7 +45,9 @@ resuming:
   reused: the summary is printed and the figures are redrawn without recomputing
   anything; another configuration needs --overwrite (or another --out).
 
-exit status: 0 on success; 2 on a bad option (one line on stderr); 130 if interrupted.
+exit status: 0 on success; 2 on a bad option (one line on stderr); 4 if the system fails
+  a file operation (disk full, permission denied; one line naming the path; a rerun
+  resumes from the journal); 130 if interrupted, 143 if terminated.
 
 examples:
   isoapprox toy
@@ -174,13 +176,12 @@ def _run(args: argparse.Namespace, config, jobs: int) -> int:
     out = prepare_output(results, experiment=EXPERIMENT, config=config_key(config),
                          overwrite=args.overwrite, resume=args.resume, reuse=True)
     reused = out is not None
+    journal = journal_path(results)
     if not reused:
-        journal = journal_path(results)
         out = run_toy(config, jobs=jobs, scheduler=args.scheduler,
                       connect_timeout=args.connect_timeout, progress=not args.quiet,
                       journal=journal)
         write_toy_results(results, config, out, jobs=jobs)
-        journal.unlink(missing_ok=True)
     figures: list[Path] = []
     if not args.no_figures:
         from ..plotting.registry import build_figures
@@ -188,6 +189,8 @@ def _run(args: argparse.Namespace, config, jobs: int) -> int:
         logger.info("toy: drawing the figures into %s", args.figures)
         figures = [p for p in build_figures([results], args.figures)
                    if p.suffix in (".png", ".pdf")]
+    if not reused:  # only now: if the figures fail (a full disk), a rerun resumes from it
+        journal.unlink(missing_ok=True)
     seconds = time.perf_counter() - t0
     print(format_summary(out))
     print()

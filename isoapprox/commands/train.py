@@ -72,7 +72,11 @@ def register(
             "--loss batch_hard selectively_contrastive --normalize yes --seeds 0 1 2 "
             "--jobs 2 --out sweep.json\n"
             "  isoapprox train --dataset gaussian --set n_classes=300 --set "
-            "n_train_classes=256 --batch-size 512 --dry-run"
+            "n_train_classes=256 --batch-size 512 --dry-run\n\n"
+            "exit status: 0 on success; 2 on a bad option or output (one line on stderr);\n"
+            "  4 if the system fails a file operation (disk full, permission denied: one\n"
+            "  line naming the path; rerunning resumes from the journal); 130 if\n"
+            "  interrupted, 143 if terminated."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
