@@ -16,8 +16,13 @@ section prints its ratio against a baseline timed in the same run):
    ``isometric_error``, ``min_enclosing_ball``; the kernel also computes
    thickness, which the loop does not).  Then the kernel on two cores (two
    processes, one thread each, timed together after a barrier), the goal
-   being >= 1e6 configurations per second; the generator (numpy streams per configuration); and
-   the CSV encoding of the result rows.
+   being >= 1e6 configurations per second; the generator (numba Philox
+   streams, one call per chunk) against the numpy streams it replaced (one
+   ``Generator(Philox(SeedSequence(...)))`` per configuration, then the same
+   kernel), interleaved, CPU time, with a bit-for-bit check of the two; the
+   CSV encoding of the result rows; and where one chunk's time goes
+   (``run_chunk``, stage ``cheap``: generation, stages, encoding, summary
+   values; CPU time per configuration).
 2. Scaling of ``run_batch`` (stage ``cheap``) from ``jobs=1`` (in this process) to 2 on
    the same grid: wall time, including the start of the worker processes
    (measured separately) and the final assembly of the table.
@@ -53,12 +58,15 @@ from isoapprox.batch import (  # noqa: E402
     BatchConfig,
     Grid,
     cheap_quantities,
+    config_generator,
     generate,
     get_stage,
     plan,
     run_batch,
 )
 from isoapprox.batch.engine import evaluate_chunk, run_chunk  # noqa: E402
+from isoapprox.batch.generators import cell_words, layout_codes  # noqa: E402
+from isoapprox.batch.summary import summary_values  # noqa: E402
 from isoapprox.batch.table import encode_rows  # noqa: E402
 from isoapprox.kernels import batch as BK  # noqa: E402
 from isoapprox.runs import executor  # noqa: E402
@@ -73,6 +81,35 @@ def _median_time(fn, repeats: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def _median_cpu_interleaved(fns, repeats: int) -> list[float]:
+    """Median CPU seconds of each of ``fns``, called in turn ``repeats`` times (after a warm-up)."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            c = time.process_time()
+            fn()
+            times[k].append(time.process_time() - c)
+    return [statistics.median(t) for t in times]
+
+
+def _numpy_streams_generate(reps: np.ndarray, seed: int = 0):
+    """The generator before issue 35: one numpy ``Generator`` per configuration, same kernel.
+
+    Gaussian N = 5 in R^2, two balanced classes: the cell of :func:`_configs`.
+    """
+    words = cell_words("gaussian", 5, 2, 2, "balanced")
+    n_u = BK.uniform_count(0, 5, 2, 2, False)
+    U = np.empty((reps.shape[0], n_u))
+    for b in range(reps.shape[0]):
+        U[b] = config_generator(seed, words, int(reps[b])).random(n_u)
+    X = np.empty((reps.shape[0], 5, 2))
+    codes = np.empty((reps.shape[0], 5), dtype=np.int64)
+    BK.generate_kernel(U, 0, 2, False, layout_codes(5, 2, "balanced"), 0.25, 1e-3, X, codes)
+    return X, codes
 
 
 def _load() -> str:
@@ -157,9 +194,23 @@ def section_cheap(B: int, B_loop: int, repeats: int) -> None:
     print(f"   kernel on 2 cores (2 processes) {r_two:12,.0f} configurations/s "
           f"({'meets' if r_two >= 1e6 else 'below'} the 1e6 goal; x{r_two / r_vec:.2f} of 1 core)")
 
-    t_gen = _median_time(lambda: generate("gaussian", 5, 2, 2, "balanced", np.arange(B)), repeats)
-    print(f"   generator (numpy streams)       {B / t_gen:12,.0f} configurations/s "
-          f"(ratio to the kernel {t_vec / t_gen:.2f})")
+    # generator: numba streams against the numpy streams they replaced, on the
+    # same repetitions (interleaved, CPU time, one thread)
+    B_gen = min(B, 20_000)
+    reps = np.arange(B_gen)
+    Xa, ya = generate("gaussian", 5, 2, 2, "balanced", reps)
+    Xb, yb = _numpy_streams_generate(reps)
+    same = np.array_equal(Xa.view(np.uint64), Xb.view(np.uint64)) and np.array_equal(ya, yb)
+    t_gen, t_np = _median_cpu_interleaved(
+        [lambda: generate("gaussian", 5, 2, 2, "balanced", reps),
+         lambda: _numpy_streams_generate(reps)], repeats)
+    print(f"   generator, numba streams        {B_gen / t_gen:12,.0f} configurations/s "
+          f"(CPU; {1e6 * t_gen / B_gen:.2f} us each; ratio to the kernel "
+          f"{t_vec / B / (t_gen / B_gen):.2f})")
+    print(f"   generator, numpy streams        {B_gen / t_np:12,.0f} configurations/s "
+          f"(CPU; {1e6 * t_np / B_gen:.2f} us each; the implementation before issue 35)")
+    print(f"   ratio numpy / numba streams     {t_np / t_gen:12,.1f} "
+          f"(configurations bit-identical: {same})")
     cfg = BatchConfig(Grid(repetitions=min(B, 50_000)), chunk_size=min(B, 50_000))
     task = plan(cfg)[0]
     cols = evaluate_chunk(task)
@@ -167,6 +218,41 @@ def section_cheap(B: int, B_loop: int, repeats: int) -> None:
     t_enc = _median_time(lambda: encode_rows(cols, task.columns, "csv"), max(1, repeats // 2))
     print(f"   CSV encoding of the rows        {n / t_enc:12,.0f} rows/s "
           f"({len(task.columns)} columns; ratio to the kernel {t_vec / B / (t_enc / n):.3f})")
+
+
+def section_chunk(reps: int, repeats: int) -> None:
+    """Where one chunk's CPU time goes (stage cheap, one thread, in this process)."""
+    import numba
+
+    print(f"\n1b. one chunk of {reps:,} configurations end to end (run_chunk, stage cheap, "
+          "N = 5 in R^2, 1 thread, CPU time)")
+    cfg = BatchConfig(Grid(repetitions=reps), stages=("cheap",), chunk_size=reps)
+    task = plan(cfg)[0]
+    cell = task.cell
+    rr = np.arange(task.start, task.stop)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        cols = evaluate_chunk(task)
+        X, codes = generate(cell.distribution, cell.n_points, cell.dim, cell.n_classes,
+                            cell.layout, rr, seed=task.seed)
+        parts = {
+            "generate (numba streams + kernel)": lambda: generate(
+                cell.distribution, cell.n_points, cell.dim, cell.n_classes, cell.layout, rr,
+                seed=task.seed),
+            "stage cheap (validation + kernel)": lambda: cheap_quantities(X, codes),
+            "evaluate_chunk (all of the above)": lambda: evaluate_chunk(task),
+            f"encode_rows ({task.format})": lambda: encode_rows(cols, task.columns,
+                                                                task.format),
+            "summary_values": lambda: summary_values(cols, task.columns),
+            "run_chunk (the whole task)": lambda: run_chunk(task),
+        }
+        times = _median_cpu_interleaved(list(parts.values()), repeats)
+    finally:
+        numba.set_num_threads(threads)
+    for (name, _), t in zip(parts.items(), times, strict=True):
+        print(f"   {name:36s} {1e6 * t / reps:7.2f} us/configuration "
+              f"({reps / t:10,.0f} /s)")
 
 
 def _grid(reps: int) -> BatchConfig:
@@ -287,6 +373,7 @@ def main(argv=None) -> int:
     print(f"isoapprox batch benchmark: python {platform.python_version()}, numpy {np.__version__}, "
           f"{os.cpu_count()} cpu(s), load average {_load()}")
     section_cheap(B, B_loop, repeats)
+    section_chunk(4096, 3 * repeats)  # the default chunk size of `isoapprox batch`
     local = section_scaling(reps, repeats)
     section_dask(reps, repeats, local)
     if args.stage:

@@ -22,10 +22,18 @@ Compares, in one run and as ratios of medians:
 3. the BLAS floor at N = 4096, n = 128: one float64 ``E @ E.T`` (numpy sends
    it to SYRK) and ``E @ Et`` with ``Et`` a contiguous copy of ``E.T``
    (GEMM); the ratio is quoted against the faster of the two;
-4. peak memory: the growth of peak RSS (``VmHWM``, reset through
+4. the all-triplet loss ``isoapprox.triplet_loss`` (margin 0.2; reductions
+   ``sum``, ``mean`` and ``max``) against numpy/scipy -- ``cdist``, the label
+   masks, each anchor's positive and negative distances gathered into
+   ``(N, K - 1)`` and ``(N, N - K)`` arrays (every class has ``K`` points
+   here) and the hinge of all ``N (K - 1) (N - K)`` triplets in one
+   broadcast -- and PML's ``TripletMarginLoss`` without a miner (all
+   triplets; ``MeanReducer`` / ``SumReducer``, no ``max``), for N in {128,
+   256, 512, 1024, 2048, 4096} and n in {16, 32, 128};
+5. peak memory: the growth of peak RSS (``VmHWM``, reset through
    ``/proc/self/clear_refs`` before the call) during one call, each in a
    fresh process, with its time -- for the three batch-hard implementations
-   and for ``batch_hard_loss``, ``is_triplet_separated``,
+   and for ``batch_hard_loss``, ``triplet_loss``, ``is_triplet_separated``,
    ``separation_report``, ``isometric_error`` and ``diameter`` at
    N = 65,536, n = 128.  (``tracemalloc`` would not see numba's or torch's
    allocations.)
@@ -45,6 +53,7 @@ Usage::
     python benchmarks/bench_losses.py --quick    # small sizes, smoke run
     python benchmarks/bench_losses.py --out results.json
     python benchmarks/bench_losses.py --threads 1   # one thread everywhere
+    python benchmarks/bench_losses.py --sections triplet --threads 1   # one section
 """
 
 from __future__ import annotations
@@ -76,6 +85,8 @@ FULL = dict(
     floor=(4096, 128),
     memory_compare=((4096, 128), (16384, 128)),
     big=(65536, 128),
+    triplet_Ns=(128, 256, 512, 1024, 2048, 4096),
+    triplet_ns=(16, 32, 128),
 )
 QUICK = dict(
     Ns=(256, 1024),
@@ -83,10 +94,15 @@ QUICK = dict(
     floor=(1024, 32),
     memory_compare=((1024, 32),),
     big=(8192, 32),
+    triplet_Ns=(128, 256, 512),
+    triplet_ns=(16, 32),
 )
+SECTIONS = ("batch_hard", "isometric", "floor", "triplet", "memory")
+TRIPLET_REDUCTIONS = ("sum", "mean", "max")
 
 BIG_FUNCTIONS = (
     "isoapprox/batch_hard_loss",
+    "isoapprox/triplet_loss:mean",
     "isoapprox/is_triplet_separated",
     "isoapprox/separation_report",
     "isoapprox/isometric_error",
@@ -126,6 +142,27 @@ def numpy_batch_hard(E: np.ndarray, y: np.ndarray, margin: float) -> float:
     return float(np.mean(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
 
 
+def numpy_triplet(E: np.ndarray, y: np.ndarray, margin: float, reduction: str) -> float:
+    """All-triplet loss from ``cdist`` and label masks (every class has the same size)."""
+    from scipy.spatial.distance import cdist
+
+    N = len(y)
+    D = cdist(E, E)
+    same = y[:, None] == y[None, :]
+    pos = same.copy()
+    np.fill_diagonal(pos, False)
+    P = D[pos].reshape(N, -1)  # each anchor's positives, in index order
+    M = D[~same].reshape(N, -1)  # and its negatives
+    T = P[:, :, None] - M[:, None, :]
+    T += margin
+    np.maximum(T, 0.0, out=T)
+    if reduction == "sum":
+        return float(T.sum())
+    if reduction == "mean":
+        return float(T.mean())
+    return float(T.max())
+
+
 def numpy_isometric(E1: np.ndarray, E2: np.ndarray) -> float:
     from scipy.spatial.distance import cdist
 
@@ -138,6 +175,9 @@ def numpy_isometric(E1: np.ndarray, E2: np.ndarray) -> float:
 def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
     """A zero-argument callable for ``method`` on the seeded data of size ``(N, n)``."""
     family, name = method.split("/")
+    reduction = None
+    if name.startswith("triplet_loss:"):
+        name, reduction = name.split(":")
     if name == "isometric_error":
         E1, E2 = make_pair(N, n)
     else:
@@ -153,6 +193,7 @@ def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
             "separation_report": lambda: L.separation_report(E, y, margin=MARGIN),
             "diameter": lambda: G.diameter(E),
             "isometric_error": lambda: M.isometric_error(E1, E2),
+            "triplet_loss": lambda: L.triplet_loss(E, y, margin=MARGIN, reduction=reduction),
         }
         return table[name]
     if family == "numpy":
@@ -160,6 +201,8 @@ def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
             return lambda: numpy_batch_hard(E, y, MARGIN)
         if name == "isometric_error":
             return lambda: numpy_isometric(E1, E2)
+        if name == "triplet_loss":
+            return lambda: numpy_triplet(E, y, MARGIN, reduction)
         if name == "syrk":
             return lambda: E @ E.T
         if name == "gemm":
@@ -170,12 +213,23 @@ def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
         from pytorch_metric_learning import distances, losses, miners, reducers
 
         dist = distances.LpDistance(normalize_embeddings=False, p=2, power=1)
+        Et = torch.from_numpy(E).to(getattr(torch, pml_dtype))
+        yt = torch.from_numpy(y)
+        if name == "triplet_loss":  # all triplets: no miner
+            if reduction == "max":
+                raise ValueError("PML has no max reducer")
+            red = reducers.SumReducer() if reduction == "sum" else reducers.MeanReducer()
+            loss = losses.TripletMarginLoss(margin=MARGIN, distance=dist, reducer=red)
+
+            def run_all():
+                with torch.no_grad():
+                    return float(loss(Et, yt))
+
+            return run_all
         miner = miners.BatchHardMiner(distance=dist)
         loss = losses.TripletMarginLoss(
             margin=MARGIN, distance=dist, reducer=reducers.MeanReducer()
         )
-        Et = torch.from_numpy(E).to(getattr(torch, pml_dtype))
-        yt = torch.from_numpy(y)
 
         def run():
             with torch.no_grad():
@@ -185,7 +239,7 @@ def build(method: str, N: int, n: int, pml_dtype: str = "float32"):
     raise ValueError(f"unknown method {method!r}")
 
 
-def time_call(f, *, min_reps: int = 3, max_reps: int = 15, budget_s: float = 1.5):
+def time_call(f, *, min_reps: int = 3, max_reps: int = 200, budget_s: float = 1.5):
     """Median wall and CPU time of ``f()`` after one warm-up call, and its value."""
     value = f()
     times, cpu = [], []
@@ -325,6 +379,10 @@ def mem_available_bytes() -> float:
 def bytes_needed(method: str, N: int, pml_dtype: str) -> float:
     """Rough peak of the N x N temporaries (the isoapprox kernels need none)."""
     d = 4 if pml_dtype == "float32" else 8
+    if method.startswith("numpy/triplet_loss"):  # D, masks, then N (K-1) (N-K) hinges
+        return 10.0 * N * N + 8.0 * N * (K_PER_CLASS - 1) * N
+    if method.startswith("pml/triplet_loss"):  # three int64 index lists and the terms
+        return 3 * d * N * N + (24.0 + 2 * d) * N * (K_PER_CLASS - 1) * N
     per_pair = {
         "numpy/batch_hard_loss": 18.0,  # D, a where() copy, two bool masks
         "numpy/isometric_error": 24.0,  # D1, D2 and the difference in place
@@ -399,13 +457,13 @@ class Workers:
         return out
 
 
-def fmt_ms(r: dict) -> str:
-    return f"{1e3 * r['seconds']:.3g}" if "seconds" in r else "—"
+def fmt_ms(r: dict, key: str = "seconds") -> str:
+    return f"{1e3 * r[key]:.3g}" if key in r else "—"
 
 
-def ratio(num: dict, den: dict) -> str:
-    if "seconds" in num and "seconds" in den:
-        return f"{num['seconds'] / den['seconds']:.2f}"
+def ratio(num: dict, den: dict, key: str = "seconds") -> str:
+    if key in num and key in den:
+        return f"{num[key] / den[key]:.2f}"
     return "—"
 
 
@@ -425,6 +483,13 @@ def main(argv=None) -> int:
     )
     ap.add_argument(
         "--no-big", action="store_true", help="skip the N = 65,536 memory runs"
+    )
+    ap.add_argument(
+        "--sections",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(SECTIONS),
+        help="the sections to run (default: all)",
     )
     ap.add_argument(
         "--threads",
@@ -466,9 +531,12 @@ def main(argv=None) -> int:
     for kind, err in W.errors.items():
         print(f"note: the {kind} column is skipped: {err}", flush=True)
 
+    run = set(args.sections)
+    results["sections"] = [k for k in SECTIONS if k in run]
+
     # 1. batch-hard loss ---------------------------------------------------
     rows = []
-    for N in cfg["Ns"]:
+    for N in cfg["Ns"] if "batch_hard" in run else ():
         for n in cfg["ns"]:
             r = {
                 m: W.time(f"{m}/batch_hard_loss", N, n)
@@ -484,7 +552,7 @@ def main(argv=None) -> int:
 
     # 2. isometric error -----------------------------------------------------
     iso_rows = []
-    for N in cfg["Ns"]:
+    for N in cfg["Ns"] if "isometric" in run else ():
         for n in cfg["ns"]:
             r = {
                 "isoapprox": W.time("isoapprox/isometric_error", N, n),
@@ -500,19 +568,38 @@ def main(argv=None) -> int:
 
     # 3. BLAS floor ----------------------------------------------------------
     Nf, nf = cfg["floor"]
-    floor = {
-        "N": Nf,
-        "n": nf,
-        "syrk": W.time("numpy/syrk", Nf, nf),
-        "gemm": W.time("numpy/gemm", Nf, nf),
-        "isoapprox": W.time("isoapprox/batch_hard_loss", Nf, nf),
-    }
-    results["blas_floor"] = floor
+    floor = None
+    if "floor" in run:
+        floor = {
+            "N": Nf,
+            "n": nf,
+            "syrk": W.time("numpy/syrk", Nf, nf),
+            "gemm": W.time("numpy/gemm", Nf, nf),
+            "isoapprox": W.time("isoapprox/batch_hard_loss", Nf, nf),
+        }
+        results["blas_floor"] = floor
+
+    # 4. all-triplet loss ----------------------------------------------------
+    trip_rows = []
+    for N in cfg["triplet_Ns"] if "triplet" in run else ():
+        for n in cfg["triplet_ns"]:
+            for red in TRIPLET_REDUCTIONS:
+                r = {
+                    m: W.time(f"{m}/triplet_loss:{red}", N, n)
+                    for m in ("isoapprox", "numpy", "pml")
+                }
+                trip_rows.append({"N": N, "n": n, "reduction": red, **r})
+                print(
+                    f"  triplet N={N} n={n} {red}: "
+                    + ", ".join(f"{m} {fmt_ms(v)} ms" for m, v in r.items()),
+                    flush=True,
+                )
+    results["triplet"] = trip_rows
     W.close()
 
     # 4. peak memory, fresh process per measurement ------------------------
     mem_rows = []
-    for N, n in cfg["memory_compare"]:
+    for N, n in cfg["memory_compare"] if "memory" in run else ():
         for m in ("isoapprox", "numpy", "pml"):
             mem_rows.append(
                 {
@@ -523,7 +610,7 @@ def main(argv=None) -> int:
                 }
             )
             print(f"  memory {mem_rows[-1]}", flush=True)
-    if not args.no_big:
+    if not args.no_big and "memory" in run:
         N, n = cfg["big"]
         for fn in BIG_FUNCTIONS:
             mem_rows.append({"function": fn, "N": N, "n": n, **W.memory(fn, N, n)})
@@ -535,90 +622,137 @@ def main(argv=None) -> int:
 
     # ---------------------------------------------------------------- report
     out = []
-    out.append(
-        f"\n## Batch-hard loss (mean, margin {MARGIN}): median ms; ratio = other / isoapprox "
-        f"(> 1: isoapprox faster)\n"
-    )
-    out.append(
-        f"| N | n | isoapprox | numpy/scipy | PML ({args.pml_dtype}) | numpy / isoapprox "
-        f"| PML / isoapprox |"
-    )
-    out.append("|---:|---:|---:|---:|---:|---:|---:|")
-    worst_np = worst_pml = 0.0
-    for r in rows:
+    if rows:
         out.append(
-            f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
-            f"{fmt_ms(r['pml'])} | {ratio(r['numpy'], r['isoapprox'])} | "
-            f"{ratio(r['pml'], r['isoapprox'])} |"
+            f"\n## Batch-hard loss (mean, margin {MARGIN}): median ms; ratio = other / isoapprox "
+            f"(> 1: isoapprox faster)\n"
         )
-        d = rel_diff(r["numpy"], r["isoapprox"])
-        worst_np = max(worst_np, d or 0.0)
-        d = rel_diff(r["pml"], r["isoapprox"])
-        worst_pml = max(worst_pml, d or 0.0)
-    out.append(
-        f"\nLargest relative difference of the loss value from isoapprox: numpy/scipy "
-        f"{worst_np:.1e}, PML {worst_pml:.1e}."
-    )
-    for r in rows:
-        for m in ("numpy", "pml"):
-            if "skipped" in r[m]:
+        out.append(
+            f"| N | n | isoapprox | numpy/scipy | PML ({args.pml_dtype}) | numpy / isoapprox "
+            f"| PML / isoapprox |"
+        )
+        out.append("|---:|---:|---:|---:|---:|---:|---:|")
+        worst_np = worst_pml = 0.0
+        for r in rows:
+            out.append(
+                f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
+                f"{fmt_ms(r['pml'])} | {ratio(r['numpy'], r['isoapprox'])} | "
+                f"{ratio(r['pml'], r['isoapprox'])} |"
+            )
+            d = rel_diff(r["numpy"], r["isoapprox"])
+            worst_np = max(worst_np, d or 0.0)
+            d = rel_diff(r["pml"], r["isoapprox"])
+            worst_pml = max(worst_pml, d or 0.0)
+        out.append(
+            f"\nLargest relative difference of the loss value from isoapprox: numpy/scipy "
+            f"{worst_np:.1e}, PML {worst_pml:.1e}."
+        )
+        for r in rows:
+            for m in ("numpy", "pml"):
+                if "skipped" in r[m]:
+                    out.append(
+                        f"- {m} at N={r['N']}, n={r['n']} skipped: {r[m]['skipped']}"
+                    )
+
+    if iso_rows:
+        out.append("\n## Isometric error max|D1 - D2|: median ms\n")
+        out.append("| N | n | isoapprox | numpy (cdist x2) | numpy / isoapprox |")
+        out.append("|---:|---:|---:|---:|---:|")
+        for r in iso_rows:
+            out.append(
+                f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
+                f"{ratio(r['numpy'], r['isoapprox'])} |"
+            )
+        for r in iso_rows:
+            if "skipped" in r["numpy"]:
                 out.append(
-                    f"- {m} at N={r['N']}, n={r['n']} skipped: {r[m]['skipped']}"
+                    f"- numpy at N={r['N']}, n={r['n']} skipped: {r['numpy']['skipped']}"
                 )
 
-    out.append("\n## Isometric error max|D1 - D2|: median ms\n")
-    out.append("| N | n | isoapprox | numpy (cdist x2) | numpy / isoapprox |")
-    out.append("|---:|---:|---:|---:|---:|")
-    for r in iso_rows:
+    if floor:
         out.append(
-            f"| {r['N']} | {r['n']} | {fmt_ms(r['isoapprox'])} | {fmt_ms(r['numpy'])} | "
-            f"{ratio(r['numpy'], r['isoapprox'])} |"
+            f"\n## BLAS floor at N = {Nf}, n = {nf} (float64, default BLAS threads)\n"
         )
-    for r in iso_rows:
-        if "skipped" in r["numpy"]:
+        out.append("| operation | median ms | isoapprox batch_hard_loss / operation |")
+        out.append("|---|---:|---:|")
+        for key, label in (
+            ("syrk", "`E @ E.T` (numpy -> SYRK)"),
+            ("gemm", "`E @ Et`, Et = copy of E.T (GEMM)"),
+        ):
             out.append(
-                f"- numpy at N={r['N']}, n={r['n']} skipped: {r['numpy']['skipped']}"
+                f"| {label} | {fmt_ms(floor[key])} | {ratio(floor['isoapprox'], floor[key])} |"
+            )
+        out.append(f"| isoapprox batch_hard_loss | {fmt_ms(floor['isoapprox'])} | 1.00 |")
+        if all("seconds" in floor[k] for k in ("syrk", "gemm", "isoapprox")):
+            fast = min(floor["syrk"]["seconds"], floor["gemm"]["seconds"])
+            out.append(
+                f"\nQuoted floor (the faster of the two): isoapprox / floor = "
+                f"{floor['isoapprox']['seconds'] / fast:.2f}"
             )
 
-    out.append(
-        f"\n## BLAS floor at N = {Nf}, n = {nf} (float64, default BLAS threads)\n"
-    )
-    out.append("| operation | median ms | isoapprox batch_hard_loss / operation |")
-    out.append("|---|---:|---:|")
-    for key, label in (
-        ("syrk", "`E @ E.T` (numpy -> SYRK)"),
-        ("gemm", "`E @ Et`, Et = copy of E.T (GEMM)"),
-    ):
+    if trip_rows:
         out.append(
-            f"| {label} | {fmt_ms(floor[key])} | {ratio(floor['isoapprox'], floor[key])} |"
+            f"\n## All-triplet loss (margin {MARGIN}): median CPU ms of one call; ratio = "
+            f"other / isoapprox (> 1: isoapprox faster), of CPU and of wall time\n"
         )
-    out.append(f"| isoapprox batch_hard_loss | {fmt_ms(floor['isoapprox'])} | 1.00 |")
-    if all("seconds" in floor[k] for k in ("syrk", "gemm", "isoapprox")):
-        fast = min(floor["syrk"]["seconds"], floor["gemm"]["seconds"])
         out.append(
-            f"\nQuoted floor (the faster of the two): isoapprox / floor = "
-            f"{floor['isoapprox']['seconds'] / fast:.2f}"
+            f"| N | n | reduction | isoapprox | numpy/scipy | PML ({args.pml_dtype}) "
+            f"| numpy / isoapprox | same, wall | PML / isoapprox |"
         )
+        out.append("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+        worst_np = 0.0
+        slowest = None
+        for r in trip_rows:
+            out.append(
+                f"| {r['N']} | {r['n']} | {r['reduction']} | "
+                f"{fmt_ms(r['isoapprox'], 'cpu_seconds')} | "
+                f"{fmt_ms(r['numpy'], 'cpu_seconds')} | {fmt_ms(r['pml'], 'cpu_seconds')} | "
+                f"{ratio(r['numpy'], r['isoapprox'], 'cpu_seconds')} | "
+                f"{ratio(r['numpy'], r['isoapprox'])} | "
+                f"{ratio(r['pml'], r['isoapprox'], 'cpu_seconds')} |"
+            )
+            worst_np = max(worst_np, rel_diff(r["numpy"], r["isoapprox"]) or 0.0)
+            if "cpu_seconds" in r["numpy"] and "cpu_seconds" in r["isoapprox"]:
+                q = r["numpy"]["cpu_seconds"] / r["isoapprox"]["cpu_seconds"]
+                if slowest is None or q < slowest[0]:
+                    slowest = (q, r["N"], r["n"], r["reduction"])
+        out.append(
+            f"\nLargest relative difference of the loss value from isoapprox: numpy/scipy "
+            f"{worst_np:.1e}."
+        )
+        if slowest is not None:
+            out.append(
+                f"Smallest ratio numpy / isoapprox (CPU): {slowest[0]:.2f} at N = {slowest[1]}, "
+                f"n = {slowest[2]}, {slowest[3]}."
+            )
+        for r in trip_rows:
+            for m in ("numpy", "pml"):
+                if "skipped" in r[m] and m in W.info:
+                    out.append(
+                        f"- {m} at N={r['N']}, n={r['n']}, {r['reduction']} skipped: "
+                        f"{r[m]['skipped']}"
+                    )
 
-    out.append(
-        "\n## Peak memory: growth of peak RSS during one call (fresh process), and its time\n"
-    )
-    out.append(
-        "| function | N | n | time (s) | peak RSS growth (MiB) | one N x N float64 (MiB) |"
-    )
-    out.append("|---|---:|---:|---:|---:|---:|")
-    for r in mem_rows:
-        nn = 8 * r["N"] ** 2 / 2**20
-        if "seconds" in r:
-            out.append(
-                f"| {r['function']} | {r['N']} | {r['n']} | {r['seconds']:.3g} | "
-                f"{r['peak_growth_mib']:.0f} | {nn:.0f} |"
-            )
-        else:
-            out.append(
-                f"| {r['function']} | {r['N']} | {r['n']} | — | skipped: {r['skipped']} | "
-                f"{nn:.0f} |"
-            )
+    if mem_rows:
+        out.append(
+            "\n## Peak memory: growth of peak RSS during one call (fresh process), and its time\n"
+        )
+        out.append(
+            "| function | N | n | time (s) | peak RSS growth (MiB) | one N x N float64 (MiB) |"
+        )
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for r in mem_rows:
+            nn = 8 * r["N"] ** 2 / 2**20
+            if "seconds" in r:
+                out.append(
+                    f"| {r['function']} | {r['N']} | {r['n']} | {r['seconds']:.3g} | "
+                    f"{r['peak_growth_mib']:.0f} | {nn:.0f} |"
+                )
+            else:
+                out.append(
+                    f"| {r['function']} | {r['N']} | {r['n']} | — | skipped: {r['skipped']} | "
+                    f"{nn:.0f} |"
+                )
     out.append(
         f"\nLoad average: {load0[0]:.2f} at start, {load1[0]:.2f} at end "
         f"(> number of CPUs means the timings are noisy); total {results['wall_seconds']:.0f} s."

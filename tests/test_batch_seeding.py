@@ -1,8 +1,11 @@
-"""Seeding of the batch generator: numpy streams, reproducible, independent of chunking.
+"""Seeding of the batch generator: numpy's streams, reproducible, independent of chunking.
 
 Configuration ``r`` of a cell is drawn from child ``r`` of the cell's
-``SeedSequence(seed, spawn_key=cell_words(...))`` through numpy's Philox;
-a numba kernel only turns the drawn uniforms into labels and points.
+``SeedSequence(seed, spawn_key=cell_words(...))`` through numpy's Philox.
+A numba kernel recomputes those streams for a whole chunk
+(:func:`~isoapprox.kernels.batch.philox_uniforms`), checked here bit for bit
+against numpy's own objects, and another turns the uniforms into labels and
+points.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
-from isoapprox.batch import config_generator, generate
-from isoapprox.batch.generators import DISTRIBUTIONS, LAYOUTS, cell_words
+from isoapprox.batch import config_generator, generate, layout_codes
+from isoapprox.batch.generators import DISTRIBUTIONS, LAYOUTS, cell_words, seed_words
 from isoapprox.kernels import batch as BK
 
 SAMPLERS = [d for d in DISTRIBUTIONS if d != "adversarial"]
@@ -26,6 +29,67 @@ def test_stream_is_the_spawned_child_of_the_cell():
     for r in (0, 4):
         want = np.random.Generator(np.random.Philox(children[r])).random(20)
         np.testing.assert_array_equal(config_generator(99, words, r).random(20), want)
+
+
+def _numpy_stream(seed, spawn, m):
+    ss = np.random.SeedSequence(seed, spawn_key=tuple(int(w) for w in spawn))
+    return np.random.Generator(np.random.Philox(ss)).random(m)
+
+
+def _bits(a):
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
+
+
+# seeds of 1, 2, 3, 4 and 7 words of 32 bits (numpy pads fewer than 4 with zeros)
+SEEDS = [0, 1, 2**32 - 1, 2**32, 2**64 + 5, 2**127 + 3, 2**200 + 12345]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("spawn", [(), (7,), (1, 2), (3, 4, 5), (0xFFFFFFFF, 0, 9, 17),
+                                   (1, 2, 3, 4, 5, 6)])
+def test_numba_streams_are_numpys_bit_for_bit(seed, spawn):
+    entropy = seed_words(seed)
+    key = BK.seed_sequence_key(entropy, np.array(spawn, dtype=np.uint64))
+    want = np.random.SeedSequence(seed, spawn_key=spawn).generate_state(2, np.uint64)
+    assert [int(k) for k in key] == want.tolist()
+    for m in (0, 1, 3, 4, 5, 17, 40):  # within and across blocks of four words
+        U = np.full((2, m), np.nan)
+        BK.philox_uniforms(entropy, np.array([spawn, spawn], dtype=np.uint64).reshape(2, -1), U)
+        want = _numpy_stream(seed, spawn, m)
+        assert np.array_equal(_bits(U[0]), _bits(want)) and np.array_equal(_bits(U[1]), _bits(want))
+
+
+@pytest.mark.parametrize("seed", [0, 2**40 + 1, 2**300 + 7])
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+def test_numba_streams_with_changing_key_prefixes(seed, k):
+    # consecutive rows share the pool before their last word only when their
+    # first k - 1 words agree; here they change at random
+    rng = np.random.default_rng(k)
+    spawn = rng.integers(0, 3, size=(40, k)).astype(np.uint64)
+    spawn[:, -1] = rng.integers(0, 2**32, size=40)
+    U = np.empty((40, 13))
+    BK.philox_uniforms(seed_words(seed), spawn, U)
+    for b in range(40):
+        assert np.array_equal(_bits(U[b]), _bits(_numpy_stream(seed, spawn[b], 13))), b
+
+
+@pytest.mark.parametrize("dist", SAMPLERS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_configurations_are_those_of_numpy_streams(dist, layout):
+    # the obviously-correct twin: one numpy Generator per configuration
+    N, n, P, seed = 9, 3, 4, 2**33 + 1
+    reps = np.array([0, 5, 2**32 - 1, 123456])
+    words = cell_words(dist, N, n, P, layout)
+    code = BK.DISTRIBUTION_CODES[dist]
+    random_layout = layout == "random"
+    n_u = BK.uniform_count(code, N, n, P, random_layout)
+    U = np.stack([config_generator(seed, words, int(r)).random(n_u) for r in reps])
+    base = np.zeros(N, dtype=np.int64) if random_layout else layout_codes(N, P, layout)
+    X = np.empty((len(reps), N, n))
+    codes = np.empty((len(reps), N), dtype=np.int64)
+    BK.generate_kernel(U, code, P, random_layout, base, 0.25, 1e-3, X, codes)
+    Xg, yg = generate(dist, N, n, P, layout, reps, seed=seed)
+    assert np.array_equal(_bits(Xg), _bits(X)) and np.array_equal(yg, codes)
 
 
 # sha256 prefixes of generate(dist, 9, 3, 4, layout, range(5), seed=2026), as

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 import isoapprox as ia
 from isoapprox.diagnostics import collapse_statistics, quick_statistics
 from isoapprox.exceptions import InvalidInputError, NoTripletError
+from isoapprox.kernels import losses as KL
 
 from . import reference as ref
 from .conftest import KERNEL_ATOL, KERNEL_RTOL, labelled_cloud, random_orthogonal, scale_of
@@ -61,6 +63,60 @@ def test_triplet_sum_matches_bruteforce_with_many_positives(rng, sizes, spread, 
     assert_close(st.triplet_sum, want, E)
     assert_close(quick_statistics(E, y, margin=margin).triplet_sum, want, E)
     assert st.n_active == sum(t > 0 for t in ref.triplet_terms(E, y, margin))
+
+
+def _layout(rng, N, layout):
+    if layout == "k4":  # P x K batches, K = 4: the linear sweep of few positives
+        return rng.permutation(np.arange(N) // 4)
+    # one class outnumbering the rest (negatives sorted), one with more than 16
+    # positives (binary search), small classes and singletons
+    big = int(0.55 * N)
+    sizes = [big, 20, 5, 3, 2] + [1] * (N - big - 30)
+    return rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+
+
+@pytest.mark.parametrize(
+    ("N", "n", "layout", "grid"),
+    [(70, 2, "k4", False), (70, 3, "mixed", True), (203, 2, "k4", True), (203, 3, "mixed", False),
+     (1100, 2, "k4", False), (1100, 2, "mixed", True)],
+)
+@pytest.mark.parametrize("margin", [0.0, 0.3])
+def test_triplet_kernel_per_anchor_matches_bruteforce(rng, N, n, layout, grid, margin):
+    # rows and tiles cut at 32 anchors and 64 columns (N = 70, 203); N = 1100 runs
+    # the parallel kernel.  Integer grids tie many distances.  In n <= 3 numpy's
+    # distances are those of the kernel bit for bit, so the counts are exact.
+    y = _layout(rng, N, layout)
+    E = rng.integers(-2, 3, size=(N, n)).astype(float) if grid else rng.normal(size=(N, n))
+    sums, counts, active = KL.triplet_loss_kernel(E, y.astype(np.int64), margin)
+    # every anchor, or 100 of them (the last one included) for N = 1100
+    anchors = range(N) if N < 1000 else np.union1d(rng.choice(N, 99, replace=False), [N - 1])
+    for a in anchors:
+        d = np.sqrt(((E[a] - E) ** 2).sum(axis=1))
+        same = y == y[a]
+        same[a] = False
+        t = d[same] + margin
+        v = d[y != y[a]]
+        diff = t[:, None] - v[None, :]
+        assert counts[a] == diff.size
+        assert active[a] == int(np.count_nonzero(diff > 0.0))
+        want = math.fsum(np.maximum(diff, 0.0).ravel().tolist())
+        assert sums[a] == pytest.approx(want, rel=KERNEL_RTOL, abs=KERNEL_ATOL)
+        if t.size <= 16 and t.size <= v.size and N < 1000:
+            # few positives: the documented order, bit for bit (per negative in
+            # index order, its terms over the ascending shifted positives)
+            ts = sorted(t.tolist())
+            exact = 0.0
+            for x in v.tolist():
+                h = 0.0
+                for tq in ts:
+                    if tq > x:
+                        h += tq - x
+                exact += h
+            assert sums[a] == exact
+    if N > 1000:  # the parallel kernel and its serial twin agree bit for bit
+        ser = KL._triplet_loss_kernel_ser(E, y.astype(np.int64), margin)
+        for u, w in zip((sums, counts, active), ser, strict=True):
+            assert np.array_equal(u, w)
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.5])

@@ -26,6 +26,7 @@ __all__ = [
     "config_generator",
     "generate",
     "layout_codes",
+    "seed_words",
     "validate_cell",
 ]
 
@@ -170,6 +171,23 @@ def config_generator(seed: int, words: tuple[int, int], rep: int,
     return np.random.Generator(np.random.Philox(ss))
 
 
+def seed_words(seed: int) -> np.ndarray:
+    """The 32-bit words ``SeedSequence`` reads from a root seed (little-endian; ``[0]`` for 0).
+
+    Examples
+    --------
+    >>> seed_words(2**32 + 5).tolist()
+    [5, 1]
+    """
+    seed = int(seed)
+    words = [seed & 0xFFFFFFFF]
+    seed >>= 32
+    while seed:
+        words.append(seed & 0xFFFFFFFF)
+        seed >>= 32
+    return np.array(words, dtype=np.uint64)
+
+
 def _check_reps(reps: Sequence[int] | np.ndarray) -> np.ndarray:
     arr = np.asarray(reps)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
@@ -245,8 +263,11 @@ def generate(
     code = BK.DISTRIBUTION_CODES[distribution if distribution != "adversarial" else "gaussian"]
     n_u = BK.uniform_count(code, n_points, dim, n_classes, random_layout)
     U = np.empty((B, n_u))
-    for b in range(B):
-        U[b] = config_generator(seed, (w0, w1), int(r[b])).random(n_u)
+    spawn = np.empty((B, 3), dtype=np.uint64)
+    spawn[:, 0] = w0
+    spawn[:, 1] = w1
+    spawn[:, 2] = r
+    BK.philox_uniforms(seed_words(seed), spawn, U)  # config_generator(seed, (w0, w1), r[b])
     BK.generate_kernel(U, code, n_classes, random_layout, base, float(options.spread),
                        float(options.collapse_scale), X, codes)
     if distribution == "adversarial":

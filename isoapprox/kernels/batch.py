@@ -20,6 +20,8 @@ __all__ = [
     "DISTRIBUTION_CODES",
     "cheap_kernel",
     "generate_kernel",
+    "philox_uniforms",
+    "seed_sequence_key",
     "uniform_count",
 ]
 
@@ -240,6 +242,212 @@ def cheap_kernel(X, codes, margin):
         I[b, 0] = n_trip
         I[b, 1] = P
     return F, I
+
+
+# ---------------------------------------------------------------------------
+# numpy's streams, many at once
+# ---------------------------------------------------------------------------
+
+# Stream ``b`` of :func:`philox_uniforms` is numpy's
+# ``Generator(Philox(SeedSequence(entropy, spawn_key=spawn[b]))).random(m)``,
+# recomputed word for word: the SeedSequence pool and state (O'Neill's
+# seed_seq_fe hashing, as numpy implements it), the Philox-4x64-10 key taken
+# from it, the counter incremented *before* each block of four words, and
+# numpy's ``next_double`` ``(w >> 11) * 2**-53``.  Constructing those numpy
+# objects costs about 10 us per configuration; this costs well under one.
+# ``tests/test_batch_seeding.py`` compares the two bit for bit.
+
+_M32 = np.uint64(0xFFFFFFFF)
+_S11 = np.uint64(11)
+_S16 = np.uint64(16)
+_S32 = np.uint64(32)
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+#: SeedSequence hashing constants (numpy.random.bit_generator)
+_INIT_A = np.uint64(0x43B0D7E5)
+_MULT_A = np.uint64(0x931E8875)
+_INIT_B = np.uint64(0x8B51F9DD)
+_MULT_B = np.uint64(0x58F38DED)
+_MIX_L = np.uint64(0xCA01F9DD)
+_MIX_R = np.uint64(0x4973F715)
+#: words of numpy's SeedSequence pool
+_POOL = 4
+#: Philox-4x64 multipliers and key increments (Salmon et al. 2011, Random123)
+_PH_M0 = np.uint64(0xD2E7470EE14C6C93)
+_PH_M1 = np.uint64(0xCA5A826395121157)
+_PH_W0 = np.uint64(0x9E3779B97F4A7C15)
+_PH_W1 = np.uint64(0xBB67AE8584CAA73B)
+_INV_2_53 = 1.0 / 9007199254740992.0
+
+
+@njit(inline="always", **JIT)
+def _hashmix(value, hc):
+    """numpy's ``hashmix`` on 32-bit words; returns the value and the next hash constant."""
+    value = (value ^ hc) & _M32
+    hc = (hc * _MULT_A) & _M32
+    value = (value * hc) & _M32
+    value ^= value >> _S16
+    return value, hc
+
+
+@njit(inline="always", **JIT)
+def _mix(x, y):
+    r = ((_MIX_L * x) - (_MIX_R * y)) & _M32
+    r ^= r >> _S16
+    return r
+
+
+@njit(inline="always", **JIT)
+def _entropy_word(entropy, n_run, spawn, i):
+    """Word ``i`` of the assembled entropy: run words zero-padded to ``n_run``, then spawn words."""
+    if i < n_run:
+        return entropy[i] if i < entropy.shape[0] else _U0
+    return spawn[i - n_run]
+
+
+@njit(**JIT)
+def _seed_absorb(entropy, spawn, n_spawn, pool):
+    """The SeedSequence pool after the run entropy and ``spawn[:n_spawn]``; the hash constant.
+
+    Absorbing the last spawn word afterwards (:func:`_seed_absorb_word`)
+    gives the pool of the whole key: with a spawn key the run entropy fills
+    at least the four pool words, so every spawn word is mixed in after them.
+    """
+    n_run = entropy.shape[0]
+    if spawn.shape[0] > 0 and n_run < _POOL:
+        n_run = _POOL
+    total = n_run + n_spawn
+    hc = _INIT_A
+    for i in range(_POOL):
+        w = _entropy_word(entropy, n_run, spawn, i) if i < total else _U0
+        pool[i], hc = _hashmix(w, hc)
+    for i_src in range(_POOL):
+        for i_dst in range(_POOL):
+            if i_src != i_dst:
+                h, hc = _hashmix(pool[i_src], hc)
+                pool[i_dst] = _mix(pool[i_dst], h)
+    for i_src in range(_POOL, total):
+        hc = _seed_absorb_word(pool, hc, _entropy_word(entropy, n_run, spawn, i_src))
+    return hc
+
+
+@njit(inline="always", **JIT)
+def _seed_absorb_word(pool, hc, w):
+    """Mix one more entropy word into every pool word; returns the hash constant."""
+    for i_dst in range(_POOL):
+        h, hc = _hashmix(w, hc)
+        pool[i_dst] = _mix(pool[i_dst], h)
+    return hc
+
+
+@njit(inline="always", **JIT)
+def _seed_state(pool):
+    """``generate_state(2, np.uint64)`` of a pool: four 32-bit words read as two 64-bit ones."""
+    hb = _INIT_B
+    for i in range(_POOL):
+        v = (pool[i] ^ hb) & _M32
+        hb = (hb * _MULT_B) & _M32
+        v = (v * hb) & _M32
+        pool[i] = v ^ (v >> _S16)
+    return pool[0] | (pool[1] << _S32), pool[2] | (pool[3] << _S32)
+
+
+@njit(**JIT)
+def seed_sequence_key(entropy, spawn):
+    """``SeedSequence(entropy, spawn_key=spawn).generate_state(2, np.uint64)``.
+
+    ``entropy`` holds the 32-bit words of the root seed (little-endian,
+    ``[0]`` for 0) and ``spawn`` one 32-bit word per spawn-key entry, both
+    as uint64 arrays.  With a spawn key numpy pads the run entropy with
+    zeros to the pool size.
+    """
+    pool = np.empty(_POOL, dtype=np.uint64)
+    _seed_absorb(entropy, spawn, spawn.shape[0], pool)
+    return _seed_state(pool)
+
+
+@njit(**JIT)
+def _same_prefix(spawn, b, k):
+    """Whether rows ``b`` and ``b - 1`` of ``spawn`` agree in their first ``k`` words."""
+    for j in range(k):
+        if spawn[b, j] != spawn[b - 1, j]:
+            return False
+    return True
+
+
+@njit(inline="always", **JIT)
+def _mulhilo(a, b):
+    """High and low 64-bit words of the 128-bit product ``a * b``."""
+    a_lo = a & _M32
+    a_hi = a >> _S32
+    b_lo = b & _M32
+    b_hi = b >> _S32
+    ll = a_lo * b_lo
+    hl = a_hi * b_lo
+    lh = a_lo * b_hi
+    cross = (ll >> _S32) + (hl & _M32) + lh  # < 2**64: no carry lost
+    hi = a_hi * b_hi + (hl >> _S32) + (cross >> _S32)
+    return hi, (cross << _S32) | (ll & _M32)
+
+
+@njit(inline="always", **JIT)
+def _philox_block(c0, c1, c2, c3, k0, k1):
+    """Philox-4x64 with 10 rounds: the four words of counter ``(c0, c1, c2, c3)``."""
+    for r in range(10):
+        if r > 0:
+            k0 = k0 + _PH_W0
+            k1 = k1 + _PH_W1
+        hi0, lo0 = _mulhilo(_PH_M0, c0)
+        hi1, lo1 = _mulhilo(_PH_M1, c2)
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+    return c0, c1, c2, c3
+
+
+@njit(**JIT)
+def philox_uniforms(entropy, spawn, U):
+    """Fill row ``b`` of ``U`` (B, m) from stream ``spawn[b]`` of the root ``entropy``.
+
+    ``U[b] = Generator(Philox(SeedSequence(seed, spawn_key=spawn[b]))).random(m)``
+    bit for bit, with ``entropy`` the seed's 32-bit words and ``spawn`` a
+    uint64 array (B, k) of spawn-key entries, each below ``2**32`` (numpy
+    reads a larger entry as several words; callers never pass one).
+    """
+    B, m = U.shape
+    k = spawn.shape[1]
+    base = np.empty(_POOL, dtype=np.uint64)
+    pool = np.empty(_POOL, dtype=np.uint64)
+    hc_base = _U0
+    for b in range(B):
+        if k == 0:
+            k0, k1 = seed_sequence_key(entropy, spawn[b])
+        else:
+            # the pool before the last spawn word is shared by consecutive
+            # rows with the same first k - 1 words (a cell's repetitions)
+            if b == 0 or not _same_prefix(spawn, b, k - 1):
+                hc_base = _seed_absorb(entropy, spawn[b], k - 1, base)
+            pool[:] = base
+            _seed_absorb_word(pool, hc_base, spawn[b, k - 1])
+            k0, k1 = _seed_state(pool)
+        c0 = _U0
+        c1 = _U0
+        c2 = _U0
+        c3 = _U0
+        for i0 in range(0, m, 4):
+            c0 += _U1
+            if c0 == _U0:
+                c1 += _U1
+                if c1 == _U0:
+                    c2 += _U1
+                    if c2 == _U0:
+                        c3 += _U1
+            w0, w1, w2, w3 = _philox_block(c0, c1, c2, c3, k0, k1)
+            U[b, i0] = np.float64(w0 >> _S11) * _INV_2_53
+            if i0 + 1 < m:
+                U[b, i0 + 1] = np.float64(w1 >> _S11) * _INV_2_53
+            if i0 + 2 < m:
+                U[b, i0 + 2] = np.float64(w2 >> _S11) * _INV_2_53
+            if i0 + 3 < m:
+                U[b, i0 + 3] = np.float64(w3 >> _S11) * _INV_2_53
 
 
 # ---------------------------------------------------------------------------

@@ -35,6 +35,9 @@ __all__ = [
 
 #: anchors per task in :func:`separation_counts`
 _SEP_GROUP = 32
+#: anchors per task in :func:`triplet_loss_kernel` (their distance rows are
+#: buffered, ``_TRI_GROUP x N`` doubles per task)
+_TRI_GROUP = 32
 #: up to this many positives per anchor, violations are counted by a
 #: vectorised pass over all points per positive; above it, by sorting
 _SEP_LINEAR = 32
@@ -158,49 +161,106 @@ def hinge_sorted_negatives(ts, nt, vs, W, nv, atol):
     return active, viol, s
 
 
-@njit(parallel=True, **JIT)
-def _triplet_loss_kernel_par(X, codes, margin):
-    """Per-anchor sum of hinge terms ``[d_ap - d_am + margin]_+`` over all triplets.
+@njit(**JIT)
+def _sort_small(ts, nt):
+    """Insertion sort of ``ts[:nt]`` in place (for ``nt <= _LINEAR``)."""
+    for i in range(1, nt):
+        x = ts[i]
+        j = i - 1
+        while j >= 0 and ts[j] > x:
+            ts[j + 1] = ts[j]
+            j -= 1
+        ts[j + 1] = x
 
-    The anchor's shifted positives ``d_ap + margin`` are sorted and every
-    negative is tested against them (:func:`hinge_against_sorted`), or, when
-    the anchor's class outnumbers the rest, the negatives are sorted instead
-    (:func:`hinge_sorted_negatives`): ``O(N log N)`` per anchor after the
-    distances, whatever the number of active triplets, and no cancellation.
 
-    Returns
-    -------
-    sums : float64 array (N,)
-        Sum over the anchor's (p, m) pairs.
-    counts : int64 array (N,)
-        Number of triplets with that anchor (``n_pos * n_neg``).
-    active : int64 array (N,)
-        Number of triplets with a strictly positive term.
+@njit(**JIT)
+def _hinge_row_linear(drow, codes, ca, ts, nt, h):
+    """Hinge sum and active count of one anchor's row against ascending ``ts[:nt]``.
+
+    The sum :func:`hinge_against_sorted` gives with few positives, bit for
+    bit: per negative ``b``, ``h[b] = sum_q (t_q - d_b)`` over ``t_q > d_b`` in
+    ascending ``q``, then ``s = sum_b h[b]`` in increasing index order.  The
+    ``h[b]`` are computed for every point at once, vectorised over ``b``,
+    without branches: a term with ``t_q <= d_b``, and ``h[b]`` of a point
+    that is not a negative, add ``+0.0``, which leaves a non-negative sum
+    unchanged.  ``h`` is workspace of length ``N``.
     """
-    n = X.shape[0]
-    sums = np.zeros(n)
-    counts = np.zeros(n, dtype=np.int64)
-    active = np.zeros(n, dtype=np.int64)
-    for a in prange(n):
+    N = drow.shape[0]
+    for b in range(N):
+        h[b] = 0.0
+    act = 0
+    for q in range(nt):
+        t = ts[q]
+        for b in range(N):
+            v = drow[b]
+            above = t > v
+            h[b] += (t - v) if above else 0.0
+            act += above & (codes[b] != ca)
+    s = 0.0
+    for b in range(N):
+        s += h[b] if codes[b] != ca else 0.0
+    return s, act
+
+
+@njit(**JIT)
+def _triplet_group(
+    X, XT, codes, margin, members, start, g0, g1, sums, counts, active, buf, acc, pos, neg, gaps
+):
+    """Hinge sums of anchors ``[g0, g1)`` (at most ``_TRI_GROUP``) from whole rows.
+
+    The rows come from the tile engine (bitwise :func:`dist`).  Each anchor's
+    shifted positives ``d_ap + margin`` are sorted.  With at most
+    ``_LINEAR`` of them (and no more than the negatives) the row is swept
+    once per positive, vectorised (:func:`_hinge_row_linear`); otherwise
+    every negative is located among them (:func:`hinge_against_sorted`), or,
+    when the anchor's class outnumbers the rest, the negatives are sorted
+    instead (:func:`hinge_sorted_negatives`).  Every route adds a negative's
+    terms in ascending order of the shifted positives and the negatives in
+    increasing index order.
+    """
+    N = X.shape[0]
+    for c0 in range(0, N, TJ):
+        nc = min(TJ, N - c0)
+        for r0 in range(g0, g1, TA):
+            nr = min(TA, g1 - r0)
+            tile_dist(X, XT, r0, nr, c0, nc, acc)
+            for r in range(nr):
+                src = acc[r, :nc]
+                dst = buf[r0 - g0 + r, c0 : c0 + nc]
+                for j in range(nc):
+                    dst[j] = src[j]
+    for a in range(g0, g1):
+        drow = buf[a - g0]
         ca = codes[a]
-        pos = np.empty(n)
-        neg = np.empty(n)
-        gaps = np.empty(n)
+        s0 = start[ca]
+        s1 = start[ca + 1]
+        npos = s1 - s0 - 1
+        nneg = N - (s1 - s0)
+        counts[a] = npos * nneg
+        if npos <= 0 or nneg <= 0:
+            continue
+        if npos <= _LINEAR and npos <= nneg:
+            k = 0
+            for q in range(s0, s1):
+                b = members[q]
+                if b != a:
+                    pos[k] = drow[b] + margin
+                    k += 1
+            _sort_small(pos, npos)
+            sums[a], active[a] = _hinge_row_linear(drow, codes, ca, pos, npos, gaps)
+            continue
         npos = 0
         nneg = 0
-        for b in range(n):
+        for b in range(N):
             if b == a:
                 continue
-            d = dist(X, a, X, b)
+            d = drow[b]
             if codes[b] == ca:
                 pos[npos] = d + margin
                 npos += 1
             else:
                 neg[nneg] = d
                 nneg += 1
-        counts[a] = npos * nneg
-        if npos == 0 or nneg == 0:
-            continue
         pos[:npos].sort()
         s = 0.0
         act = 0
@@ -220,6 +280,59 @@ def _triplet_loss_kernel_par(X, codes, margin):
             act, _, s = hinge_sorted_negatives(pos, npos, neg, gaps, nneg, 0.0)
         sums[a] = s
         active[a] = act
+
+
+@njit(parallel=True, **JIT)
+def _triplet_loss_kernel_par(X, codes, margin):
+    """Per-anchor sum of hinge terms ``[d_ap - d_am + margin]_+`` over all triplets.
+
+    Tasks of ``_TRI_GROUP`` anchors (:func:`_triplet_group`), each with its
+    own ``_TRI_GROUP x N`` row buffer and ``O(N)`` workspace:
+    ``O(N log N)`` per anchor after the distances, whatever the number of
+    active triplets, and no cancellation.  Every anchor's sum is computed
+    by one task in a fixed order, so nothing depends on the thread count.
+
+    Returns
+    -------
+    sums : float64 array (N,)
+        Sum over the anchor's (p, m) pairs.
+    counts : int64 array (N,)
+        Number of triplets with that anchor (``n_pos * n_neg``).
+    active : int64 array (N,)
+        Number of triplets with a strictly positive term.
+    """
+    N = X.shape[0]
+    XT = transpose(X)
+    sums = np.zeros(N)
+    counts = np.zeros(N, dtype=np.int64)
+    active = np.zeros(N, dtype=np.int64)
+    members, start = _class_members(codes)
+    ngroups = (N + _TRI_GROUP - 1) // _TRI_GROUP
+    for g in prange(ngroups):
+        g0 = g * _TRI_GROUP
+        buf = np.empty((_TRI_GROUP, N))
+        acc = np.empty((TA, TJ))
+        pos = np.empty(N)
+        neg = np.empty(N)
+        gaps = np.empty(N)
+        _triplet_group(
+            X,
+            XT,
+            codes,
+            margin,
+            members,
+            start,
+            g0,
+            min(N, g0 + _TRI_GROUP),
+            sums,
+            counts,
+            active,
+            buf,
+            acc,
+            pos,
+            neg,
+            gaps,
+        )
     return sums, counts, active
 
 
@@ -276,7 +389,13 @@ _triplet_loss_kernel_ser = serial_twin(_triplet_loss_kernel_par)
 
 
 def triplet_loss_kernel(X, codes, margin):
-    """Per-anchor sums of triplet hinge terms (see ``_triplet_loss_kernel_par``)."""
+    """Per-anchor sums of triplet hinge terms (see ``_triplet_loss_kernel_par``).
+
+    ``X`` is float64 ``(N, n)``, C-contiguous; ``codes`` int64 class codes
+    ``0 .. P-1`` (as :func:`isoapprox._validation.as_labels` returns them).
+    Below ``SERIAL_WORK`` the same body runs on the calling thread, so a
+    small batch starts no threads.
+    """
     if serial_work(X.shape[0], X.shape[0], X.shape[1] + 8):
         return _triplet_loss_kernel_ser(X, codes, margin)
     return _triplet_loss_kernel_par(X, codes, margin)
