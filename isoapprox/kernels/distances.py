@@ -329,9 +329,11 @@ def _diam_parallel(X, bs):
     return best, arg
 
 
-@njit(**JIT)
 def diameter_kernel(X):
     """Largest pairwise distance and the lexicographically first pair (``i < j``).
+
+    A Python function choosing the serial or the parallel kernel, so that a
+    first call compiles only the one it runs.
 
     Row block ``t`` is paired with block ``M - 1 - t`` so parallel tasks of
     the triangle have equal work.  ``(0.0, 0, 1)`` when all points coincide.

@@ -608,7 +608,6 @@ def _bh_parallel(X, codes, bs):
     return hp, hn, hpi, hni
 
 
-@njit(**JIT)
 def batch_hard_terms(X, codes, margin):
     """Hardest positive and hardest negative of every anchor.
 
@@ -625,6 +624,9 @@ def batch_hard_terms(X, codes, margin):
         ``min_m d(a, m)`` over negatives (``+inf`` if none).
     hp_idx, hn_idx : int64 arrays (N,)
         The attaining indices (``-1`` if none; smallest index on ties).
+
+    A Python function choosing the serial or the parallel kernel, so that a
+    first call compiles only the one it runs.
     """
     N, n = X.shape
     if is_serial(N, n):
@@ -780,7 +782,6 @@ def _sep_parallel(X, codes, margin, atol):
 _sep_serial = serial_twin(_sep_parallel)
 
 
-@njit(**JIT)
 def separation_counts(X, codes, margin, atol):
     """Per-anchor number of triplets with ``(d_ap + margin) - d_am > atol``.
 
