@@ -19,9 +19,9 @@ from . import planted
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 STUCK = EXAMPLES / "stuck_at_margin.npz"
-#: a short solver budget: the findings tested below are decided by closed forms
-#: and proven bounds
-FAST = ("--theory-time-limit", "0.5")
+#: a short work budget: the findings tested below are decided by closed forms and
+#: proven bounds (counts of work, so the same on a busy machine)
+FAST = ("--effort", "quick")
 
 
 def _run(capsys, *argv):
@@ -203,6 +203,61 @@ def test_large_file_theory_over_several_random_batches(tmp_path, capsys):
     assert any("Theory on 3 of 3 batches" in d for d in rep["verdict"]["details"])
 
 
+def _partial_file(tmp_path):
+    """A small planted partial collapse: 6 of 16 classes merged, 64 points in R^8."""
+    E, y = planted.partial(np.random.default_rng(0), P=16, K=4, n=8, merged=6)
+    return _save(tmp_path, "partial", E, y)
+
+
+def test_sections_state_their_budget(tmp_path, capsys):
+    js = tmp_path / "r.json"
+    code, out, _ = _run(capsys, _partial_file(tmp_path), "--margin", "0.2", "--json", js)
+    assert code == 0
+    assert "statistics (exact, no sampling: all 64 points, 2016 pairs; enclosing balls " \
+           "certified to 1e-12)" in out
+    assert re.search(r"work budget \(effort default\) +64 points, 16 classes +per solve <= 24 "
+                     r"local solves \(fewer beyond 16 points\) at max_iter 200, 20000 nodes, "
+                     r"4000 LPs, 8 sub-problems; used d_iso: \d+ local solves at max_iter 50 "
+                     r"\(\d+ iterations; statement 3 decided\); safety net 600 s "
+                     r"\(not reached\)", out)
+    assert re.search(r"certified +what the verdict reads +d_iso bracket, D\*, layout; not: "
+                     r"minimax Procrustes", out)
+    assert re.search(r"thickness theta\(E\) +not computed +not read by the verdict", out)
+    doc = json.loads(js.read_text())
+    b = doc["theory"]["budget"]
+    assert (b["certify"], b["effort"], b["points"], b["classes"]) == ("verdict", "default", 64, 16)
+    assert b["per_solve"]["n_starts"] == 24 and b["iso_stages"][0]["verdict_decided"]
+    assert doc["theory"]["theta"] is None  # not computed (NaN in memory)
+    st = doc["statistics"]["budget"]
+    assert st["sampled"] is False and st["pairs"] == 2016 and st["points"] == 64
+
+
+def test_planted_partial_collapse_verdicts_do_not_depend_on_certify_all(tmp_path, capsys):
+    """The default (certify only what the verdict reads) and --certify-all (every
+    quantity, the former default) reach the same verdicts on a planted partial collapse."""
+    path = _partial_file(tmp_path)
+    docs, outs = {}, {}
+    for name, extra in (("verdict", []), ("all", ["--certify-all"])):
+        js = tmp_path / f"{name}.json"
+        code, outs[name], _ = _run(capsys, path, "--margin", "0.2", "--json", js, *extra)
+        assert code == 0
+        docs[name] = json.loads(js.read_text())
+    lean, full = docs["verdict"], docs["all"]
+    for key in ("status", "headline", "signatures", "advice"):
+        assert lean["verdict"][key] == full["verdict"][key], key
+    assert lean["verdict"]["status"] == "partial-collapse"
+    assert lean["signatures"] == full["signatures"]
+    for key in ("loss_faithful", "beyond_simplex", "n_separated_classes", "d_star",
+                "d_star_lower", "d_star_upper", "max_classes", "min_dim", "loss_max"):
+        assert lean["theory"][key] == full["theory"][key], key
+    for check in ("loss_lower_check", "loss_upper_check"):
+        assert lean["theory"][check]["holds"] == full["theory"][check]["holds"]
+    assert lean["theory"]["loss_faithful"] is True and lean["theory"]["beyond_simplex"]
+    assert full["theory"]["budget"]["certify"] == "all" and full["theory"]["theta"] > 0
+    assert re.search(r"thickness theta\(E\) +0\.0", outs["all"])
+    assert re.search(r"certified +all +thickness starts 0", outs["all"])
+
+
 def _errors(tmp_path):
     E, y = planted.healthy(np.random.default_rng(0), P=3, K=3, n=2)
     ok = _save(tmp_path, "ok", E, y)
@@ -241,6 +296,7 @@ def test_help_lists_the_theory_options(capsys):
     with pytest.raises(SystemExit):
         main(["diagnose", "--help"])
     out = capsys.readouterr().out
-    for word in ("--no-theory", "--theory-time-limit", "--theory-max-points",
-                 "--theory-batches", "--out", "--plot", "D*(P, n, margin)"):
+    for word in ("--no-theory", "--effort", "--certify-all", "--theory-time-limit",
+                 "--theory-max-points", "--theory-batches", "--out", "--plot",
+                 "D*(P, n, margin)"):
         assert word in out, word

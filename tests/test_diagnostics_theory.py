@@ -44,14 +44,14 @@ from isoapprox.packing import (
 from . import planted
 from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
 
-#: short solver budget: the planted cases below are decided by closed forms
-#: and proven bounds, not by a long search
-FAST = TheoryOptions(time_limit=0.5)
-#: a test that asserts a certificate gives the solver a budget far above what it needs:
-#: with 0.5 s, the 6-point collapsed case below was certified under the default
-#: OpenBLAS kernel but not under OPENBLAS_CORETYPE=Sandybridge (another start order
-#: of the local solves; it certified there within 2 s)
-CERTIFY = TheoryOptions(time_limit=20.0)
+#: a short work budget: the planted cases below are decided by closed forms and
+#: proven bounds, not by a long search (counts, so the same on any machine)
+FAST = TheoryOptions(effort="quick")
+#: a test that asserts a certificate gives the solver the default budget, far above
+#: what the 6-point collapsed case below needs (a clock of 0.5 s certified it under
+#: the default OpenBLAS kernel but not under OPENBLAS_CORETYPE=Sandybridge; a count
+#: of work does not depend on the kernel's speed)
+CERTIFY = TheoryOptions(effort="default")
 
 
 def _holds_bracket(b, scale):
@@ -209,7 +209,7 @@ def test_packing_bound_never_exceeds_a_feasible_value(rng):
             E = spread * rng.normal(size=(y.size, n))
             b = packing_bound(E, y, margin=0.3)
             # feasible points: the solver's f*, and classes collapsed onto a D* layout
-            res = nearest_ideal(E, y, margin=0.3, rng=0, time_limit=0.5, warn_uncertified=False)
+            res = nearest_ideal(E, y, margin=0.3, rng=0, effort="quick", warn_uncertified=False)
             assert b <= res.upper * (1 + BRACKET_RTOL)
             Pp = separated_class_count(y)
             centres = min_separated_diameter(Pp, n, margin=0.3).points
@@ -225,7 +225,7 @@ def test_packing_bound_at_exact_collapse_is_d_star():
     golden = (1 + math.sqrt(5)) / 2
     # the bound is lowered by 1e-12 (relative) against rounding
     assert packing_bound(E, y, margin=1.0) == pytest.approx(golden, rel=2e-12)
-    res = nearest_ideal(E, y, margin=1.0, rng=0, time_limit=2.0, warn_uncertified=False)
+    res = nearest_ideal(E, y, margin=1.0, rng=0, effort="quick", warn_uncertified=False)
     assert packing_bound(E, y, margin=1.0) <= res.upper * (1 + BRACKET_RTOL)
     assert packing_bound(E, y, margin=0.0) == 0.0
     assert packing_bound(np.ones((10, 2)) * 7.0, y, margin=2.0) == pytest.approx(2 * golden,
@@ -341,7 +341,7 @@ def test_subsample_is_seeded_stratified_and_bounded():
 
 def test_large_batch_is_evaluated_on_a_subsample(rng):
     E, y = planted.collapsed(rng, P=10, K=4, n=2)
-    opts = TheoryOptions(time_limit=0.3, max_points=12)
+    opts = TheoryOptions(effort="quick", n_starts=2, max_points=12)
     t = diagnose_theory(E, y, margin=0.2, options=opts)
     assert t.evaluated == "subsample" and t.n_points == 12 and t.n_input_points == 40
     assert t.n_classes == 3 and np.array_equal(t.labels, y[t.indices])
@@ -374,7 +374,14 @@ def test_section_over_batches_with_a_budget():
     rows = rep["per_batch"]
     assert [r.get("theory.d_iso") is not None for r in rows] == [True, True, False]
     summary = theory_batch_summary(rep)
+    budget = rep["theory"].pop("budget")
     assert rep["theory"] == summary and list(rep)[-2:] == ["verdict", "theory"]
+    # the work it ran under: the first evaluated batch's, and the sampling
+    assert budget["effort"] == "quick" and budget["certify"] == "verdict"
+    assert budget["points"] == 12 and budget["iso_stages"][0]["budget"]["n_starts"] == 1
+    assert rep["data"]["budget"] == {"n_batches": 3, "batch_size": 12, "points_sampled": 36,
+                                     "theory_batches": 2,
+                                     "statistics": "exact within each batch"}
     assert rep["verdict"]["details"][-len(summary["findings"]):] == summary["findings"]
     assert summary["n_evaluated"] == 2 and summary["beyond_simplex"] == 2
     assert summary["unfaithful"] == 2 and summary["faithful"] == 0
@@ -387,6 +394,90 @@ def test_section_over_batches_with_a_budget():
         diagnose_batches(E, y, batch_size=12, theory=DiagnoseOptions())
     with pytest.raises(TypeError, match="`options` must be a TheoryOptions"):
         diagnose_theory(E, y, options=DiagnoseOptions())
+
+
+# --- what is certified, and the work budget -------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["collapsed", "partial", "subsample"])
+def test_verdict_mode_decides_as_certify_all(case):
+    """``certify="verdict"`` leaves out only what no verdict reads: the checks of
+    statements 3 and 4 and the layout agree with ``"all"``; theta is not computed."""
+    rng = np.random.default_rng(5)
+    opts = FAST
+    if case == "collapsed":
+        E, y = planted.collapsed(rng, P=6, K=3, n=2)
+    elif case == "partial":
+        E, y = planted.partial(rng, P=12, K=4, n=4, merged=5)
+    else:
+        E, y = planted.partial(rng, P=16, K=4, n=8, merged=6)
+        opts = TheoryOptions(effort="quick", max_points=32)
+    lean = diagnose_theory(E, y, margin=0.2, options=opts)
+    full = diagnose_theory(E, y, margin=0.2, options=opts, certify="all")
+    assert (lean.certify, full.certify) == ("verdict", "all")
+    assert np.array_equal(lean.indices, full.indices)
+    for key in ("3_lower", "3_upper", "4_diameter"):
+        assert lean.theory.checks[key].holds == full.theory.checks[key].holds, key
+    assert lean.loss_faithful == full.loss_faithful and lean.beyond_simplex == full.beyond_simplex
+    assert (lean.d_star, lean.d_star_lower, lean.d_star_upper) == (
+        full.d_star, full.d_star_lower, full.d_star_upper)
+    assert lean.suggestion == full.suggestion
+    assert math.isnan(lean.theta) and math.isfinite(full.theta) and full.theta_lower > 0.0
+    assert "1_isometry" not in lean.theory.checks and "1_isometry" in full.theory.checks
+    # both brackets are proven, so each lower end is below the other's upper end
+    scale = max(lean.diameter, 0.2)
+    for a, b in ((lean.iso, full.iso), (full.iso, lean.iso), (lean.haus, full.haus),
+                 (full.haus, lean.haus)):
+        assert a.lower <= b.upper + BRACKET_RTOL * scale
+    assert lean.budget["skipped"] and full.budget["skipped"] == []
+    assert full.budget["iso_stages"] is None and full.budget["thickness_starts"] == 0
+    assert any("--certify-all computes both" in f for f in lean.findings)
+    assert any("thickness theta(E) = " in f for f in full.findings)
+    _check_consistent(lean, E, y)
+    _check_consistent(full, E, y)
+
+
+def test_budget_states_the_work_and_the_stages_stop_at_a_decided_verdict():
+    E, y = planted.collapsed(np.random.default_rng(5), P=6, K=3, n=2)
+    t = diagnose_theory(E, y, margin=0.2)
+    b = t.budget
+    assert b["effort"] == "default" and b["per_solve"] == TheoryOptions().budget().to_dict()
+    assert b["safety_net_seconds"] == 600.0 and b["reproducible"] is True
+    assert (b["points"], b["input_points"], b["classes"], b["max_points"]) == (18, 18, 6, 200)
+    first = b["iso_stages"][0]
+    assert first["budget"]["n_starts"] == 1 and first["budget"]["max_iter"] < 200
+    # the packing bound proves d_iso > L at once: no second stage
+    assert first["verdict_decided"] and len(b["iso_stages"]) == 1
+    assert b["solves"]["iso"]["n_starts"] == first["n_starts"]
+    assert t.to_dict()["budget"] == b and t.to_dict()["certify"] == "verdict"
+    json.dumps(to_jsonable(t.to_dict()), allow_nan=False)
+    # a budget no larger than the first stage's is one stage
+    small = TheoryOptions(n_starts=1, max_iter=10)
+    stages = diagnose_theory(E, y, margin=0.2, options=small).budget["iso_stages"]
+    assert len(stages) == 1 and stages[0]["budget"] == small.budget().to_dict()
+    with pytest.raises(InvalidInputError, match="`certify` must be one of"):
+        diagnose_theory(E, y, margin=0.2, certify="most")
+    with pytest.raises(InvalidInputError, match="`certify` must be one of"):
+        diagnose_batches(E, y, batch_size=12, samples_per_class=3, theory=FAST,
+                         certify="most")
+
+
+def test_an_open_verdict_gets_the_whole_budget():
+    """When the first stage leaves statement 3 open, the effort's whole budget runs (and
+    the haus solver on a small batch): the d_iso bracket is certify="all"'s."""
+    rng = np.random.default_rng(22)  # 6 classes x 2 points in R^2, d_iso close to L
+    P, K, n = (int(rng.integers(3, 7)), int(rng.integers(2, 4)), int(rng.integers(1, 3)))
+    y = np.repeat(np.arange(P), K)
+    E = rng.normal(size=(P * K, n)) * rng.choice([0.1, 0.3, 1.0])
+    lean = diagnose_theory(E, y, margin=0.5, options=FAST)
+    full = diagnose_theory(E, y, margin=0.5, options=FAST, certify="all")
+    stages = lean.budget["iso_stages"]
+    assert [st["verdict_decided"] for st in stages] == [False, False]
+    assert stages[1]["budget"] == FAST.budget().to_dict()
+    assert set(lean.budget["solves"]) == {"iso", "haus"}
+    assert lean.loss_faithful is None and full.loss_faithful is None
+    assert (lean.iso.lower, lean.iso.upper) == (full.iso.lower, full.iso.upper)
+    _check_consistent(lean, E, y)
 
 
 # --- the view --------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._validation import as_labels, as_points, require_triplets
 from ..exceptions import InvalidInputError, IsoapproxError
+from ..ideal import EFFORTS
 from ..io import atomic_write_bytes, atomic_write_text, load_embeddings, to_jsonable
 from .common import bounded_int, claim_outputs
 
@@ -66,8 +67,13 @@ theory (skip with --no-theory):
   Files above --theory-max-points points (default 200) are evaluated on random P x K
   batches of that size, drawn as training draws batches (--theory-batches of them,
   default 1); with --batch-size, on the first --theory-batches (default 3) of its
-  batches. Solver time per distance: --theory-time-limit (brackets obtained under a
-  limit depend on the machine's speed).
+  batches. Solver work per distance: --effort (quick, default, thorough): counts of
+  work, so the brackets are the same on a busy machine; --theory-time-limit is only a
+  safety net (a bracket cut by it depends on the machine's speed, and says so). The
+  section states the budget it used. By default only what the verdict reads is
+  certified (d_iso against L, D*, the layout); --certify-all also tightens d_haus by
+  the minimax Procrustes isometry and a certified enclosing ball and computes theta
+  (minutes in R^128).
 
 history (--history LOG, a log of isoapprox.CollapseMonitor; see docs/monitor.md):
   a summary (when each signature started and ended, bad batches, the last numbers) and
@@ -141,8 +147,17 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="also write the full report as JSON to OUT")
     p.add_argument("--no-theory", action="store_true",
                    help="skip the theory section (nearest ideal embedding, D*, layout)")
+    p.add_argument("--effort", choices=EFFORTS, default="default",
+                   help="work budget of each solve of the theory section: counts of local "
+                        "solves, nodes and LPs, never seconds (default: default)")
+    p.add_argument("--certify-all", action="store_true",
+                   help="certify every quantity of the theory section, also those no verdict "
+                        "reads: d_haus by the minimax Procrustes isometry and a certified "
+                        "enclosing ball, the thickness theta (default: d_iso against L, D* "
+                        "and the layout only)")
     p.add_argument("--theory-time-limit", type=float, default=None, metavar="SECONDS",
-                   help="solver time per distance to the ideal set (default 5)")
+                   help="safety net: wall-clock seconds per solve after which it stops "
+                        "with a machine-dependent bracket (default 600)")
     p.add_argument("--theory-max-points", type=int, default=None, metavar="N",
                    help="evaluate the theory on random P x K batches of at most N points "
                         "(default 200)")
@@ -335,6 +350,7 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
         return [("theory", "skipped", t["skipped"])]
     P, n, alpha = t["n_separated_classes"], t["dim"], t["margin"]
     iso, haus, cst, sug = t["iso"], t["haus"], t["constant"], t["suggestion"]
+    lean = t.get("certify") == "verdict"
     beyond = (f"P > n + 1 = {n + 1}: loss < distance at collapse" if t["beyond_simplex"]
               else f"P <= n + 1 = {n + 1}: loss = distance at collapse")
     if iso["certified"]:
@@ -359,11 +375,14 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
             + ("" if t["d_star_exact"] else f"-{_num(t['collapse_ratio_upper'], 3)}")
             + " x margin" if alpha > 0 else "")),
         ("d_haus(E, F_TS)", _bracket(haus["value"], haus["lower"], haus["upper"]),
-         f"upper: {haus['solver']}; lower: {haus['lower_source']}"),
+         f"upper: {haus['solver']}; lower: {haus['lower_source']}"
+         + ("; not tightened (--certify-all)" if lean and not haus["certified"] else "")),
         ("nearest ideal embedding", f"{iso['kind']}", f"diameter {_num(t['ideal_diameter'])}; "
          f"from {iso['solver']}"),
         ("c = d_haus / d_iso", _c_text(cst),
          "undefined: d_iso = 0, E is ideal" if _nan(cst["c"]) else ">= 1/2 by statement 1"),
+        ("thickness theta(E)", "not computed", "not read by the verdict; --certify-all")
+        if lean else
         ("thickness theta(E)", _bracket(cst["theta"], cst["theta_lower"], cst["theta_upper"], 3),
          "0 for flat sets"),
     ]
@@ -392,8 +411,39 @@ def _theory_rows(t: dict) -> list[tuple[str, str, str]]:
                      f"d_iso <= L in {sm['faithful']}, undecided in {sm['undecided']}; "
                      f"median d_iso {_num(sm['median_d_iso'])}, median L "
                      f"{_num(sm['median_loss_max'])}"))
+    rows += _budget_rows(t.get("budget"))
     rows.append(("theory time", f"{t['seconds']:.2f} s", "first batch"
                  if batches is not None else ""))
+    return rows
+
+
+def _budget_rows(b: dict | None) -> list[tuple[str, str, str]]:
+    """The work the theory section ran under (its ``budget``), in two rows."""
+    if not b:
+        return []
+    ps, iso = b["per_solve"], b["solves"]["iso"]
+    used = f"d_iso: {iso['n_starts']} local solves, {iso['n_iter']} iterations"
+    if b.get("iso_stages"):
+        used = "d_iso: " + ", then ".join(
+            f"{st['n_starts']} local solves at max_iter {st['budget']['max_iter']} "
+            f"({st['n_iter']} iterations; statement 3 "
+            f"{'decided' if st['verdict_decided'] else 'open'})" for st in b["iso_stages"])
+    if "haus" in b["solves"]:
+        h = b["solves"]["haus"]
+        used += f"; d_haus: {h['n_starts']}, {h['n_iter']}"
+    net = (f"safety net {b['safety_net_seconds']:g} s"
+           + (" FIRED: not reproducible" if not b["reproducible"] else " (not reached)"))
+    rows = [(f"work budget (effort {b['effort']})",
+             f"{b['points']} points, {b['classes']} classes",
+             f"per solve <= {ps['n_starts']} local solves (fewer beyond 16 points) at "
+             f"max_iter {ps['max_iter']}, {ps['max_nodes']} nodes, {ps['max_lps']} LPs, "
+             f"{ps['max_subbatches']} sub-problems; used {used}; {net}")]
+    if b["certify"] == "verdict":
+        rows.append(("certified", "what the verdict reads",
+                     "d_iso bracket, D*, layout; not: " + "; ".join(b["skipped"])
+                     + " (--certify-all)"))
+    else:
+        rows.append(("certified", "all", f"thickness starts {b['thickness_starts']}"))
     return rows
 
 
@@ -412,6 +462,14 @@ def _theory_title(t: dict) -> str:
             + ("the table: the first batch)" if m > 1 else "--theory-batches for more)"))
 
 
+def _statistics_title(b: dict | None) -> str:
+    """The statistics' heading, with what they cost (exact: every point and pair)."""
+    if not b:
+        return "statistics"
+    return (f"statistics (exact, no sampling: all {b['points']} points, {b['pairs']} pairs; "
+            f"enclosing balls certified to {b['ball_rtol']:g})")
+
+
 def format_report(report: dict) -> str:
     """The text report of :func:`isoapprox.diagnostics.diagnose`."""
     d = report["data"]
@@ -422,7 +480,7 @@ def format_report(report: dict) -> str:
         + (f", reported loss {d['reported_loss']:g}" if d.get("reported_loss") is not None
            else ""),
         "",
-        "statistics",
+        _statistics_title(report["statistics"].get("budget")),
     ]
     lines += _table(_statistics_rows(report), ("statistic", "value", "note"))
     lines += ["", *_classes_lines(report["classes"])]
@@ -450,7 +508,7 @@ def format_batch_report(report: dict) -> str:
         f"{d['classes_per_batch']} classes x {d['samples_per_class']} = {d['batch_size']} "
         f"points, margin alpha = {d['margin']:g}",
         "",
-        "statistics over batches",
+        "statistics over batches (exact within each batch)",
     ]
     shown = {k: v for k, v in report["statistics"].items()
              if not k.startswith("theory.") or k in _BATCH_THEORY_KEYS}
@@ -463,6 +521,10 @@ def format_batch_report(report: dict) -> str:
             continue
         lines.append(f"  {k:<{w}}  {_num(s['mean']):>10}  {_num(s['min']):>10}  "
                      f"{_num(s['median']):>10}  {_num(s['max']):>10}")
+    tb = report.get("theory", {}).get("budget")
+    if tb:
+        lines += ["", "theory budget (per evaluated batch)"]
+        lines += _table(_budget_rows(tb), ("budget", "value", "note"))
     lines += ["", "signatures (batches where each holds)"]
     for name, s in report["signatures"].items():
         lines.append(f"  {name:<22s} {s['batches']:>4d} of {d['n_batches']}")
@@ -525,7 +587,7 @@ def _validated(path: Path, E, y):
 def _theory_options(args: argparse.Namespace):
     from ..theory import TheoryOptions
 
-    kw: dict[str, Any] = {"seed": args.seed}
+    kw: dict[str, Any] = {"seed": args.seed, "effort": args.effort}
     if args.theory_time_limit is not None:
         kw["time_limit"] = args.theory_time_limit
     if args.theory_max_points is not None:
@@ -535,6 +597,7 @@ def _theory_options(args: argparse.Namespace):
     except (IsoapproxError, TypeError) as exc:
         name = str(exc).split("`")[1] if "`" in str(exc) else ""
         flag = {"time_limit": "--theory-time-limit", "max_points": "--theory-max-points",
+                "effort": "--effort",
                 "seed": "--seed"}.get(name, "theory option")
         raise InvalidInputError(f"`{flag}`: {exc}") from None
 
@@ -628,11 +691,13 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
     )
     X = _validated(args.file, E, y)
     res = None
+    certify = "all" if args.certify_all else "verdict"
     if args.batch_size is not None:
         report = diagnose_batches(
             X, y, batch_size=args.batch_size, samples_per_class=args.samples_per_class,
             n_batches=args.n_batches, rng=args.seed, options=options, theory=theory,
             theory_batches=3 if args.theory_batches is None else args.theory_batches,
+            certify=certify,
         )
         report = {"file": str(args.file), **report}
         text = format_batch_report(report)
@@ -640,9 +705,11 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
         report = {"file": str(args.file), **diagnose(X, y, options=options)}
         m = 1 if args.theory_batches is None else args.theory_batches
         if theory is not None and m > 0:
-            res = diagnose_theory(X, y, margin=options.margin, options=theory)
+            res = diagnose_theory(X, y, margin=options.margin, options=theory,
+                                  certify=certify)
             # one batch when the file is small enough to be evaluated whole
-            more = [diagnose_theory(X, y, margin=options.margin, options=theory, batch=b)
+            more = [diagnose_theory(X, y, margin=options.margin, options=theory, batch=b,
+                                    certify=certify)
                     for b in range(1, m)] if res.evaluated != "all" else []
             report = add_theory(report, res, more)
         text = format_report(report)

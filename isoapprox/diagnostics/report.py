@@ -27,6 +27,7 @@ from .._validation import (
     check_int,
     check_margin,
     check_nonnegative,
+    check_option,
     check_positive,
     check_quantiles,
     class_counts,
@@ -34,8 +35,8 @@ from .._validation import (
 )
 from ..exceptions import InvalidInputError
 from ..theory import TheoryOptions
-from .distances import DEFAULT_QUANTILES
-from .ideal_distance import diagnose_theory, theory_batch_summary, theory_numbers
+from .distances import DEFAULT_QUANTILES, MAX_CANDIDATES, N_BINS
+from .ideal_distance import CERTIFY, diagnose_theory, theory_batch_summary, theory_numbers
 from .signatures import (
     COLLAPSE_SIGNATURES,
     CONSISTENCY_SIGNATURES,
@@ -44,7 +45,7 @@ from .signatures import (
     SignatureThresholds,
     detect_signatures,
 )
-from .statistics import CollapseStatistics, compute_collapse_statistics
+from .statistics import BALL_RTOL, CollapseStatistics, compute_collapse_statistics
 
 __all__ = [
     "Batch",
@@ -348,8 +349,22 @@ def collapse_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
     }
 
 
+def _statistics_budget(st: CollapseStatistics) -> dict[str, Any]:
+    """What the statistics cost: every number exact, over all points and pairs (no sample).
+
+    ``pairs`` (``N (N - 1) / 2``), ``points`` and ``classes``; the exact
+    quantiles' histogram ``bins`` and ``max_candidates`` (the most distances
+    held at once); the enclosing balls (whole set and each class) are
+    certified to the relative gap ``ball_rtol``.
+    """
+    return {"sampled": False, "points": st.n_points, "pairs": st.n_pairs,
+            "classes": st.n_classes, "bins": N_BINS, "max_candidates": MAX_CANDIDATES,
+            "ball_rtol": BALL_RTOL}
+
+
 def statistics_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
-    """Pair-distance summary, norms, spectrum and the normalised statistics."""
+    """Pair-distance summary, norms, spectrum and the normalised statistics, and
+    ``budget``: what they cost (all exact, no sampling)."""
     st = batch.statistics(options)
     d = st.distances
     finding = (
@@ -359,6 +374,7 @@ def statistics_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]
     )
     return {
         "findings": [finding],
+        "budget": _statistics_budget(st),
         "distances": st.distances.to_dict(),
         "rms_norm": st.rms_norm,
         "centroid_norm": st.centroid_norm,
@@ -506,6 +522,7 @@ def diagnose_batches(
     options: DiagnoseOptions | None = None,
     theory: TheoryOptions | None = None,
     theory_batches: int | None = None,
+    certify: str = "verdict",
 ) -> dict[str, Any]:
     """Collapse statistics over random ``P x K`` batches, as training sees them.
 
@@ -532,6 +549,8 @@ def diagnose_batches(
         numbers are summarised over the batches as ``"theory.key"``.
     theory_batches : int, optional
         Run it on the first this many batches only (default: all).
+    certify : {"verdict", "all"}, default "verdict"
+        What the theory certifies (:func:`~isoapprox.diagnose_theory`).
 
     Returns
     -------
@@ -542,7 +561,10 @@ def diagnose_batches(
         ``"per_batch"`` (each batch's scalars and held signatures),
         ``"verdict"`` and, with ``theory``, ``"theory"``
         (:func:`~isoapprox.diagnostics.theory_batch_summary`, whose findings
-        the verdict quotes).
+        the verdict quotes, and the ``"budget"`` of the first evaluated
+        batch: :func:`~isoapprox.diagnostics.theory_budget`).  ``"data"``'s
+        ``"budget"`` is the sampling: batches, their size, the batches with
+        theory; each batch's statistics are exact.
     """
     options = _options(options)
     X = as_points(E, "E", min_points=2)
@@ -558,7 +580,9 @@ def diagnose_batches(
         raise TypeError(f"`theory` must be a TheoryOptions; got {type(theory).__name__}")
     if theory_batches is not None:
         theory_batches = check_int(theory_batches, "theory_batches", minimum=0)
+    certify = check_option(certify, "certify", CERTIFY)
     n_theory = 0
+    theory_budget: dict[str, Any] | None = None
     gen = as_rng(rng)
     rows: list[dict[str, Any]] = []
     held_counts = dict.fromkeys(SIGNATURE_NAMES, 0)
@@ -574,8 +598,11 @@ def diagnose_batches(
         row: dict[str, Any] = dict(st.scalars())
         if theory is not None and (theory_batches is None or n_theory < theory_batches):
             n_theory += 1
-            res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=theory)
+            res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=theory,
+                                  certify=certify)
             row.update(theory_numbers(res))
+            if theory_budget is None:
+                theory_budget = res.budget
         row["signatures"] = held
         rows.append(row)
     keys = [k for k in rows[0] if k != "signatures"]
@@ -652,6 +679,9 @@ def diagnose_batches(
             "margin": options.margin,
             "reported_loss": options.loss,
             "coverage": coverage,
+            "budget": {"n_batches": n_batches, "batch_size": B,
+                       "points_sampled": n_batches * B, "theory_batches": n_theory,
+                       "statistics": "exact within each batch"},
         },
         "statistics": summary,
         "signatures": signatures,
@@ -666,5 +696,6 @@ def diagnose_batches(
     }
     if theory is not None:
         report["theory"] = theory_batch_summary(report)
+        report["theory"]["budget"] = theory_budget
         report["verdict"]["details"].extend(report["theory"]["findings"])
     return report

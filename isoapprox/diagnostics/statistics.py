@@ -52,6 +52,7 @@ from .merging import (
 )
 
 __all__ = [
+    "BALL_RTOL",
     "RANKME_EPS",
     "ClassSpread",
     "CollapseStatistics",
@@ -70,6 +71,8 @@ __all__ = [
 
 #: epsilon added to the normalised singular values by RankMe (Garrido et al. 2023)
 RANKME_EPS = 1e-7
+#: relative gap to which the enclosing balls (whole set and each class) are certified
+BALL_RTOL = 1e-12
 #: classes up to this size get their minimum enclosing ball on one numba
 #: thread: waking a thread pool costs far more than the work on a few points
 _SERIAL_MEB_POINTS = 4096
@@ -374,7 +377,7 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn,
     for c in range(P):
         pts = X[order[starts[c] : starts[c] + sizes[c]]]
         with numba_threads(1 if len(pts) <= _SERIAL_MEB_POINTS else None):
-            meb[c] = min_enclosing_ball(pts).radius
+            meb[c] = min_enclosing_ball(pts, rtol=BALL_RTOL).radius
         centroids[c] = pts.mean(axis=0)
     if P >= 2:
         Cs, CT, s = scaled(centroids)
@@ -819,7 +822,7 @@ def compute_collapse_statistics(
     losses = _anchor_losses(hp, hn, pi, ni, s, margin)
     w = losses["worst"]
 
-    ball = min_enclosing_ball(X)
+    ball = min_enclosing_ball(X, rtol=BALL_RTOL)
     rms, centroid = _norms(X)
 
     logger.log(level, "uniformity, alignment, spectra and class balls")
