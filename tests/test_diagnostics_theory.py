@@ -510,3 +510,16 @@ def test_view_projects_both_sets_with_one_map(rng):
 def test_batch_index_is_validated():
     with pytest.raises(InvalidInputError, match="`batch` must be >= 0"):
         diagnose_theory([[0.0], [1.0], [3.0], [4.0]], [0, 0, 1, 1], batch=-1)
+
+
+def test_suggest_layout_answers_or_refuses_huge_class_counts_at_once():
+    import time
+
+    from isoapprox.diagnostics.ideal_distance import SUGGEST_MAX_P, suggest_layout
+
+    t0 = time.process_time()
+    s = suggest_layout(SUGGEST_MAX_P, 2, margin=1.0)
+    assert s.min_dim > s.dims_impossible_below >= 1  # a proven answer
+    with pytest.raises(InvalidInputError, match=r"`n_classes` must be <= 1000000000"):
+        suggest_layout(10**18, 2, margin=1.0)
+    assert time.process_time() - t0 < 30.0  # a safety net only: 0.3 s measured

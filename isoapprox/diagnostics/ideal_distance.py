@@ -72,6 +72,7 @@ __all__ = [
     "FAITHFUL_RATIO",
     "HAUS_MAX_POINTS",
     "SUGGEST_MAX_CLASSES",
+    "SUGGEST_MAX_P",
     "THEORY_MAX_POINTS",
     "VIEW_MAX_POINTS",
     "LayoutSuggestion",
@@ -93,6 +94,10 @@ __all__ = [
 #: the search for the least number of classes proven beyond the ratio (and, for a
 #: custom curve, for the largest within it) stops here
 SUGGEST_MAX_CLASSES = 10**6
+#: :func:`suggest_layout` answers up to this many classes (its least-dimension
+#: search visits the dimensions one by one: 0.3 s at 10**9 classes, minutes at
+#: 10**18) and refuses more before any work
+SUGGEST_MAX_P = 10**9
 #: the 2-D view shows at most this many points (a seeded subsample)
 VIEW_MAX_POINTS = 2000
 #: points per class preferred by the subsample (as in P x K batches)
@@ -242,7 +247,9 @@ def suggest_layout(
     Raises
     ------
     InvalidInputError
-        On a bad argument or an unknown curve.
+        On a bad argument or an unknown curve, and for more than
+        :data:`SUGGEST_MAX_P` (``10**9``) classes (:func:`isoapprox.packing.d_star`
+        brackets ``D*`` for any ``P``).
 
     Examples
     --------
@@ -252,7 +259,7 @@ def suggest_layout(
     >>> s.dims_impossible_below, s.min_dim_exact
     (3, 15)
     """
-    P = check_int(n_classes, "n_classes", minimum=1)
+    P = check_int(n_classes, "n_classes", minimum=1, maximum=SUGGEST_MAX_P)
     n = check_int(dim, "dim", minimum=1)
     alpha = check_margin(margin)
     rho = check_positive(ratio, "ratio")
