@@ -397,23 +397,24 @@ class DistanceResult:
         """Plain dictionary without the embedding (JSON-ready)."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "embedding"}
 
-
-def _distance(objective: str, value: float, lower: float, source: str, solver: str,
-              status: str, kind: str, seconds: float, G: np.ndarray, scale: float,
-              tol: float) -> DistanceResult:
-    """A bracket ``[lower, value]``; a lower end above the value is a contradiction."""
-    if lower > value * (1.0 + BOUND_RTOL) + 1e-300:
-        raise SolverError(f"internal inconsistency: the {objective} lower bound {lower!r} "
-                          f"({source}) exceeds the value {value!r} of a feasible embedding",
-                          solver=solver, status=status)
-    lower = min(lower, value)
-    gap = value - lower
-    rel = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
-    certified = rel <= tol
-    return DistanceResult(objective, float(value), float(lower), float(value), float(gap),
-                          float(rel), bool(certified), source, solver,
-                          "certified" if certified else status, kind, float(seconds),
-                          np.asarray(G))
+    @classmethod
+    def from_bracket(cls, objective: str, value: float, lower: float, source: str,
+                     solver: str, status: str, kind: str, seconds: float, G: np.ndarray,
+                     scale: float, tol: float) -> DistanceResult:
+        """The result for a bracket ``[lower, value]`` (``rel_gap`` with the floor
+        ``FLOOR_RTOL * scale``); a lower end above the value is a contradiction
+        (:class:`~isoapprox.exceptions.SolverError`)."""
+        if lower > value * (1.0 + BOUND_RTOL) + 1e-300:
+            raise SolverError(f"internal inconsistency: the {objective} lower bound {lower!r} "
+                              f"({source}) exceeds the value {value!r} of a feasible embedding",
+                              solver=solver, status=status)
+        lower = min(lower, value)
+        gap = value - lower
+        rel = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
+        certified = rel <= tol
+        return cls(objective, float(value), float(lower), float(value), float(gap),
+                   float(rel), bool(certified), source, solver,
+                   "certified" if certified else status, kind, float(seconds), np.asarray(G))
 
 
 @dataclass(frozen=True)
@@ -629,15 +630,16 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
     pack = packing_distance_bound(codes, n, alpha, diam)
 
     # d_iso: the solver's bracket, the haus solution as a candidate ---------------
-    iso = _distance("iso", iso_res.value, iso_res.lower, iso_res.lower_source, iso_res.solver,
-                    iso_res.status, iso_res.kind, iso_res.seconds, iso_res.embedding, scale, tol)
+    iso = DistanceResult.from_bracket("iso", iso_res.value, iso_res.lower, iso_res.lower_source,
+            iso_res.solver, iso_res.status, iso_res.kind, iso_res.seconds, iso_res.embedding, scale,
+            tol)
     iso_crossed = False
     if haus_res is not None and iso.value > 0.0:
         v = isometric_error(X, haus_res.embedding)
         if v < iso.upper:
             iso_crossed = True
-            iso = _distance("iso", v, iso.lower, iso.lower_source, "cross:haus", "bracket",
-                            haus_res.kind, iso_res.seconds, haus_res.embedding, scale, tol)
+            iso = DistanceResult.from_bracket("iso", v, iso.lower, iso.lower_source, "cross:haus",
+                    "bracket", haus_res.kind, iso_res.seconds, haus_res.embedding, scale, tol)
     fstar = iso.embedding
 
     # d_haus: the solver (small N) and f* moved onto E ------------------------------
@@ -681,8 +683,8 @@ def _evaluate(X, codes, alpha, opts, rng, haus_rng, iso_res, haus_res, proc, t0)
         value, G, solver, status, secs = min(cands, key=lambda c: c[0])
         kind = haus_res.kind if (haus_res is not None and G is haus_res.embedding) else \
             embedding_kind(G, codes, scale)
-        haus = _distance("haus", value, lower, source, solver, status, kind, secs, G, scale,
-                         tol)
+        haus = DistanceResult.from_bracket("haus", value, lower, source, solver, status, kind, secs,
+                G, scale, tol)
         haus_crossed = haus_res is None or solver != haus_res.solver or source == "iso_half"
         if aligned is None:
             aligned = fstar

@@ -34,7 +34,7 @@ from .._validation import (
     class_counts,
     require_triplets,
 )
-from ..exceptions import InvalidInputError, SolverError
+from ..exceptions import InvalidInputError
 from ..geometry import diameter, min_enclosing_ball
 from ..ideal import Budget, IdealResult, embedding_kind, safety_limit, solve_nearest
 from ..losses import batch_hard_loss
@@ -65,7 +65,7 @@ from ..theory import (
     evaluate_theory,
     solver_dict,
 )
-from ..tolerances import BOUND_RTOL, FLOOR_RTOL, VERDICT_RTOL
+from ..tolerances import VERDICT_RTOL
 
 __all__ = [
     "CERTIFY",
@@ -615,26 +615,6 @@ def _findings(res: TheoryDiagnosis, max_points: int) -> list[str]:
 # --- what a verdict reads ------------------------------------------------------------
 
 
-def _bracket(objective: str, value: float, lower: float, source: str, solver: str,
-             status: str, kind: str, seconds: float, G: np.ndarray, scale: float,
-             tol: float) -> DistanceResult:
-    """A :class:`~isoapprox.theory.DistanceResult` ``[lower, value]``, as
-    :func:`isoapprox.evaluate_theory` forms it (a lower end above the value is a
-    contradiction; ``rel_gap`` with the floor ``FLOOR_RTOL * scale``)."""
-    if lower > value * (1.0 + BOUND_RTOL) + 1e-300:
-        raise SolverError(f"internal inconsistency: the {objective} lower bound {lower!r} "
-                          f"({source}) exceeds the value {value!r} of a feasible embedding",
-                          solver=solver, status=status)
-    lower = min(lower, value)
-    gap = value - lower
-    rel = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
-    certified = rel <= tol
-    return DistanceResult(objective, float(value), float(lower), float(value), float(gap),
-                          float(rel), bool(certified), source, solver,
-                          "certified" if certified else status, kind, float(seconds),
-                          np.asarray(G))
-
-
 def _first_budget(full: Budget) -> Budget:
     """The first, verdict-deciding stage of ``certify="verdict"``: one local solve of at
     most ``_FIRST_MAX_ITER`` iterations, the other counts as ``full``'s."""
@@ -673,14 +653,15 @@ def _verdict_theory(X: np.ndarray, codes: IntArray, alpha: float, opts: TheoryOp
     haus_res: IdealResult | None = None
 
     def iso_bracket(res: IdealResult) -> tuple[DistanceResult, bool]:
-        iso = _bracket("iso", res.value, res.lower, res.lower_source, res.solver, res.status,
-                       res.kind, res.seconds, res.embedding, scale, tol)
+        iso = DistanceResult.from_bracket("iso", res.value, res.lower, res.lower_source, res.solver,
+                res.status, res.kind, res.seconds, res.embedding, scale, tol)
         if haus_res is not None and iso.value > 0.0:
             v = isometric_error(X, haus_res.embedding)
             if v < iso.upper:
-                return _bracket("iso", v, iso.lower, iso.lower_source, "cross:haus", "bracket",
-                                haus_res.kind, res.seconds, haus_res.embedding, scale,
-                                tol), True
+                cross = DistanceResult.from_bracket(
+                    "iso", v, iso.lower, iso.lower_source, "cross:haus", "bracket",
+                    haus_res.kind, res.seconds, haus_res.embedding, scale, tol)
+                return cross, True
         return iso, False
 
     def decided(iso: DistanceResult) -> bool:
@@ -724,7 +705,8 @@ def _verdict_theory(X: np.ndarray, codes: IntArray, alpha: float, opts: TheoryOp
             pr = packing_radius_bound(codes, n, alpha, ball.radius)
             if pr > lower:
                 lower, source = pr, "packing_radius"
-        haus = _bracket("haus", value, lower, source, solver, status, kind, secs, G, scale, tol)
+        haus = DistanceResult.from_bracket("haus", value, lower, source, solver, status, kind, secs,
+                G, scale, tol)
         haus_crossed = haus_res is None or source == "iso_half"
 
     separated = iso.value == 0.0

@@ -29,6 +29,7 @@ __all__ = [
     "pointwise_kernel",
     "serial_twin",
     "serial_work",
+    "sq_dist",
     "tile_dist",
     "tile_sq",
     "transpose",
@@ -76,13 +77,19 @@ def is_serial(N, n):
 
 
 @njit(inline="always", **JIT)
-def dist(X, i, Y, j):
-    """Euclidean distance between ``X[i]`` and ``Y[j]`` by direct differences."""
+def sq_dist(X, i, Y, j):
+    """Squared Euclidean distance between ``X[i]`` and ``Y[j]`` by direct differences."""
     s = 0.0
     for k in range(X.shape[1]):
         t = X[i, k] - Y[j, k]
         s += t * t
-    return np.sqrt(s)
+    return s
+
+
+@njit(inline="always", **JIT)
+def dist(X, i, Y, j):
+    """Euclidean distance between ``X[i]`` and ``Y[j]`` by direct differences."""
+    return np.sqrt(sq_dist(X, i, Y, j))
 
 
 @njit(**JIT)

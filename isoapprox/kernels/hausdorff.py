@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from . import JIT
+from .distances import sq_dist
 
 __all__ = [
     "GRID_MAX_DIM",
@@ -51,15 +52,6 @@ ORDER_SEED = 0x5EED
 _RING_RTOL = 1e-9
 
 
-@njit(inline="always", **JIT)
-def _sq(A, i, B, j):
-    s = 0.0
-    for k in range(A.shape[1]):
-        t = A[i, k] - B[j, k]
-        s += t * t
-    return s
-
-
 @njit(**JIT)
 def _early_break(A, B):
     """``max_a min_b ||a - b||^2`` by the early break, the rows in the order given
@@ -72,7 +64,7 @@ def _early_break(A, B):
         bj = 0
         broke = False
         for j in range(B.shape[0]):
-            d = _sq(A, i, B, j)
+            d = sq_dist(A, i, B, j)
             if d < cmax:
                 broke = True
                 break
@@ -151,7 +143,7 @@ def _grid_directed(A, pa, Bs, order, start, lo, inv_h, h, m):
                         if c2 >= lo2:
                             cid = (c0 * m[1] + c1) * m[2] + c2
                             for q in range(start[cid], start[cid + 1]):
-                                d = _sq(A, i, Bs, q)
+                                d = sq_dist(A, i, Bs, q)
                                 if d < best:
                                     best = d
                                     bq = q
