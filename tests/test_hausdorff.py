@@ -117,3 +117,7 @@ def test_bad_input_names_the_argument():
         ia.hausdorff_distance([[np.nan, 0.0]], [[0.0, 0.0]])
     with pytest.raises(TypeError, match="`directed` must be a bool"):
         ia.hausdorff_distance([[0.0]], [[1.0]], directed=1)
+    with pytest.raises(InvalidInputError, match=r"`A` must hold at least 1 point"):
+        ia.hausdorff_distance(np.zeros((0, 2)), np.zeros((3, 2)))
+    with pytest.raises(InvalidInputError, match=r"`B` must contain only finite values"):
+        ia.hausdorff_distance([[1.0]], [[np.inf]])
