@@ -18,6 +18,18 @@ Python-heap allocations (``tracemalloc``) during one update, against the
 
     python benchmarks/bench_monitor.py [--N 512] [--dim 128] [--rounds 30] [--threads K]
 
+``--ratio``: the goal of issue 33, a statistics-only update at most 20
+``isoapprox.batch_hard_loss`` calls on the same batch: CPU time
+(``time.process_time``: every thread of the process, so threads spinning on
+a busy machine count) of ``update`` (no log; with a log fsynced at events and
+every 50 lines; with a log fsynced at every line; with the statistics on
+every numba thread) and of ``batch_hard_loss`` at ``(B, n)`` = (80, 16) and
+(512, 128), classes of 4, medians of interleaved warm calls, and their
+ratios.  Rows the monitor under test lacks (``fsync_every``, ``threads``)
+are left out, so the same script measures an older tree.
+
+    python benchmarks/bench_monitor.py --ratio [--rounds 30]
+
 ``--theory``: the CPU time (``time.process_time``: every thread of the
 process, so BLAS threads spinning on a busy machine count) of the theory
 call of the monitor (``CollapseMonitor._theory``: the seeded 16-point
@@ -168,6 +180,74 @@ def theory_main(args: argparse.Namespace) -> None:
              "records": records, "provenance": provenance()}), indent=1))
 
 
+#: (B, n) of the ratio benchmark: the issue's two training set-ups
+RATIO_SIZES = ((80, 16), (512, 128))
+#: the goal: a statistics-only update costs at most this many batch_hard_loss calls
+RATIO_GOAL = 20.0
+
+
+def ratio_main(args: argparse.Namespace) -> list[dict]:
+    """CPU time of a statistics-only update over one ``batch_hard_loss`` call.
+
+    At each ``(B, n)`` of :data:`RATIO_SIZES` (classes of 4, the data of
+    ``_data``), in one process after a warm-up of each call, the calls are
+    interleaved round by round and timed with ``time.process_time`` (every
+    thread of the process); the ratio is of the medians.
+    """
+    from isoapprox import batch_hard_loss
+
+    tmp = Path(tempfile.mkdtemp())
+    rows = []
+    load0 = os.getloadavg()[0]
+    for B, n in RATIO_SIZES:
+        E, y = _data(B, n)
+        mon = CollapseMonitor(margin=0.2, theory_every=0)
+        mon_log = CollapseMonitor(margin=0.2, theory_every=0, log=tmp / f"ratio_{B}.jsonl")
+        step = iter(range(10**9))
+        calls = {
+            "batch_hard_loss": lambda E=E, y=y: batch_hard_loss(E, y, margin=0.2),
+            "update": lambda mon=mon, E=E, y=y, step=step: mon.update(next(step), E, y, loss=0.5),
+            "update+log": (lambda mon=mon_log, E=E, y=y, step=step:
+                           mon.update(next(step), E, y, loss=0.5)),
+        }
+        try:  # the log fsynced at every line (the monitor's default before fsync_every)
+            mon_sync = CollapseMonitor(margin=0.2, theory_every=0, fsync_every=1,
+                                       log=tmp / f"ratio_{B}_sync.jsonl")
+            calls["update+log, fsync each"] = (
+                lambda mon=mon_sync, E=E, y=y, step=step: mon.update(next(step), E, y, loss=0.5))
+        except TypeError:  # a monitor without fsync_every: it fsyncs every line
+            pass
+        try:  # the statistics on every numba thread (the monitor's default before `threads`)
+            mon_all = CollapseMonitor(margin=0.2, theory_every=0, threads=None)
+            calls["update, all threads"] = (
+                lambda mon=mon_all, E=E, y=y, step=step: mon.update(next(step), E, y, loss=0.5))
+        except TypeError:
+            pass
+        for f in calls.values():  # warm-up: compile
+            f()
+        cpu: dict[str, list[float]] = {k: [] for k in calls}
+        for _ in range(args.rounds):
+            for k, f in calls.items():
+                t0 = time.process_time()
+                f()
+                cpu[k].append(time.process_time() - t0)
+        med = {k: statistics.median(v) for k, v in cpu.items()}
+        for k in calls:
+            rows.append({"B": B, "n": n, "call": k, "ms": 1e3 * med[k],
+                         "ratio": med[k] / med["batch_hard_loss"]})
+    load1 = os.getloadavg()[0]
+    print(f"CPU time (process_time), medians of {args.rounds} interleaved rounds, numba "
+          f"threads = {numba.get_num_threads()}, cpus = {os.cpu_count()}, load average "
+          f"{load0:.2f} -> {load1:.2f}")
+    print(f"{'B':>5}{'n':>5}  {'call':<24}{'median ms':>11}{'/ batch_hard_loss':>19}")
+    for r in rows:
+        print(f"{r['B']:>5}{r['n']:>5}  {r['call']:<24}{r['ms']:>11.3f}{r['ratio']:>19.2f}")
+    worst = max(r["ratio"] for r in rows if r["call"] == "update")
+    print(f"update / batch_hard_loss: at most {worst:.2f} (goal <= {RATIO_GOAL:g}: "
+          f"{'met' if worst <= RATIO_GOAL else 'MISSED'})")
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--N", type=int, default=512)
@@ -179,9 +259,16 @@ def main() -> None:
     p.add_argument("--effort", default="quick",
                    help="--theory: the monitor's efforts, comma-separated (default quick)")
     p.add_argument("--json", default=None, help="--theory: write the records here")
+    p.add_argument("--ratio", action="store_true",
+                   help="the CPU time of an update over one batch_hard_loss call at (B, n) = "
+                        "(80, 16) and (512, 128) instead")
     args = p.parse_args()
     if args.threads:
         numba.set_num_threads(args.threads)
+    if args.ratio:
+        args.rounds = 30 if args.rounds is None else args.rounds
+        ratio_main(args)
+        return
     if args.theory:
         args.rounds = 5 if args.rounds is None else args.rounds
         theory_main(args)

@@ -11,7 +11,8 @@ The model and data are those of ``monitor_numpy.py`` (a tanh MLP 8 -> 16 ->
 samples per batch, made with numpy: nothing is downloaded), so the run
 collapses within a few hundred steps.  The monitor needs plain arrays::
 
-    monitor = isoapprox.CollapseMonitor(margin=0.2, log="run.jsonl")
+    monitor = isoapprox.CollapseMonitor(margin=0.2, log="run.jsonl",
+                                        loss_reduction="mean_nonzero")  # pml's reducer
     ...
     monitor.update(step, emb.detach().cpu().numpy(), labels.cpu().numpy(),
                    loss=loss.item())
@@ -52,7 +53,8 @@ def _torch():
 
 
 def _pml_loss(torch):
-    """pytorch-metric-learning's batch-hard triplet loss, or None when it is absent."""
+    """pytorch-metric-learning's batch-hard triplet loss and its reduction, or None
+    when it is absent."""
     try:
         losses = importlib.import_module("pytorch_metric_learning.losses")
         miners = importlib.import_module("pytorch_metric_learning.miners")
@@ -62,7 +64,8 @@ def _pml_loss(torch):
     dist = distances.LpDistance(normalize_embeddings=False)
     miner = miners.BatchHardMiner(distance=dist)
     loss_fn = losses.TripletMarginLoss(margin=MARGIN, distance=dist)
-    return lambda emb, labels: loss_fn(emb, labels, miner(emb, labels))
+    # its default reducer (AvgNonZeroReducer) averages over the positive terms
+    return (lambda emb, labels: loss_fn(emb, labels, miner(emb, labels))), "mean_nonzero"
 
 
 def _batch_hard(torch):
@@ -92,9 +95,10 @@ def run(log: Path | None, *, steps: int = 300, every: int = 1, seed: int = 0,
     model = torch.nn.Sequential(torch.nn.Linear(INPUT_DIM, 16), torch.nn.Tanh(),
                                 torch.nn.Linear(16, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.3, momentum=0.9)
-    loss_fn = _pml_loss(torch) or _batch_hard(torch)
+    loss_fn, reduction = _pml_loss(torch) or (_batch_hard(torch), "mean")
+    # the reported loss is compared with the batch's loss of the same reduction
     monitor = CollapseMonitor(margin=MARGIN, log=log, theory_every=theory_every,
-                              overwrite=True)
+                              overwrite=True, loss_reduction=reduction)
     for step in range(steps + 1):
         classes = rng.choice(N_CLASSES, size=P, replace=False)
         idx = np.concatenate([rng.choice(np.flatnonzero(y_all == c), size=K, replace=False)

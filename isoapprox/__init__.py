@@ -15,6 +15,7 @@ first use of the plotting and optimisation functions.
 
 from __future__ import annotations
 
+from ._progress import show_progress
 from ._version import __version__
 from .diagnostics import (
     ClassSpread,
@@ -70,10 +71,12 @@ from .losses import (
 )
 from .metrics import (
     IsometricErrorResult,
+    RetrievalMetrics,
     hausdorff_distance,
     hausdorff_like,
     isometric_error,
     isometric_error_report,
+    retrieval_metrics,
 )
 from .monitor import CollapseMonitor, MonitorHistory, MonitorUpdate, read_history
 from .packing import (
@@ -138,6 +141,7 @@ __all__ = [
     "PairLossResult",
     "ProcrustesResult",
     "QuickStatistics",
+    "RetrievalMetrics",
     "SeparationResult",
     "Signature",
     "SignatureThresholds",
@@ -184,7 +188,9 @@ __all__ = [
     "quick_statistics",
     "rankme",
     "read_history",
+    "retrieval_metrics",
     "separation_report",
+    "show_progress",
     "thickness",
     "thickness_report",
     "std_of_l2_normalized",

@@ -1,6 +1,6 @@
 """The one home of the package's lazy imports.
 
-Design notes: docs/performance.md, section ``isoapprox._lazy``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox._lazy``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 from .exceptions import IsoapproxError, MissingDependencyError
 
 __all__ = [
-    "axes_divider", "cvxpy", "distributed", "highspy", "matplotlib", "sklearn_load_digits",
-    "threadpool_controller",
+    "axes_divider", "cvxpy", "distributed", "highspy", "matplotlib", "pyarrow",
+    "sklearn_load_digits", "threadpool_controller",
 ]
 
 _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticker")
@@ -96,6 +96,20 @@ def distributed() -> ModuleType:
         raise IsoapproxError(
             "running on a Dask cluster needs dask.distributed, which is not installed; "
             "install it with: pip install 'isoapprox[dask]'") from None
+
+
+def pyarrow() -> ModuleType:
+    """``pyarrow`` with ``pyarrow.parquet`` loaded (the optional extra
+    ``isoapprox[parquet]``: reading ``.parquet`` embedding files).
+
+    Raises
+    ------
+    ImportError
+        If pyarrow is not installed (the caller names the file and the extra).
+    """
+    pa = importlib.import_module("pyarrow")
+    importlib.import_module("pyarrow.parquet")
+    return pa
 
 
 def axes_divider(ax: Any) -> Any:

@@ -1,6 +1,6 @@
 """The one place where user input is checked.
 
-Design notes: docs/performance.md, section ``isoapprox._validation``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox._validation``.
 """
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def as_labels(y: Any, n_points: int | None, name: str = "y") -> tuple[np.ndarray
     ----------
     y : array_like of shape (N,)
         Class labels: integers, strings, booleans, or floats with integral
-        values.
+        values; an object array (a pandas column of class names) when all
+        its elements are of one such kind.
     n_points : int or None
         Required length N (the number of embedded points); ``None`` accepts
         any length.
@@ -137,7 +138,8 @@ def as_labels(y: Any, n_points: int | None, name: str = "y") -> tuple[np.ndarray
     Raises
     ------
     TypeError
-        If ``y`` is not an array of scalar labels.
+        If ``y`` is not an array of scalar labels, or is an object array
+        whose elements are of different kinds (``'cat'`` and ``3``).
     InvalidInputError
         If ``y`` is not 1-D, has the wrong length, or holds non-integral or
         non-finite floats.
@@ -145,6 +147,8 @@ def as_labels(y: Any, n_points: int | None, name: str = "y") -> tuple[np.ndarray
     if y is None or isinstance(y, (str, bytes, dict)):
         raise TypeError(f"`{name}` must be a 1-D array of class labels; got {_describe(y)}")
     arr = np.asarray(y)
+    if arr.dtype == object:
+        arr = _from_objects(arr, name)
     if arr.dtype.kind not in "biufUS":
         raise TypeError(
             f"`{name}` must hold integer or string class labels; got dtype {arr.dtype}"
@@ -168,6 +172,52 @@ def as_labels(y: Any, n_points: int | None, name: str = "y") -> tuple[np.ndarray
             )
     classes, codes = np.unique(arr, return_inverse=True)
     return np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes
+
+
+#: kinds of label an object array may hold, all elements of one kind
+_OBJECT_LABEL_KINDS = ((str, "str"), (bytes, "bytes"), (bool, "bool"),
+                       (numbers.Integral, "int"), (numbers.Real, "float"))
+
+
+def _label_kind(value: Any) -> str | None:
+    for kind, word in _OBJECT_LABEL_KINDS:
+        if isinstance(value, kind):
+            return word
+    return None
+
+
+def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
+    """The labels of an object array (a pandas column of class names) as a typed array.
+
+    Every element must be of one kind: all ``str`` (class names), all
+    ``bytes``, all ``bool``, all integers, or all real numbers.
+    """
+    flat = arr.reshape(-1)
+    if flat.size == 0:
+        return flat.astype(np.int64).reshape(arr.shape)
+    kinds = [_label_kind(v) for v in flat]
+    if None in kinds:
+        k = kinds.index(None)
+        raise TypeError(
+            f"`{name}` must hold integer or string class labels; got {name}[{k}] = "
+            f"{_describe(flat[k])}"
+        )
+    first = kinds[0]
+    other = next((k for k, kind in enumerate(kinds) if kind != first), None)
+    if other is not None:
+        raise TypeError(
+            f"`{name}` must hold labels of one kind (all strings or all integers); got "
+            f"{first} at {name}[0] = {flat[0]!r} and {kinds[other]} at {name}[{other}] = "
+            f"{flat[other]!r}"
+        )
+    typed = {"str": np.str_, "bytes": np.bytes_, "bool": np.bool_, "int": None,
+             "float": np.float64}[first]
+    if typed is None:  # Python ints of any size: int64 when they fit, else text
+        try:
+            return np.array(flat.tolist(), dtype=np.int64).reshape(arr.shape)
+        except OverflowError:
+            typed = np.str_
+    return np.array(flat.tolist(), dtype=typed).reshape(arr.shape)
 
 
 def class_counts(codes: np.ndarray) -> np.ndarray:

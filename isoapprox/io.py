@@ -1,6 +1,6 @@
 """Result files, provenance and embedding files.
 
-Design notes: docs/performance.md, section ``isoapprox.io``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.io``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import csv
 import datetime as _dt
 import errno
 import io as _io
-import itertools
 import json
 import math
 import os
@@ -23,14 +22,15 @@ import subprocess
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from importlib import metadata
 from pathlib import Path
 from tokenize import TokenError
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
+from . import _lazy
 from ._blas import blas_info
 from ._version import __version__
 from .exceptions import InvalidInputError
@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - a Python built without lzma reads no L
 __all__ = [
     "CSV_MAX_COLUMNS",
     "CSV_MAX_LINE",
+    "EmbeddingFile",
     "JSON_MAX_DEPTH",
     "NPY_MAX_HEADER",
     "SCHEMA_VERSION",
@@ -53,6 +54,7 @@ __all__ = [
     "load_embeddings",
     "open_regular",
     "provenance",
+    "read_embeddings",
     "read_results",
     "to_jsonable",
     "write_csv",
@@ -505,6 +507,101 @@ def decode_jsonl_line(raw: bytes) -> dict[str, Any] | None:
 
 _EMB_KEYS = ("embeddings", "embedding", "E", "X")
 _LAB_KEYS = ("labels", "label", "y")
+#: table files: one row per point, embedding columns, a label column, maybe a row index
+_TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet")
+_SUFFIXES = ".npz, .npy, .csv, .tsv, .txt or .parquet"
+#: header names of a row-index column (case ignored): pandas writes '' for an
+#: unnamed index, 'Unnamed: 0' once a file went through read_csv and to_csv
+#: again, '__index_level_0__' into Parquet
+_INDEX_NAMES = re.compile(r"|index|id|unnamed: \d+(?:\.\d+)?|__index_level_\d+__", re.IGNORECASE)
+#: a cell written as an integer (as pandas writes an index), at most 18 digits
+_INTEGER_TEXT = re.compile(r"\s*[+-]?\d{1,18}\s*")
+#: least number of rows for a column of integers to look like a row index
+_INDEX_MIN_ROWS = 3
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingFile:
+    """Embeddings and labels read by :func:`read_embeddings`, and what was read.
+
+    Attributes
+    ----------
+    embeddings : ndarray of shape (N, n)
+        As stored (float16 and float32 are kept; diagnose computes in float64).
+    labels : ndarray of shape (N,)
+        As stored, or parsed: integers, else text.
+    path : str
+        The embedding file.
+    format : str
+        Its format: ``'npz'``, ``'npy'``, ``'csv'``, ``'tsv'``, ``'txt'`` or
+        ``'parquet'``.
+    labels_from : str
+        Where the labels came from: ``"array 'labels'"``, ``"column 'label'"``,
+        ``"file 'labels.txt'"``.
+    header : bool or None
+        Whether a table file began with a header row (``None``: not a table).
+    index_columns : tuple of str or int
+        The row-index columns dropped from a table file: their names
+        (``''``, ``'Unnamed: 0'``), or their 0-based positions in a file
+        without a header row.
+    index_rule : str or None
+        Why: ``'named as an index'`` (the header says so), ``'index_col'``
+        (asked for), or ``'index_col=False'`` (none, as asked); ``None`` when
+        none was asked for or found.
+    """
+
+    embeddings: np.ndarray
+    labels: np.ndarray
+    path: str
+    format: str
+    labels_from: str
+    header: bool | None = None
+    index_columns: tuple[str | int, ...] = ()
+    index_rule: str | None = None
+
+    @property
+    def description(self) -> str:
+        """One line: the file, its rows and columns, the labels, what was dropped."""
+        E = self.embeddings
+        shape = (f"{E.shape[0]} rows x {E.shape[1]} embedding columns" if E.ndim == 2
+                 else f"an array of shape {E.shape}")
+        dtype = str(E.dtype) + ("" if E.dtype == np.float64 else ", computed in float64")
+        n_classes = self.n_classes
+        parts = [f"{self.path}: {shape} ({dtype})",
+                 f"labels from {self.labels_from}"
+                 + ("" if n_classes is None else f" ({n_classes} classes)")]
+        if self.header is False:
+            parts.append("no header row")
+        if self.index_columns:
+            why = "named as an index" if self.index_rule == "named as an index" else "as asked"
+            parts.append(f"index column{'s' if len(self.index_columns) > 1 else ''} "
+                         f"{', '.join(map(repr, self.index_columns))} dropped ({why})")
+        return ", ".join(parts)
+
+    @property
+    def n_classes(self) -> int | None:
+        """Number of distinct labels (``None`` when they cannot be compared)."""
+        try:
+            return int(np.unique(np.asarray(self.labels)).size)
+        except TypeError:  # an object array of mixed kinds: validation names it
+            return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The description and its fields, for a report (JSON types)."""
+        E = self.embeddings
+        return {
+            "description": self.description,
+            "path": self.path,
+            "format": self.format,
+            "n_rows": int(E.shape[0]) if E.ndim >= 1 else None,
+            "n_dims": int(E.shape[1]) if E.ndim == 2 else None,
+            "dtype": str(E.dtype),
+            "labels_from": self.labels_from,
+            "n_classes": self.n_classes,
+            "header": self.header,
+            "index_columns": list(self.index_columns),
+            "index_rule": self.index_rule,
+        }
 
 
 def load_embeddings(
@@ -514,82 +611,172 @@ def load_embeddings(
     embeddings_key: str | None = None,
     labels_key: str | None = None,
     label_column: str | int | None = None,
+    index_col: str | int | bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Read embeddings and labels from ``.npz``, a pair of ``.npy``, or CSV.
+    """Read embeddings and labels: :func:`read_embeddings`'s two arrays.
 
-    Parameters
-    ----------
-    path : path-like
-        ``.npz`` with arrays ``embeddings`` and ``labels`` (or the keys
-        given); ``.npy`` with the embeddings (then ``labels`` names the
-        ``.npy`` of labels); or ``.csv`` with numeric embedding columns and
-        one label column, after a header row (a first row of numbers is
-        read as data: a file without header, as ``numpy.savetxt`` writes).
-    labels : path-like, optional
-        ``.npy`` file of labels (required with an ``.npy`` embedding file).
-    embeddings_key, labels_key : str, optional
-        Array names inside an ``.npz``.
-    label_column : str or int, optional
-        CSV label column, by name or 0-based position; default ``"label"``,
-        ``"labels"`` or ``"y"`` if present, else the last column.
+    Parameters are those of :func:`read_embeddings`.
 
     Returns
     -------
     E : ndarray of shape (N, n)
     y : ndarray of shape (N,)
         Raw arrays; the caller validates them.
+    """
+    got = read_embeddings(path, labels=labels, embeddings_key=embeddings_key,
+                          labels_key=labels_key, label_column=label_column, index_col=index_col)
+    return got.embeddings, got.labels
+
+
+def read_embeddings(
+    path: str | os.PathLike,
+    *,
+    labels: str | os.PathLike | None = None,
+    embeddings_key: str | None = None,
+    labels_key: str | None = None,
+    label_column: str | int | None = None,
+    index_col: str | int | bool | None = None,
+) -> EmbeddingFile:
+    """Read embeddings and labels from ``.npz``, ``.npy``, CSV, TSV or Parquet.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.npz`` with arrays ``embeddings`` and ``labels`` (or the keys
+        given); ``.npy`` with the embeddings (then ``labels`` names the
+        labels file); or a table, one row per point: ``.csv`` (``.txt``:
+        the same), ``.tsv`` (tab-separated) or ``.parquet`` (needs
+        ``pyarrow``: ``pip install isoapprox[parquet]``), with numeric
+        embedding columns, a label column and maybe a row-index column.
+    labels : path-like, optional
+        Labels file, one label per embedding: ``.npy``; ``.csv`` or ``.tsv``
+        with one column (after an optional row-index column); ``.txt`` with
+        one label per line.  A first row is a header when the file has one
+        row more than there are embeddings and its value occurs in no other
+        row.  Required with an ``.npy`` embedding file; replaces the labels
+        of an ``.npz`` and the label column of a table (a column named
+        ``label``, ``labels`` or ``y`` is then left out).
+    embeddings_key, labels_key : str, optional
+        Array names inside an ``.npz``.
+    label_column : str or int, optional
+        Label column of a table, by name or 0-based position (negative from
+        the end); default ``"label"``, ``"labels"`` or ``"y"`` if present,
+        else the last column.
+    index_col : str, int or False, optional
+        Row-index column of a table, by name or 0-based position: dropped.
+        ``False``: no column is an index.  Default: detected (see Notes).
+
+    Returns
+    -------
+    EmbeddingFile
+        The raw arrays (the caller validates them) and a one-line
+        description of what was read (:attr:`EmbeddingFile.description`).
 
     Raises
     ------
     FileNotFoundError
         If a file does not exist.
     InvalidInputError
-        If a file is not a regular file (a folder, a FIFO, a device), is
-        empty or has the wrong format, missing keys, ragged or non-numeric
-        CSV rows, or mismatched lengths; the message names the file (and the
-        CSV line and column).
+        One line naming the file: not a regular file (a folder, a FIFO, a
+        device), empty, the wrong format, missing keys, ragged rows (with
+        the line), a non-numeric embedding cell (with line and column), no
+        label column, an ambiguous row index (see Notes), labels whose
+        length differs from the embeddings' (both files, both lengths), a
+        Parquet file without pyarrow installed.
 
     Notes
     -----
+    Tables.  The first row is a header when it names columns: one of its
+    cells is not a number where the row below holds one (``x0`` above
+    ``0.13``; an empty first cell, as pandas writes, counts), or its numeric
+    cells are the integers ``0, 1, 2, ...`` (or ``1, 2, ...``) that pandas
+    gives unnamed columns; otherwise every row is data, columns by position.
+
+    Row index (``index_col=None``).  Looked for in the first column that is
+    not the label column (and in Parquet, where pandas' metadata says):
+
+    * dropped when the header names it an index: ``''`` (pandas' unnamed
+      index), ``'index'``, ``'id'``, ``'Unnamed: K'``, ``'__index_level_K__'``
+      (case ignored); a run of such columns is dropped together; in a
+      Parquet file, also the columns its pandas metadata names the index,
+      wherever they are (pandas writes them last);
+    * refused as ambiguous when it is not named so but every cell is an
+      integer (written without a decimal point or exponent) and the cells
+      are distinct and fill a contiguous range (``0..N-1``, ``1..N`` or a
+      shuffle or slice of one), with at least 3 rows and another
+      embedding column: such a column may be an index or data,
+      so the error asks for ``index_col`` (``--index-col``) or
+      ``index_col=False`` (``--no-index``) instead of guessing;
+    * kept as data otherwise.
+
     Every file is checked before memory is allocated for it: only regular
     files are opened; a ``.npy`` array (alone or inside an ``.npz``) is read
     only when its header is at most :data:`NPY_MAX_HEADER` bytes, holds no
     Python objects, and its shape times its item size equals the bytes that
-    follow the header; a CSV line may hold at most :data:`CSV_MAX_LINE`
+    follow the header; a text line may hold at most :data:`CSV_MAX_LINE`
     characters and :data:`CSV_MAX_COLUMNS` fields.  Memory then grows with
     the file's size.
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    index_col = _index_option(index_col)
+    if labels is not None and label_column is not None:
+        raise InvalidInputError(
+            "`labels` (--labels) and `label_column` (--label-col) exclude each other: the "
+            f"labels come from a file or from a column; got labels={str(labels)!r} and "
+            f"label_column={label_column!r}")
+    if index_col is not None and index_col is not False and suffix not in _TABLE_SUFFIXES:
+        raise InvalidInputError(
+            f"`index_col` (--index-col) applies to tables ({', '.join(_TABLE_SUFFIXES)}); "
+            f"`{path}` is a {suffix or 'suffix-less'} file")
+    table: _CsvTable | _ParquetTable | None = None
+    labels_from = "array 'labels'"
     with open_regular(path, "embedding") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
             raise InvalidInputError(
                 f"`{path}` is empty (0 bytes); expected embeddings and labels")
         if suffix == ".npz":
-            E, y = _load_npz(fh, path, labels is None, embeddings_key, labels_key)
+            E, y, lk = _load_npz(fh, path, labels is None, embeddings_key, labels_key)
+            labels_from = f"array {lk!r}"
         elif suffix == ".npy":
             if labels is None:
                 raise InvalidInputError(
                     f"`{path}` holds only embeddings; pass the labels with --labels LABELS.npy"
                 )
             E, y = _read_npy(fh, size, f"`{path}`"), None
-        elif suffix in (".csv", ".txt"):
-            E, y = _load_csv(fh, path, label_column)
+        elif suffix == ".parquet":
+            table = _parquet_table(fh, path)
+        elif suffix in _TABLE_SUFFIXES:
+            table = _csv_table(fh, path, "\t" if suffix == ".tsv" else ",")
         else:
-            raise InvalidInputError(
-                f"`{path}` must end in .npz, .npy or .csv; got suffix {suffix!r}"
-            )
-    if labels is not None and suffix in (".npz", ".npy"):
-        y = _load_npy(Path(labels), "labels")
+            raise InvalidInputError(f"`{path}` must end in {_SUFFIXES}; got suffix {suffix!r}")
+    index_names: tuple[str | int, ...] = ()
+    rule = None if index_col is None else "index_col=False" if index_col is False else "index_col"
+    if table is not None:
+        pick = _choose_columns(table, path, label_column, index_col, labels is not None)
+        E = table.floats(pick.embedding)
+        y = None
+        if pick.label is not None:
+            y = table.labels(pick.label)
+            labels_from = f"column {table.show(pick.label)}"
+            if pick.label_by_default:
+                _check_default_label(table, path, pick.label, y)
+        index_names = tuple(i if table.names is None else table.names[i] for i in pick.index)
+        rule = pick.rule
     E = np.asarray(E)
+    if labels is not None:
+        y, labels_from = _load_labels(Path(labels), E.shape[0] if E.ndim else None, path)
     y = np.asarray(y).reshape(-1) if np.ndim(y) == 2 and 1 in np.shape(y) else np.asarray(y)
     if E.ndim == 2 and y.ndim == 1 and E.shape[0] != y.shape[0]:
         raise InvalidInputError(
-            f"embeddings and labels must have the same length; got {E.shape[0]} embeddings "
-            f"and {y.shape[0]} labels"
+            f"`{path}`: embeddings and labels must have the same length; got {E.shape[0]} "
+            f"embeddings and {y.shape[0]} labels"
         )
-    return E, y
+    return EmbeddingFile(embeddings=E, labels=y, path=str(path), format=suffix.lstrip("."),
+                         labels_from=labels_from,
+                         header=None if table is None else table.names is not None,
+                         index_columns=index_names, index_rule=rule)
 
 
 def _load_npy(path: Path, what: str) -> np.ndarray:
@@ -679,8 +866,9 @@ def _read_npy(fp: BinaryIO, size: int, where: str) -> np.ndarray:
 
 
 def _load_npz(fh: BinaryIO, path: Path, with_labels: bool, embeddings_key: str | None,
-              labels_key: str | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """Embeddings (and labels when ``with_labels``) of the open ``.npz`` file ``fh``."""
+              labels_key: str | None) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+    """Embeddings (and labels when ``with_labels``) of the open ``.npz`` file ``fh``, and
+    the labels' key."""
     not_npz = (f"`{path}` is not a readable .npz file (not a zip archive of .npy arrays, as "
                "numpy.savez writes)")
     try:
@@ -706,7 +894,7 @@ def _load_npz(fh: BinaryIO, path: Path, with_labels: bool, embeddings_key: str |
             )
         E = _read_member(archive, members[ek], f"`{path}` array {ek!r}")
         y = _read_member(archive, members[lk], f"`{path}` array {lk!r}") if with_labels else None
-    return E, y
+    return E, y, lk
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> np.ndarray:
@@ -745,9 +933,11 @@ def _text_lines(fh: BinaryIO, path: Path) -> Iterator[str]:
         yield line
 
 
-def _csv_rows(fh: BinaryIO, path: Path) -> Iterator[tuple[int, list[str]]]:
-    """Non-blank CSV rows of ``fh`` with the line each one ends on."""
-    reader = csv.reader(_text_lines(fh, path))
+def _csv_rows(fh: BinaryIO, path: Path, delimiter: str = ","
+              ) -> Iterator[tuple[int, list[str]]]:
+    """Non-blank CSV rows of ``fh`` (fields split at ``delimiter``) with the line each one
+    ends on."""
+    reader = csv.reader(_text_lines(fh, path), delimiter=delimiter)
     while True:
         try:
             row = next(reader)
@@ -764,80 +954,374 @@ def _csv_rows(fh: BinaryIO, path: Path) -> Iterator[tuple[int, list[str]]]:
             yield reader.line_num, row
 
 
-def _load_csv(fh: BinaryIO, path: Path, label_column: str | int | None
-              ) -> tuple[np.ndarray, np.ndarray]:
-    rows = _csv_rows(fh, path)
-    first = next(rows, None)
-    if first is None:
-        raise InvalidInputError(
-            f"`{path}` has no rows; expected a header row and one row per embedded point"
-        )
-    header = [h.strip() for h in first[1]]
-    if all(_is_number(h) for h in header):
-        # no header row (e.g. numpy.savetxt): every row is data, columns by position
-        if isinstance(label_column, str):
-            raise InvalidInputError(
-                f"`label_column` {label_column!r} names a column, but `{path}` has no header "
-                "row (its first row is numeric); give the column's index instead"
-            )
-        data_rows = itertools.chain([first], rows)
-        header = [f"column {i}" for i in range(len(header))]
-    else:
-        second = next(rows, None)
-        if second is None:
-            raise InvalidInputError(
-                f"`{path}` must have at least one data row after the header; got none"
-            )
-        data_rows = itertools.chain([second], rows)
-    if label_column is None:
-        col = next((header.index(k) for k in _LAB_KEYS if k in header), len(header) - 1)
-    elif isinstance(label_column, int):
-        col = label_column if label_column >= 0 else len(header) + label_column
-        if not 0 <= col < len(header):
-            raise InvalidInputError(
-                f"`label_column` must be a column index in [0, {len(header) - 1}]; got "
-                f"{label_column}"
-            )
-    else:
-        if label_column not in header:
-            raise InvalidInputError(
-                f"`label_column` must name a column of `{path}` ({header}); got "
-                f"{label_column!r}"
-            )
-        col = header.index(label_column)
-    if len(header) < 2:
-        raise InvalidInputError(
-            f"`{path}` must have at least one embedding column besides the label column; "
-            f"got {len(header)} column(s)"
-        )
-    feats, labs = [], []
-    for k, row in data_rows:
-        if len(row) != len(header):
-            raise InvalidInputError(
-                f"`{path}` line {k} has {len(row)} fields; expected {len(header)}"
-            )
-        labs.append(row[col].strip())
-        values = []
-        for i, v in enumerate(row):
-            if i == col:
-                continue
-            try:
-                values.append(float(v))
-            except ValueError:
-                raise InvalidInputError(
-                    f"`{path}` line {k}, column {header[i]!r}: embedding value {v.strip()!r} "
-                    "is not a number"
-                ) from None
-        feats.append(values)
-    y_raw = np.array(labs)
+def _index_option(index_col: Any) -> str | int | bool | None:
+    """``index_col`` checked: ``None``, ``False``, a column name or a 0-based position."""
+    if index_col is None or index_col is False or isinstance(index_col, str):
+        return index_col
+    if isinstance(index_col, (bool, np.bool_)) or not isinstance(index_col, (int, np.integer)):
+        raise TypeError(
+            "`index_col` must be None (detect), False (no index column), a column name or "
+            f"a 0-based position; got {index_col!r} ({type(index_col).__name__})")
+    return int(index_col)
+
+
+def _names_list(names: Sequence[str], most: int = 12) -> str:
+    """Column names for a message: the first ``most`` of them."""
+    shown = ", ".join(repr(n) for n in names[:most])
+    return f"[{shown}{', ...' if len(names) > most else ''}] ({len(names)} columns)"
+
+
+def _integer_span(values: Any) -> tuple[int, int] | None:
+    """``(lo, hi)`` when the integers ``values`` are ``lo..hi``, each once; else ``None``."""
+    arr = np.asarray(values, dtype=np.int64)
+    if arr.size == 0:
+        return None
+    lo, hi = int(arr.min()), int(arr.max())
+    if hi - lo + 1 != arr.size or np.unique(arr).size != arr.size:
+        return None
+    return lo, hi
+
+
+def _label_array(texts: list[str]) -> np.ndarray:
+    """Labels read as text: integral numbers become int64, anything else stays text."""
+    y_raw = np.array(texts, dtype=str)
     try:
         y_num = y_raw.astype(np.float64)
     except ValueError:  # text labels
-        return np.array(feats, dtype=np.float64), y_raw
+        return y_raw
     # integral numbers become int64 labels; others (0.5, inf, 1e300) stay text
     integral = np.all(np.abs(y_num) <= 2.0**53) and np.all(y_num == np.round(y_num))
-    y = y_num.astype(np.int64) if integral else y_raw
-    return np.array(feats, dtype=np.float64), y
+    return y_num.astype(np.int64) if integral else y_raw
+
+
+class _CsvTable:
+    """The cells of a CSV or TSV file: data rows as text, the line each ends on, the header."""
+
+    def __init__(self, path: Path, names: list[str] | None, rows: list[list[str]],
+                 lines: list[int]) -> None:
+        self.path, self.names, self.rows, self.lines = path, names, rows, lines
+        self.n_rows, self.n_cols = len(rows), len(rows[0])
+        self.index_hint: frozenset[int] = frozenset()
+
+    def show(self, i: int) -> str:
+        """Column ``i`` as messages name it: its quoted name, or its position."""
+        return repr(self.names[i]) if self.names is not None else str(i)
+
+    def integer_span(self, i: int) -> tuple[int, int] | None:
+        cells = [row[i] for row in self.rows]
+        if not all(_INTEGER_TEXT.fullmatch(c) for c in cells):
+            return None
+        return _integer_span([int(c) for c in cells])
+
+    def labels(self, i: int) -> np.ndarray:
+        return _label_array([row[i].strip() for row in self.rows])
+
+    def floats(self, cols: list[int]) -> np.ndarray:
+        cells = [[row[i] for i in cols] for row in self.rows]
+        with contextlib.suppress(ValueError):
+            return np.array(cells, dtype=np.float64).reshape(self.n_rows, len(cols))
+        out = np.empty((self.n_rows, len(cols)))  # numpy refused a cell: find it
+        for r, row in enumerate(cells):
+            for j, v in enumerate(row):
+                try:
+                    out[r, j] = float(v)
+                except ValueError:
+                    raise InvalidInputError(
+                        f"`{self.path}` line {self.lines[r]}, column {self.show(cols[j])}: "
+                        f"embedding value {v.strip()!r} is not a number") from None
+        return out
+
+
+def _is_header(first: list[str], second: list[str] | None) -> bool:
+    """Whether the CSV row ``first`` names the columns (the rule of :func:`read_embeddings`)."""
+    if second is None:
+        return not all(_is_number(c) for c in first)
+    for k, (a, b) in enumerate(zip(first, second, strict=False)):  # rows may differ
+        if not _is_number(a) and _is_number(b) and (a.strip() or k == 0):
+            return True
+    numbers = [c for c in first if _is_number(c)]
+    if len(numbers) >= 2 and all(_INTEGER_TEXT.fullmatch(c) for c in numbers):
+        ints = [int(c) for c in numbers]
+        return ints[0] in (0, 1) and ints == list(range(ints[0], ints[0] + len(ints)))
+    return False
+
+
+def _csv_table(fh: BinaryIO, path: Path, delimiter: str) -> _CsvTable:
+    """The rows of the CSV (or TSV) file ``fh``, header detected, ragged rows refused."""
+    found = list(_csv_rows(fh, path, delimiter))
+    if not found:
+        raise InvalidInputError(
+            f"`{path}` has no rows; expected a header row and one row per embedded point"
+        )
+    first = found[0][1]
+    if _is_header(first, found[1][1] if len(found) > 1 else None):
+        if len(found) == 1:
+            raise InvalidInputError(
+                f"`{path}` must have at least one data row after the header; got none"
+            )
+        names: list[str] | None = [c.strip() for c in first]
+        found = found[1:]
+    else:
+        names = None
+    width = len(first)
+    for k, row in found:
+        if len(row) != width:
+            raise InvalidInputError(
+                f"`{path}` line {k} has {len(row)} fields; expected {width}"
+                + (" (as the header)" if names is not None else " (as line "
+                   f"{found[0][0]})"))
+    return _CsvTable(path, names, [row for _, row in found], [k for k, _ in found])
+
+
+class _ParquetTable:
+    """The columns of a Parquet file (a ``pyarrow.Table``)."""
+
+    def __init__(self, path: Path, table: Any, pa: Any) -> None:
+        self.path, self.table, self.pa = path, table, pa
+        self.names: list[str] | None = [str(n) for n in table.column_names]
+        self.n_rows, self.n_cols = table.num_rows, table.num_columns
+        meta = table.schema.pandas_metadata or {}
+        pandas_index = {c for c in meta.get("index_columns", []) if isinstance(c, str)}
+        self.index_hint = frozenset(  # wherever they are: pandas writes them last
+            i for i, n in enumerate(self.names)
+            if n in pandas_index or re.fullmatch(r"__index_level_\d+__", n))
+
+    def show(self, i: int) -> str:
+        return repr(self.names[i])
+
+    def integer_span(self, i: int) -> tuple[int, int] | None:
+        col = self.table.column(i)
+        if not self.pa.types.is_integer(col.type) or col.null_count:
+            return None
+        return _integer_span(col.to_numpy())
+
+    def labels(self, i: int) -> np.ndarray:
+        values = self.table.column(i).to_pylist()
+        for kind, dtype in ((str, np.str_), (int, np.int64), (float, np.float64)):
+            if all(isinstance(v, kind) and not isinstance(v, bool) for v in values):
+                return np.array(values, dtype=dtype)
+        return np.array(values, dtype=object)  # mixed or missing: as_labels names them
+
+    def floats(self, cols: list[int]) -> np.ndarray:
+        pa = self.pa
+        blocks = []
+        for i in cols:
+            col = self.table.column(i)
+            t = col.type
+            if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
+                blocks.append(np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1))
+                continue
+            if (pa.types.is_list(t) or pa.types.is_large_list(t) or
+                    pa.types.is_fixed_size_list(t)) and (
+                    pa.types.is_integer(t.value_type) or pa.types.is_floating(t.value_type)):
+                dtype = (np.dtype(t.value_type.to_pandas_dtype())
+                         if pa.types.is_floating(t.value_type) else np.float64)
+                try:  # one column of vectors
+                    blocks.append(np.array(col.to_pylist(), dtype=dtype).reshape(
+                        self.n_rows, -1))
+                except (ValueError, TypeError):
+                    raise InvalidInputError(
+                        f"`{self.path}` column {self.show(i)} holds vectors of different "
+                        "lengths (or missing ones); expected one embedding of n numbers per "
+                        "row") from None
+                continue
+            raise InvalidInputError(
+                f"`{self.path}` column {self.show(i)} holds {t} values; expected numbers (an "
+                "embedding dimension); name the labels with --label-col, an index with "
+                "--index-col")
+        if not blocks:
+            return np.empty((self.n_rows, 0))
+        dtype = np.result_type(*(b.dtype for b in blocks))
+        return np.concatenate([b.astype(dtype, copy=False) for b in blocks], axis=1)
+
+
+def _parquet_table(fh: BinaryIO, path: Path) -> _ParquetTable:
+    """The open Parquet file ``fh`` as a table (needs pyarrow)."""
+    try:
+        pa = _lazy.pyarrow()
+    except ImportError:
+        raise InvalidInputError(
+            f"`{path}` is a Parquet file, which needs pyarrow: pip install "
+            "isoapprox[parquet]") from None
+    try:
+        table = pa.parquet.read_table(fh)
+    except (pa.ArrowException, OSError, ValueError, TypeError, EOFError) as exc:
+        raise InvalidInputError(
+            f"`{path}` is not a readable Parquet file: {_one_line(exc)}") from None
+    if table.num_rows == 0 or table.num_columns == 0:
+        raise InvalidInputError(
+            f"`{path}` has {table.num_rows} rows and {table.num_columns} columns; expected "
+            "one row per embedded point")
+    return _ParquetTable(path, table, pa)
+
+
+class _Columns(NamedTuple):
+    """The roles of a table's columns (0-based positions)."""
+
+    embedding: list[int]
+    label: int | None
+    label_by_default: bool
+    index: list[int]
+    rule: str | None
+
+
+def _column_position(table: _CsvTable | _ParquetTable, path: Path, option: str,
+                     value: str | int) -> int:
+    """The position of the column that option ``option`` names (a name or position)."""
+    n = table.n_cols
+    if isinstance(value, int):
+        k = value if value >= 0 else n + value
+        if not 0 <= k < n:
+            raise InvalidInputError(
+                f"`{option}` must be a column index in [0, {n - 1}] of `{path}`; got {value}")
+        return k
+    if table.names is None:
+        raise InvalidInputError(
+            f"`{option}` {value!r} names a column, but `{path}` has no header row (its first "
+            "row is numeric); give the column's index instead")
+    if value not in table.names:
+        raise InvalidInputError(
+            f"`{option}` must name a column of `{path}` ({_names_list(table.names)}); got "
+            f"{value!r}")
+    return table.names.index(value)
+
+
+def _choose_columns(table: _CsvTable | _ParquetTable, path: Path,
+                    label_column: str | int | None, index_col: str | int | bool | None,
+                    labels_file: bool) -> _Columns:
+    """Which columns are embeddings, which the labels, which a row index (see Notes of
+    :func:`read_embeddings`)."""
+    n, names = table.n_cols, table.names
+    named = next((names.index(k) for k in _LAB_KEYS if k in names), None) if names else None
+    by_default = False
+    if labels_file:
+        label = named  # labels from the file; a column named so is left out
+    elif label_column is not None:
+        label = _column_position(table, path, "label_column", label_column)
+    elif named is not None:
+        label = named
+    else:
+        label, by_default = n - 1, True
+    if not labels_file and n < 2:
+        raise InvalidInputError(
+            f"`{path}` must have at least one embedding column besides the label column; "
+            f"got {n} column(s) (labels in a separate file: --labels)")
+    others = [i for i in range(n) if i != label]
+    index: list[int] = []
+    rule = None
+    if index_col is False:
+        rule = "index_col=False"
+    elif index_col is not None:
+        k = _column_position(table, path, "index_col", index_col)
+        if k == label:
+            raise InvalidInputError(
+                f"`index_col` {index_col!r} names the label column {table.show(k)} of "
+                f"`{path}`; name the labels with --label-col")
+        index, rule = [k], "index_col"
+    elif others:
+        for i in others:  # a run of columns named as an index, from the first
+            if (names is not None and _INDEX_NAMES.fullmatch(names[i])) or i in table.index_hint:
+                index.append(i)
+            else:
+                break
+        index += [i for i in others if i in table.index_hint and i not in index]
+        if index:
+            rule = "named as an index"
+        elif len(others) >= 2 and table.n_rows >= _INDEX_MIN_ROWS:
+            span = table.integer_span(others[0])
+            if span is not None:
+                k = others[0]
+                why = ("there is no header row to say so" if names is None
+                       else "its name does not say so")
+                raise InvalidInputError(
+                    f"`{path}` column {table.show(k)} holds the integers {span[0]}..{span[1]} "
+                    f"once each, as a row index does, but {why}; pass --index-col {k} "
+                    "(index_col=" f"{k}) to drop it, or --no-index (index_col=False) to keep "
+                    "it as an embedding dimension")
+    embedding = [i for i in others if i not in index]
+    if not embedding:
+        roles = ([f"the label column {table.show(label)}"] if label is not None else []) + [
+            f"the index column {table.show(i)}" for i in index]
+        raise InvalidInputError(
+            f"`{path}` has no embedding column: its {n} column(s) are "
+            + (" and ".join(roles) or "none") + "; expected numeric embedding columns too")
+    return _Columns(embedding, label, by_default, index, rule)
+
+
+def _check_default_label(table: _CsvTable | _ParquetTable, path: Path, k: int,
+                         y: np.ndarray) -> None:
+    """Refuse a last column taken for the labels that holds fractional numbers."""
+    if y.dtype.kind == "f":
+        fractional = bool(np.any(y != np.round(y)))
+    elif y.dtype.kind == "U":
+        fractional = all(_is_number(v) for v in y.tolist())
+    else:
+        fractional = False
+    if fractional:
+        raise InvalidInputError(
+            f"`{path}` has no label column: no column is named 'label', 'labels' or 'y', and "
+            f"the last column {table.show(k)} holds numbers that are not integers (an "
+            "embedding dimension?); name the labels with --label-col, or give them in a file "
+            "with --labels")
+
+
+def _load_labels(path: Path, n: int | None, emb_path: Path) -> tuple[np.ndarray, str]:
+    """The labels of the file ``path`` (``n`` embeddings read from ``emb_path``) and
+    where they came from."""
+    suffix = path.suffix.lower()
+    source = f"file {str(path)!r}"
+    if suffix == ".npy":
+        y = _load_npy(path, "labels")
+        y = y.reshape(-1) if y.ndim == 2 and 1 in y.shape else y
+        if y.ndim == 1 and n is not None and y.shape[0] != n:
+            raise InvalidInputError(
+                f"labels file `{path}` has {y.shape[0]} labels but `{emb_path}` has {n} "
+                "embeddings (rows); expected one label per embedding")
+        return y, source
+    if suffix not in (".csv", ".tsv", ".txt"):
+        raise InvalidInputError(
+            f"labels file `{path}` must end in .npy, .csv, .tsv or .txt (one label per line); "
+            f"got suffix {suffix!r}")
+    with open_regular(path, "labels") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            raise InvalidInputError(f"labels file `{path}` is empty (0 bytes); expected labels")
+        if suffix == ".txt":
+            rows = [(k, [line.strip()]) for k, line in enumerate(_text_lines(fh, path), 1)
+                    if line.strip()]
+        else:
+            rows = list(_csv_rows(fh, path, "\t" if suffix == ".tsv" else ","))
+    if not rows:
+        raise InvalidInputError(f"labels file `{path}` has no labels (only blank lines)")
+    width = len(rows[0][1])
+    for k, row in rows:
+        if len(row) != width or width > 2:
+            raise InvalidInputError(
+                f"labels file `{path}` line {k} has {len(row)} fields; expected one label per "
+                "row (after an optional row-index column)")
+    header = None
+    if n is not None and len(rows) == n + 1:
+        first = rows[0][1][-1].strip()
+        if all(row[-1].strip() != first for _, row in rows[1:]):
+            header = [c.strip() for c in rows[0][1]]
+            rows = rows[1:]
+    if n is not None and len(rows) != n:
+        raise InvalidInputError(
+            f"labels file `{path}` has {len(rows)} labels but `{emb_path}` has {n} embeddings "
+            "(rows); expected one label per embedding"
+            + (" (with a header row: one more row, whose value occurs in no other)"
+               if len(rows) == n + 1 else ""))
+    if width == 2:
+        named = header is not None and _INDEX_NAMES.fullmatch(header[0])
+        cells = [row[0] for _, row in rows]
+        counts = all(_INTEGER_TEXT.fullmatch(c) for c in cells) and _integer_span(
+            [int(c) for c in cells]) is not None
+        if not (named or counts):
+            raise InvalidInputError(
+                f"labels file `{path}` has 2 columns, and the first is not a row index (named "
+                "'', 'index' or 'id', or the integers 0..N-1); expected one column of labels")
+    if header is not None:
+        source += f" column {header[-1]!r}"
+    return _label_array([row[-1].strip() for _, row in rows]), source
 
 
 def _is_number(text: str) -> bool:

@@ -1,6 +1,6 @@
 """Triplet, batch-hard, contrastive and margin losses and their zero-loss sets.
 
-Design notes: docs/performance.md, section ``isoapprox.losses``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.losses``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .kernels import losses as K
 
 __all__ = [
     "REDUCTIONS",
+    "TRIPLET_REDUCTIONS",
     "HardestPairs",
     "PairLossResult",
     "SeparationResult",
@@ -39,6 +40,11 @@ __all__ = [
 ]
 
 REDUCTIONS = ("sum", "mean", "max")
+#: reductions of the triplet losses (:func:`batch_hard_loss`, :func:`triplet_loss`):
+#: those of :data:`REDUCTIONS` and ``"mean_nonzero"``, the mean over the terms that
+#: are positive (0 when none is), pytorch-metric-learning's default
+#: ``AvgNonZeroReducer``
+TRIPLET_REDUCTIONS = ("sum", "mean", "max", "mean_nonzero")
 
 
 def _prepare(E: ArrayLike, y: ArrayLike, margin: float, *, triplets: bool = True):
@@ -103,11 +109,19 @@ def hardest_pairs(E: ArrayLike, y: ArrayLike) -> HardestPairs:
 
 
 def reduce_terms(values: np.ndarray, reduction: str) -> float:
-    """Sum, mean or max of validated terms (no validation; shared with isoapprox.train)."""
+    """Sum, mean, max or mean of the positive ones of validated non-negative terms.
+
+    No validation; shared with isoapprox.train.  ``"mean_nonzero"`` divides the
+    sum by the number of positive terms, and is 0 when none is (as
+    pytorch-metric-learning's ``AvgNonZeroReducer``).
+    """
     if reduction == "sum":
         return float(np.sum(values))
     if reduction == "mean":
         return float(np.sum(values) / len(values))
+    if reduction == "mean_nonzero":
+        k = int(np.count_nonzero(values > 0.0))
+        return float(np.sum(values) / k) if k else 0.0
     return float(np.max(values))
 
 
@@ -131,8 +145,11 @@ def batch_hard_loss(
         Class labels.
     margin : float, default 0.0
         ``alpha >= 0``.  The paper's theory uses 0; training uses ``> 0``.
-    reduction : {"mean", "sum", "max"}
-        Reduction over the anchors that have a positive and a negative.
+    reduction : {"mean", "sum", "max", "mean_nonzero"}
+        Reduction over the anchors that have a positive and a negative;
+        ``"mean_nonzero"`` averages over the anchors whose term is positive
+        (0 when none is): pytorch-metric-learning's default reducer
+        (``AvgNonZeroReducer``) on the triplets of its ``BatchHardMiner``.
 
     Returns
     -------
@@ -150,7 +167,7 @@ def batch_hard_loss(
         For NaN/inf or mis-shaped input, a negative margin or an unknown
         reduction.
 
-    Notes: docs/performance.md, ``isoapprox.losses.batch_hard_loss``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.losses.batch_hard_loss``.
 
     Examples
     --------
@@ -159,8 +176,10 @@ def batch_hard_loss(
     0.5
     >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.5, reduction="mean")
     0.125
+    >>> batch_hard_loss(E, [0, 0, 1, 1], margin=0.5, reduction="mean_nonzero")
+    0.5
     """
-    reduction = check_option(reduction, "reduction", REDUCTIONS)
+    reduction = check_option(reduction, "reduction", TRIPLET_REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
     hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
     valid = (pi >= 0) & (ni >= 0)
@@ -181,8 +200,11 @@ def triplet_loss(
         Class labels.
     margin : float, default 0.0
         ``alpha >= 0``.
-    reduction : {"mean", "sum", "max"}
-        ``mean`` divides by the number of triplets (active or not).
+    reduction : {"mean", "sum", "max", "mean_nonzero"}
+        ``mean`` divides by the number of triplets (active or not),
+        ``mean_nonzero`` by the number of triplets with a positive term (0
+        when none has): pytorch-metric-learning's default reducer
+        (``AvgNonZeroReducer``) over all triplets.
 
     Returns
     -------
@@ -196,24 +218,31 @@ def triplet_loss(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes: docs/performance.md, ``isoapprox.losses.triplet_loss``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.losses.triplet_loss``.
 
     Examples
     --------
     >>> triplet_loss([[0.0], [1.0], [3.0], [5.0]], [0, 0, 1, 1], margin=0.5, reduction="sum")
     0.5
+    >>> triplet_loss([[0.0], [1.0], [3.0], [5.0]], [0, 0, 1, 1], margin=0.5,
+    ...              reduction="mean_nonzero")
+    0.5
     """
-    reduction = check_option(reduction, "reduction", REDUCTIONS)
+    reduction = check_option(reduction, "reduction", TRIPLET_REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
     if reduction == "max":
         hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
         valid = (pi >= 0) & (ni >= 0)
         total = float(np.max(np.maximum(hp[valid] - hn[valid] + alpha, 0.0)))
     else:
-        sums, counts, _ = K.triplet_loss_kernel(X, codes, alpha)
+        sums, counts, active = K.triplet_loss_kernel(X, codes, alpha)
         total = float(np.sum(sums))
         if reduction == "mean":
             total /= float(np.sum(counts))
+        elif reduction == "mean_nonzero":
+            # active: the triplets whose term the kernel added is positive
+            n_active = int(np.sum(active))
+            total = total / n_active if n_active else 0.0
     return warn_overflow(total / s, "triplet_loss", "the loss")
 
 
@@ -291,7 +320,7 @@ def separation_report(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes: docs/performance.md, ``isoapprox.losses.separation_report``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.losses.separation_report``.
     """
     atol = check_nonnegative(atol, "atol")
     X, codes, _, alpha, s = _prepare(E, y, margin)
@@ -461,7 +490,26 @@ def contrastive_loss(
 ) -> float:
     """Pairwise contrastive loss ``[d_pos - pos_margin]_+ + [alpha - d_neg]_+``.
 
-    See :func:`contrastive_report` for the parameters; returns its ``value``.
+    The ``value`` of :func:`contrastive_report`.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels (any layout; ``N >= 2``).
+    margin : float, default 0.0
+        ``alpha``: negatives closer than ``alpha`` are penalised.
+    pos_margin : float, default 0.0
+        Positives farther than ``pos_margin`` are penalised.
+    reduction : {"mean", "sum", "max"}
+        Over all ``N (N - 1) / 2`` pairs.
+
+    Returns
+    -------
+    float
+        The loss; ``inf``, with a ``RuntimeWarning``, when it exceeds the
+        largest float64.
 
     Examples
     --------
@@ -526,7 +574,26 @@ def margin_loss(
 ) -> float:
     """Margin loss ``[d_pos - beta + alpha]_+ + [beta - d_neg + alpha]_+``.
 
-    See :func:`margin_loss_report` for the parameters; returns its ``value``.
+    The ``value`` of :func:`margin_loss_report`.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels (``N >= 2``).
+    margin : float, default 0.0
+        ``alpha >= 0``, half the width of the band around ``beta``.
+    beta : float, default 1.0
+        Boundary between positive and negative distances (``>= 0``).
+    reduction : {"mean", "sum", "max"}
+        Over all ``N (N - 1) / 2`` pairs.
+
+    Returns
+    -------
+    float
+        The loss; ``inf``, with a ``RuntimeWarning``, when it exceeds the
+        largest float64.
 
     Examples
     --------

@@ -1,30 +1,44 @@
-"""Isometric error and Hausdorff-like distances between two embeddings.
+"""Isometric error and Hausdorff-like distances between two embeddings, and
+leave-one-out retrieval metrics of one labelled embedding.
 
-Design notes: docs/performance.md, section ``isoapprox.metrics``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.metrics``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._scaling import pow2_scale
-from ._typing import ArrayLike
-from ._validation import as_labels, as_points, check_option, check_same_shape
+from ._typing import ArrayLike, FloatArray, IntArray, RNGLike
+from ._validation import (
+    as_labels,
+    as_points,
+    as_rng,
+    check_int,
+    check_option,
+    check_same_shape,
+    class_counts,
+)
 from .exceptions import InvalidInputError
 from .geometry import warn_overflow
 from .kernels import distances as K
 from .kernels import hausdorff as KH
+from .kernels import retrieval as KR
 from .procrustes import minimax_procrustes
 
 __all__ = [
     "HAUSDORFF_MODES",
+    "RETRIEVAL_MAX_QUERIES",
     "IsometricErrorResult",
+    "RetrievalMetrics",
     "hausdorff_distance",
     "hausdorff_like",
     "isometric_error",
     "isometric_error_report",
+    "retrieval_metrics",
 ]
 
 HAUSDORFF_MODES = ("pointwise", "isometry", "classwise")
@@ -73,10 +87,10 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricErrorResult
     -------
     IsometricErrorResult
 
-    Notes: docs/performance.md, ``isoapprox.metrics.isometric_error_report``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.metrics.isometric_error_report``.
     """
     X1, X2, s = _pair(E1, E2, 2)
-    value, i, j = K.isometric_error_kernel(X1, X2)
+    value, i, j = K.isometric_error_sweep(X1, X2)
     i, j = int(i), int(j)
     # the kernel's own direct-difference distances, so value == |d1 - d2|
     d1 = float(K.dist(X1, i, X1, j))
@@ -122,7 +136,7 @@ def hausdorff_like(
     mode : {"pointwise", "isometry", "classwise"}, default "pointwise"
         ``max_k ||E1_k - E2_k||``; its minimum over isometries of ``E1``
         (minimax Procrustes); or, per point of ``E1``, the distance to the
-        nearest point of its own class in ``E2`` (docs/performance.md).
+        nearest point of its own class in ``E2`` (docs/dev/kernels_design.md).
     labels : array_like of shape (N,), optional
         Class labels; required by ``mode="classwise"`` and ignored otherwise.
     directed : bool, default False
@@ -139,7 +153,7 @@ def hausdorff_like(
         For an unknown mode, mismatched shapes, or ``mode="classwise"``
         without labels.
 
-    Notes: docs/performance.md, ``isoapprox.metrics.hausdorff_like``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.metrics.hausdorff_like``.
 
     Examples
     --------
@@ -240,3 +254,200 @@ def hausdorff_distance(A: ArrayLike, B: ArrayLike, *, directed: bool = False) ->
     if not directed:
         value = max(value, _root(KH.directed(XB, XA)[0]))
     return warn_overflow(value / s, "hausdorff_distance", "the Hausdorff distance")
+
+
+#: :func:`retrieval_metrics` evaluates at most this many queries by default (a
+#: seeded sample of them, each still against all points): ``O(Q N n)`` time
+RETRIEVAL_MAX_QUERIES = 20_000
+
+
+@dataclass(frozen=True)
+class RetrievalMetrics:
+    """Leave-one-out retrieval of a labelled embedding (:func:`retrieval_metrics`).
+
+    Attributes
+    ----------
+    recall_at_1, r_precision, map_at_r : float
+        Means over the evaluated queries (NaN when there are none: every
+        class a singleton).
+    n_queries : int
+        Queries evaluated.
+    n_eligible : int
+        Points whose class has another point (the possible queries).
+    sampled : bool
+        Whether ``n_queries < n_eligible`` (a seeded sample of queries).
+    class_sizes : ndarray of int
+        Size of each class (dense codes ``0 .. P-1``).
+    class_queries : ndarray of int
+        Queries evaluated per class.
+    class_r_precision : ndarray of float
+        Mean R-Precision of each class's queries (NaN where none).
+    """
+
+    recall_at_1: float
+    r_precision: float
+    map_at_r: float
+    n_queries: int
+    n_eligible: int
+    sampled: bool
+    class_sizes: IntArray = field(repr=False)
+    class_queries: IntArray = field(repr=False)
+    class_r_precision: FloatArray = field(repr=False)
+
+    def _rp_and_chance(self, members: np.ndarray | None) -> tuple[float, float]:
+        P = len(self.class_sizes)
+        mask = np.zeros(P, dtype=bool)
+        if members is None:
+            mask[:] = True
+        else:
+            mask[np.asarray(members, dtype=np.int64)] = True
+        q = np.where(mask, self.class_queries, 0).astype(np.float64)
+        total = float(q.sum())
+        Ng = int(self.class_sizes[mask].sum())
+        if total == 0 or Ng < 2:
+            return math.nan, math.nan
+        chance_c = (self.class_sizes - 1) / (Ng - 1)
+        rp_c = np.where(self.class_queries > 0, self.class_r_precision, 0.0)
+        return float(np.sum(q * rp_c)) / total, float(np.sum(q * chance_c)) / total
+
+    def chance(self, members: np.ndarray | None = None) -> float:
+        """The R-Precision of random neighbours for the queries of the classes
+        ``members`` (codes; default all): the mean of ``(|c| - 1) / (N_g - 1)``,
+        ``N_g`` the points of those classes (NaN without queries)."""
+        return self._rp_and_chance(members)[1]
+
+    def structure_score(self, members: np.ndarray | None = None) -> float:
+        """How far the R-Precision of the classes ``members`` (codes; default all)
+        is from chance towards perfect: ``(rp - chance) / (1 - chance)``.
+
+        ``rp`` is the mean R-Precision of the members' queries; ``chance`` the
+        mean over the same queries of ``(|c| - 1) / (N_g - 1)``, the
+        R-Precision of a query of class ``c`` whose neighbours are drawn at
+        random among the ``N_g`` points of the members' classes
+        (:meth:`chance`).  1 for perfectly ranked classes, about 0 (or below)
+        for mixed ones; NaN without queries.
+        """
+        rp, chance = self._rp_and_chance(members)
+        if math.isnan(rp) or chance >= 1.0:
+            return math.nan
+        return (rp - chance) / (1.0 - chance)
+
+    def to_dict(self) -> dict:
+        """Plain-Python dictionary of the scalars (JSON-serialisable)."""
+        return {
+            "recall_at_1": self.recall_at_1,
+            "r_precision": self.r_precision,
+            "map_at_r": self.map_at_r,
+            "n_queries": self.n_queries,
+            "n_eligible": self.n_eligible,
+            "sampled": self.sampled,
+            "structure_score": self.structure_score(),
+            "chance_r_precision": self.chance(),
+        }
+
+
+def retrieval_metrics(
+    E: ArrayLike,
+    y: ArrayLike,
+    *,
+    max_queries: int | None = RETRIEVAL_MAX_QUERIES,
+    rng: RNGLike = None,
+) -> RetrievalMetrics:
+    """Leave-one-out Recall@1, R-Precision and MAP@R of a labelled embedding.
+
+    Every point whose class has ``R = |class| - 1 >= 1`` other points is a
+    query; the other ``N - 1`` points are the gallery.  Its ``R`` nearest
+    neighbours (itself excluded) give, as pytorch-metric-learning's
+    ``AccuracyCalculator`` defines them: Recall@1 (precision at 1: the
+    nearest neighbour is of the query's class), R-Precision (the share of
+    the ``R`` neighbours of its class) and MAP@R (the mean over ``i <= R`` of
+    the precision at ``i``, counted at the positions ``i`` of its class,
+    divided by ``R``).  Each is averaged over the queries.  Points of a
+    singleton class are never queries (``R = 0``), but they are in the
+    gallery.
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Class labels.
+    max_queries : int or None, default RETRIEVAL_MAX_QUERIES (20,000)
+        With more possible queries, a sample of this many (without
+        replacement, drawn by ``rng``) is evaluated, each against all
+        points; ``None`` evaluates every query.
+    rng : None, int or Generator
+        Randomness of the sample of queries (unused when all are evaluated).
+
+    Returns
+    -------
+    RetrievalMetrics
+
+    Raises
+    ------
+    InvalidInputError
+        If ``E`` is not a finite 2-D array, ``y`` has the wrong length, or
+        ``max_queries < 1``.
+
+    Notes
+    -----
+    Exact: squared Euclidean distances by direct differences in float64
+    (rescaled by a power of two), the same order as the distances.  Ties
+    are broken pessimistically and deterministically: among points at the
+    same distance from the query, those of another class rank first, then
+    by index, so a tie never counts as a retrieval (a collapsed embedding,
+    all points equal, scores 0).  ``O(Q N n)`` time for ``Q`` queries and
+    ``O(N)`` memory per thread (no ``N x N`` matrix): the distances of one
+    query, a partial selection of the ``R`` smallest and their sort
+    (:mod:`isoapprox.kernels.retrieval`); the numbers do not depend on the
+    thread count.
+
+    Examples
+    --------
+    >>> m = retrieval_metrics([[0.0], [0.1], [5.0], [5.1], [0.05]], [0, 0, 1, 1, 1])
+    >>> m.recall_at_1, m.n_queries  # 0.05 ties between 0 and 0.1: counted as a miss
+    (0.4, 5)
+    """
+    X = as_points(E, "E", min_points=1)
+    codes, _ = as_labels(y, X.shape[0], "y")
+    if max_queries is not None:
+        max_queries = check_int(max_queries, "max_queries", minimum=1)
+    return compute_retrieval(X, codes, max_queries=max_queries, rng=rng)
+
+
+def compute_retrieval(
+    X: np.ndarray, codes: np.ndarray, *, max_queries: int | None, rng: RNGLike
+) -> RetrievalMetrics:
+    """:func:`retrieval_metrics` of validated input (``X`` finite float64, ``codes`` dense)."""
+    sizes = class_counts(codes)
+    eligible = np.flatnonzero(sizes[codes] >= 2)
+    sampled = max_queries is not None and eligible.size > max_queries
+    if sampled:
+        queries = np.sort(as_rng(rng).choice(eligible, size=max_queries, replace=False))
+    else:
+        queries = eligible
+    P = len(sizes)
+    Q = int(queries.size)
+    if Q == 0:
+        nan = math.nan
+        return RetrievalMetrics(nan, nan, nan, 0, 0, False, sizes, np.zeros(P, np.int64),
+                                np.full(P, nan))
+    s = pow2_scale(X)
+    Xs = np.ascontiguousarray(X * s) if s != 1.0 else X
+    hit, rp, mapr = KR.loo_retrieval(Xs, codes.astype(np.int64), sizes,
+                                     queries.astype(np.int64))
+    qc = codes[queries]
+    cq = np.bincount(qc, minlength=P).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        crp = np.bincount(qc, weights=rp, minlength=P) / cq
+    return RetrievalMetrics(
+        recall_at_1=float(math.fsum(hit.tolist()) / Q),
+        r_precision=float(math.fsum(rp.tolist()) / Q),
+        map_at_r=float(math.fsum(mapr.tolist()) / Q),
+        n_queries=Q,
+        n_eligible=int(eligible.size),
+        sampled=bool(sampled),
+        class_sizes=sizes,
+        class_queries=cq,
+        class_r_precision=crp,
+    )

@@ -4,8 +4,12 @@
 embeddings, labels, loss=None)``): the statistics of one anchor sweep
 (:func:`~isoapprox.diagnostics.quick_statistics`) and the collapse
 signatures at every call, the theory (:func:`~isoapprox.evaluate_theory` on
-a seeded subsample) every ``theory_every`` calls, a warning when a signature
-starts, and one JSON line per call appended to a log.  A batch it cannot
+a seeded subsample) every ``theory_every`` calls and where a collapse
+signature starts, the trend signature ``shrinking`` (the diameter fallen by
+``shrink_factor`` from its running maximum, the classes not ranked: the
+early warning), hysteresis
+on every signature (``k_on`` / ``k_off`` consecutive calls), a warning when
+a signature starts, and one JSON line per call appended to a log.  A batch it cannot
 evaluate is logged and warned about once per kind, never raised unless
 ``strict``.  :func:`read_history` reads a log back (``isoapprox diagnose
 --history LOG`` draws it).  The log format, the definitions and the cost:
@@ -30,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ._blas import quiet_threads
+from ._blas import numba_threads, quiet_threads, single_threaded_blas
 from ._typing import ArrayLike
 from ._validation import (
     as_labels,
@@ -39,6 +43,7 @@ from ._validation import (
     check_int,
     check_margin,
     check_option,
+    check_positive,
     require_triplets,
 )
 from .diagnostics import (
@@ -50,6 +55,7 @@ from .diagnostics import (
     quick_statistics,
     theory_subsample,
 )
+from .diagnostics.signatures import COLLAPSE_SIGNATURES, LOSS_KINDS, convention_loss
 from .exceptions import (
     CollapseWarning,
     ConvergenceWarning,
@@ -60,7 +66,8 @@ from .exceptions import (
 from .geometry import diameter
 from .ideal import EFFORTS, IdealResult, embedding_kind, solve_nearest
 from .io import open_regular, provenance, to_jsonable
-from .losses import separation_report
+from .kernels.distances import serial_work
+from .losses import TRIPLET_REDUCTIONS, separation_report
 from .metrics import isometric_error
 from .runs import append_jsonl, read_jsonl, repair_jsonl
 from .theory import TheoryOptions, TheoryResult, evaluate_theory
@@ -70,7 +77,13 @@ __all__ = [
     "BAD_BATCH_REASONS",
     "FORMAT",
     "FORMAT_VERSION",
+    "FSYNC_EVERY",
+    "K_OFF",
+    "K_ON",
+    "K_ON_MISMATCH",
+    "MONITOR_SIGNATURES",
     "MONITOR_THEORY",
+    "SHRINK_FACTOR",
     "SPAN_ULPS",
     "THEORY_EVERY",
     "WARN_SIGNATURES",
@@ -86,6 +99,9 @@ logger = logging.getLogger(__name__)
 FORMAT = "isoapprox-monitor"
 #: version of the log format (docs/monitor.md)
 FORMAT_VERSION = 1
+#: with ``fsync``, the log is fsynced at least every this many lines (and at every
+#: header, onset, end, theory record and bad batch)
+FSYNC_EVERY = 50
 #: the theory runs at every this many calls by default (0: never)
 THEORY_EVERY = 100
 #: the theory options of the monitor by default: a 16-point subsample, the scipy
@@ -101,10 +117,26 @@ MONITOR_THEORY = TheoryOptions(solver="scipy", effort="quick", haus_max_points=0
 #: measured change of the distance table is within ``2 (n + 4)`` ulps of the
 #: true one; 4 (n + 4) keeps a factor 2
 SPAN_ULPS = 4
+#: the monitor's trend signature: the batch diameter at most 1 / SHRINK_FACTOR of its
+#: running maximum over the session (the early warning of a collapse: the diameter
+#: falls long before the loss settles at the margin)
+SHRINK_FACTOR = 5.0
+#: the signatures the monitor tracks: the diagnostics' and the trend ``shrinking``
+MONITOR_SIGNATURES = SIGNATURE_NAMES + ("shrinking",)
+#: hysteresis: a signature starts after K_ON consecutive evaluated updates where it
+#: holds and ends after K_OFF consecutive ones where it does not (no flapping)
+K_ON = 3
+K_OFF = 3
+#: ``loss_mismatch`` needs a persistent disagreement: K_ON_MISMATCH consecutive updates
+#: (one batch's reported loss may come from another batch or a dropout mask)
+K_ON_MISMATCH = 10
 #: the signatures whose onset warns by default: class collapse with the classes apart
 #: is an ideal (triplet-separated) embedding, so its onset is only logged
-WARN_SIGNATURES = ("all_distances_small", "stuck_at_margin", "stuck_at_ln2",
+WARN_SIGNATURES = ("shrinking", "all_distances_small", "stuck_at_margin", "stuck_at_ln2",
                    "dimensional_collapse")
+#: the signatures whose onset calls the theory (``theory_on_onset``)
+_TREND_AND_COLLAPSE = frozenset(("shrinking",) + tuple(
+    n for n in COLLAPSE_SIGNATURES if n != "class_collapse"))
 #: why a call was not evaluated (``bad_batch`` records) or part of it was dropped
 BAD_BATCH_REASONS = ("type", "shape", "non_finite", "labels", "step", "loss", "theory", "log")
 
@@ -124,10 +156,12 @@ class MonitorUpdate:
 
     ``record`` is the line written to the log (a JSON-ready dictionary);
     ``ok`` is False for a batch that could not be evaluated (then
-    ``statistics`` is None and ``record["reason"]`` says why).  ``holding``
-    names the signatures that hold, ``onsets`` / ``ends`` those that started
-    or stopped at this call; ``theory`` is the evaluation on the subsample
-    when it ran.
+    ``statistics`` is None and ``record["reason"]`` says why).  ``signatures``
+    are this call's (the trend ``shrinking`` last; ``record["raw"]`` names
+    those that hold); ``holding`` names the signatures whose state is on
+    after the hysteresis (``k_on`` / ``k_off``), ``onsets`` / ``ends`` those
+    whose state turned on or off at this call; ``theory`` is the evaluation
+    on the subsample when it ran.
     """
 
     step: int | None
@@ -169,7 +203,12 @@ class CollapseMonitor:
         (a torn last line is dropped and a new header starts a segment)
         unless ``overwrite``.
     theory_every : int, default ``THEORY_EVERY`` (100)
-        Evaluate the theory at calls ``0, k, 2k, ...`` (0: never).
+        Evaluate the theory at calls ``0, k, 2k, ...`` (0: never), and at
+        every call where a collapse signature starts (``theory_on_onset``).
+    theory_on_onset : bool, default True
+        Also evaluate the theory at the call where a collapse signature
+        (:data:`~isoapprox.diagnostics.COLLAPSE_SIGNATURES` or ``shrinking``)
+        starts, unless ``theory_every`` is 0.
     theory : TheoryOptions, optional
         Options of :func:`isoapprox.evaluate_theory`; ``max_points`` is the
         subsample size and ``seed`` with the step seeds the subsample and the
@@ -187,15 +226,49 @@ class CollapseMonitor:
     thresholds : SignatureThresholds, optional
         Thresholds of the signatures (and of the collapsed classes).
     warn : sequence of str, default ``WARN_SIGNATURES``
-        Signatures whose first onset raises a :class:`~isoapprox.CollapseWarning`
-        naming the step (every onset is logged).
+        Signatures (of :data:`MONITOR_SIGNATURES`) whose first onset raises a
+        :class:`~isoapprox.CollapseWarning` naming the step (every onset is
+        logged).
+    loss_kind : {"batch_hard", "all"}, default "batch_hard"
+    loss_reduction : {"mean", "sum", "max", "mean_nonzero"}, default "mean"
+        How training computes the ``loss`` passed to :meth:`update` (one term
+        per anchor or per triplet; ``"mean_nonzero"``: the mean over the
+        positive terms, pytorch-metric-learning's default reducer):
+        ``loss_mismatch`` compares it with the batch's loss of the same
+        convention.
+    k_on, k_off : int, default ``K_ON`` (3), ``K_OFF`` (3)
+        Hysteresis: a signature starts after ``k_on`` consecutive evaluated
+        calls where it holds and ends after ``k_off`` consecutive ones where
+        it does not (1 and 1: every change counts).
+    k_on_mismatch : int, default ``K_ON_MISMATCH`` (10)
+        ``k_on`` of ``loss_mismatch``: a persistent disagreement only.
+    threads : int or None, default 1
+        Numba threads of the statistics of a large batch (None: numba's
+        default, every core); a small one (below the kernels' ``SERIAL_WORK``)
+        always runs on one.  One by default: the monitor shares the machine
+        with the training, and threads that wait for each other on a busy
+        machine burn CPU time (twice the CPU of one thread at B = 512, n = 128;
+        the results do not depend on it).
+    shrink_factor : float, default ``SHRINK_FACTOR`` (5)
+        ``shrinking`` holds when the batch diameter is at most
+        ``1 / shrink_factor`` of its running maximum over the session and
+        the batch's classes are not clearly ranked (its structure score
+        below ``thresholds.ranked_structure_score``: a compressing batch
+        is no collapse).
     strict : bool, default False
         Raise on a bad batch instead of logging it.
     overwrite : bool, default False
         Start a fresh log, deleting an existing one.
     fsync : bool, default True
-        ``os.fsync`` every line (survives a machine crash, not only a killed
-        process); False saves a disk flush per call.
+        ``os.fsync`` the log (survives a machine crash, not only a killed
+        process: every line is written with one ``write`` either way): the
+        header, every line with an onset, an end, a theory record or a bad
+        batch, and every ``fsync_every``-th line.  False: never.
+    fsync_every : int, default ``FSYNC_EVERY`` (50)
+        With ``fsync``, also every this many lines (1: every line; a machine
+        crash loses at most ``fsync_every - 1`` plain statistics lines, never
+        an onset).  An fsync costs about as much as a whole update of a small
+        batch.
 
     Raises
     ------
@@ -210,8 +283,10 @@ class CollapseMonitor:
     >>> import numpy as np
     >>> mon = CollapseMonitor(margin=0.2, theory_every=0)
     >>> y = np.repeat(np.arange(4), 4)
-    >>> E = np.eye(4)[y] + 0.01 * np.arange(16)[:, None]
-    >>> u = mon.update(0, E, y)
+    >>> E = np.eye(4)[y] + 0.01 * np.arange(16)[:, None]  # four tight, separated classes
+    >>> [mon.update(step, E, y).holding for step in range(3)]  # starts after k_on = 3
+    [(), (), ('class_collapse',)]
+    >>> u = mon.update(3, E, y)
     >>> u.ok, u.holding, u.record["stats"]["batch_hard_max"]
     (True, ('class_collapse',), 0.0)
     """
@@ -229,6 +304,15 @@ class CollapseMonitor:
         strict: bool = False,
         overwrite: bool = False,
         fsync: bool = True,
+        fsync_every: int = FSYNC_EVERY,
+        loss_kind: str = "batch_hard",
+        loss_reduction: str = "mean",
+        k_on: int = K_ON,
+        k_off: int = K_OFF,
+        k_on_mismatch: int = K_ON_MISMATCH,
+        shrink_factor: float = SHRINK_FACTOR,
+        theory_on_onset: bool = True,
+        threads: int | None = 1,
     ) -> None:
         self.margin = check_margin(margin)
         self.theory_every = check_int(theory_every, "theory_every", minimum=0)
@@ -246,15 +330,33 @@ class CollapseMonitor:
         if isinstance(warn, str):
             raise TypeError(f"`warn` must be a sequence of signature names; got the string "
                             f"{warn!r} (wrap it in a tuple)")
-        self.warn = tuple(check_option(w, "warn", SIGNATURE_NAMES) for w in warn)
+        self.warn = tuple(check_option(w, "warn", MONITOR_SIGNATURES) for w in warn)
+        self.loss_kind = check_option(loss_kind, "loss_kind", LOSS_KINDS)
+        self.loss_reduction = check_option(loss_reduction, "loss_reduction", TRIPLET_REDUCTIONS)
+        self.k_on = check_int(k_on, "k_on", minimum=1)
+        self.k_off = check_int(k_off, "k_off", minimum=1)
+        self.k_on_mismatch = check_int(k_on_mismatch, "k_on_mismatch", minimum=1)
+        self.shrink_factor = check_positive(shrink_factor, "shrink_factor")
+        if not self.shrink_factor > 1.0:
+            raise InvalidInputError(f"`shrink_factor` must be > 1; got {self.shrink_factor!r}")
+        self.theory_on_onset = check_bool(theory_on_onset, "theory_on_onset")
+        self.threads = None if threads is None else check_int(threads, "threads", minimum=1)
         self.strict = check_bool(strict, "strict")
         self.fsync = check_bool(fsync, "fsync")
+        self.fsync_every = check_int(fsync_every, "fsync_every", minimum=1)
+        self._unsynced = 0
         overwrite = check_bool(overwrite, "overwrite")
         self.log = _check_log(log)
         #: every record of this session (header first), as written to the log
         self.records: list[dict[str, Any]] = []
         self.calls = 0
         self._holding: frozenset[str] = frozenset()
+        # hysteresis: per signature, the consecutive calls that disagree with its
+        # state and the step of the first of them
+        self._run: dict[str, int] = dict.fromkeys(MONITOR_SIGNATURES, 0)
+        self._run_start: dict[str, int | None] = dict.fromkeys(MONITOR_SIGNATURES)
+        self._diameter_max = 0.0
+        self._diameter_max_step: int | None = None
         self._warned: set[str] = set()
         segment = 0
         if self.log is not None:
@@ -291,7 +393,11 @@ class CollapseMonitor:
             "theory": {**{k: v for k, v in asdict(th).items() if k != "curve"},
                        "curve": th.curve if isinstance(th.curve, str) else "custom"},
             "thresholds": asdict(self.thresholds), "warn": list(self.warn),
-            "strict": self.strict, "fsync": self.fsync,
+            "strict": self.strict, "fsync": self.fsync, "fsync_every": self.fsync_every,
+            "loss_kind": self.loss_kind, "loss_reduction": self.loss_reduction,
+            "k_on": self.k_on, "k_off": self.k_off, "k_on_mismatch": self.k_on_mismatch,
+            "shrink_factor": self.shrink_factor, "theory_on_onset": self.theory_on_onset,
+            "threads": self.threads,
         }
 
     # -- the log -------------------------------------------------------------------
@@ -299,8 +405,15 @@ class CollapseMonitor:
         rec = to_jsonable(record)
         self.records.append(rec)
         if self.log is not None:
+            # fsync the lines that matter and every fsync_every-th (docs/monitor.md)
+            self._unsynced += 1
+            sync = self.fsync and (
+                self._unsynced >= self.fsync_every or rec["kind"] != "update"
+                or bool(rec.get("onsets") or rec.get("ends") or "theory" in rec))
+            if sync:
+                self._unsynced = 0
             try:
-                append_jsonl(self.log, rec, fsync=self.fsync)
+                append_jsonl(self.log, rec, fsync=sync)
             except OSError as exc:
                 if self.strict:
                     raise
@@ -367,12 +480,19 @@ class CollapseMonitor:
             self._problem(bad, step)
             problems.append({"reason": bad.reason, "message": str(bad)})
 
-        st = quick_statistics(X, codes, margin=self.margin)
-        sigs = detect_signatures(st, loss=reported, thresholds=self.thresholds)
-        holding = tuple(s.name for s in sigs if s.holds)
-        onsets = tuple(n for n in holding if n not in self._holding)
-        ends = tuple(s.name for s in sigs if s.name in self._holding and not s.holds)
-        self._holding = frozenset(holding)
+        # the statistics on `threads` numba threads and one BLAS thread (a small
+        # batch always on one): on a busy machine threads spin-wait for each
+        # other, 35 ms of CPU per update at B = 80, n = 16 on two against 0.8 ms
+        # on one; the kernels' results do not depend on the thread count
+        N, n = X.shape
+        threads = 1 if serial_work(N, N, n) else self.threads
+        with numba_threads(threads), single_threaded_blas():
+            st = quick_statistics(X, codes, margin=self.margin)
+        sigs = detect_signatures(st, loss=reported, thresholds=self.thresholds,
+                                 loss_kind=self.loss_kind, loss_reduction=self.loss_reduction)
+        sigs += (self._shrinking(st, step),)
+        raw = tuple(s.name for s in sigs if s.holds)
+        holding, onsets, ends = self._hysteresis(raw, step)
         for s in sigs:
             if s.name in onsets:
                 self._onset(s, step)
@@ -380,10 +500,12 @@ class CollapseMonitor:
             "kind": "update", "call": call, "step": step, "n_points": st.n_points,
             "dim": st.dim, "n_classes": st.n_classes, "dtype": dtype, "loss": reported,
             "stats": self._stats_record(st), "signatures": list(holding),
-            "onsets": list(onsets), "ends": list(ends),
+            "onsets": list(onsets), "ends": list(ends), "raw": list(raw),
         }
         theory = None
-        if self.theory_every and call % self.theory_every == 0 and step is not None:
+        due = self.theory_every and (call % self.theory_every == 0 or (
+            self.theory_on_onset and any(n in _TREND_AND_COLLAPSE for n in onsets)))
+        if due and step is not None:
             theory, rec["theory"] = self._theory(X, codes, step)
         if problems:
             rec["problems"] = problems
@@ -465,11 +587,75 @@ class CollapseMonitor:
         out["collapsed_share"] = float(mg.n_merged_classes / st.n_classes)
         out["merged_point_share"] = float(mg.merged_share)
         out["merge_height"] = float(mg.height)
+        out["diameter_running_max"] = float(self._diameter_max)
         return out
+
+    def _hysteresis(self, raw: tuple[str, ...], step: int | None
+                    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The signatures' states after this call: (holding, onsets, ends).
+
+        A state flips after ``k_on`` (``k_on_mismatch`` for ``loss_mismatch``)
+        consecutive calls where the signature holds, or ``k_off`` where it
+        does not; a call that agrees with the state resets the count.
+        """
+        onsets, ends = [], []
+        now = set(raw)
+        for name in MONITOR_SIGNATURES:
+            on = name in self._holding
+            if (name in now) == on:
+                self._run[name] = 0
+                continue
+            if self._run[name] == 0:
+                self._run_start[name] = step
+            self._run[name] += 1
+            need = self.k_off if on else (self.k_on_mismatch if name == "loss_mismatch"
+                                          else self.k_on)
+            if self._run[name] >= need:
+                self._run[name] = 0
+                (ends if on else onsets).append(name)
+        self._holding = (self._holding - set(ends)) | set(onsets)
+        holding = tuple(n for n in MONITOR_SIGNATURES if n in self._holding)
+        return holding, tuple(onsets), tuple(ends)
+
+    def _shrinking(self, st: QuickStatistics, step: int | None) -> Signature:
+        """``shrinking``: the diameter at most 1 / shrink_factor of its running maximum."""
+        d = st.diameter
+        if d > self._diameter_max:
+            self._diameter_max, self._diameter_max_step = d, step
+        top = self._diameter_max
+        ratio = d / top if top > 0.0 else 1.0
+        shrunk = bool(ratio <= 1.0 / self.shrink_factor)
+        # a batch whose classes stay clearly ranked is compressing, not collapsing
+        # (healthy runs with large batches or learning rates shrink early, then spread)
+        score = st.retrieval.structure_score()
+        ranked = bool(not math.isnan(score)
+                      and score >= self.thresholds.ranked_structure_score)
+        holds = shrunk and not ranked
+        conv = convention_loss(st, self.loss_kind, self.loss_reduction)
+        at = (f" (step {self._diameter_max_step})" if self._diameter_max_step is not None
+              else "")
+        text = f"The batch diameter {d:.3g} is {ratio:.2g} x its running maximum {top:.3g}{at}"
+        if holds:
+            text += (f", below 1/{self.shrink_factor:g}, and its classes are not ranked "
+                     f"(structure score {score:.2f} < {self.thresholds.ranked_structure_score:g})"
+                     f": the embedding is shrinking towards a point; the batch-hard loss is "
+                     f"{conv:.4g} against the margin {self.margin:g}.")
+        elif shrunk:
+            text += (f", below 1/{self.shrink_factor:g}, but its classes stay ranked "
+                     f"(structure score {score:.2f}): compression, not collapse.")
+        else:
+            text += "."
+        return Signature("shrinking", holds, text, {
+            "diameter": d, "running_max": top, "ratio": ratio,
+            "threshold": 1.0 / self.shrink_factor, "loss": conv, "structure_score": score})
 
     def _onset(self, sig: Signature, step: int | None) -> None:
         at = f"step {step}" if step is not None else f"call {self.calls - 1}"
-        text = f"{at}: collapse signature '{sig.name}' started. {sig.summary}"
+        since = self._run_start.get(sig.name)
+        need = self.k_on_mismatch if sig.name == "loss_mismatch" else self.k_on
+        held = (f" (held at {need} consecutive updates since step {since})"
+                if need > 1 and since is not None else "")
+        text = f"{at}: collapse signature '{sig.name}' started{held}. {sig.summary}"
         key = f"onset:{sig.name}"
         if key in self._warned or sig.name not in self.warn:
             logger.info("CollapseMonitor: %s", text)
@@ -668,6 +854,24 @@ class MonitorHistory:
                     out.append(iv)
         return out
 
+    def signature_summary(self) -> dict[str, dict[str, Any]]:
+        """Per signature that ever held, a bounded digest of :meth:`signature_intervals`.
+
+        ``{"onsets": count, "first": first interval, "last": last interval,
+        "held_updates": updates where it held, "holding": whether it held at
+        the last update}``: a few numbers however often it flapped.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for iv in self.signature_intervals():
+            d = out.setdefault(iv["signature"], {"onsets": 0, "first": iv})
+            d["onsets"] += 1
+            d["last"] = iv
+        last = set(self.updates[-1].get("signatures", ())) if self.updates else set()
+        for name, d in out.items():
+            d["held_updates"] = sum(1 for u in self.updates if name in u.get("signatures", ()))
+            d["holding"] = name in last
+        return out
+
     def theory_updates(self) -> list[dict[str, Any]]:
         """The updates at which the theory was evaluated (without an error)."""
         return [u for u in self.updates
@@ -689,7 +893,8 @@ class MonitorHistory:
             "first_step": min(steps) if steps else None,
             "last_step": max(steps) if steps else None,
             "theory_evaluations": len(th),
-            "signatures": self.signature_intervals(),
+            # bounded: first and last interval and counts, not every interval
+            "signatures": self.signature_summary(),
             "last": None if last is None else {
                 "step": last.get("step"), "n_points": last.get("n_points"),
                 "dim": last.get("dim"), "n_classes": last.get("n_classes"),
@@ -700,6 +905,16 @@ class MonitorHistory:
 
 def read_history(path: str | os.PathLike) -> MonitorHistory:
     """Read a :class:`CollapseMonitor` log (a torn last line is dropped).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The monitor's log (JSON lines with a header line).
+
+    Returns
+    -------
+    MonitorHistory
+        The log's records, by step.
 
     Raises
     ------

@@ -32,7 +32,7 @@ def _save(tmp_path, name, E, y):
 
 
 @pytest.mark.parametrize("case,headline", [
-    ("healthy", "NO COLLAPSE SIGNATURE"),
+    ("healthy", "HEALTHY"),
     ("collapsed", "COLLAPSED: the embedding has collapsed"),
     ("class_collapsed", "CLASS-COLLAPSED"),
     ("dimensional", "DIMENSIONAL COLLAPSE"),
@@ -52,7 +52,7 @@ def test_planted_cases(tmp_path, capsys, case, headline):
 
 def test_examples_shipped_with_the_readme(capsys):
     code, out, _ = _run(capsys, EXAMPLES / "healthy.npz")
-    assert code == 0 and "NO COLLAPSE SIGNATURE" in out
+    assert code == 0 and "HEALTHY" in out
     code, out, _ = _run(capsys, EXAMPLES / "collapsed.npz", "--margin", "0.2")
     assert code == 0 and "COLLAPSED" in out and "[x] stuck_at_margin" in out
 
@@ -63,12 +63,17 @@ def test_reported_loss_and_thresholds(tmp_path, capsys):
     code, out, _ = _run(capsys, path, "--loss", "0.6931")
     assert code == 0 and "REPORTED LOSS DOES NOT MATCH THE FILE" in out
     assert "reported loss 0.6931" in out and "[x] loss_mismatch" in out
-    simplex = _save(tmp_path, "s", 3.0 * np.eye(8), [0, 0, 1, 1, 2, 2, 3, 3])
+    # a regular simplex with a ninth coordinate per class: hp ~ hn for every anchor (the
+    # losses at their collapse values) while the classes stay ranked
+    simplex = np.hstack([3.0 * np.eye(8), 0.1 * np.repeat(np.arange(4.0), 2)[:, None]])
+    simplex = _save(tmp_path, "s", simplex, [0, 0, 1, 1, 2, 2, 3, 3])
     code, out, _ = _run(capsys, simplex, "--loss", "0.6931")
     assert code == 0 and "LOSS AT A COLLAPSE VALUE" in out and "[ ] loss_mismatch" in out
     code, out, _ = _run(capsys, path, "--threshold", "full_collapse_ratio=100",
                         "--quantiles", "0.5,0.95")
-    assert code == 0 and "[x] all_distances_small" in out
+    # "tiny" against a 100-fold norm, but the classes stay ranked: compressed, not collapsed
+    assert code == 0 and "[ ] all_distances_small" in out and "[x] compressed" in out
+    assert out.startswith("VERDICT: COMPRESSED")
     assert "pair distance quantile 0.95" in out
 
 
@@ -149,7 +154,8 @@ def _malformed(tmp_path):
     files["1-D embeddings"] = ([tmp_path / "e1.npy", "--labels", tmp_path / "y.npy"],
                                r"`embeddings` must be a 2-D array")
     (tmp_path / "e.txt2").write_text("x")
-    files["suffix"] = ([tmp_path / "e.txt2"], r"must end in .npz, .npy or .csv")
+    files["suffix"] = ([tmp_path / "e.txt2"],
+                       r"must end in .npz, .npy, .csv, .tsv, .txt or .parquet")
     np.savez(tmp_path / "str.npz", embeddings=np.array([["a", "b"]] * 3), labels=[0, 0, 1])
     files["string embeddings"] = ([tmp_path / "str.npz"], r"real numeric array")
     files["missing"] = ([tmp_path / "nope.npz"], r"embedding file not found")

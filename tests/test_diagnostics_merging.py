@@ -259,7 +259,7 @@ def test_planted_healthy_and_examples_keep_their_verdicts(capsys):
         assert not sig["partial_collapse"].holds, name
     E, y = planted.class_collapsed(rng)
     assert len(D.collapse_statistics(E, y).merging.collapsed_classes) == 6
-    for file, margin, status in (("healthy.npz", 0.2, "no-collapse-signature"),
+    for file, margin, status in (("healthy.npz", 0.2, "healthy"),
                                  ("collapsed.npz", 0.2, "collapsed"),
                                  ("stuck_at_margin.npz", 0.2, "collapsed")):
         data = np.load(EXAMPLES / file)

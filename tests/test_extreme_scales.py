@@ -79,6 +79,7 @@ CALLS = {
     "margin_loss_report": lambda E, a: ia.margin_loss_report(E, Y, margin=a, beta=a),
     "active_triplet_fraction": lambda E, a: ia.active_triplet_fraction(E, Y, margin=a),
     "alignment": lambda E, a: ia.alignment(E, Y),
+    "retrieval_metrics": lambda E, a: ia.retrieval_metrics(E, Y),
     "class_spread": lambda E, a: ia.class_spread(E, Y, margin=a),
     "collapse_statistics": lambda E, a: ia.collapse_statistics(E, Y, margin=a),
     "quick_statistics": lambda E, a: ia.quick_statistics(E, Y, margin=a),
@@ -119,6 +120,7 @@ MARGINS = {"1e308": 1e308, "1e300": 1e300, "1e-300": 1e-300, "1e-310": 1e-310}
 NOT_SWEPT = {
     "read_history": "reads a file",
     "separated_class_count": "labels only",
+    "show_progress": "a context manager of no numbers (tests/test_progress.py)",
 }
 
 

@@ -93,7 +93,8 @@ def test_load_embeddings_errors(tmp_path):
         io.load_embeddings(tmp_path / "e.npy")
     (tmp_path / "x.txt2").write_text("1,2,0\n")
     with pytest.raises(
-        InvalidInputError, match=r"must end in .npz, .npy or .csv; got suffix '.txt2'"
+        InvalidInputError,
+        match=r"must end in .npz, .npy, .csv, .tsv, .txt or .parquet; got suffix '.txt2'",
     ):
         io.load_embeddings(tmp_path / "x.txt2")
     (tmp_path / "bad.npz").write_text("not a zip")

@@ -360,7 +360,8 @@ def test_errors_name_the_argument():
     with pytest.raises(TypeError, match=r"`margin` must be a real number; got 'a'"):
         ia.triplet_loss(E, y, margin="a")
     with pytest.raises(
-        InvalidInputError, match=r"`reduction` must be one of 'sum', 'mean', 'max'; got 'median'"
+        InvalidInputError,
+        match=r"`reduction` must be one of 'sum', 'mean', 'max', 'mean_nonzero'; got 'median'",
     ):
         ia.batch_hard_loss(E, y, reduction="median")
     with pytest.raises(TypeError, match=r"`reduction` must be one of"):

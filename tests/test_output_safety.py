@@ -35,7 +35,7 @@ from isoapprox.io import atomic_write_text, atomic_writer, write_results
 from isoapprox.runs import RunJournal, append_jsonl, claim_output, output_lock
 
 BATCH = ["batch", "--n-points", "5", "--classes", "2", "--repetitions", "12", "--chunk-size",
-         "4", "--jobs", "1", "-q"]
+         "4", "--jobs", "1", "--stages", "cheap", "-q"]
 
 #: a tiny training run (a few seconds)
 TRAIN = ["train", "--dataset", "gaussian", "--set", "n_classes=12", "--set",
@@ -375,7 +375,7 @@ WRITERS = {
     "toy": ["toy", "--smoke", "--out", "toy.json", "--figures", "figs", "-q"],
     "train": [*TRAIN, "--out", "t.json"],
     "figures": ["figures", "{IN}/toy.json", "--out", "figs"],
-    "diagnose --out": ["diagnose", "{IN}/e.npz", "--out", "ideal.npz", "-q"],
+    "diagnose --out": ["diagnose", "{IN}/e.npz", "--margin", "0.2", "--out", "ideal.npz", "-q"],
     "diagnose --json": ["diagnose", "{IN}/e.npz", "--no-theory", "--json", "r.json", "-q"],
     "diagnose --plot": ["diagnose", "{IN}/e.npz", "--no-theory", "--plot", "plot", "-q"],
 }

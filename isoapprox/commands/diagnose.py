@@ -14,21 +14,31 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_labels, as_points, require_triplets
+from ..diagnostics.report import THEORY_NEEDS_MARGIN
 from ..exceptions import InvalidInputError, IsoapproxError
 from ..ideal import EFFORTS
-from ..io import atomic_write_bytes, atomic_write_text, load_embeddings, to_jsonable
+from ..io import atomic_write_bytes, atomic_write_text, read_embeddings, to_jsonable
 from .common import bounded_int, claim_outputs
 
 _WIDTH = 92
 
 _EPILOG = """\
-input files:
-  .npz   arrays 'embeddings' (N, n) and 'labels' (N,) (other names: --embeddings-key,
-         --labels-key; labels from a separate .npy: --labels)
-  .npy   the embeddings; the labels come from --labels LABELS.npy
-  .csv   one row per point: numeric embedding columns and one label column (the column
-         named 'label', 'labels' or 'y', else the last; or --label-column); a first row
-         of numbers is read as data (no header)
+input files (the report's first lines say what was read: rows, columns, labels, index):
+  .npz      arrays 'embeddings' (N, n) and 'labels' (N,) (other names: --embeddings-key,
+            --labels-key); float16/float32 are computed in float64
+  .npy      the embeddings; the labels come from --labels
+  .csv      one row per point: numeric embedding columns and one label column (named
+            'label', 'labels' or 'y', else the last; or --label-col NAME|POSITION).
+            Also .txt (the same), .tsv (tab-separated) and .parquet (needs pyarrow:
+            pip install isoapprox[parquet]). Header: the first row when it names
+            columns (a name above a number, or pandas' 0,1,2,...); else all rows are data.
+            Row index (pandas' to_csv writes one): dropped when its header is '',
+            'index', 'id' or 'Unnamed: K'; a first column of distinct integers filling a
+            range (0..N-1) that no header names so is refused as ambiguous:
+            --index-col COLUMN drops it (name or 0-based position), --no-index keeps it
+  --labels  one label per embedding: .npy, .csv/.tsv (one column, optional header and
+            index column) or .txt (one per line); class names or integers. Replaces
+            the labels of FILE
 
 signatures (thresholds: --threshold NAME=VALUE, names below):
   all_distances_small   diameter <= full_collapse_ratio x max(rms norm, margin)
@@ -36,18 +46,30 @@ signatures (thresholds: --threshold NAME=VALUE, names below):
                         diameter <= stuck_diameter_ratio x margin
   stuck_at_ln2          |soft-margin loss - ln 2| <= soft_margin_atol and
                         diameter <= soft_margin_diameter
-  class_collapse        largest class diameter <= class_collapse_ratio x smallest
-                        distance between two classes
   partial_collapse      groups of >= 2 classes merged into one cluster (single linkage at
                         h = max(merge_margin_ratio x margin, merge_diameter_ratio x
-                        diameter)) hold >= partial_collapse_share of the points
+                        diameter)) and mixed there (structure score <=
+                        lost_structure_score) hold >= partial_collapse_share of the
+                        points, while the other classes stay ranked
   class_collapse        largest class diameter <= class_collapse_ratio x smallest
                         distance between two classes
   dimensional_collapse  effective rank < dimensional_collapse_ratio x min(n, N-1, P-1)
+  The first three hold unless the classes are clearly ranked: structure score >=
+  ranked_structure_score.
+  Class structure (leave-one-out retrieval: Recall@1, R-Precision, MAP@R; structure
+  score = (R-Precision - chance) / (1 - chance), 1 ranked, ~0 mixed; over a seeded
+  sample of 20000 queries above that):
+  compressed            classes ranked (score >= ranked_structure_score); the diameter
+                        is tiny (all_distances_small), or <= compressed_diameter_ratio x
+                        margin, or ranked classes chained closer than h (set by the
+                        margin) hold >= partial_collapse_share of the points
+  no_class_structure    score <= lost_structure_score with no collapse: untrained-like
   The loss is the value given with --loss, else the one computed from the file.
+  Without --margin, stuck_at_margin, large_margin and the margin tests are off.
   Consistency of the file with what training reports:
-  loss_mismatch         --loss is off the file's batch-hard and soft-margin losses by
-                        more than loss_mismatch_rtol (relative)
+  loss_mismatch         --loss is off the file's loss of --loss-kind and --loss-reduction
+                        (default: batch-hard, mean) and its soft-margin loss by more
+                        than loss_mismatch_rtol (relative)
   missing_classes       classes with a single point (never anchors)
   large_margin          margin >= large_margin_ratio x diameter
 
@@ -80,10 +102,16 @@ history (--history LOG, a log of isoapprox.CollapseMonitor; see docs/monitor.md)
   STEM_history.png/.pdf (STEM: LOG's name): loss, diameter, distances to F_TS with
   brackets, active triplets, share of collapsed classes and the signatures over steps.
 
-exit status: 0 on success; 2 on a bad file or option (one line on stderr).
+verdict (first lines; --summary prints only them): COLLAPSED, PARTIAL COLLAPSE, NO CLASS
+  STRUCTURE, COMPRESSED, CLASS-COLLAPSED, DIMENSIONAL COLLAPSE, LOSS MISMATCH, LOSS AT A
+  COLLAPSE VALUE or HEALTHY, with its evidence and what to do.
+
+exit status: 0 on success; 2 on a bad file or option (one line on stderr); 3 when a
+  --fail-on signature holds.
 
 examples:
   isoapprox diagnose examples/collapsed.npz --margin 0.2
+  isoapprox diagnose emb.npz --margin 0.2 --summary --fail-on partial_collapse,collapsed
   isoapprox diagnose emb.npy --labels labels.npy --loss 0.693 --json report.json
   isoapprox diagnose emb.csv --batch-size 128 --samples-per-class 4 --n-batches 50
   isoapprox diagnose examples/stuck_at_margin.npz --margin 0.2 --out ideal.npz --plot figs
@@ -114,23 +142,42 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("file", type=Path, nargs="?", default=None,
-                   help="embedding file (.npz, .npy or .csv)")
+                   help="embedding file (.npz, .npy, .csv, .tsv, .txt or .parquet)")
     p.add_argument("--history", type=Path, default=None, metavar="LOG",
                    help="instead of FILE: a CollapseMonitor log (JSON lines); print when each "
                         "signature started and draw the curves over training into --plot DIR "
                         "(default: beside LOG); --json OUT writes the summary")
-    p.add_argument("--labels", type=Path, default=None, metavar="LABELS.npy",
-                   help="labels .npy (required with an .npy FILE; overrides an .npz's labels)")
+    p.add_argument("--labels", type=Path, default=None, metavar="LABELS",
+                   help="labels file, one per embedding: .npy, .csv, .tsv or .txt (one per "
+                        "line), class names or integers (required with an .npy FILE; "
+                        "replaces the labels of FILE)")
     p.add_argument("--embeddings-key", default=None, metavar="KEY",
                    help="array name of the embeddings in the .npz (default 'embeddings')")
     p.add_argument("--labels-key", default=None, metavar="KEY",
                    help="array name of the labels in the .npz (default 'labels')")
-    p.add_argument("--label-column", default=None, metavar="COLUMN",
-                   help="CSV label column, by name or 0-based index (default 'label' or the last)")
-    p.add_argument("--margin", type=float, default=0.0,
-                   help="the training margin alpha >= 0 (default 0)")
+    p.add_argument("--label-col", "--label-column", dest="label_column", default=None,
+                   metavar="COLUMN",
+                   help="label column of a table (.csv, .tsv, .parquet), by name or 0-based "
+                        "position (default 'label', 'labels' or 'y', else the last)")
+    index = p.add_mutually_exclusive_group()
+    index.add_argument("--index-col", default=None, metavar="COLUMN",
+                       help="row-index column of a table, by name or 0-based position: "
+                            "dropped (default: detected, see input files below)")
+    index.add_argument("--no-index", action="store_true",
+                       help="no column of the table is a row index: keep them all")
+    p.add_argument("--margin", type=float, default=None,
+                   help="the training margin alpha >= 0 (default: not given; the losses are "
+                        "then at margin 0, the margin-relative checks and the theory are off)")
     p.add_argument("--loss", type=float, default=None, metavar="VALUE",
                    help="the loss value training reports (checked against the margin and ln 2)")
+    p.add_argument("--loss-reduction", default="mean",
+                   choices=("mean", "sum", "max", "mean_nonzero"),
+                   help="how training reduces the batch-hard terms of --loss (default mean; "
+                        "mean_nonzero: over the positive terms, pytorch-metric-learning's "
+                        "default)")
+    p.add_argument("--loss-kind", default="batch_hard", choices=("batch_hard", "all"),
+                   help="the terms of --loss: one per anchor (batch_hard, default) or one per "
+                        "triplet (all)")
     p.add_argument("--quantiles", default=None, metavar="Q1,Q2,...",
                    help="pair-distance quantile levels in [0, 1] (default "
                         "0.01,0.1,0.25,0.5,0.75,0.9,0.99)")
@@ -143,6 +190,12 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--n-batches", type=bounded_int(1), default=20, metavar="M",
                    help="number of random batches (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seed of the batch draws (default 0)")
+    p.add_argument("--summary", action="store_true",
+                   help="print only the verdict block (verdict word, evidence, what to do)")
+    p.add_argument("--fail-on", default=None, metavar="SIG[,SIG...]",
+                   help="exit with status 3 when one of these signatures holds (names in the "
+                        "list below), or the verdict is one of these words (collapsed, "
+                        "partial-collapse, compressed, ...); 'any': any verdict but healthy")
     p.add_argument("--json", dest="json_out", type=Path, default=None, metavar="OUT",
                    help="also write the full report as JSON to OUT")
     p.add_argument("--no-theory", action="store_true",
@@ -212,7 +265,7 @@ def _wrap(text: str, indent: str = "  ", first: str | None = None) -> list[str]:
 def _statistics_rows(r: dict) -> list[tuple[str, str, str]]:
     d, losses, sep, col, st, cl = (r["data"], r["losses"], r["separation"], r["collapse"],
                                    r["statistics"], r["classes"])
-    alpha = d["margin"]
+    alpha = d["margin"] if d["margin"] is not None else 0.0
     rows = [
         ("batch-hard loss, mean / max", f"{_num(losses['batch_hard_mean'])} / "
          f"{_num(losses['batch_hard_max'])}", f"[hp - hn + {alpha:g}]_+ ; = margin at collapse"),
@@ -224,6 +277,7 @@ def _statistics_rows(r: dict) -> list[tuple[str, str, str]]:
          f"({100 * sep['fraction_active']:.1f}%)", "d(a,m) < d(a,p) + margin"),
         ("violated triplets", f"{sep['n_violated']} ({100 * sep['fraction_violated']:.1f}%)",
          f"worst (a,p,m) = {tuple(sep['worst_triplet'])}, slack {_num(sep['worst_slack'])}"),
+        *_retrieval_rows(r.get("retrieval")),
         ("diameter = d_iso(E, collapsed)", _num(col["diameter"]),
          f"pair {tuple(col['diameter_pair'])}"),
         ("MEB radius = d_haus(E, collapsed)", _num(col["meb_radius"]),
@@ -257,6 +311,20 @@ def _statistics_rows(r: dict) -> list[tuple[str, str, str]]:
          "least distance, points of two classes"),
     ]
     return rows
+
+
+def _retrieval_rows(ret: dict | None) -> list[tuple[str, str, str]]:
+    if not ret or not ret.get("n_queries"):
+        return []
+    how = (f"a sample of {ret['n_queries']} of {ret['n_eligible']} queries (seed 0)"
+           if ret["sampled"] else f"all {ret['n_queries']} queries")
+    return [
+        ("Recall@1 / R-Precision / MAP@R",
+         f"{_num(ret['recall_at_1'], 3)} / {_num(ret['r_precision'], 3)} / "
+         f"{_num(ret['map_at_r'], 3)}", f"leave-one-out, {how}; singletons are no queries"),
+        ("class structure score", _num(ret["structure_score"], 3),
+         "(R-Precision - chance) / (1 - chance): 1 ranked, 0 mixed"),
+    ]
 
 
 #: rows of the per-class table in the text report (all are in the JSON)
@@ -314,13 +382,30 @@ def _format_signatures(sigs: dict) -> list[str]:
     return lines
 
 
-def _format_verdict(v: dict) -> list[str]:
-    lines = ["verdict"]
+def _verdict_block(report: dict) -> list[str]:
+    """The report's first lines: the verdict word, its evidence, what to do, the notes
+    and the input's description (all that ``--summary`` prints)."""
+    v = report["verdict"]
+    word = v.get("word") or v["status"].upper()
+    lines = [f"VERDICT: {word}"]
     lines += _wrap(v["headline"])
+    for e in v.get("evidence", v["details"][:3]):
+        lines += _wrap(e, indent="    ", first="  - ")
+    if v.get("advice"):
+        lines += _wrap(v["advice"], indent="    ", first="  what to do: ")
+    for note in v.get("notes", ()):
+        lines += _wrap(note, indent="    ", first="  note: ")
+    desc = (report.get("input") or {}).get("description")
+    if desc:
+        lines += _wrap(str(desc), indent="    ", first="  input: ")
+    return lines
+
+
+def _format_details(v: dict) -> list[str]:
+    """Every finding behind the verdict (the block at the top quotes the first)."""
+    lines = ["verdict details"]
     for d in v["details"]:
         lines += _wrap(d, indent="    ", first="  - ")
-    if v.get("advice"):
-        lines += _wrap(v["advice"])
     return lines
 
 
@@ -474,9 +559,11 @@ def format_report(report: dict) -> str:
     """The text report of :func:`isoapprox.diagnostics.diagnose`."""
     d = report["data"]
     lines = [
+        *_verdict_block(report),
+        "",
         f"{report.get('file', 'embeddings')}: N = {d['n_points']} points in R^{d['dim']}, "
         f"{d['n_classes']} classes (sizes {d['class_size_min']}..{d['class_size_max']}), "
-        f"margin alpha = {d['margin']:g}"
+        + _margin_text(d["margin"])
         + (f", reported loss {d['reported_loss']:g}" if d.get("reported_loss") is not None
            else ""),
         "",
@@ -489,8 +576,12 @@ def format_report(report: dict) -> str:
         lines += _table(_theory_rows(report["theory"]), ("quantity", "value", "note"))
     lines += ["", "signatures"]
     lines += _format_signatures(report["signatures"])
-    lines += ["", *_format_verdict(report["verdict"])]
+    lines += ["", *_format_details(report["verdict"])]
     return "\n".join(lines)
+
+
+def _margin_text(margin: float | None) -> str:
+    return "no margin given" if margin is None else f"margin alpha = {margin:g}"
 
 
 #: theory numbers shown in the batch table (all are in the JSON)
@@ -503,10 +594,12 @@ def format_batch_report(report: dict) -> str:
     """The text report of :func:`isoapprox.diagnostics.diagnose_batches`."""
     d = report["data"]
     lines = [
+        *_verdict_block(report),
+        "",
         f"{report.get('file', 'embeddings')}: N = {d['n_points']} points in R^{d['dim']}, "
         f"{d['n_classes']} classes; {d['n_batches']} random batches of "
         f"{d['classes_per_batch']} classes x {d['samples_per_class']} = {d['batch_size']} "
-        f"points, margin alpha = {d['margin']:g}",
+        f"points, " + _margin_text(d["margin"]),
         "",
         "statistics over batches (exact within each batch)",
     ]
@@ -528,7 +621,7 @@ def format_batch_report(report: dict) -> str:
     lines += ["", "signatures (batches where each holds)"]
     for name, s in report["signatures"].items():
         lines.append(f"  {name:<22s} {s['batches']:>4d} of {d['n_batches']}")
-    lines += ["", *_format_verdict(report["verdict"])]
+    lines += ["", *_format_details(report["verdict"])]
     return "\n".join(lines)
 
 
@@ -620,6 +713,58 @@ def _check_outputs(args: argparse.Namespace) -> None:
         raise InvalidInputError(f"`--plot` must name a folder; {str(args.plot)!r} is a file")
     if args.theory_batches is not None and args.theory_batches < 0:
         raise InvalidInputError(f"`--theory-batches` must be >= 0; got {args.theory_batches}")
+    if args.out is not None and args.margin is None:
+        raise InvalidInputError(
+            "`--out` saves the nearest ideal embedding, which needs the training margin; "
+            "pass --margin"
+        )
+
+
+#: what ``--fail-on any`` means: any verdict but healthy
+_FAIL_ANY = "any"
+
+
+def _fail_on_names() -> tuple[str, ...]:
+    from ..diagnostics import SIGNATURE_NAMES
+    from ..diagnostics.report import VERDICT_WORDS
+
+    return (*SIGNATURE_NAMES, *VERDICT_WORDS, _FAIL_ANY)
+
+
+def _parse_fail_on(text: str | None) -> tuple[str, ...]:
+    """``--fail-on SIG[,SIG...]``: signature names, verdict statuses or ``any``."""
+    if text is None:
+        return ()
+    names = _fail_on_names()
+    got = tuple(v.strip() for v in text.split(",") if v.strip())
+    bad = [v for v in got if v not in names]
+    if not got or bad:
+        raise InvalidInputError(
+            f"`--fail-on` must be comma-separated names among {', '.join(names)}; got "
+            f"{text!r}"
+        )
+    return got
+
+
+def _exit_status(report: dict, fail_on: tuple[str, ...]) -> int:
+    """3 when a ``--fail-on`` name holds (a signature, in most batches with
+    --batch-size; the verdict's status; ``any``: a verdict but healthy), else 0."""
+    if not fail_on:
+        return 0
+    sigs = report["signatures"]
+    if "per_batch" in report:
+        held = {n for n, s in sigs.items() if s["batches"] * 2 > report["data"]["n_batches"]}
+    else:
+        held = {n for n, s in sigs.items() if s["holds"]}
+    status = report["verdict"]["status"]
+    held.add(status)
+    if status != "healthy":
+        held.add(_FAIL_ANY)
+    return 3 if held.intersection(fail_on) else 0
+
+
+def _summary(report: dict) -> str:
+    return "\n".join(_verdict_block(report))
 
 
 def save_ideal(path: Path, res, *, margin: float) -> Path:
@@ -668,10 +813,13 @@ def run(args: argparse.Namespace) -> int:
     options = DiagnoseOptions(
         margin=args.margin,
         loss=args.loss,
+        loss_kind=args.loss_kind,
+        loss_reduction=args.loss_reduction,
         quantiles=_parse_quantiles(args.quantiles),
         thresholds=_parse_thresholds(args.threshold),
     )
     _check_outputs(args)
+    args.fail_on = _parse_fail_on(args.fail_on)
     theory = None if args.no_theory else _theory_options(args)
     with contextlib.ExitStack() as claims:
         claim_outputs(claims, files={"--out": args.out, "--json": args.json_out},
@@ -682,13 +830,18 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, options, theory, label_column) -> int:
     from ..diagnostics import add_theory, diagnose, diagnose_batches, diagnose_theory
 
-    E, y = load_embeddings(
+    index_col = args.index_col
+    if index_col is not None and index_col.lstrip("-").isdigit():
+        index_col = int(index_col)
+    loaded = read_embeddings(
         args.file,
         labels=args.labels,
         embeddings_key=args.embeddings_key,
         labels_key=args.labels_key,
         label_column=label_column,
+        index_col=False if args.no_index else index_col,
     )
+    E, y = loaded.embeddings, loaded.labels
     X = _validated(args.file, E, y)
     res = None
     certify = "all" if args.certify_all else "verdict"
@@ -699,12 +852,15 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
             theory_batches=3 if args.theory_batches is None else args.theory_batches,
             certify=certify,
         )
-        report = {"file": str(args.file), **report}
-        text = format_batch_report(report)
+        report = {"file": str(args.file), "input": loaded.to_dict(), **report}
+        text = _summary(report) if args.summary else format_batch_report(report)
     else:
-        report = {"file": str(args.file), **diagnose(X, y, options=options)}
+        report = {"file": str(args.file), "input": loaded.to_dict(),
+                  **diagnose(X, y, options=options)}
         m = 1 if args.theory_batches is None else args.theory_batches
-        if theory is not None and m > 0:
+        if theory is not None and m > 0 and options.margin is None:
+            report["verdict"]["notes"].append(THEORY_NEEDS_MARGIN)
+        elif theory is not None and m > 0:
             res = diagnose_theory(X, y, margin=options.margin, options=theory,
                                   certify=certify)
             # one batch when the file is small enough to be evaluated whole
@@ -712,7 +868,7 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
                                     certify=certify)
                     for b in range(1, m)] if res.evaluated != "all" else []
             report = add_theory(report, res, more)
-        text = format_report(report)
+        text = _summary(report) if args.summary else format_report(report)
     print(text)
     written: list[str] = []
     if args.out is not None and res is not None:
@@ -734,4 +890,4 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
         written += [str(p) for p in diagnose_figures(report, args.plot, sources=sources)]
     if written:
         print("\nwritten: " + ", ".join(written))
-    return 0
+    return _exit_status(report, args.fail_on)

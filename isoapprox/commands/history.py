@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +34,36 @@ def _bracket(v: Any, lo: Any, up: Any, certified: Any, rel_gap: Any) -> str:
     return text + (f" (open: relative gap {rel_gap:.1e})" if rel_gap is not None else " (open)")
 
 
-def _intervals(ivs: list[dict[str, Any]]) -> str:
-    parts = []
-    for iv in ivs:
-        end = "held to the end" if iv["end"] is None else f"ended at step {iv['end']}"
-        parts.append(f"started at step {iv['start']}, {end}")
-    return "; ".join(parts) if parts else "never"
+#: the longest line of the summary (longer ones are wrapped)
+WIDTH = 92
+
+
+def _interval(iv: dict[str, Any]) -> str:
+    end = "held to the end" if iv["end"] is None else f"ended at step {iv['end']}"
+    return f"started at step {iv['start']}, {end}"
+
+
+def _intervals(d: dict[str, Any] | None) -> str:
+    """One signature's digest (:meth:`MonitorHistory.signature_summary`) in words."""
+    if not d:
+        return "never"
+    if d["onsets"] == 1:
+        return _interval(d["first"])
+    last = d["last"]
+    end = "held to the end" if last["end"] is None else f"ended at step {last['end']}"
+    return (f"{d['onsets']} onsets, first at step {d['first']['start']}, held at "
+            f"{d['held_updates']} update(s); last started at step {last['start']}, {end}")
+
+
+def _wrap(line: str, indent: int) -> list[str]:
+    """``line`` wrapped to :data:`WIDTH` characters, continuations indented."""
+    return textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent,
+                         break_on_hyphens=False) or [line]
 
 
 def format_history(summary: dict[str, Any]) -> str:
     """The text summary of :meth:`isoapprox.MonitorHistory.summary`."""
-    from ..diagnostics import SIGNATURE_NAMES
+    from ..monitor import MONITOR_SIGNATURES
 
     s = summary
     span = (f"steps {s['first_step']}..{s['last_step']}" if s["first_step"] is not None
@@ -55,12 +76,10 @@ def format_history(summary: dict[str, Any]) -> str:
         "",
         "signatures (when each held)",
     ]
-    names = list(SIGNATURE_NAMES) + sorted({iv["signature"] for iv in s["signatures"]}
-                                           - set(SIGNATURE_NAMES))
+    names = list(MONITOR_SIGNATURES) + sorted(set(s["signatures"]) - set(MONITOR_SIGNATURES))
     w = max(len(n) for n in names)
     for name in names:
-        ivs = [iv for iv in s["signatures"] if iv["signature"] == name]
-        lines.append(f"  {name:<{w}}  {_intervals(ivs)}")
+        lines += _wrap(f"  {name:<{w}}  {_intervals(s['signatures'].get(name))}", w + 4)
     if s["bad_batch_reasons"]:
         lines += ["", "bad batches (logged, not raised)"]
         for reason, r in s["bad_batch_reasons"].items():
@@ -92,7 +111,7 @@ def format_history(summary: dict[str, Any]) -> str:
             f"  L_max / D*(P, n, margin)    {_num(th['loss_max'])} / {_num(th['d_star'])}",
             f"  d_iso <= L_max (statement 3) {_UPPER[th.get('3_upper_holds')]}",
         ]
-    return "\n".join(lines)
+    return "\n".join(out for line in lines for out in _wrap(line, 4))
 
 
 _UPPER = {True: "holds (certified): the loss is within a factor 2 of the distance",
@@ -100,9 +119,41 @@ _UPPER = {True: "holds (certified): the loss is within a factor 2 of the distanc
           None: "undecided: the bracket straddles L_max"}
 
 
-def _figure_name(path: Path) -> str:
-    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in path.stem) or "monitor"
-    return f"{stem}_history"
+def _clean(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
+
+
+def _figure_source(sidecar: Path) -> set[str] | None:
+    """The resolved logs a figure's sidecar names (None: unreadable, no sidecar)."""
+    try:
+        side = json.loads(sidecar.read_text(encoding="utf-8"))
+        return {str(Path(src["path"]).resolve()) for src in side.get("sources", ())}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def figure_name(log: Path, out_dir: Path) -> str:
+    """The stem of ``log``'s history figures in ``out_dir``, never another run's.
+
+    ``PARENT_STEM_history`` (the log's folder and name: two runs' ``run.jsonl``
+    in different folders get different figures).  A figure of that name
+    whose sidecar (``.json``, which records the source log) names another
+    log, or that has no readable sidecar, is not replaced: the name then
+    gets the first 8 hex digits of the SHA-256 of the log's resolved path;
+    if that name is taken by another log too, :class:`InvalidInputError`.
+    """
+    log = log.resolve()
+    base = "_".join(p for p in (_clean(log.parent.name), _clean(log.stem)) if p) or "monitor"
+    tag = hashlib.sha256(str(log).encode()).hexdigest()[:8]
+    for name in (f"{base}_history", f"{base}_{tag}_history"):
+        taken = [out_dir / f"{name}.{ext}" for ext in ("png", "pdf", "json")
+                 if (out_dir / f"{name}.{ext}").exists()]
+        if not taken or _figure_source(out_dir / f"{name}.json") == {str(log)}:
+            return name
+    raise InvalidInputError(
+        f"`--plot` {str(out_dir)!r}: the figures {base}_history and {base}_{tag}_history "
+        f"belong to other logs (their .json sidecars say which); not overwritten: pass "
+        "another --plot folder")
 
 
 def run_history(args: argparse.Namespace) -> int:
@@ -127,13 +178,14 @@ def _run_history(args: argparse.Namespace) -> int:
 
     history = read_history(args.history)
     summary = history.summary()
+    out_dir = args.plot if args.plot is not None else args.history.parent
+    # decided before anything is printed or written: another run's figures stay
+    name = figure_name(args.history, out_dir) if history.updates else None
     print(format_history(summary))
     written: list[str] = []
-    if history.updates:
-        out_dir = args.plot if args.plot is not None else args.history.parent
-        written += [str(p) for p in history_figures(history, out_dir,
-                                                     name=_figure_name(args.history),
-                                                     sources=[args.history])]
+    if name is not None:
+        written += [str(p) for p in history_figures(history, out_dir, name=name,
+                                                     sources=[args.history.resolve()])]
     else:
         print("\nno figure: the log holds no evaluated update")
     if args.json_out is not None:

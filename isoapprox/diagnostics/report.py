@@ -38,9 +38,9 @@ from ..theory import TheoryOptions
 from .distances import DEFAULT_QUANTILES, MAX_CANDIDATES, N_BINS
 from .ideal_distance import CERTIFY, diagnose_theory, theory_batch_summary, theory_numbers
 from .signatures import (
-    COLLAPSE_SIGNATURES,
     CONSISTENCY_SIGNATURES,
     SIGNATURE_NAMES,
+    VERDICT_ORDER,
     Signature,
     SignatureThresholds,
     detect_signatures,
@@ -52,53 +52,83 @@ __all__ = [
     "DiagnoseOptions",
     "diagnose",
     "diagnose_batches",
+    "NO_MARGIN_NOTE",
+    "THEORY_NEEDS_MARGIN",
+    "VERDICT_WORDS",
     "verdict",
 ]
 
+#: per signature of :data:`~.signatures.VERDICT_ORDER`: (status, verdict word, headline)
 _HEADLINES = {
     "all_distances_small": (
-        "collapsed",
-        "COLLAPSED: the embedding has collapsed to (nearly) a single point.",
+        "collapsed", "COLLAPSED",
+        "COLLAPSED: the embedding has collapsed to (nearly) a single point, classes mixed.",
     ),
     "stuck_at_margin": (
-        "collapsed",
+        "collapsed", "COLLAPSED",
         "COLLAPSED: the loss is stuck at the margin because the embedding collapsed.",
     ),
     "stuck_at_ln2": (
-        "collapsed",
+        "collapsed", "COLLAPSED",
         "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding collapsed.",
     ),
     "partial_collapse": (
-        "partial-collapse",
-        "PARTIAL COLLAPSE: groups of classes have merged into clusters while the other "
-        "classes stay apart.",
+        "partial-collapse", "PARTIAL COLLAPSE",
+        "PARTIAL COLLAPSE: groups of classes have merged into clusters and mixed there, "
+        "while the other classes stay ranked.",
+    ),
+    "no_class_structure": (
+        "no-class-structure", "NO CLASS STRUCTURE",
+        "NO CLASS STRUCTURE: the classes are not ranked (leave-one-out retrieval at "
+        "chance), but nothing has collapsed: untrained-like.",
+    ),
+    "compressed": (
+        "compressed", "COMPRESSED",
+        "COMPRESSED: the embedding is small against the margin (or its norm), but its "
+        "classes stay ranked: not a collapse.",
     ),
     "class_collapse": (
-        "class-collapsed",
+        "class-collapsed", "CLASS-COLLAPSED",
         "CLASS-COLLAPSED: every class is (nearly) a single point, and the classes are apart.",
     ),
     "dimensional_collapse": (
-        "dimensional-collapse",
+        "dimensional-collapse", "DIMENSIONAL COLLAPSE",
         "DIMENSIONAL COLLAPSE: the embedding uses only a few of its dimensions.",
     ),
 }
 
+#: the verdict words, by status
+VERDICT_WORDS = {
+    **{status: word for status, word, _ in _HEADLINES.values()},
+    "loss-mismatch": "LOSS MISMATCH",
+    "loss-at-collapse-value": "LOSS AT A COLLAPSE VALUE",
+    "healthy": "HEALTHY",
+}
+
 _ADVICE = {
     "collapsed": (
-        "With a margin alpha > 0 a collapsed batch gives every anchor the loss alpha; with "
-        "alpha = 0 a collapsed embedding is triplet-separated (loss 0), so the loss cannot "
-        "see the collapse. Remedies practitioners report: a lower learning rate; smaller "
-        "batches (fewer classes per batch) or easier (semi-hard) mining first, larger ones "
-        "later; plain, not squared, Euclidean distances in the loss."
+        "Lower the learning rate (or add a warmup); fewer classes per batch; semi-hard "
+        "mining first, hard (batch-hard) mining later; L2-normalise the embeddings (or fix "
+        "their scale) and set the margin for that scale; plain, not squared, distances in "
+        "the loss. With margin 0 the loss cannot see a collapse (it is 0)."
     ),
     "partial-collapse": (
-        "The anchors of merged classes have their hardest positive and hardest negative "
-        "both at ~0, so each contributes the margin to the loss while the classes that "
-        "stay apart contribute ~0: the mean loss sits between 0 and the margin and does "
-        "not show the collapse. Check the merged classes' data and labels first "
-        "(near-duplicate or mislabelled classes merge legitimately); otherwise the remedies "
-        "of a full collapse apply, early: a lower learning rate, fewer classes per batch "
-        "or easier (semi-hard) mining first."
+        "Check the merged classes' data and labels first (near-duplicate or mislabelled "
+        "classes merge legitimately). Otherwise act early, as for a collapse: a lower "
+        "learning rate, fewer classes per batch, semi-hard before hard mining. The mean "
+        "loss sits between 0 and the margin and does not show this."
+    ),
+    "no-class-structure": (
+        "At initialisation this is expected: train, then diagnose again. Otherwise check "
+        "that the labels belong to these rows (same order; the labels file); then the "
+        "remedies of a collapse: a lower learning rate, semi-hard before hard mining, fewer "
+        "classes per batch."
+    ),
+    "compressed": (
+        "Not a collapse, typical of early training: fix the scale, not the ranking. "
+        "L2-normalise the embeddings (or learn a scale) and set the margin for that scale "
+        "(about 0.1-0.3 on the unit sphere); a learning-rate warmup lets the embedding "
+        "expand before hard mining; if it persists, a smaller margin or semi-hard mining."
     ),
     "loss-mismatch": (
         "Diagnose the embeddings the loss was computed on (the same batch, at the same "
@@ -108,59 +138,96 @@ _ADVICE = {
     "class-collapsed": (
         "On these labels this is a triplet-separated (ideal) embedding whenever the class "
         "gaps exceed the margin; it keeps no structure inside a class, which can hurt "
-        "retrieval of classes not seen in training."
+        "retrieval of classes not seen in training (a smaller margin or semi-hard mining "
+        "keeps some)."
     ),
     "dimensional-collapse": (
-        "The embeddings vary along few directions; the other dimensions carry no "
-        "information. In self-supervised learning the usual remedy is a variance or "
-        "decorrelation penalty (as in VICReg or Barlow Twins)."
+        "A batch of P classes needs about P - 1 directions: more classes per batch spreads "
+        "the embedding over more; a lower learning rate and semi-hard before hard mining "
+        "avoid the early loss of directions; L2-normalise (an unbounded norm shows as one "
+        "direction); if the rank stays low, a smaller embedding dimension loses nothing."
     ),
+    "loss-at-collapse-value": (
+        "Nothing collapsed: the loss is flat because hardest positives and negatives are "
+        "equally far; harder (semi-hard, then batch-hard) mining or a larger margin moves it."
+    ),
+    "healthy": "",
 }
 
+#: the note of a report without a margin
+NO_MARGIN_NOTE = (
+    "no margin given (--margin): margin-relative checks (stuck_at_margin, large_margin, "
+    "compressed against the margin) are off; the losses are at margin 0"
+)
 
-def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) -> dict[str, Any]:
+
+#: why the theory section is skipped without a margin
+THEORY_NEEDS_MARGIN = (
+    "theory skipped: it compares the loss with the distance to the triplet-separated "
+    "set at the training margin; pass --margin"
+)
+
+
+def _retrieval_line(by_name: dict[str, Signature]) -> str | None:
+    sig = by_name.get("no_class_structure")
+    if sig is None:
+        return None
+    ev = sig.evidence
+    if ev.get("n_queries", 0) == 0:
+        return None
+    sampled = (f", over a sample of {ev['n_queries']} queries" if ev.get("sampled")
+               else f", {ev['n_queries']} queries")
+    return (
+        f"leave-one-out retrieval: Recall@1 {ev['recall_at_1']:.3f}, R-Precision "
+        f"{ev['r_precision']:.3f}, MAP@R {ev['map_at_r']:.3f}{sampled} (chance R-Precision "
+        f"{ev['chance_r_precision']:.3f}; structure score {ev['structure_score']:.2f})"
+    )
+
+
+def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = (),
+            notes: Sequence[str] = ()) -> dict[str, Any]:
     """A plain-language verdict from the signatures (and other sections' findings).
 
-    ``findings`` are further sentences quoted after the signatures.
+    ``findings`` are further sentences quoted after the signatures; ``notes``
+    (such as :data:`NO_MARGIN_NOTE`) are shown with the verdict.
 
     Returns
     -------
     dict
         ``status`` (``"collapsed"``, ``"partial-collapse"``,
-        ``"class-collapsed"``, ``"dimensional-collapse"``,
-        ``"loss-mismatch"``, ``"loss-at-collapse-value"`` or
-        ``"no-collapse-signature"``), ``headline``, ``signatures`` (names
-        that hold), ``details`` (their summaries, then the findings) and
-        ``advice``.
+        ``"no-class-structure"``, ``"compressed"``, ``"class-collapsed"``,
+        ``"dimensional-collapse"``, ``"loss-mismatch"``,
+        ``"loss-at-collapse-value"`` or ``"healthy"``), ``word`` (its
+        verdict word, :data:`VERDICT_WORDS`), ``headline``, ``evidence``
+        (two to four sentences: the deciding signatures and the retrieval),
+        ``advice``, ``notes``, ``signatures`` (names that hold, the deciding
+        one first) and ``details`` (their summaries, then the findings).
     """
     by_name = {s.name: s for s in signatures}
-    held = [name for name in COLLAPSE_SIGNATURES if name in by_name and by_name[name].holds]
+    held = [name for name in VERDICT_ORDER if name in by_name and by_name[name].holds]
     consistent = [n for n in CONSISTENCY_SIGNATURES if n in by_name and by_name[n].holds]
     details = [by_name[n].summary for n in held]
-    advice = ""
+    # a reported loss at a collapse value (the margin, ln 2) that is this file's too
+    reported = [
+        n
+        for n in ("stuck_at_margin", "stuck_at_ln2")
+        if n in by_name
+        and not by_name[n].holds
+        and by_name[n].evidence.get("loss_source") == "reported"
+        and by_name[n].evidence.get("loss_matches")
+        and by_name[n].evidence.get("file_loss_matches", True)
+    ]
     if held:
-        # COLLAPSE_SIGNATURES is ordered by priority: full collapse, the two
-        # loss signatures (a diameter small against the margin), partial,
-        # class, dimensional
-        status, headline = _HEADLINES[held[0]]
+        status, _, headline = _HEADLINES[held[0]]
         headline = by_name[held[0]].evidence.get("headline") or headline
-        advice = _ADVICE[status]
+        details += [by_name[n].summary for n in reported]
     elif "loss_mismatch" in consistent:
         status = "loss-mismatch"
         headline = (
             "REPORTED LOSS DOES NOT MATCH THE FILE: the embeddings show no collapse "
             "signature, and the loss training reports is not theirs."
         )
-        advice = _ADVICE[status]
     else:
-        reported = [
-            n
-            for n in ("stuck_at_margin", "stuck_at_ln2")
-            if n in by_name
-            and by_name[n].evidence.get("loss_source") == "reported"
-            and by_name[n].evidence.get("loss_matches")
-            and by_name[n].evidence.get("file_loss_matches", True)
-        ]
         if reported:
             status = "loss-at-collapse-value"
             headline = (
@@ -169,15 +236,27 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
             )
             details = [by_name[n].summary for n in reported]
         else:
-            status = "no-collapse-signature"
-            headline = "NO COLLAPSE SIGNATURE: the embedding is spread out and uses its dimensions."
+            status = "healthy"
+            headline = (
+                "HEALTHY: no collapse signature; the embedding is spread out, uses its "
+                "dimensions and ranks its classes."
+            )
     details += [by_name[n].summary for n in consistent]
+    evidence = details[:1]
+    line = _retrieval_line(by_name)
+    if line is not None and held[:1] != ["no_class_structure"]:  # that one quotes them
+        evidence.append(line)
+    evidence += [by_name[n].summary for n in consistent if by_name[n].summary not in evidence]
+    evidence += [str(f) for f in findings][: max(0, 2 - len(evidence))]
     return {
         "status": status,
+        "word": VERDICT_WORDS[status],
         "headline": headline,
+        "evidence": evidence[:4],
         "signatures": held + consistent,
         "details": details + [str(f) for f in findings],
-        "advice": advice,
+        "advice": _ADVICE[status],
+        "notes": [str(n) for n in notes],
     }
 
 
@@ -185,15 +264,20 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = ()) ->
 class DiagnoseOptions:
     """Options of :func:`diagnose` and :func:`diagnose_batches`.
 
-    ``margin`` is the training margin, ``loss`` a loss value the training
+    ``margin`` is the training margin (``None``, the default: not known; the
+    statistics then use 0 and the margin-relative signatures are off), ``loss``
+    a loss value the training
     run reports, ``quantiles`` the pair-distance levels, ``uniformity_t``
     and ``alignment_alpha`` their parameters, ``atol`` the tolerance of the
     violated-triplet count.  The full triplet loss comes from the statistics'
     anchor sweep (``CollapseStatistics.triplet_sum``), at no extra sweep.
     """
 
-    margin: float = 0.0
+    margin: float | None = None
     loss: float | None = None
+    #: how training computes ``loss`` (:func:`~.signatures.convention_loss`)
+    loss_kind: str = "batch_hard"
+    loss_reduction: str = "mean"
     quantiles: tuple[float, ...] = DEFAULT_QUANTILES
     uniformity_t: float = 2.0
     alignment_alpha: float = 2.0
@@ -201,7 +285,8 @@ class DiagnoseOptions:
     thresholds: SignatureThresholds = field(default_factory=SignatureThresholds)
 
     def __post_init__(self) -> None:
-        check_margin(self.margin)
+        if self.margin is not None:
+            check_margin(self.margin)
         if self.loss is not None:
             check_nonnegative(self.loss, "loss")
         q = check_quantiles(self.quantiles).reshape(-1)
@@ -213,6 +298,11 @@ class DiagnoseOptions:
             raise TypeError(
                 f"`thresholds` must be a SignatureThresholds; got {type(self.thresholds).__name__}"
             )
+
+
+def _margin(options: DiagnoseOptions) -> float:
+    """The margin the statistics use: 0 when none is given (margin-relative checks off)."""
+    return 0.0 if options.margin is None else float(options.margin)
 
 
 class Batch:
@@ -231,7 +321,7 @@ class Batch:
     def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
         """:func:`~.statistics.collapse_statistics` for these options (computed once)."""
         key = (
-            options.margin,
+            _margin(options),
             options.quantiles,
             options.uniformity_t,
             options.alignment_alpha,
@@ -245,7 +335,7 @@ class Batch:
                 self.E,
                 self.y,
                 self.classes,
-                margin=float(options.margin),
+                margin=_margin(options),
                 levels=np.array(options.quantiles, dtype=np.float64),
                 uniformity_t=float(options.uniformity_t),
                 alignment_alpha=float(options.alignment_alpha),
@@ -266,7 +356,8 @@ class Batch:
                     st.triplet_sum / st.n_active
                 )
         return detect_signatures(
-            st, loss=options.loss, thresholds=options.thresholds, other_losses=others
+            st, loss=options.loss, thresholds=options.thresholds, other_losses=others,
+            loss_kind=options.loss_kind, loss_reduction=options.loss_reduction,
         )
 
 
@@ -334,6 +425,12 @@ def separation_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]
         "margin": st.margin,
         "atol": st.atol,
     }
+
+
+def retrieval_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
+    """Leave-one-out Recall@1, R-Precision and MAP@R
+    (:func:`~isoapprox.metrics.retrieval_metrics`), and the structure score."""
+    return batch.statistics(options).retrieval.to_dict()
 
 
 def collapse_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
@@ -441,6 +538,7 @@ _SECTIONS = (
     ("data", data_section),
     ("losses", losses_section),
     ("separation", separation_section),
+    ("retrieval", retrieval_section),
     ("collapse", collapse_section),
     ("statistics", statistics_section),
     ("classes", classes_section),
@@ -475,20 +573,33 @@ def diagnose(
     Returns
     -------
     dict
-        ``data``, ``losses``, ``separation``, ``collapse``, ``statistics``,
-        ``classes``, ``signatures``, then ``verdict`` (see :func:`verdict`).
+        ``data``, ``losses``, ``separation``, ``retrieval`` (leave-one-out
+        Recall@1, R-Precision, MAP@R, whether sampled), ``collapse``,
+        ``statistics``, ``classes``, ``signatures``, then ``verdict`` (see
+        :func:`verdict`; without ``options.margin`` its ``notes`` say that the
+        margin-relative checks are off and the statistics use margin 0).
         :func:`~isoapprox.diagnostics.add_theory` adds the theory section.
 
     Raises
     ------
     NoTripletError
         If the labels admit no triplet.
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [0.1, 0.0], [3.0, 0.0], [3.1, 0.0], [0.0, 3.0], [0.0, 3.1]]
+    >>> report = diagnose(E, [0, 0, 1, 1, 2, 2], options=DiagnoseOptions(margin=1.0))
+    >>> report["separation"]["separated"], report["separation"]["n_violated"]
+    (True, 0)
+    >>> "verdict" in report
+    True
     """
     options = _options(options)
     batch = Batch(E, y)
     report = {name: fn(batch, options) for name, fn in _SECTIONS}
     findings = [str(f) for part in report.values() for f in part.get("findings", ())]
-    report["verdict"] = verdict(batch.signatures(options), findings=findings)
+    notes = [NO_MARGIN_NOTE] if options.margin is None else []
+    report["verdict"] = verdict(batch.signatures(options), findings=findings, notes=notes)
     return report
 
 
@@ -581,6 +692,10 @@ def diagnose_batches(
     if theory_batches is not None:
         theory_batches = check_int(theory_batches, "theory_batches", minimum=0)
     certify = check_option(certify, "certify", CERTIFY)
+    notes = [NO_MARGIN_NOTE] if options.margin is None else []
+    if theory is not None and options.margin is None:
+        theory = None
+        notes.append(THEORY_NEEDS_MARGIN)
     n_theory = 0
     theory_budget: dict[str, Any] | None = None
     gen = as_rng(rng)
@@ -598,7 +713,7 @@ def diagnose_batches(
         row: dict[str, Any] = dict(st.scalars())
         if theory is not None and (theory_batches is None or n_theory < theory_batches):
             n_theory += 1
-            res = diagnose_theory(batch.E, batch.y, margin=options.margin, options=theory,
+            res = diagnose_theory(batch.E, batch.y, margin=_margin(options), options=theory,
                                   certify=certify)
             row.update(theory_numbers(res))
             if theory_budget is None:
@@ -627,17 +742,17 @@ def diagnose_batches(
         name: {"batches": held_counts[name], "share": held_counts[name] / n_batches}
         for name in SIGNATURE_NAMES
     }
-    majority = [n for n in COLLAPSE_SIGNATURES if held_counts[n] * 2 > n_batches]
+    majority = [n for n in VERDICT_ORDER if held_counts[n] * 2 > n_batches]
     if majority:
-        status, headline = _HEADLINES[majority[0]]
-        advice = _ADVICE[status]
+        status, _, headline = _HEADLINES[majority[0]]
+        headline = headline.replace(": ", " in most batches: ", 1)
     else:
-        status = "no-collapse-signature"
+        status = "healthy"
         headline = (
-            "NO COLLAPSE SIGNATURE in most batches: the batches are spread out and use "
-            "their dimensions."
+            "HEALTHY: no collapse signature in most batches; the batches are spread out, "
+            "use their dimensions and rank their classes."
         )
-        advice = ""
+    advice = _ADVICE[status]
     details = [
         f"{name}: in {held_counts[name]} of {n_batches} batches"
         for name in SIGNATURE_NAMES
@@ -660,13 +775,24 @@ def diagnose_batches(
         )
     n_sep = sum(1 for r in rows if r["violated_fraction"] == 0.0)
     details.append(
-        f"triplet-separated at margin {options.margin:g} in {n_sep} of {n_batches} batches"
+        f"triplet-separated at margin {_margin(options):g} in {n_sep} of {n_batches} batches"
     )
     bh = summary["batch_hard_mean"]
     details.append(
         f"batch-hard loss over batches: median {bh['median']:.4g} (min {bh['min']:.4g}, max "
         f"{bh['max']:.4g}); diameter median {summary['diameter']['median']:.3g}"
     )
+    retrieval = None
+    if summary.get("r_precision") is not None:
+        r1, rp = summary["recall_at_1"], summary["r_precision"]
+        retrieval = (
+            f"leave-one-out retrieval within the batches: median Recall@1 {r1['median']:.3f}, "
+            f"R-Precision {rp['median']:.3f} (min {rp['min']:.3f}, max {rp['max']:.3f})"
+        )
+        details.append(retrieval)
+    evidence = [d for d in details if d.endswith(" batches") and ": in " in d][:2]
+    evidence += [retrieval] if retrieval else []
+    evidence += [d for d in details if d not in evidence][: max(0, 3 - len(evidence))]
     report = {
         "data": {
             "n_points": int(X.shape[0]),
@@ -688,10 +814,13 @@ def diagnose_batches(
         "per_batch": rows,
         "verdict": {
             "status": status,
+            "word": VERDICT_WORDS[status],
             "headline": headline,
+            "evidence": evidence[:4],
             "signatures": majority,
             "details": details,
             "advice": advice,
+            "notes": notes,
         },
     }
     if theory is not None:

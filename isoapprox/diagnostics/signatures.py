@@ -4,10 +4,28 @@
 and optionally a loss value reported by a training run; each threshold is a
 module constant, overridable through :class:`SignatureThresholds`.
 
-The six collapse signatures (:data:`COLLAPSE_SIGNATURES`, ranked for the
-verdict) and the three consistency signatures (:data:`CONSISTENCY_SIGNATURES`:
-does the file agree with what training reports?) and their thresholds are
-tabulated in docs/diagnose.md.
+The six collapse signatures (:data:`COLLAPSE_SIGNATURES`), the three
+consistency signatures (:data:`CONSISTENCY_SIGNATURES`: does the file agree
+with what training reports?), the two class-structure signatures
+(:data:`STRUCTURE_SIGNATURES`) and their thresholds are tabulated in
+docs/diagnose.md; :data:`VERDICT_ORDER` ranks them for the verdict.
+
+Collapse is told apart from compression by the leave-one-out retrieval
+(:attr:`~.statistics.CollapseStatistics.retrieval`): its *structure score*
+``(R-Precision - chance) / (1 - chance)``
+(:meth:`~isoapprox.metrics.RetrievalMetrics.structure_score`) is 1 for
+perfectly ranked classes and about 0 for mixed ones.  A group of points has
+*lost its class structure* when the score of its classes is at most
+``lost_structure_score`` (0.25), or cannot be computed (no class with two
+points); classes are *clearly ranked* when it is at least
+``ranked_structure_score`` (0.5).  The two thresholds leave a band between
+them so that a verdict does not flip on sampling noise (the score of a mixed
+batch of 4 classes x 4 points has a spread of about 0.08).  ``all_distances_small``,
+``stuck_at_margin`` and ``stuck_at_ln2`` hold unless the whole file is
+clearly ranked; ``partial_collapse`` counts the merged groups that lost it
+(while the classes outside them keep it: score above 0.25); clearly ranked
+but small embeddings are ``compressed``, and a file whose classes lost it
+without a collapse is ``no_class_structure``.
 """
 
 from __future__ import annotations
@@ -19,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_nonnegative, check_positive
+from .._validation import check_nonnegative, check_option, check_positive
 from ..exceptions import InvalidInputError
 from .merging import MERGE_DIAMETER_RATIO, MERGE_MARGIN_RATIO
 from .statistics import CollapseStatistics, QuickStatistics
@@ -27,20 +45,27 @@ from .statistics import CollapseStatistics, QuickStatistics
 __all__ = [
     "CLASS_COLLAPSE_RATIO",
     "COLLAPSE_SIGNATURES",
+    "COMPRESSED_DIAMETER_RATIO",
     "CONSISTENCY_SIGNATURES",
     "DIMENSIONAL_COLLAPSE_RATIO",
     "FULL_COLLAPSE_RATIO",
     "LARGE_MARGIN_RATIO",
     "LN2",
+    "LOSS_KINDS",
     "LOSS_MISMATCH_RTOL",
+    "LOST_STRUCTURE_SCORE",
     "PARTIAL_COLLAPSE_SHARE",
+    "RANKED_STRUCTURE_SCORE",
     "SIGNATURE_NAMES",
     "SOFT_MARGIN_ATOL",
     "SOFT_MARGIN_DIAMETER",
     "STUCK_DIAMETER_RATIO",
+    "STRUCTURE_SIGNATURES",
     "STUCK_MARGIN_RTOL",
+    "VERDICT_ORDER",
     "Signature",
     "SignatureThresholds",
+    "convention_loss",
     "detect_signatures",
 ]
 
@@ -73,6 +98,19 @@ PARTIAL_COLLAPSE_SHARE = 0.05
 LOSS_MISMATCH_RTOL = 0.1
 #: ``large_margin``: margin >= LARGE_MARGIN_RATIO * diameter
 LARGE_MARGIN_RATIO = 0.5
+#: class structure is lost where the retrieval structure score
+#: ``(R-Precision - chance) / (1 - chance)`` is at most this: mixed classes
+#: score about 0 (8 classes x 4: spread 0.04, at most 0.19 in 4000 draws),
+#: ranked ones near 1, and real test embeddings of hard data sets
+#: (R-Precision ~0.35 over 100 classes) ~0.35
+LOST_STRUCTURE_SCORE = 0.25
+#: classes are clearly ranked where the structure score is at least this: a
+#: collapsed geometry is then compressed, not collapsed (a mixed batch of 4
+#: classes x 4 never reached it in 4000 draws; one of 2 classes x 4 in 0.4%)
+RANKED_STRUCTURE_SCORE = 0.5
+#: ``compressed``: diameter <= COMPRESSED_DIAMETER_RATIO * margin (every
+#: negative within two margins of every anchor) while the classes stay ranked
+COMPRESSED_DIAMETER_RATIO = 2.0
 
 #: collapse signatures, in the order the verdict ranks them
 COLLAPSE_SIGNATURES = (
@@ -85,8 +123,21 @@ COLLAPSE_SIGNATURES = (
 )
 #: consistency signatures: the file against what training reports
 CONSISTENCY_SIGNATURES = ("loss_mismatch", "missing_classes", "large_margin")
+#: class-structure signatures: classes ranked but small, or nowhere ranked
+STRUCTURE_SIGNATURES = ("compressed", "no_class_structure")
 #: every signature name, in the order :func:`detect_signatures` returns them
-SIGNATURE_NAMES = COLLAPSE_SIGNATURES + CONSISTENCY_SIGNATURES
+SIGNATURE_NAMES = COLLAPSE_SIGNATURES + CONSISTENCY_SIGNATURES + STRUCTURE_SIGNATURES
+#: the order in which the verdict ranks the signatures that describe the geometry
+VERDICT_ORDER = (
+    "all_distances_small",
+    "stuck_at_margin",
+    "stuck_at_ln2",
+    "partial_collapse",
+    "no_class_structure",
+    "compressed",
+    "class_collapse",
+    "dimensional_collapse",
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +163,9 @@ class SignatureThresholds:
     merge_diameter_ratio: float = MERGE_DIAMETER_RATIO
     loss_mismatch_rtol: float = LOSS_MISMATCH_RTOL
     large_margin_ratio: float = LARGE_MARGIN_RATIO
+    lost_structure_score: float = LOST_STRUCTURE_SCORE
+    ranked_structure_score: float = RANKED_STRUCTURE_SCORE
+    compressed_diameter_ratio: float = COMPRESSED_DIAMETER_RATIO
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -147,6 +201,8 @@ def detect_signatures(
     loss: float | None = None,
     thresholds: SignatureThresholds | None = None,
     other_losses: Mapping[str, float | None] | None = None,
+    loss_kind: str = "batch_hard",
+    loss_reduction: str = "mean",
 ) -> tuple[Signature, ...]:
     """Recognise the known collapse signatures in the statistics.
 
@@ -167,6 +223,11 @@ def detect_signatures(
         Further losses of the same embedding under other definitions (the
         report passes the triplet loss over all and over the active
         triplets): ``loss_mismatch`` says when the reported loss equals one.
+    loss_kind : {"batch_hard", "all"}, default "batch_hard"
+    loss_reduction : {"sum", "mean", "max", "mean_nonzero"}, default "mean"
+        How training computes the reported ``loss`` (:func:`convention_loss`):
+        ``loss_mismatch`` compares it with this file's loss of that kind and
+        reduction (and with the soft-margin loss).
 
     Returns
     -------
@@ -199,11 +260,16 @@ def detect_signatures(
             )
     alpha = stats.margin
     diam = stats.diameter
+    # class structure: the leave-one-out retrieval of the whole file
+    score_all = stats.retrieval.structure_score()
+    ranked_all = _ranked(score_all, th)
+    ranked = _ranked_text(stats, score_all)
     # the file's own batch-hard losses against a reported value
     bh, sm = stats.batch_hard_mean, stats.soft_margin_mean
     bh_matches = sm_matches = True
+    conv = convention_loss(stats, loss_kind, loss_reduction)
     if loss is not None:
-        bh_matches = abs(loss - bh) <= th.loss_mismatch_rtol * max(loss, bh, alpha)
+        bh_matches = abs(loss - conv) <= th.loss_mismatch_rtol * max(loss, conv, alpha)
         sm_matches = abs(loss - sm) <= th.loss_mismatch_rtol * max(loss, sm)
     own = (
         f"this file's own batch-hard loss is {bh:.4g} (soft-margin {sm:.4g}): the reported "
@@ -215,9 +281,16 @@ def detect_signatures(
         scale, scale_name = alpha, "the margin"
     else:
         scale, scale_name = stats.rms_norm, "the rms norm of the embeddings"
-    full = diam <= th.full_collapse_ratio * scale
+    full_geom = diam <= th.full_collapse_ratio * scale
+    full = bool(full_geom and not ranked_all)
     rel = diam / scale if scale > 0 else (0.0 if diam == 0 else math.inf)
-    if full:
+    if full_geom and not full:
+        text = (
+            f"All {stats.n_pairs} pairwise distances are at most {diam:.3g}, "
+            f"{rel:.2g} x {scale_name} ({scale:.3g}), but {ranked}: the embedding is "
+            "compressed, not collapsed (see compressed)."
+        )
+    elif full:
         text = (
             f"All {stats.n_pairs} pairwise distances are at most {diam:.3g}, "
             f"{rel:.2g} x {scale_name} ({scale:.3g}): the embedding has collapsed to "
@@ -238,6 +311,8 @@ def detect_signatures(
             "reference": scale_name,
             "ratio": rel,
             "threshold": th.full_collapse_ratio,
+            "structure_score": score_all,
+            "structure_ranked": bool(ranked_all),
         },
     )
 
@@ -250,8 +325,14 @@ def detect_signatures(
         diam_rel = diam / alpha
         at_margin = loss_rel <= th.stuck_margin_rtol
         small = diam_rel <= th.stuck_diameter_ratio
-        holds = bool(at_margin and small)
-        if holds:
+        holds = bool(at_margin and small and not ranked_all)
+        if at_margin and small and ranked_all:
+            text = (
+                f"{who} {L:.4g} equals the margin {alpha:g} and the diameter {diam:.3g} is "
+                f"only {diam_rel:.2g} x the margin, but {ranked}: the embedding is "
+                "compressed below the margin, not collapsed (see compressed)."
+            )
+        elif holds:
             text = (
                 f"{who} {L:.4g} equals the margin {alpha:g} and the diameter "
                 f"{diam:.3g} is only {diam_rel:.2g} x the margin: every anchor's hardest "
@@ -297,8 +378,13 @@ def detect_signatures(
     off = abs(Ls - LN2)
     at_ln2 = off <= th.soft_margin_atol
     small = diam <= th.soft_margin_diameter
-    holds = bool(at_ln2 and small)
-    if holds:
+    holds = bool(at_ln2 and small and not ranked_all)
+    if at_ln2 and small and ranked_all:
+        text = (
+            f"{who} {Ls:.4g} equals ln 2 = {LN2:.4f} and the diameter is {diam:.3g}, but "
+            f"{ranked}: the embedding is compressed, not collapsed (see compressed)."
+        )
+    elif holds:
         text = (
             f"{who} {Ls:.4g} equals ln 2 = {LN2:.4f} = softplus(0) and the "
             f"diameter is {diam:.3g}: hardest positive and hardest negative coincide for "
@@ -335,6 +421,13 @@ def detect_signatures(
     )
 
     sig_partial = _partial_collapse(stats, th, full)
+    collapsed = bool(full or sig_margin.holds or sig_ln2.holds or sig_partial.holds)
+    structure = _structure_signatures(
+        stats, th, collapsed=collapsed, full_geom=bool(full_geom),
+        stuck_geom=bool(sig_margin.evidence.get("loss_matches") and alpha > 0
+                        and diam <= th.stuck_diameter_ratio * alpha),
+        score_all=score_all, ranked_all=ranked_all, ranked=ranked,
+    )
 
     # class collapse ----------------------------------------------------------
     d_in = stats.max_class_diameter
@@ -404,9 +497,11 @@ def detect_signatures(
         sig_partial,
         sig_class,
         sig_dim,
-        _loss_mismatch(stats, th, loss, bh_matches, sm_matches, other_losses),
+        _loss_mismatch(stats, th, loss, bh_matches, sm_matches, other_losses,
+                       (loss_kind, loss_reduction, conv)),
         _missing_classes(stats),
         _large_margin(stats, th, full),
+        *structure,
     )
 
 
@@ -415,11 +510,50 @@ def _classes_text(labels: tuple[Any, ...], most: int = 8) -> str:
     return shown + (f", ... ({len(labels)} classes)" if len(labels) > most else "")
 
 
+def _lost(score: float, th: SignatureThresholds) -> bool:
+    """Whether a structure score says the class structure is lost (or cannot be told)."""
+    return bool(math.isnan(score) or score <= th.lost_structure_score)
+
+
+def _ranked(score: float, th: SignatureThresholds) -> bool:
+    """Whether a structure score says the classes are clearly ranked."""
+    return bool(not math.isnan(score) and score >= th.ranked_structure_score)
+
+
+def _ranked_text(stats: CollapseStatistics | QuickStatistics, score: float) -> str:
+    r = stats.retrieval
+    return (
+        f"the classes are still ranked (leave-one-out Recall@1 {r.recall_at_1:.2f}, "
+        f"R-Precision {r.r_precision:.2f}, structure score {score:.2f})"
+    )
+
+
+def _group_scores(stats: CollapseStatistics | QuickStatistics) -> list[float]:
+    """The structure score of each merged group's classes."""
+    mg = stats.merging
+    return [
+        stats.retrieval.structure_score(np.flatnonzero(mg.class_group == k))
+        for k in range(len(mg.groups))
+    ]
+
+
 def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: bool) -> Signature:
     mg = stats.merging
     P, N = stats.n_classes, stats.n_points
     groups = mg.groups
-    k, share = mg.n_merged_classes, mg.merged_share
+    scores = _group_scores(stats)
+    lost_idx = [k for k, sc in enumerate(scores) if _lost(sc, th)]
+    lost = [groups[k] for k in lost_idx]
+    k = sum(len(g.classes) for g in lost)
+    points = sum(g.n_points for g in lost)
+    share = points / N
+    lost_codes = np.flatnonzero(np.isin(mg.class_group, lost_idx))
+    rest = np.setdiff1d(np.arange(P), lost_codes)
+    score_rest = stats.retrieval.structure_score(rest) if rest.size else math.nan
+    rest_ranked = bool(rest.size and not score_rest <= th.lost_structure_score)
+    lost_score = (
+        stats.retrieval.structure_score(lost_codes) if lost_codes.size else math.nan
+    )
     scale = (
         f"single linkage at height h = {mg.height:.3g}"
         + (
@@ -428,30 +562,53 @@ def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: 
             else ""
         )
     )
-    into = "one cluster" if len(groups) == 1 else f"{len(groups)} clusters"
-    holds = bool((not full) and groups and share >= th.partial_collapse_share)
+    into = "one cluster" if len(lost) == 1 else f"{len(lost)} clusters"
+    holds = bool((not full) and lost and share >= th.partial_collapse_share and rest_ranked)
     headline = ""
     if full:
         text = "Not partial: the whole embedding has collapsed, every class included."
-    elif groups:
-        big = groups[0]
+    elif not groups:
+        text = f"No two classes share a cluster ({scale})."
+    elif not lost:
+        km = mg.n_merged_classes
         text = (
-            f"{k} of {P} classes, {share:.1%} of the points ({mg.merged_points} of {N}), "
-            f"have merged into {into} ({scale}); the largest holds classes "
+            f"{km} of {P} classes, {mg.merged_share:.1%} of the points, share clusters "
+            f"({scale}), but are not mixed there (least structure score of a cluster "
+            f"{min(scores):.2f} > {th.lost_structure_score:g}): not a collapse."
+        )
+    else:
+        big = lost[0]
+        text = (
+            f"{k} of {P} classes, {share:.1%} of the points ({points} of {N}), have merged "
+            f"into {into} ({scale}) and lost their class structure there (structure score "
+            f"{lost_score:.2f} <= {th.lost_structure_score:g}: the nearest neighbours of "
+            f"their points are of any of them); the largest holds classes "
             f"{_classes_text(big.classes)}: {big.n_points} points ({big.share:.1%}), diameter "
             f"{big.diameter:.3g} against {_typical(stats)}."
         )
-        if not holds:
+        if not rest.size:
+            text += (
+                " Every class is in such a cluster: not partial (see all_distances_small "
+                "and no_class_structure)."
+            )
+        elif not rest_ranked:
+            text += (
+                f" The other classes are not ranked either (structure score "
+                f"{score_rest:.2f}): no class structure anywhere, not a partial collapse "
+                "(see no_class_structure)."
+            )
+        elif not holds:
             text += f" Below the share threshold {th.partial_collapse_share:g}."
         else:
+            names = ", ".join(_classes_text(g.classes) for g in lost)
             headline = (
                 f"PARTIAL COLLAPSE: {k} of {P} classes, {share:.1%} of the points, merged "
                 f"into {into} (diameter {big.diameter:.3g}"
-                + (", the largest" if len(groups) > 1 else "")
-                + "), while the other classes stay apart."
+                + (", the largest" if len(lost) > 1 else "")
+                + f") and mixed there (structure score {lost_score:.2f}), while the other "
+                f"{P - k} classes stay ranked (score {score_rest:.2f}); merged: classes "
+                f"{names}."
             )
-    else:
-        text = f"No two classes share a cluster ({scale})."
     if mg.n_overlapping_pairs and not full:
         text += (
             f" {mg.n_overlapping_pairs} class pair(s) overlap: an anchor's hardest negative, "
@@ -465,14 +622,131 @@ def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: 
             "height": mg.height,
             "n_groups": len(groups),
             "merged_classes": k,
-            "merged_points": mg.merged_points,
+            "merged_points": points,
             "merged_share": share,
-            "largest_group": groups[0].to_dict() if groups else None,
+            "collapsed_groups": [
+                {**groups[i].to_dict(), "structure_score": scores[i]} for i in lost_idx
+            ],
+            "group_scores": scores,
+            "structure_score": lost_score,
+            "rest_structure_score": score_rest,
+            "largest_group": lost[0].to_dict() if lost else None,
             "n_overlapping_pairs": mg.n_overlapping_pairs,
             "threshold": th.partial_collapse_share,
+            "structure_threshold": th.lost_structure_score,
             "headline": headline,
         },
     )
+
+
+def _structure_signatures(
+    stats: CollapseStatistics | QuickStatistics,
+    th: SignatureThresholds,
+    *,
+    collapsed: bool,
+    full_geom: bool,
+    stuck_geom: bool,
+    score_all: float,
+    ranked_all: bool,
+    ranked: str,
+) -> tuple[Signature, Signature]:
+    """``compressed`` (small, but the classes stay ranked) and ``no_class_structure``
+    (the classes are ranked nowhere, and nothing merged or shrank to say collapse)."""
+    alpha, diam = stats.margin, stats.diameter
+    mg = stats.merging
+    ret = stats.retrieval
+    scores = _group_scores(stats)
+    kept = [g for g, sc in zip(mg.groups, scores, strict=True) if _ranked(sc, th)]
+    kept_share = sum(g.n_points for g in kept) / stats.n_points
+    by_margin = bool(alpha > 0 and not math.isnan(mg.margin_ratio)
+                     and mg.margin_ratio * alpha >= mg.diameter_ratio * diam)
+    reasons: list[str] = []
+    if full_geom:
+        reasons.append(f"the diameter {diam:.3g} is tiny against the rms norm "
+                       f"{stats.rms_norm:.3g} or the margin")
+    elif stuck_geom:
+        reasons.append(f"the loss is the margin and the diameter {diam:.3g} is "
+                       f"{diam / alpha:.2g} x the margin {alpha:g}")
+    elif alpha > 0 and diam <= th.compressed_diameter_ratio * alpha:
+        reasons.append(f"the diameter {diam:.3g} is only {diam / alpha:.2g} x the margin "
+                       f"{alpha:g} (<= {th.compressed_diameter_ratio:g})")
+    if by_margin and kept and kept_share >= th.partial_collapse_share:
+        nk = sum(len(g.classes) for g in kept)
+        reasons.append(f"{nk} classes ({kept_share:.1%} of the points) are chained closer "
+                       f"than h = {mg.height:.3g} = {mg.margin_ratio:g} x margin")
+    comp = bool(not collapsed and ranked_all and reasons)
+    if comp:
+        text = (
+            f"Compressed, not collapsed: {'; '.join(reasons)}, but {ranked}. The geometry "
+            "shrank against the margin, the class structure did not go: the margin cannot "
+            "be met at this scale, so most triplets are active."
+        )
+    elif collapsed:
+        text = "Not compressed: the class structure is lost (see the collapse signatures)."
+    elif not ranked_all:
+        text = (
+            f"Not compressed: the classes are not clearly ranked (structure score "
+            f"{score_all:.2f} < {th.ranked_structure_score:g})."
+        )
+    else:
+        text = (
+            f"The scale is not small against the margin or the norm (diameter {diam:.3g}"
+            + (f", {diam / alpha:.2g} x the margin" if alpha > 0 else "")
+            + ")."
+        )
+    sig_comp = Signature(
+        "compressed",
+        comp,
+        text,
+        {
+            "reasons": reasons,
+            "structure_score": score_all,
+            "diameter": diam,
+            "margin": alpha,
+            "diameter_over_margin": diam / alpha if alpha > 0 else None,
+            "kept_share": kept_share,
+            "threshold": th.compressed_diameter_ratio,
+            "structure_threshold": th.ranked_structure_score,
+        },
+    )
+    none = bool(not collapsed and not math.isnan(score_all)
+                and score_all <= th.lost_structure_score)
+    chance = ret.chance()
+    nums = (
+        f"leave-one-out Recall@1 {ret.recall_at_1:.2f}, R-Precision {ret.r_precision:.2f}, "
+        f"MAP@R {ret.map_at_r:.2f}; structure score {score_all:.2f}"
+    )
+    if math.isnan(score_all):
+        text = "Not evaluated: no class has two points, so no point can be a query."
+    elif collapsed:
+        text = f"Not separate from the collapse found ({nums})."
+    elif none:
+        scale = f"diameter {diam:.3g}" + (f", {diam / alpha:.2g} x the margin" if alpha > 0
+                                          else "")
+        text = (
+            f"The classes are not ranked ({nums} <= {th.lost_structure_score:g}: chance "
+            f"level), yet nothing has collapsed ({scale}). The "
+            "positions do not reflect the labels: an untrained network, or labels that do "
+            "not belong to these rows; after training, a collapse in progress."
+        )
+    else:
+        text = f"The classes are ranked ({nums} > {th.lost_structure_score:g})."
+    sig_none = Signature(
+        "no_class_structure",
+        none,
+        text,
+        {
+            "recall_at_1": ret.recall_at_1,
+            "r_precision": ret.r_precision,
+            "map_at_r": ret.map_at_r,
+            "chance_r_precision": chance,
+            "structure_score": score_all,
+            "n_queries": ret.n_queries,
+            "sampled": ret.sampled,
+            "threshold": th.lost_structure_score,
+        },
+    )
+    return sig_comp, sig_none
 
 
 def _typical(stats: CollapseStatistics | QuickStatistics) -> str:
@@ -488,6 +762,57 @@ def _class_sizes(stats: CollapseStatistics | QuickStatistics) -> tuple[np.ndarra
     return stats.classes.classes, stats.classes.sizes
 
 
+#: what a reported loss sums over (:func:`convention_loss`): ``"batch_hard"``, one
+#: term per anchor (its hardest positive and negative), or ``"all"``, every triplet
+LOSS_KINDS = ("batch_hard", "all")
+#: the reductions of :func:`convention_loss` (:data:`isoapprox.losses.TRIPLET_REDUCTIONS`)
+_LOSS_REDUCTIONS = ("sum", "mean", "max", "mean_nonzero")
+
+
+def convention_loss(stats: CollapseStatistics | QuickStatistics, kind: str = "batch_hard",
+                    reduction: str = "mean") -> float:
+    """This embedding's hinge triplet loss of one kind and reduction, from its statistics.
+
+    ``kind`` ``"batch_hard"`` reduces one term per anchor, ``"all"`` one per
+    triplet; ``reduction`` is ``"mean"``, ``"sum"``, ``"max"`` or
+    ``"mean_nonzero"`` (the mean over the positive terms, 0 when none is:
+    pytorch-metric-learning's default ``AvgNonZeroReducer``), as in
+    :func:`isoapprox.batch_hard_loss` and :func:`isoapprox.triplet_loss`.  No
+    further sweep: the statistics hold the sums and counts.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown kind or reduction (naming the valid ones).
+    """
+    kind = check_option(kind, "loss_kind", LOSS_KINDS)
+    reduction = check_option(reduction, "loss_reduction", _LOSS_REDUCTIONS)
+    if reduction == "max":  # the largest triplet term is the largest batch-hard term
+        return float(stats.batch_hard_max)
+    if kind == "batch_hard":
+        total, count = stats.batch_hard_mean * stats.n_anchors, stats.n_anchors
+        if reduction == "mean":
+            return float(stats.batch_hard_mean)
+        positive = stats.n_hard_active
+    else:
+        total, count, positive = stats.triplet_sum, stats.n_triplets, stats.n_active
+    if reduction == "sum":
+        return float(total)
+    if reduction == "mean":
+        return float(total / count)
+    return float(total / positive) if positive else 0.0
+
+
+def _convention_text(kind: str, reduction: str, stats: CollapseStatistics | QuickStatistics
+                     ) -> str:
+    over = (f"{stats.n_anchors} anchors" if kind == "batch_hard"
+            else f"{stats.n_triplets} triplets")
+    what = {"mean": f"mean over {over}", "sum": f"sum over {over}", "max": f"max over {over}",
+            "mean_nonzero": f"mean over the positive terms of {over}"}[reduction]
+    name = "batch-hard loss" if kind == "batch_hard" else "triplet loss"
+    return f"{name} ({what}, margin {stats.margin:g})"
+
+
 def _loss_mismatch(
     stats: CollapseStatistics,
     th: SignatureThresholds,
@@ -495,12 +820,20 @@ def _loss_mismatch(
     bh_matches: bool,
     sm_matches: bool,
     other_losses: Mapping[str, float | None] | None,
+    convention: tuple[str, str, float] = ("batch_hard", "mean", math.nan),
 ) -> Signature:
+    """``loss_mismatch``: the reported loss against this file's loss of the reported
+    convention (``(kind, reduction, value)`` of :func:`convention_loss`) and its
+    soft-margin loss."""
+    kind, reduction, conv = convention
     bh, sm = stats.batch_hard_mean, stats.soft_margin_mean
     ev: dict[str, Any] = {
         "loss": loss,
         "batch_hard_mean": bh,
         "soft_margin_mean": sm,
+        "loss_kind": kind,
+        "loss_reduction": reduction,
+        "convention_loss": conv,
         "rtol": th.loss_mismatch_rtol,
     }
     if loss is None:
@@ -514,15 +847,15 @@ def _loss_mismatch(
     ]
     ev.update(matches_batch_hard=bool(bh_matches), matches_soft_margin=bool(sm_matches),
               other_losses=others, matches_other=same)
+    conv_text = _convention_text(kind, reduction, stats)
     if holds:
         text = (
-            f"The reported loss {loss:.4g} does not match this file: its batch-hard loss "
-            f"(mean over {stats.n_anchors} anchors, margin {stats.margin:g}) is {bh:.4g} and "
-            f"its soft-margin batch-hard loss {sm:.4g}, both off by more than "
+            f"The reported loss {loss:.4g} does not match this file: its {conv_text} is "
+            f"{conv:.4g} and its soft-margin batch-hard loss {sm:.4g}, both off by more than "
             f"{th.loss_mismatch_rtol:.0%}. The reported value was computed on other "
             "embeddings (other batches, another training step, layers in training mode) "
-            "or by another definition; the checks against the margin and ln 2 read it, "
-            "not this file."
+            "or by another definition (--loss-reduction names the reduction); the checks "
+            "against the margin and ln 2 read it, not this file."
         )
         if same:
             text += (
@@ -530,8 +863,8 @@ def _loss_mismatch(
                 "reports that, the numbers agree."
             )
     else:
-        which = "batch-hard loss" if bh_matches else "soft-margin batch-hard loss"
-        value = bh if bh_matches else sm
+        which = conv_text if bh_matches else "soft-margin batch-hard loss"
+        value = conv if bh_matches else sm
         text = f"The reported loss {loss:.4g} matches this file's {which} {value:.4g}."
     return Signature("loss_mismatch", bool(holds), text, ev)
 

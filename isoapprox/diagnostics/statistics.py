@@ -33,6 +33,7 @@ from .._validation import (
 from ..exceptions import InvalidInputError
 from ..geometry import min_enclosing_ball
 from ..kernels import stats as KS
+from ..metrics import RETRIEVAL_MAX_QUERIES, RetrievalMetrics, compute_retrieval
 from .distances import (
     DEFAULT_QUANTILES,
     MAX_CANDIDATES,
@@ -545,6 +546,8 @@ def _anchor_losses(hp, hn, pi, ni, s: float, margin: float) -> dict[str, Any]:
         "batch_hard_sum": float(np.sum(terms) / s),
         "soft_margin_mean": float(np.mean(soft)),
         "n_anchors": int(np.sum(valid)),
+        # anchors with a positive term (pytorch-metric-learning's AvgNonZeroReducer)
+        "n_hard_active": int(np.count_nonzero(terms > 0.0)),
         "worst_slack": float(slack[w] / s),
         "worst": w,
     }
@@ -599,7 +602,11 @@ class CollapseStatistics(_TripletShares):
     triplet loss summed over all ``n_triplets`` triplets (from the same sweep);
     ``worst_slack`` is
     ``min d(a,m) - d(a,p) - alpha``, attained at ``worst_triplet``;
-    ``merging`` holds the merged groups of classes at the merge height.
+    ``merging`` holds the merged groups of classes at the merge height;
+    ``retrieval`` the leave-one-out Recall@1, R-Precision and MAP@R
+    (:func:`~isoapprox.metrics.retrieval_metrics`; over a sample of
+    :data:`~isoapprox.metrics.RETRIEVAL_MAX_QUERIES` queries, seed 0, when
+    there are more).
     """
 
     n_points: int
@@ -625,6 +632,7 @@ class CollapseStatistics(_TripletShares):
     batch_hard_sum: float
     soft_margin_mean: float
     n_anchors: int
+    n_hard_active: int
     n_triplets: int
     n_active: int
     n_violated: int
@@ -634,6 +642,7 @@ class CollapseStatistics(_TripletShares):
     atol: float
     classes: ClassSpread = field(repr=False)
     merging: ClassMerging = field(repr=False)
+    retrieval: RetrievalMetrics = field(repr=False)
 
     @property
     def diameter(self) -> float:
@@ -684,6 +693,9 @@ class CollapseStatistics(_TripletShares):
             min_class_gap=self.classes.min_class_gap,
             merged_classes=self.merging.n_merged_classes,
             merged_share=self.merging.merged_share,
+            recall_at_1=self.retrieval.recall_at_1,
+            r_precision=self.retrieval.r_precision,
+            map_at_r=self.retrieval.map_at_r,
         )
         return out
 
@@ -693,6 +705,7 @@ class CollapseStatistics(_TripletShares):
         out["distances"] = self.distances.to_dict()
         out["classes"] = self.classes.to_dict()
         out["merging"] = self.merging.to_dict()
+        out["retrieval"] = self.retrieval.to_dict()
         out["diameter_pair"] = list(self.diameter_pair)
         out["worst_triplet"] = list(self.worst_triplet)
         out["active_fraction"] = self.active_fraction
@@ -860,6 +873,7 @@ def compute_collapse_statistics(
         batch_hard_sum=losses["batch_hard_sum"],
         soft_margin_mean=losses["soft_margin_mean"],
         n_anchors=losses["n_anchors"],
+        n_hard_active=losses["n_hard_active"],
         n_triplets=_n_triplets(codes),
         n_active=int(np.sum(active)),
         n_violated=int(np.sum(viol)),
@@ -869,6 +883,7 @@ def compute_collapse_statistics(
         atol=atol,
         classes=_class_spread(X, codes, classes, hp / s, hn / s, ni, viol),
         merging=merging,
+        retrieval=compute_retrieval(X, codes, max_queries=RETRIEVAL_MAX_QUERIES, rng=0),
     )
 
 
@@ -897,6 +912,7 @@ class QuickStatistics(_TripletShares):
     batch_hard_max: float
     soft_margin_mean: float
     n_anchors: int
+    n_hard_active: int
     n_triplets: int
     n_active: int
     n_violated: int
@@ -908,6 +924,7 @@ class QuickStatistics(_TripletShares):
     class_diameter: FloatArray = field(repr=False)
     class_gap: FloatArray = field(repr=False)
     merging: ClassMerging = field(repr=False)
+    retrieval: RetrievalMetrics = field(repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -930,7 +947,10 @@ class QuickStatistics(_TripletShares):
                                if f.repr}
         out.update(n_pairs=self.n_pairs, max_class_diameter=self.max_class_diameter,
                    min_class_gap=self.min_class_gap, active_fraction=self.active_fraction,
-                   violated_fraction=self.violated_fraction, triplet_mean=self.triplet_mean)
+                   violated_fraction=self.violated_fraction, triplet_mean=self.triplet_mean,
+                   recall_at_1=self.retrieval.recall_at_1,
+                   r_precision=self.retrieval.r_precision,
+                   map_at_r=self.retrieval.map_at_r)
         return out
 
 
@@ -967,7 +987,10 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
     One sweep over the pairs (:func:`isoapprox.kernels.stats.anchor_pass`),
     one half sweep for the merged classes (single linkage at the merge
     height), one SVD of the centred ``(N, n)`` embedding on one BLAS thread,
-    and ``O(N n)`` memory.
+    the leave-one-out retrieval (one more ``O(N^2 n)`` pass over the pairs,
+    which the partial-collapse and compression signatures read; a sample of
+    queries above :data:`~isoapprox.metrics.RETRIEVAL_MAX_QUERIES`), and
+    ``O(N n)`` memory.
 
     Examples
     --------
@@ -1014,6 +1037,7 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
         batch_hard_max=losses["batch_hard_max"],
         soft_margin_mean=losses["soft_margin_mean"],
         n_anchors=losses["n_anchors"],
+        n_hard_active=losses["n_hard_active"],
         n_triplets=_n_triplets(codes),
         n_active=int(np.sum(active)),
         n_violated=int(np.sum(viol)),
@@ -1025,4 +1049,5 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
         class_diameter=diam,
         class_gap=gap,
         merging=merging,
+        retrieval=compute_retrieval(X, codes, max_queries=RETRIEVAL_MAX_QUERIES, rng=0),
     )

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .._lazy import matplotlib
-from ..diagnostics import SIGNATURE_NAMES
 from ..exceptions import InvalidInputError
+from ..monitor import MONITOR_SIGNATURES as SIGNATURE_NAMES
 from ..monitor import MonitorHistory
 from ._style import COLORS, FULL_WIDTH, save_figure, style_context
 
@@ -29,7 +29,7 @@ _BAD = "#D55E00"
 #: colour of each signature in the timeline and its onset lines
 _SIGNATURE_COLORS = {"all_distances_small": "#000000", "stuck_at_margin": COLORS["d_haus"],
                      "stuck_at_ln2": COLORS["collapsed"], "class_collapse": COLORS["bound"],
-                     "dimensional_collapse": COLORS["diameter"]}
+                     "dimensional_collapse": COLORS["diameter"], "shrinking": COLORS["embedding"]}
 
 
 #: an axes legend below its axes, never over the curves
