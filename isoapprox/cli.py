@@ -2,10 +2,16 @@
 
 Each subcommand lives in :mod:`isoapprox.commands` as a module with
 ``register(subparsers)``; the module is imported only when its subcommand
-runs (``isoapprox --help`` stays fast).  A user's mistake (bad file, bad
-value) prints one line on stderr and exits with status 2 (never the usage,
-never a traceback); an interrupted run exits with 130; an internal failure keeps its traceback
-(:mod:`isoapprox.commands.common`, the one place that formats errors).
+runs (``isoapprox --help`` stays fast).
+
+Exit statuses: 0 success; 2 a user's mistake (bad file, bad value: one
+line on stderr, never the usage, never a traceback); 3 ``diagnose
+--fail-on`` found what it was asked to fail on; 4 a failure of the system
+(disk full, permission denied, a file removed during the run: one line
+naming the path); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); an
+internal failure keeps its traceback (:mod:`isoapprox.commands.common`, the
+one place that formats errors).  Long sweeps show progress bars on stderr
+unless ``--quiet`` (:func:`isoapprox.show_progress`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from ._progress import show_progress
 from ._version import __version__
 from .commands.common import CommandParser, SubcommandParser, guarded
 
@@ -66,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # which logs every font subset of a PDF at INFO) stay at WARNING
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     logging.getLogger("isoapprox").setLevel(level)
-    return guarded(f"isoapprox {args.command}", args.func, args)
+    with show_progress(not args.quiet):
+        return guarded(f"isoapprox {args.command}", args.func, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,6 @@
 """Minimax (sup-norm) Procrustes: the best isometry under the max norm.
 
-Design notes: docs/performance.md, section ``isoapprox.procrustes``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.procrustes``.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) ->
     """
     N = X1.shape[0]
     if N > max_points:
-        value, _, _ = KD.isometric_error_kernel(X1, X2)  # fused, O(N) memory
+        value, _, _ = KD.isometric_error_sweep(X1, X2)  # fused, O(N) memory
         slack = 64 * _EPS * 2 * (_absmax(X1) + _absmax(X2))
         return max(0.5 * float(value) - slack, 0.0)
     D1 = _pairwise(X1)
@@ -1070,7 +1070,7 @@ def minimax_procrustes(
     ``min(1000, max(8, 4e9 / (N d^2 + 10 d^3)))`` times.  Each step costs
     ``O(N d^2 + p m^2 d + k^3 + d^3)`` for a working set of ``m <= 1536``
     points, ``k <= m`` of them in the QP's support and ``p <= 7`` terms of
-    the metric; memory is ``O(N n + m^2 + n^2)``.  More in docs/performance.md,
+    the metric; memory is ``O(N n + m^2 + n^2)``.  More in docs/dev/kernels_design.md,
     ``isoapprox.procrustes.minimax_procrustes``.
 
     Examples

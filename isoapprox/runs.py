@@ -1,6 +1,6 @@
 """The run protocol of long work: output, configuration, overwrite and resume, journal, executor.
 
-Design notes: docs/performance.md, section ``isoapprox.runs``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.runs``.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ except ImportError:  # pragma: no cover - not POSIX: workers only watch their pa
     popen_spawn_posix = None  # type: ignore[assignment]
 
 import numba
-from tqdm.auto import tqdm
 
 from . import _lazy
 from ._blas import quiet_threads
+from ._progress import progress_bar
 from .exceptions import InvalidInputError, IsoapproxError
 from .io import atomic_write_text, decode_jsonl_line, open_regular, read_results, to_jsonable
 
@@ -970,40 +970,3 @@ def run_units(fn: Callable[[Any], Any], tasks: Iterable[Any], ex: Any,
     return n
 
 
-class _NoBar:
-    def __init__(self, log: logging.Logger) -> None:
-        self._log = log
-
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def note(self, text: str) -> None:
-        self._log.info(text)
-
-    def set_description(self, text: str) -> None:
-        pass
-
-    def set_total(self, total: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class _Bar(tqdm):
-    def set_total(self, total: int) -> None:
-        self.total = total
-        self.refresh()
-
-    def note(self, text: str) -> None:
-        """A message above the bar (a log line would be drawn into it)."""
-        self.write(text, file=sys.stderr)
-
-
-def progress_bar(enabled: bool, total: int, desc: str, *, initial: int = 0, unit: str = "it",
-                 log: logging.Logger = logger):
-    """A tqdm bar on stderr with ``note`` and ``set_total`` (disabled: notes go to ``log``)."""
-    if not enabled:
-        return _NoBar(log)
-    return _Bar(total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr,
-                leave=False, dynamic_ncols=True)

@@ -331,7 +331,7 @@ def test_workers_and_resource_tracker_die_with_a_killed_parent(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "isoapprox", "batch", "--out", str(out), "--workers", "2",
-         "--repetitions", "100000", "--chunk-size", "8", "-q"],
+         "--repetitions", "100000", "--chunk-size", "8", "--stages", "cheap", "-q"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     family: set[int] = set()
     try:
@@ -425,3 +425,19 @@ def test_an_interrupt_wrapped_by_a_c_callback_still_ends_the_run_cleanly(
 
     with pytest.raises(SystemError, match="unrelated"):
         guarded("isoapprox batch", other)
+
+
+def test_a_closed_stdout_is_no_traceback():
+    """``isoapprox diagnose FILE | head -0``: the reader leaves before the report is
+    written; the command stops quietly (status 141 as after SIGPIPE, or 0 when the
+    report fit in the pipe before the reader left), never with a traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "isoapprox", "diagnose", str(ROOT / "examples" / "collapsed.npz"),
+         "--margin", "0.2", "--no-theory", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+    )
+    proc.stdout.close()  # the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=300) in (0, 141)
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -180,7 +180,7 @@ def test_interrupted_run_resumes(tmp_path, caplog):
     (["--margin", "0"], ["--margin must be > 0"]),
     (["--seed", "-2"], ["--seed must be >= 0"]),
     (["--jobs", "0"], ["--jobs must be >= 1; got 0"]),
-    (["--scenario", "nope"], ["--scenario must be one of collapse, separate, margin0; got nope"]),
+    (["--scenario", "nope"], ["--scenario must be one of collapse, separate, margin0; got 'nope'"]),
     (["--steps", "many"], ["argument --steps: invalid int value"]),
     (["--perturbation", "0.5"], ["--perturbation must be a relative size in [0, 0.01); got 0.5"]),
     (["--perturbation", "nan"], ["--perturbation must be a relative size"]),

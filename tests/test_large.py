@@ -30,6 +30,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from isoapprox._progress import new_control
 from isoapprox.geometry import diameter, farthest_pair
 from isoapprox.kernels import distances as KD
 from isoapprox.kernels import losses as KL
@@ -43,6 +44,12 @@ from isoapprox.metrics import isometric_error, isometric_error_report
 
 from . import reference as ref
 from .conftest import KERNEL_ATOL, KERNEL_RTOL, scale_of
+
+
+def bs_tasks(X, bs):
+    """The tasks of the parallel batch-hard kernel at block size ``bs`` (its control slots)."""
+    M = (X.shape[0] + bs - 1) // bs
+    return M * (M + 1) // 2
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,7 +196,7 @@ def test_batch_hard_serial_and_parallel_schedules_agree(rng, N, bs):
     codes = rng.integers(0, 30, size=N).astype(np.int64)
     want = exact_batch_hard(X, codes)
     assert_bh_equal(KL._bh_serial(X, codes, bs), want)
-    assert_bh_equal(KL._bh_parallel(X, codes, bs), want)
+    assert_bh_equal(KL._bh_parallel(X, codes, bs, new_control(bs_tasks(X, bs))), want)
 
 
 def test_batch_hard_independent_of_thread_count(rng, threads):
@@ -295,7 +302,7 @@ def test_batch_hard_property_serial_parallel_exact(N, n, n_classes, seed, dup):
     codes = r.integers(0, n_classes, size=N).astype(np.int64)
     want = exact_batch_hard(X, codes)
     assert_bh_equal(KL._bh_serial(X, codes, 16), want)
-    assert_bh_equal(KL._bh_parallel(X, codes, 16), want)
+    assert_bh_equal(KL._bh_parallel(X, codes, 16, new_control(bs_tasks(X, 16))), want)
 
 
 # ---------------------------------------------------------------------------
@@ -338,9 +345,11 @@ def test_triangular_serial_and_parallel_schedules_agree(rng, N, bs):
     X2 = rng.normal(size=(N, 5))
     want_d = exact_diameter(X1)
     want_i = exact_isometric(X1, X2)
-    for best, arg in (KD._diam_serial(X1), KD._diam_parallel(X1, bs)):
+    for best, arg in (KD._diam_serial(X1, new_control(1)),
+                      KD._diam_parallel(X1, bs, new_control(len(X1)))):
         assert KD.argmax_rows(best, arg, 0.0, 0, 1) == want_d
-    for best, arg in (KD._iso_serial(X1, X2), KD._iso_parallel(X1, X2, bs)):
+    for best, arg in (KD._iso_serial(X1, X2, new_control(1)),
+                      KD._iso_parallel(X1, X2, bs, new_control(len(X1)))):
         assert KD.argmax_rows(best, arg, -1.0, 0, 1) == want_i
 
 

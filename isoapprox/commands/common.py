@@ -1,6 +1,6 @@
 """What every command shares: one-line errors, option types and the flags of long runs.
 
-Design notes: docs/performance.md, section ``isoapprox.commands.common``;
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.commands.common``;
 the behaviour every command promises: docs/cli.md.
 """
 
@@ -37,9 +37,32 @@ USER_ERROR_STATUS = 2
 SYSTEM_ERROR_STATUS = 4
 
 
+def one_line(message: object) -> str:
+    r"""``message`` as one printable line: line breaks and control characters escaped.
+
+    A value a user typed is echoed in the error that refuses it; a control
+    character in it (a record separator, a carriage return) must not break
+    the one line or move the terminal's cursor.
+
+    Examples
+    --------
+    >>> print(one_line("got 'a\x1eb'\nnext"))
+    got 'a\x1eb'\nnext
+    """
+    text = str(message)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def print_error(prog: str, message: object) -> None:
+    """``PROG: error: MESSAGE`` on stderr, as one line (:func:`one_line`)."""
+    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+
+
 def error_exit(prog: str, message: str) -> NoReturn:
     """Print ``PROG: error: MESSAGE`` on stderr and exit with status 2."""
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    print_error(prog, message)
     raise SystemExit(2)
 
 
@@ -192,12 +215,17 @@ def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
             return int(func(*args) or 0)
     except KeyboardInterrupt as exc:
         return _interrupted(prog, exc)
+    except BrokenPipeError:
+        # the reader of stdout went away (`isoapprox ... | head`): stop quietly,
+        # as a command killed by SIGPIPE does (status 141); the run's cleanup ran
+        _silence_stdout()
+        return 128 + int(signal.SIGPIPE)
     except Exception as exc:
         if system_failure(exc):
-            print(f"{prog}: error: {_system_message(exc)}", file=sys.stderr)
+            print_error(prog, _system_message(exc))
             return SYSTEM_ERROR_STATUS
         if isinstance(exc, USER_ERRORS):
-            print(f"{prog}: error: {exc}", file=sys.stderr)
+            print_error(prog, exc)
             return USER_ERROR_STATUS
         # a signal's exception raised inside a C callback (numba's unpickling of
         # a cached function, for one) reaches us wrapped in a SystemError
@@ -205,6 +233,16 @@ def guarded(prog: str, func: Callable[..., Any], *args: Any) -> int:
         if interrupt is None:
             raise
         return _interrupted(prog, interrupt)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file descriptor (tests)
+        pass
 
 
 def _interrupted(prog: str, exc: KeyboardInterrupt) -> int:

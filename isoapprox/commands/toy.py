@@ -137,7 +137,7 @@ def build_config(args: argparse.Namespace):
         bad = [n for n in args.scenario if n not in known]
         if bad:
             raise InvalidInputError(
-                f"--scenario must be one of {', '.join(known)}; got {', '.join(bad)}"
+                f"--scenario must be one of {', '.join(known)}; got {', '.join(map(repr, bad))}"
             )
         changes["scenarios"] = tuple(known[n] for n in dict.fromkeys(args.scenario))
     config = config.replace(**changes)

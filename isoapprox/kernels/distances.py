@@ -1,6 +1,6 @@
 """Distances: the one distance helper, the one tile engine and the all-pairs sweeps.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.distances``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.distances``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import types
 import numpy as np
 from numba import njit, prange
 
+from .._progress import new_control, run_kernel
 from . import JIT
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "farthest_from",
     "is_serial",
     "isometric_error_kernel",
+    "isometric_error_sweep",
     "pairwise_distances_kernel",
     "partition",
     "pointwise_kernel",
@@ -272,12 +274,19 @@ def farthest_from(Y, c):
 
 
 @njit(**JIT)
-def _diam_rows(X, XT, i0, i1, best, arg):
-    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} d(i, j)``, first arg-max."""
+def _diam_rows(X, XT, i0, i1, best, arg, ctl, slot):
+    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} d(i, j)``, first arg-max.
+
+    ``ctl``: stop flag ``ctl[0]``, rows done added to ``ctl[1 + slot]``
+    (:func:`isoapprox._progress.run_kernel`).
+    """
     acc = np.empty((TA, TJ))
     for s0 in range(i0, i1, SUB):
+        if ctl[0] != 0:
+            return
         s1 = min(i1, s0 + SUB)
         _diam_rows_sub(X, XT, s0, s1, best, arg, acc)
+        ctl[1 + slot] += s1 - s0
 
 
 @njit(**JIT)
@@ -312,27 +321,27 @@ def _diam_rows_sub(X, XT, i0, i1, best, arg, acc):
 
 
 @njit(**JIT)
-def _diam_serial(X):
+def _diam_serial(X, ctl):
     N = X.shape[0]
     XT = transpose(X)
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
-    _diam_rows(X, XT, 0, N, best, arg)
+    _diam_rows(X, XT, 0, N, best, arg, ctl, 0)
     return best, arg
 
 
 @njit(parallel=True, **JIT)
-def _diam_parallel(X, bs):
+def _diam_parallel(X, bs, ctl):
     N = X.shape[0]
     XT = transpose(X)
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
     M = (N + bs - 1) // bs
     for t in prange((M + 1) // 2):
-        _diam_rows(X, XT, t * bs, min(N, (t + 1) * bs), best, arg)
+        _diam_rows(X, XT, t * bs, min(N, (t + 1) * bs), best, arg, ctl, t)
         u = M - 1 - t
         if u != t:
-            _diam_rows(X, XT, u * bs, min(N, (u + 1) * bs), best, arg)
+            _diam_rows(X, XT, u * bs, min(N, (u + 1) * bs), best, arg, ctl, t)
     return best, arg
 
 
@@ -347,21 +356,28 @@ def diameter_kernel(X):
     """
     N, n = X.shape
     if is_serial(N, n):
-        best, arg = _diam_serial(X)
+        best, arg = _diam_serial(X, new_control(1))
     else:
-        bs, _ = partition(N)
-        best, arg = _diam_parallel(X, bs)
+        bs, M = partition(N)
+        best, arg = run_kernel(_diam_parallel, (X, bs), n_slots=(M + 1) // 2, units=N,
+                               work=0.5 * N * N * n, desc="diameter", unit="row")
     return argmax_rows(best, arg, 0.0, 0, 1 if N > 1 else 0)
 
 
 @njit(**JIT)
-def _iso_rows(X1, X2, XT1, XT2, i0, i1, best, arg):
-    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} |d1 - d2|`` and its first arg-max."""
+def _iso_rows(X1, X2, XT1, XT2, i0, i1, best, arg, ctl, slot):
+    """Per row ``i`` of ``[i0, i1)``: ``max_{j > i} |d1 - d2|`` and its first arg-max.
+
+    ``ctl`` as in :func:`_diam_rows`.
+    """
     acc1 = np.empty((TA, TJ))
     acc2 = np.empty((TA, TJ))
     for s0 in range(i0, i1, SUB):
+        if ctl[0] != 0:
+            return
         s1 = min(i1, s0 + SUB)
         _iso_rows_sub(X1, X2, XT1, XT2, s0, s1, best, arg, acc1, acc2)
+        ctl[1 + slot] += s1 - s0
 
 
 @njit(**JIT)
@@ -398,18 +414,18 @@ def _iso_rows_sub(X1, X2, XT1, XT2, i0, i1, best, arg, acc1, acc2):
 
 
 @njit(**JIT)
-def _iso_serial(X1, X2):
+def _iso_serial(X1, X2, ctl):
     N = X1.shape[0]
     XT1 = transpose(X1)
     XT2 = transpose(X2)
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
-    _iso_rows(X1, X2, XT1, XT2, 0, N, best, arg)
+    _iso_rows(X1, X2, XT1, XT2, 0, N, best, arg, ctl, 0)
     return best, arg
 
 
 @njit(parallel=True, **JIT)
-def _iso_parallel(X1, X2, bs):
+def _iso_parallel(X1, X2, bs, ctl):
     N = X1.shape[0]
     XT1 = transpose(X1)
     XT2 = transpose(X2)
@@ -417,10 +433,10 @@ def _iso_parallel(X1, X2, bs):
     arg = np.full(N, -1, dtype=np.int64)
     M = (N + bs - 1) // bs
     for t in prange((M + 1) // 2):
-        _iso_rows(X1, X2, XT1, XT2, t * bs, min(N, (t + 1) * bs), best, arg)
+        _iso_rows(X1, X2, XT1, XT2, t * bs, min(N, (t + 1) * bs), best, arg, ctl, t)
         u = M - 1 - t
         if u != t:
-            _iso_rows(X1, X2, XT1, XT2, u * bs, min(N, (u + 1) * bs), best, arg)
+            _iso_rows(X1, X2, XT1, XT2, u * bs, min(N, (u + 1) * bs), best, arg, ctl, t)
     return best, arg
 
 
@@ -432,8 +448,20 @@ def isometric_error_kernel(X1, X2):
     """
     N, n = X1.shape
     if is_serial(N, 2 * n):
-        best, arg = _iso_serial(X1, X2)
+        best, arg = _iso_serial(X1, X2, np.zeros(2, dtype=np.int64))
     else:
-        bs, _ = partition(N)
-        best, arg = _iso_parallel(X1, X2, bs)
+        bs, M = partition(N)
+        best, arg = _iso_parallel(X1, X2, bs, np.zeros(1 + (M + 1) // 2, dtype=np.int64))
+    return argmax_rows(best, arg, -1.0, 0, 1)
+
+
+def isometric_error_sweep(X1, X2):
+    """:func:`isometric_error_kernel` from Python: watched when long (progress on
+    request, Ctrl-C stops it; :func:`isoapprox._progress.run_kernel`)."""
+    N, n = X1.shape
+    if is_serial(N, 2 * n):
+        return isometric_error_kernel(X1, X2)
+    bs, M = partition(N)
+    best, arg = run_kernel(_iso_parallel, (X1, X2, bs), n_slots=(M + 1) // 2, units=N,
+                           work=N * N * n, desc="isometric error", unit="row")
     return argmax_rows(best, arg, -1.0, 0, 1)

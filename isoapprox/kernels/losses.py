@@ -1,6 +1,6 @@
 """Loss kernels: triplet and pair hinge sums, batch-hard mining, separation counts.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.losses``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.losses``.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._progress import run_kernel
 from . import JIT
 from .distances import (
     SUB,
@@ -546,13 +547,15 @@ def _bh_serial(X, codes, bs):
 
 
 @njit(parallel=True, **JIT)
-def _bh_parallel(X, codes, bs):
+def _bh_parallel(X, codes, bs, ctl):
     """All block pairs ``I <= J`` as parallel tasks in one parallel region.
 
     Slot ``K`` of an anchor holds its best against block ``K``; task
     ``(I, J)`` owns slots ``J`` of the anchors of ``I`` and slots ``I`` of
     the anchors of ``J``, so no two tasks write the same slot.  The ``M``
     slots are merged afterwards (``M`` state arrays of length ``N``).
+    ``ctl``: stop flag ``ctl[0]``; task ``t`` adds 1 to ``ctl[1 + t]`` when
+    done (:func:`isoapprox._progress.run_kernel`).
     """
     N = X.shape[0]
     XT = transpose(X)
@@ -568,6 +571,8 @@ def _bh_parallel(X, codes, bs):
             t += 1
     sp, sn, spi, sni = _bh_init((M, N))
     for t in prange(T):
+        if ctl[0] != 0:
+            continue
         I = task_i[t]
         J = task_j[t]
         rows = (sp[J], sn[J], spi[J], sni[J])
@@ -584,6 +589,7 @@ def _bh_parallel(X, codes, bs):
             rows,
             cols,
         )
+        ctl[1 + t] += 1
     hp, hn, hpi, hni = _bh_init(N)
     for a in range(N):
         bp = hp[a]
@@ -631,8 +637,10 @@ def batch_hard_terms(X, codes, margin):
     N, n = X.shape
     if is_serial(N, n):
         return _bh_serial(X, codes, 256)
-    bs, _ = partition(N)
-    return _bh_parallel(X, codes, bs)
+    bs, M = partition(N)
+    T = M * (M + 1) // 2
+    return run_kernel(_bh_parallel, (X, codes, bs), n_slots=T, units=T, work=0.5 * N * N * n,
+                      desc="batch-hard sweep")
 
 
 # ---------------------------------------------------------------------------

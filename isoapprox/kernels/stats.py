@@ -1,6 +1,6 @@
 """Kernels of the collapse statistics of :mod:`isoapprox.diagnostics`.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.stats``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.stats``.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._progress import run_kernel
 from . import JIT
 from .distances import TA, TJ, tile_dist, tile_sq
 from .losses import hinge_against_sorted, hinge_sorted_negatives, prefix_gaps, suffix_gaps
@@ -31,6 +32,12 @@ RB = TA
 CB = TJ
 
 
+def _half_units(N):
+    """Work units of a half sweep over ``N`` points (pairs of row blocks)."""
+    nb = (N + RB - 1) // RB
+    return (nb + 1) // 2
+
+
 @njit(**JIT)
 def _unit_block(q, side, nb):
     """Row block handled by side ``side`` (0 or 1) of half-sweep unit ``q``; -1 if none."""
@@ -43,7 +50,7 @@ def _unit_block(q, side, nb):
 
 
 @njit(parallel=True, **JIT)
-def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
+def _pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks, ctl):
     """Histogram of the pair distances in ``[lo, hi]`` and single linkage at ``h``, one half sweep.
 
     Over the pairs ``i < j`` (each unordered pair once):
@@ -84,6 +91,8 @@ def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
             parent[i] = i
         acc = np.empty((RB, CB))
         for q in range(ch, n_units, n_chunks):
+            if ctl[0] != 0:
+                break
             for side in range(2):
                 blk = _unit_block(q, side, nb)
                 if blk < 0:
@@ -112,6 +121,7 @@ def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
                             if d > cmaxs[ch, k]:
                                 cmaxs[ch, k] = d
                 block_sums[blk] = s
+            ctl[1 + ch] += 1
     mins = np.full(n_bins, np.inf)
     maxs = np.full(n_bins, -np.inf)
     for ch in range(n_chunks):
@@ -132,6 +142,14 @@ def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
     return counts, mins, maxs, block_sums, labels
 
 
+def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
+    """:func:`_pair_sweep`, watched when long (progress on request, Ctrl-C stops it)."""
+    return run_kernel(_pair_sweep, (X, XT, lo, hi, scale, n_bins, h, n_chunks),
+                      n_slots=n_chunks,
+                      units=_half_units(X.shape[0]), work=0.5 * X.shape[0] ** 2 * X.shape[1],
+                      desc="pair distances")
+
+
 def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
     """The histogram of :func:`pair_sweep` alone: ``(counts, mins, maxs, block_sums)``."""
     return pair_sweep(X, XT, lo, hi, scale, n_bins, -1.0, n_chunks)[:4]
@@ -144,7 +162,7 @@ def threshold_components(X, XT, h, n_chunks):
 
 
 @njit(parallel=True, **JIT)
-def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
+def _pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total, ctl):
     """Every pair distance in ``[lo, hi]`` whose bin (as in :func:`pair_histogram`) is masked.
 
     ``offsets[ch]`` is where chunk ``ch`` starts writing: the per-chunk
@@ -161,6 +179,8 @@ def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
         acc = np.empty((RB, CB))
         pos = offsets[ch]
         for q in range(ch, n_units, n_chunks):
+            if ctl[0] != 0:
+                break
             for side in range(2):
                 blk = _unit_block(q, side, nb)
                 if blk < 0:
@@ -181,11 +201,20 @@ def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
                             if mask[k]:
                                 out[pos] = d
                                 pos += 1
+            ctl[1 + ch] += 1
     return out
 
 
+def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
+    """:func:`_pair_collect`, watched when long (progress on request, Ctrl-C stops it)."""
+    return run_kernel(_pair_collect, (X, XT, lo, hi, scale, n_bins, mask, offsets, total),
+                      n_slots=offsets.shape[0] - 1,
+                      units=_half_units(X.shape[0]), work=0.5 * X.shape[0] ** 2 * X.shape[1],
+                      desc="collecting pair distances")
+
+
 @njit(parallel=True, **JIT)
-def uniformity_blocks(Z, ZT, t, n_chunks):
+def _uniformity_blocks(Z, ZT, t, n_chunks, ctl):
     """Per row block, a log-sum-exp partial of ``-t ||z_i - z_j||^2`` over ``i < j``.
 
     Returns ``(M, S)`` arrays of length ``nb``: block ``b`` holds
@@ -202,6 +231,8 @@ def uniformity_blocks(Z, ZT, t, n_chunks):
     for ch in prange(n_chunks):
         acc = np.empty((RB, CB))
         for q in range(ch, n_units, n_chunks):
+            if ctl[0] != 0:
+                break
             for side in range(2):
                 blk = _unit_block(q, side, nb)
                 if blk < 0:
@@ -223,11 +254,20 @@ def uniformity_blocks(Z, ZT, t, n_chunks):
                                 S += np.exp(s - M)
                 Ms[blk] = M
                 Ss[blk] = S
+            ctl[1 + ch] += 1
     return Ms, Ss
 
 
+def uniformity_blocks(Z, ZT, t, n_chunks):
+    """:func:`_uniformity_blocks`, watched when long (progress on request, Ctrl-C stops it)."""
+    return run_kernel(_uniformity_blocks, (Z, ZT, t, n_chunks),
+                      n_slots=n_chunks,
+                      units=_half_units(Z.shape[0]), work=0.5 * Z.shape[0] ** 2 * Z.shape[1],
+                      desc="uniformity")
+
+
 @njit(parallel=True, **JIT)
-def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
+def _anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks, ctl):
     """One sweep over every anchor's full row of distances.
 
     ``members`` lists the row indices class by class (increasing within a
@@ -274,6 +314,8 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
         neg = np.empty(N)
         gaps = np.empty(N)
         for blk in range(ch, nb, n_chunks):
+            if ctl[0] != 0:
+                break
             i0 = blk * RB
             nr = min(RB, N - i0)
             for j0 in range(0, N, CB):
@@ -360,11 +402,20 @@ def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
                     active[a] = act
                     violated[a] = vio
                     hinge[a] = hs
+            ctl[1 + ch] += 1
     return hp, hn, hp_idx, hn_idx, far, far_idx, near, active, violated, hinge
 
 
+def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
+    """:func:`_anchor_pass`, watched when long (progress on request, Ctrl-C stops it)."""
+    return run_kernel(_anchor_pass, (X, XT, codes, members, starts, margin, atol, n_chunks),
+                      n_slots=n_chunks,
+                      units=(X.shape[0] + RB - 1) // RB, work=float(X.shape[0]) ** 2 * X.shape[1],
+                      desc="anchor sweep")
+
+
 @njit(parallel=True, **JIT)
-def nearest_other(X, XT, n_chunks):
+def _nearest_other(X, XT, n_chunks, ctl):
     """For every row, the distance to the nearest *other* row and its index (smallest on ties)."""
     N = X.shape[0]
     nb = (N + RB - 1) // RB
@@ -373,6 +424,8 @@ def nearest_other(X, XT, n_chunks):
     for ch in prange(n_chunks):
         acc = np.empty((RB, CB))
         for blk in range(ch, nb, n_chunks):
+            if ctl[0] != 0:
+                break
             i0 = blk * RB
             nr = min(RB, N - i0)
             for j0 in range(0, N, CB):
@@ -388,7 +441,16 @@ def nearest_other(X, XT, n_chunks):
                         if d < best[i]:
                             best[i] = d
                             arg[i] = j
+            ctl[1 + ch] += 1
     return best, arg
+
+
+def nearest_other(X, XT, n_chunks):
+    """:func:`_nearest_other`, watched when long (progress on request, Ctrl-C stops it)."""
+    return run_kernel(_nearest_other, (X, XT, n_chunks),
+                      n_slots=n_chunks,
+                      units=(X.shape[0] + RB - 1) // RB, work=float(X.shape[0]) ** 2 * X.shape[1],
+                      desc="nearest neighbours")
 
 
 @njit(parallel=True, **JIT)
