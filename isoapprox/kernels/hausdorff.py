@@ -1,6 +1,6 @@
 """The Hausdorff distance between point sets: early break and a grid.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.hausdorff``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.hausdorff``.
 
 The directed distance ``h(A, B) = max_a min_b ||a - b||`` is found by one of
 two exact engines, both returning the squared distance of a pair that
@@ -47,6 +47,8 @@ GRID_MIN_POINTS = 256
 GRID_POINTS_PER_CELL = 2.0
 #: the visiting order's seed (any fixed seed: the order changes the time, not the value)
 ORDER_SEED = 0x5EED
+#: rows of ``B`` whose distances to one point the early break sums side by side
+_LANES = 4
 #: the grid's ring bound is lowered by this relative amount, so that the rounding
 #: of the cell assignment never stops a search before its nearest point
 _RING_RTOL = 1e-9
@@ -55,22 +57,64 @@ _RING_RTOL = 1e-9
 @njit(**JIT)
 def _early_break(A, B):
     """``max_a min_b ||a - b||^2`` by the early break, the rows in the order given
-    (the caller shuffles them); returns (value, i, j)."""
+    (the caller shuffles them); returns (value, i, j).
+
+    The scan of ``B`` for a point ``a`` takes :data:`_LANES` rows at a time:
+    their squared distances are summed side by side (independent chains the
+    processor overlaps, each in :func:`.distances.sq_dist`'s order, so each
+    is bit-identical to it), then read in row order as the one-by-one scan
+    reads them; at most ``_LANES - 1`` distances past a break are computed
+    and ignored.
+    """
+    NB = B.shape[0]
+    n = A.shape[1]
+    full = NB - NB % _LANES
     cmax = -1.0
     ia = 0
     jb = 0
+    ds = np.empty(_LANES)
     for i in range(A.shape[0]):
         cmin = np.inf
         bj = 0
         broke = False
-        for j in range(B.shape[0]):
-            d = sq_dist(A, i, B, j)
-            if d < cmax:
-                broke = True
+        for j0 in range(0, full, _LANES):
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for k in range(n):
+                a = A[i, k]
+                t0 = a - B[j0, k]
+                t1 = a - B[j0 + 1, k]
+                t2 = a - B[j0 + 2, k]
+                t3 = a - B[j0 + 3, k]
+                s0 += t0 * t0
+                s1 += t1 * t1
+                s2 += t2 * t2
+                s3 += t3 * t3
+            ds[0] = s0
+            ds[1] = s1
+            ds[2] = s2
+            ds[3] = s3
+            for q in range(_LANES):
+                d = ds[q]
+                if d < cmax:
+                    broke = True
+                    break
+                if d < cmin:
+                    cmin = d
+                    bj = j0 + q
+            if broke:
                 break
-            if d < cmin:
-                cmin = d
-                bj = j
+        if not broke:
+            for j in range(full, NB):
+                d = sq_dist(A, i, B, j)
+                if d < cmax:
+                    broke = True
+                    break
+                if d < cmin:
+                    cmin = d
+                    bj = j
         if not broke and cmin > cmax:
             cmax = cmin
             ia = i
