@@ -57,6 +57,7 @@ __all__ = [
     "is_sequential",
     "learning_rate_schedule",
     "linkage_heights",
+    "linked_groups",
     "logged_steps",
     "merge_events",
     "merge_order",
@@ -862,6 +863,25 @@ def _clusters(distances: np.ndarray, threshold: float, N: int) -> list[list[int]
     iu, ju = _pairs(N)
     close = np.flatnonzero(np.asarray(distances) <= threshold)
     return _components(N, [(int(iu[k]), int(ju[k])) for k in close])
+
+
+def linked_groups(distances: np.ndarray, threshold: float, n_points: int) -> list[list[int]]:
+    """Groups of points linked by distances at most ``threshold`` (single linkage, as the
+    merge events count them), singletons included.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (M,)
+        Pairwise distances of ``n_points`` points in ``triu`` order.
+    threshold : float
+    n_points : int
+
+    Examples
+    --------
+    >>> linked_groups(np.array([0.05, 1.0, 1.0]), 0.1, 3)
+    [[0, 1], [2]]
+    """
+    return _clusters(distances, threshold, int(n_points))
 
 
 def _example_step(config: ToyConfig, rows: Sequence[dict[str, Any]]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import math
 import sys
 from pathlib import Path
@@ -125,3 +126,14 @@ def test_parts_selects_the_grids(smoke, tmp_path):
     assert [r["part"] for r in doc["runs"]] == ["toy"]
     assert {r["part"] for r in doc["records"]} == {"toy"}
     assert mod.PARTS == tuple(name for name, _ in mod.parts())
+
+
+def test_figures_log_no_font_subsetting(smoke, caplog):
+    # the script logs at INFO; the PDF backend's fontTools would add hundreds of lines
+    mod, tmp, out = smoke
+    caplog.set_level(logging.DEBUG)
+    assert mod.main(["--figures-only", "--out", str(out), "--figures", str(tmp / "fig2")]) == 0
+    assert (tmp / "fig2" / "survey_c_theta.pdf").exists()
+    noisy = [r.name for r in caplog.records
+             if r.name.startswith(("fontTools", "matplotlib.font_manager"))]
+    assert not noisy, noisy[:5]

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 GRACE_S = 1.0
 
 BATCH = ["batch", "--n-points", "8", "--classes", "2", "--repetitions", "100000",
-         "--chunk-size", "4", "--out", "o", "-q"]
+         "--chunk-size", "4", "--stages", "cheap", "--out", "o", "-q"]
 TRAIN = ["train", "--dataset", "gaussian", "--set", "n_classes=12", "--set",
          "n_train_classes=8", "--set", "per_class=8", "--set", "input_dim=5", "--hidden", "8",
          "--steps", "20000", "--log-every", "100", "--batch-size", "8", "--seeds", "0", "1",

@@ -45,7 +45,8 @@ def _close_figures():
 
 
 def test_every_registered_experiment_has_a_committed_result_file():
-    assert set(SOURCES) == set(FIGURE_BUILDERS)
+    # a batch run's figures are drawn from a fresh run (tests/test_plotting_meaning.py)
+    assert set(SOURCES) | {"batch"} == set(FIGURE_BUILDERS)
     for p in SOURCES.values():
         assert p.exists(), p
 

@@ -9,17 +9,25 @@ for every ``<stage>_error`` column the number of failures.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..exceptions import InvalidInputError
 from .grid import PARAM_COLUMNS, BatchConfig
-from .stages import Column
+from .stages import COLUMN_DTYPES, Column
 from .table import iter_cells
 
 __all__ = [
     "QUANTILES",
+    "TABLE_WIDTH",
+    "collapse_share_rows",
+    "run_records",
     "format_table",
     "summarise",
     "summarise_cell",
@@ -120,38 +128,180 @@ def summarise_values(chunks: Iterable[np.ndarray], config: BatchConfig) -> list[
     return records
 
 
+#: the widest line of :func:`format_table`
+TABLE_WIDTH = 100
+#: width of a name column (longer names are shortened with "~")
+_NAME_WIDTH = 26
+#: width of one ``name share`` entry of the flags block (three to a line)
+_FLAG_WIDTH = 32
+
+
 def _fmt(x: float) -> str:
     if x != x:
         return "-"
     return f"{x:.4g}"
 
 
+def _short(name: str, width: int = _NAME_WIDTH) -> str:
+    return name if len(name) <= width else name[: width - 1] + "~"
+
+
+def _flow(prefix: str, items: Sequence[str], width: int) -> list[str]:
+    """``items`` after ``prefix``, as many to a line as fit in ``width``."""
+    lines, line = [], prefix
+    for it in items:
+        if line.strip() and len(line) + len(it) > width:
+            lines.append(line.rstrip())
+            line = " " * len(prefix)
+        line += it
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def _is_flag(c: Column) -> bool:
+    return c.dtype == "bool" and (
+        c.name.startswith(("holds_", "proven_", "violated_"))
+        or c.name in ("many_classes", "certified"))
+
+
 def format_table(records: Sequence[dict], config: BatchConfig) -> str:
-    """A plain-text table: one line per cell, headline quantities and shares."""
-    headline = [h for st in config.resolved_stages() for h in st.headline]
-    shares = []
-    for c in config.columns():
-        if c.dtype == "bool" and (c.name.startswith("holds_") or c.name == "many_classes"):
-            shares.append(c.name)
+    """A plain-text summary at most :data:`TABLE_WIDTH` (100) characters wide.
+
+    One block per cell: a title line (the cell's parameters and count); one
+    row per headline quantity of the stages (with the certified ends
+    ``<name>_lower`` / ``<name>_upper`` below it where the table has them)
+    and the columns median, p05, p95, min, max and missing; the share of
+    configurations for which each statement's flag is true (``holds_*``,
+    ``proven_*``, ``violated_*``, ``many_classes``, ``certified``), three to
+    a line; the failures of each per-configuration stage.
+    """
+    names = {c.name for c in config.columns()}
+    rows_of: list[tuple[str, str]] = []  # (column, its name in the table)
+    for st in config.resolved_stages():
+        for h in st.headline:
+            rows_of.append((h, h))
+            rows_of += [(f"{h}_{end}", f"  {h}_{end}") for end in ("lower", "upper")
+                        if f"{h}_{end}" in names]
+    flags = [c.name for c in config.columns() if _is_flag(c)]
     errors = [c.name for c in config.columns() if c.name.endswith("_error") and c.dtype == "str"]
-    head = ["distribution", "N", "n", "P", "layout", "alpha", "count"]
-    head += [f"{h} median [p05, p95]" for h in headline]
-    head += [f"share {s}" for s in shares]
-    head += [f"{e} count" for e in errors]
-    rows = []
-    for r in records:
-        row = [r["distribution"], str(r["n_points"]), str(r["dim"]), str(r["n_classes"]),
-               r["layout"], f"{r['margin']:g}", str(r["count"])]
-        for h in headline:
-            row.append(f"{_fmt(r[h + '_median'])} [{_fmt(r[h + '_p05'])}, {_fmt(r[h + '_p95'])}]")
-        for s in shares:
-            row.append(_fmt(r[f"share_{s}"]))
-        for e in errors:
-            row.append(str(r[f"{e}_count"]))
-        rows.append(row)
-    widths = [max(len(h), *(len(row[k]) for row in rows)) for k, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+    stats = ("median", "p05", "p95", "min", "max")
+    head = f"  {'quantity':<{_NAME_WIDTH}}" + "".join(f"{s:>11}" for s in stats) + "  missing"
+    n_cells = len(records)
+    lines: list[str] = []
+    for k, r in enumerate(records):
+        if k:
+            lines.append("")
+        title = (f"cell {k + 1} of {n_cells}: {r['distribution']} N={r['n_points']} "
+                 f"n={r['dim']} P={r['n_classes']} {r['layout']} alpha={r['margin']:g}, "
+                 f"{r['count']} configurations")
+        lines.append(title[:TABLE_WIDTH])
+        if rows_of:
+            lines.append(head)
+        for q, name in rows_of:
+            vals = "".join(f"{_fmt(r[f'{q}_{s}']):>11}" for s in stats)
+            lines.append(f"  {_short(name):<{_NAME_WIDTH}}{vals}  {r[f'{q}_missing']:>7}")
+        if flags:
+            lines += _flow("  share true: ", [
+                f"{_short(f, _FLAG_WIDTH - 8)} {_fmt(r[f'share_{f}']):<6}".ljust(_FLAG_WIDTH)
+                for f in flags], TABLE_WIDTH)
+        if errors:
+            lines += _flow("  failures: ", [f"{_short(e)} {r[f'{e}_count']}".ljust(_FLAG_WIDTH)
+                                            for e in errors], TABLE_WIDTH)
     return "\n".join(lines)
+
+
+def _value(v: Any, dtype: str) -> Any:
+    if dtype == "str":
+        return str(v)
+    f = float(v)
+    if math.isnan(f):
+        return None
+    return bool(f) if dtype == "bool" else int(f) if dtype == "int" else f
+
+
+def run_records(doc: Mapping, source: str | Path, fields: Sequence[str]) -> list[dict]:
+    """The rows of a finished batch run as dicts of ``fields`` (missing values: None).
+
+    Parameters
+    ----------
+    doc : mapping
+        The run's ``summary.json`` (experiment ``"batch"``), which names the
+        result table, its columns, format and SHA-256.
+    source : path-like
+        Where ``doc`` was read from; the table lies beside it.
+    fields : sequence of str
+        Columns to keep; each must be a column of the run.
+
+    Raises
+    ------
+    InvalidInputError
+        If a field is not a column of the run (naming the stage that gives
+        it, where known) or the table is missing or not the one the summary
+        describes.
+    """
+    source = Path(source)
+    try:
+        columns = tuple(Column(str(n), str(d)) for n, d, *_ in doc["columns"])
+        table = source.parent / str(doc["results_file"])
+        fmt = str(doc["config"]["format"])
+        sha = str(doc["results_sha256"])
+    except (KeyError, TypeError, ValueError, InvalidInputError):
+        raise InvalidInputError(
+            f"`{source}` is not the summary.json of a finished `isoapprox batch` run "
+            "(expected 'columns', 'results_file', 'results_sha256' and config.format)"
+        ) from None
+    names = [c.name for c in columns]
+    missing = [f for f in fields if f not in names]
+    if missing:
+        raise InvalidInputError(
+            f"the batch run of `{source}` has no column {', '.join(map(repr, missing))}: "
+            "these come from stage 'ideal' (rerun with the default stages, "
+            "--stages cheap ideal points)"
+        )
+    if not table.is_file():
+        raise InvalidInputError(f"`{table}`, the result table of `{source}`, does not exist")
+    h = hashlib.sha256()
+    with table.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    if h.hexdigest() != sha:
+        raise InvalidInputError(
+            f"`{table}` is not the table `{source}` describes (its SHA-256 differs): "
+            "rerun the batch command to rebuild it"
+        )
+    dtypes = {c.name: c.dtype for c in columns if c.dtype in COLUMN_DTYPES}
+    out = []
+    for _, data in iter_cells(table, columns, fmt):
+        for i in range(len(data["cell"])):
+            out.append({f: _value(data[f][i], dtypes[f]) for f in fields})
+    return out
+
+
+def collapse_share_rows(records: Sequence[Mapping]) -> list[dict]:
+    """Per ``N / n`` of ``records`` (run rows with ``n_points``, ``dim``, ``d_iso``,
+    ``diameter``, ``collapsed_iso``, ``class_collapsed_iso``): the median and
+    maximum of ``d_iso(E, F_TS) / diam(E)`` and the shares of configurations
+    whose nearest ideal embedding is collapsed or class-collapsed.
+
+    The rows of :func:`isoapprox.plotting.survey.collapse_share_plot`.
+    """
+    groups: dict[float, list[Mapping]] = {}
+    for r in records:
+        groups.setdefault(r["n_points"] / r["dim"], []).append(r)
+    rows = []
+    for x, rs in sorted(groups.items()):
+        ratio = [r["d_iso"] / r["diameter"] for r in rs
+                 if r["d_iso"] is not None and r["diameter"]]
+        kinds = [r for r in rs if r["collapsed_iso"] is not None]
+        rows.append({
+            "N_over_n": x,
+            "configurations": len(rs),
+            "d_iso_over_diameter_median": float(np.median(ratio)) if ratio else math.nan,
+            "d_iso_over_diameter_max": float(np.max(ratio)) if ratio else math.nan,
+            "collapsed_share": (sum(bool(r["collapsed_iso"]) for r in kinds) / len(kinds)
+                                if kinds else math.nan),
+            "class_collapsed_share": (sum(bool(r["class_collapsed_iso"]) for r in kinds)
+                                      / len(kinds) if kinds else math.nan),
+        })
+    return rows

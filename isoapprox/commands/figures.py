@@ -31,6 +31,8 @@ def _epilog() -> str:
         "operation (disk full, permission denied: one line naming the path).\n\n"
         "examples:\n"
         "  isoapprox figures experiments/results/toy.json\n"
+        "  isoapprox figures runs/default   (an `isoapprox batch` output folder: the\n"
+        "      survey's figures of its configurations; also its summary.json)\n"
         "  isoapprox figures experiments/results/*.json --out /tmp/figs\n"
         "  isoapprox figures --list"
     )
@@ -51,7 +53,7 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("results", nargs="*", type=Path, metavar="RESULTS",
-                   help="results files (.json)")
+                   help="results files (.json), or output folders of `isoapprox batch`")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
                    help=f"folder for every figure (default {DEFAULT_ROOT}/<experiment>/)")
     p.add_argument("--list", action="store_true",
@@ -62,7 +64,7 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox figures``."""
-    from ..plotting.registry import FIGURE_BUILDERS, build_figures
+    from ..plotting.registry import FIGURE_BUILDERS, build_figures, results_path
 
     if args.list:
         for exp in sorted(FIGURE_BUILDERS):
@@ -70,11 +72,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.results:
         raise InvalidInputError("give at least one results file (or --list)")
+    args.results = [results_path(p) for p in args.results]
     for path in args.results:
         if not path.exists():
             raise FileNotFoundError(f"results file not found: {path}")
         if path.is_dir():
-            raise InvalidInputError(f"{str(path)!r} is a folder, not a results file")
+            raise InvalidInputError(f"{str(path)!r} is a folder, neither a results file nor "
+                                    "the output folder of `isoapprox batch`")
     # every file read and every folder claimed before the first figure is drawn
     targets: list[tuple[Path, Path]] = []
     for path in args.results:

@@ -15,10 +15,12 @@ a figure from the same results gives the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,11 @@ __all__ = [
     "DPI",
     "FONT_SIZE",
     "FULL_WIDTH",
+    "GROUP_COLORS",
+    "QUIET_LOGGERS",
     "class_style",
+    "group_colors",
+    "quiet_font_loggers",
     "save_figure",
     "style_context",
 ]
@@ -65,6 +71,32 @@ COLORS = {
 CLASS_COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
 #: marker shapes of classes: the k-th hue cycle uses the k-th shape
 CLASS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+#: hues of groups in a legend (Tableau 10, then its lighter twins: Tableau 20)
+GROUP_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
+                "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
+
+
+def group_colors(k: int) -> list[str]:
+    """``k`` distinct colours for the groups of one legend.
+
+    The qualitative :data:`GROUP_COLORS` (20) while they last; beyond, ``k``
+    evenly spaced hues of the ``turbo`` colour map, so that no two legend
+    entries share a colour.
+
+    Examples
+    --------
+    >>> len(set(group_colors(10))), len(set(group_colors(30)))
+    (10, 30)
+    """
+    k = int(k)
+    if k <= len(GROUP_COLORS):
+        return GROUP_COLORS[:k]
+    cmap = matplotlib().colormaps["turbo"]
+    to_hex = matplotlib().colors.to_hex
+    return [to_hex(cmap(0.05 + 0.9 * i / (k - 1))) for i in range(k)]
 
 
 def class_style(code: int) -> tuple[str, str]:
@@ -109,6 +141,31 @@ def style_context():
     return matplotlib().rc_context(_RC)
 
 
+#: loggers that chatter while a figure is saved (the PDF backend's font
+#: subsetting logs every glyph table at INFO/DEBUG): held at WARNING
+QUIET_LOGGERS = ("fontTools", "matplotlib.font_manager")
+
+
+@contextlib.contextmanager
+def quiet_font_loggers() -> Iterator[None]:
+    """Hold :data:`QUIET_LOGGERS` at WARNING or above, whatever the caller's logging level.
+
+    A script that configures logging at INFO (``logging.basicConfig``) would
+    otherwise print hundreds of lines of font subsetting for each PDF.
+    """
+    saved = []
+    for name in QUIET_LOGGERS:
+        log = logging.getLogger(name)
+        saved.append((log, log.level))
+        if log.getEffectiveLevel() < logging.WARNING:
+            log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for log, level in saved:
+            log.setLevel(level)
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -129,7 +186,8 @@ def save_figure(
     """Save ``fig`` as ``out_dir/name.{png,pdf}`` plus a provenance sidecar.
 
     The one way figures are written: PNG at :data:`DPI`, PDF beside it (fonts
-    embedded as TrueType), each file written atomically.
+    embedded as TrueType), each file written atomically; the font loggers
+    stay at WARNING meanwhile (:func:`quiet_font_loggers`).
 
     Parameters
     ----------
@@ -163,7 +221,7 @@ def save_figure(
         meta = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
                 "png": {"Software": None}, "svg": {"Date": None, "Creator": None}}[fmt]
         buf = io.BytesIO()
-        with style_context():
+        with style_context(), quiet_font_loggers():
             fig.savefig(buf, format=fmt, metadata=meta, dpi=DPI, bbox_inches="tight",
                         pad_inches=0.02)
         written.append(atomic_write_bytes(out_dir / f"{name}.{fmt}", buf.getvalue()))

@@ -14,19 +14,39 @@ from pathlib import Path
 
 from ..exceptions import InvalidInputError
 from ..io import read_results
-from .survey import collapse_share_figures, survey_figures
+from .survey import batch_figures, collapse_share_figures, survey_figures
 from .sweep import sweep_figures
 from .toy import toy_figures
 
-__all__ = ["FIGURE_BUILDERS", "build_figures"]
+__all__ = ["BATCH_FILES", "FIGURE_BUILDERS", "build_figures", "results_path"]
 
 #: experiment name -> figure builder
 FIGURE_BUILDERS = {
+    "batch": batch_figures,
     "bounds_survey": survey_figures,
     "collapse_share": collapse_share_figures,
     "collapse_sweep": sweep_figures,
     "toy": toy_figures,
 }
+
+
+#: the files of an ``isoapprox batch`` folder that stand for its ``summary.json``
+BATCH_FILES = ("results.csv", "results.jsonl", "run.json", "journal.jsonl")
+
+
+def results_path(path: str | Path) -> Path:
+    """The results document ``path`` stands for.
+
+    An ``isoapprox batch`` output folder, or its table (``results.csv``) or
+    run file, stands for the run's ``summary.json``; any other path for
+    itself.
+    """
+    p = Path(path)
+    if p.is_dir() and (p / "summary.json").is_file():
+        return p / "summary.json"
+    if p.name in BATCH_FILES and (p.parent / "summary.json").is_file():
+        return p.parent / "summary.json"
+    return p
 
 
 def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path]:
@@ -35,7 +55,8 @@ def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path
     Parameters
     ----------
     paths : sequence of path-like
-        Results files (JSON written by :func:`isoapprox.io.write_results`).
+        Results files (JSON written by :func:`isoapprox.io.write_results`),
+        or ``isoapprox batch`` output folders (:func:`results_path`).
     out_dir : path-like
         Folder for the figures (created).
 
@@ -54,7 +75,7 @@ def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path
     """
     out: list[Path] = []
     for p in paths:
-        p = Path(p)
+        p = results_path(p)
         if not p.exists():
             raise FileNotFoundError(f"results file not found: {p}")
         doc = read_results(p)

@@ -16,9 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from .._lazy import matplotlib
-from ._style import COLORS, COLUMN_WIDTH, FULL_WIDTH, class_style, save_figure, style_context
+from ..batch.summary import collapse_share_rows, run_records
+from ._style import (
+    CLASS_MARKERS,
+    COLORS,
+    COLUMN_WIDTH,
+    FULL_WIDTH,
+    group_colors,
+    save_figure,
+    style_context,
+)
 
 __all__ = [
+    "BATCH_FIELDS",
+    "batch_figures",
     "c_bracket_histogram",
     "collapse_share_plot",
     "collapse_share_figures",
@@ -43,15 +54,17 @@ def _group(r: dict) -> str:
 
 
 def _bracket_points(ax, rs: Sequence[dict], x_key: str, y_key: str, hi_key) -> dict:
-    """One point per record at ``(x_key, y_key)``, bars its bracket; a (hue, marker) per group
-    (:func:`~._style.class_style`, in order of first appearance)."""
+    """One point per record at ``(x_key, y_key)``, bars its bracket; per group (in order of
+    first appearance) its own colour (:func:`~._style.group_colors`: no two alike) and a
+    marker shape as a second cue."""
     groups: dict[str, list[dict]] = {}
     for r in rs:
         groups.setdefault(_group(r), []).append(r)
+    colors = group_colors(len(groups))
     for k, (name, g) in enumerate(groups.items()):
         lo = [max(r[y_key] - r[f"{y_key}_lower"], 0.0) for r in g]
         hi = [hi_key(r) for r in g]
-        col, marker = class_style(k)
+        col, marker = colors[k], CLASS_MARKERS[k % len(CLASS_MARKERS)]
         ax.errorbar([r[x_key] for r in g], [r[y_key] for r in g], yerr=[lo, hi], fmt=marker,
                     markersize=2.5, color=col, elinewidth=0.6, alpha=0.7, label=name)
     return groups
@@ -154,7 +167,8 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
         groups = _bracket_points(
             ax, rs, "theta", "c",
             lambda r: max(r["c_upper"] - r["c"], 0.0) if _finite(r.get("c_upper")) else 0.0)
-        ax.axhline(0.5, color=COLORS["bound"], linestyle="--", linewidth=1)
+        ax.axhline(0.5, color=COLORS["bound"], linestyle="--", linewidth=1,
+                   label="$c = 1/2$ (statement 1)")
         ax.set_xlabel(r"thickness $\theta(E)$")
         ax.set_ylabel(r"$c(E)$")
         if groups:
@@ -222,6 +236,42 @@ def collapse_share_plot(rows: Sequence[dict[str, Any]]):
         a2.legend(frameon=False, fontsize=8)
         fig.tight_layout()
     return fig
+
+
+#: the columns of a batch run that :func:`batch_figures` reads (stages cheap and ideal)
+BATCH_FIELDS = (
+    "distribution", "n_points", "dim", "n_classes", "margin", "diameter", "loss",
+    "d_iso", "d_iso_lower", "d_iso_upper", "c", "c_lower", "c_upper", "theta",
+    "collapsed_iso", "class_collapsed_iso",
+)
+
+
+def batch_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+    """Builder of an ``isoapprox batch`` run (its ``summary.json``; the table beside it).
+
+    ``batch_c_theta``, ``batch_loss_iso``, ``batch_c_hist`` (the survey's
+    figures, one point per configuration of the run) and
+    ``batch_collapse_share`` (per ``N / n`` of the grid).  The run needs the
+    columns of stage ``ideal`` (in the default stages).
+    """
+    records = run_records(doc, source, BATCH_FIELDS)
+    table = Path(source).parent / str(doc["results_file"])
+    sources = [source, table]
+    out: list[Path] = []
+    for name, func, desc in (
+        ("batch_c_theta", c_theta_scatter, "c with its certified bracket against theta."),
+        ("batch_loss_iso", loss_iso_scatter,
+         "d_iso(E, F_TS) with bracket against L(E), with statement 3's bounds L/2 and L."),
+        ("batch_c_hist", c_bracket_histogram,
+         "Histogram of the empirical constant c with its certified bracket ends."),
+    ):
+        out.extend(save_figure(func(records), out_dir, name, sources=sources, description=desc))
+    fig = collapse_share_plot(collapse_share_rows(records))
+    out.extend(save_figure(fig, out_dir, "batch_collapse_share", sources=sources,
+                           description="d_iso(E, F_TS) / diam(E) and the share of collapsed "
+                                       "nearest ideal embeddings against N / n, at the run's "
+                                       "margins."))
+    return out
 
 
 def collapse_share_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:

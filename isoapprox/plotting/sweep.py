@@ -1,6 +1,6 @@
 """Figures of the collapse sweep (``experiments/collapse_sweep.py``).
 
-Design notes: docs/performance.md, section ``isoapprox.plotting.sweep``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.plotting.sweep``.
 """
 
 from __future__ import annotations
@@ -63,6 +63,12 @@ def _log2_batch_axis(ax, Ns: Sequence[int]) -> None:
     ax.minorticks_off()
 
 
+#: the legend entry of the bands of :func:`plot_diameter_vs_batch`
+_SD_BAND = "shaded: ± 1 sd over seeds"
+#: the legend entry of the shaded region of :func:`plot_triplet_diagram`
+_HARD = "S_an > S_ap: hard triplets"
+
+
 def plot_diameter_vs_batch(
     summary: Sequence[Mapping[str, Any]],
     curve: Sequence[Mapping[str, Any]] = (),
@@ -114,7 +120,9 @@ def plot_diameter_vs_batch(
                     sd = [p[2] or 0.0 for p in pts]
                     lo = [max(a - b, a * 0.05) for a, b in zip(y, sd, strict=True)]
                     hi = [a + b for a, b in zip(y, sd, strict=True)]
-                    ax.fill_between(x, lo, hi, color=colors[n], alpha=0.15, lw=0)
+                    if any(v > 0 for v in sd):  # no spread recorded: no band
+                        ax.fill_between(x, lo, hi, color=colors[n], alpha=0.15, lw=0,
+                                        label=_SD_BAND)
                     cv = sorted((r["batch_size"], r["curve"]) for r in curve
                                 if r["variant"] == var and r["dataset"] == ds
                                 and r["embedding_dim"] == n)
@@ -129,7 +137,15 @@ def plot_diameter_vs_batch(
                 if i == len(variants) - 1:
                     ax.set_xlabel("batch size N = P K")
                 ax.grid(True, which="major", alpha=0.25, lw=0.5)
-        handles, labels = axes[0][0].get_legend_handles_labels()
+        # one entry per dimension, and one grey patch for the bands of every colour
+        named = dict(zip(*axes[0][0].get_legend_handles_labels()[::-1], strict=True))
+        Patch = matplotlib().patches.Patch
+        named.pop(_SD_BAND, None)
+        banded = any(c.get_label() == _SD_BAND for a in axes.flat for c in a.collections)
+        labels, handles = list(named), list(named.values())
+        if banded:
+            labels.append(_SD_BAND)
+            handles.append(Patch(color="0.5", alpha=0.3, lw=0))
         if curve:
             Line2D = matplotlib().lines.Line2D
             handles.append(Line2D([], [], ls="--", color="0.3"))
@@ -298,7 +314,7 @@ def plot_triplet_diagram(panels: Sequence[Mapping[str, Any]]):
                 ax = axes[i][j]
                 d = p[when]
                 ax.fill_between([-1, 1], [-1, -1], [-1, 1], color=COLORS["ideal"], alpha=0.10,
-                                lw=0)
+                                lw=0, label=_HARD)
                 ax.plot([-1, 1], [-1, 1], color="0.4", lw=0.7)
                 ax.scatter(d["s_an"], d["s_ap"], s=7, color=COLORS["embedding"], alpha=0.75,
                            lw=0)
@@ -316,7 +332,7 @@ def plot_triplet_diagram(panels: Sequence[Mapping[str, Any]]):
         Patch = matplotlib().patches.Patch
         # the shaded region is named in a legend below the panels, never over the dots
         fig.legend(handles=[Patch(color=COLORS["ideal"], alpha=0.25,
-                                  label="S_an > S_ap: hard triplets")],
+                                  label=_HARD)],
                    loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=False)
         fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._lazy import axes_divider, matplotlib
 from ..exceptions import InvalidInputError
-from ..toy import JUNG_PLANE, PAPER_C
+from ..toy import JUNG_PLANE, PAPER_C, linked_groups
 from ._place import label_hline, label_points
 from ._style import (
     CLASS_COLORS,
@@ -338,15 +338,56 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
     return fig
 
 
-def _below_legend(ncol: int) -> dict[str, Any]:
-    """Keywords of an axes legend below the axes (under its x label)."""
-    return {"loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncol": ncol,
+def _below_legend(ncol: int, y: float = -0.2) -> dict[str, Any]:
+    """Keywords of an axes legend below the axes (under its x label, ``y`` axes heights
+    below the axes)."""
+    return {"loc": "upper center", "bbox_to_anchor": (0.5, y), "ncol": ncol,
             "frameon": False, "fontsize": 8, "handlelength": 1.8, "columnspacing": 1.0,
             "borderaxespad": 0.0}
 
 
+#: a bracket narrower than this share of its largest upper end is not seen beside its curve
+BRACKET_SEEN_RTOL = 0.01
+
+
+def _brackets(ax, t, rows, keys: Sequence[tuple[str, str]], what: str) -> str:
+    """Shade the certified brackets ``[key_lower, key_upper]`` of ``keys`` (key, colour),
+    named ``"shaded: <what>"`` in the legend, unless every one is narrower than its
+    curve's line; then nothing is drawn and the words for the title are returned."""
+    thin = True
+    for key, _ in keys:
+        lo, hi = _col(rows, f"{key}_lower"), _col(rows, f"{key}_upper")
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        if ok.any():
+            top = float(np.max(np.abs(hi[ok])))
+            thin &= float(np.max(hi[ok] - lo[ok])) <= BRACKET_SEEN_RTOL * top
+    if thin:
+        return f"{what}: within the line"
+    for key, color in keys:
+        ax.fill_between(t, _col(rows, f"{key}_lower"), _col(rows, f"{key}_upper"),
+                        color=color, alpha=0.3, lw=0, label=f"shaded: {what}")
+    return ""
+
+
+def _titled(title: str, note: str) -> str:
+    return f"{title}\n({note})" if note else title
+
+
+def _legend(ax, ncol: int, y: float = -0.2) -> None:
+    """The axes' legend below it, one entry per label (shadings may share one)."""
+    named = dict(zip(*ax.get_legend_handles_labels()[::-1], strict=True))
+    ax.legend(list(named.values()), list(named), **_below_legend(ncol, y))
+
+
 def plot_curves(doc: dict[str, Any], scenario: str):
-    """Loss, distances to ``F_TS`` with bounds, constants, thickness and diameter (five axes)."""
+    """Loss, distances to ``F_TS`` with bounds, constants, thickness and diameter (five axes).
+
+    Every shading is named in its panel's legend: the band from ``d_iso / 2`` to
+    ``c d_iso`` (the run's largest ``c``) and the certified brackets of ``d_iso``,
+    ``d_haus``, ``c`` and ``theta``.  A bracket narrower than its line (within
+    :data:`BRACKET_SEEN_RTOL` of the curve, as where the solvers certify to 1e-4 or
+    better) is not drawn; the panel's title says so.
+    """
     plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
     rows = _rows(doc, scenario)
@@ -382,11 +423,10 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         d_hf = _col(rows, "d_haus_fstar")
         cb = c_run if c_run is not None else 0.5
         a2.fill_between(t, 0.5 * d_iso, cb * d_iso, color=COLORS["bound"], alpha=0.13, lw=0,
-                        label=f"bounds $\\frac{{1}}{{2}}d_{{iso}}$, $c\\,d_{{iso}}$ ($c={cb:.3f}$)")
-        a2.fill_between(t, _col(rows, "d_iso_lower"), _col(rows, "d_iso_upper"),
-                        color=COLORS["d_iso"], alpha=0.3, lw=0)
-        a2.fill_between(t, _col(rows, "d_haus_lower"), _col(rows, "d_haus_upper"),
-                        color=COLORS["d_haus"], alpha=0.3, lw=0)
+                        label=f"shaded: $\\frac{{1}}{{2}}d_{{iso}}$ to $c\\,d_{{iso}}$, "
+                              f"$c={cb:.3f}$")
+        note2 = _brackets(a2, t, rows, (("d_iso", COLORS["d_iso"]),
+                                        ("d_haus", COLORS["d_haus"])), "certified brackets")
         a2.plot(t, d_iso, color=COLORS["d_iso"], label="$d_{iso}(f_\\theta, F_{TS})$")
         a2.plot(t, d_h, color=COLORS["d_haus"], label="$d_{haus}(f_\\theta, F_{TS})$")
         a2.plot(t, d_hf, color=COLORS["d_haus"], ls=(0, (2.5, 1.5)), lw=1.0,
@@ -398,12 +438,11 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         if a2.get_yscale() != "log":
             a2.set_ylim(bottom=0)
         a2.set_ylabel("distance (embedding units)")
-        a2.set_title("distances to $F_{TS}$ (shaded: certified brackets)")
-        a2.legend(**_below_legend(2))
+        a2.set_title(_titled("distances to $F_{TS}$", note2))
+        _legend(a2, 2)
 
         c = _col(rows, "c")
-        a3.fill_between(t, _col(rows, "c_lower"), _col(rows, "c_upper"), color=COLORS["d_haus"],
-                        alpha=0.25, lw=0)
+        note3 = _brackets(a3, t, rows, (("c", COLORS["d_haus"]),), "certified bracket of $c$")
         a3.plot(t, c, color=COLORS["d_haus"], label="$c = d_{haus}/d_{iso}$ to $F_{TS}$")
         a3.plot(t, _col(rows, "ratio_fstar"), color=COLORS["d_haus"], ls=(0, (2.5, 1.5)),
                 lw=1.0, label="$d_{haus}(f_\\theta, f^*)/d_{iso}$")
@@ -414,15 +453,18 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         top = np.nanmax(np.concatenate([c, _col(rows, "ratio_fstar"), [JUNG_PLANE]]))
         a3.set_ylim(0.45, 0.45 + (top - 0.45) * 1.1)
         a3.set_ylabel("ratio")
-        a3.set_title("constants")
-        a3.legend(**_below_legend(1))
+        a3.set_title(_titled("constants", note3.replace("certified ", "")))
+        _legend(a3, 1, -0.3)
 
-        a4.plot(t, _col(rows, "theta"), color=COLORS["embedding"], lw=1.0)
-        a4.fill_between(t, _col(rows, "theta_lower"), _col(rows, "theta_upper"),
-                        color=COLORS["embedding"], alpha=0.25, lw=0)
+        a4.plot(t, _col(rows, "theta"), color=COLORS["embedding"], lw=1.0,
+                label="$\\theta(f_\\theta)$")
+        note4 = _brackets(a4, t, rows, (("theta", COLORS["embedding"]),),
+                          "certified bracket of $\\theta$")
         a4.set_ylim(0, 1)
+        if not note4:
+            _legend(a4, 1, -0.3)
         a4.set_ylabel("$\\theta(f_\\theta)$ (width / diameter)")
-        a4.set_title("thickness")
+        a4.set_title(_titled("thickness", note4.replace("certified ", "")))
 
         a5.plot(h["step"], h["diameter"], color=COLORS["diameter"], lw=1.0,
                 label="diam $f_\\theta$ $= d_{iso}(f_\\theta, f_c)$")
@@ -435,7 +477,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a5.set_yscale("log")
         a5.set_ylabel("length (embedding units)")
         a5.set_title("diameter" + (" (grey: merges)" if sc["merge_events"] else ""))
-        a5.legend(**_below_legend(1))
+        a5.legend(**_below_legend(1, -0.3))
         for a in (a1, a2, a3, a4, a5):
             _steps_axis(a)
         for a in (a1, a2):
@@ -450,25 +492,73 @@ def plot_curves(doc: dict[str, Any], scenario: str):
 # ---------------------------------------------------------------------------
 
 
+#: marker area (pt^2) of the points of the zoomed views
+_ZOOM_DOT = 16.0
+
+
+def merged_groups(E: np.ndarray, threshold: float) -> list[list[int]]:
+    """The points of ``E`` merged at ``threshold``: groups linked by distances at most
+    ``threshold`` (single linkage, as the toy's merge events), singletons included.
+
+    Examples
+    --------
+    >>> merged_groups(np.array([[0.0, 0.0], [0.05, 0.0], [1.0, 0.0]]), 0.1)
+    [[0, 1], [2]]
+    """
+    E = np.asarray(E, dtype=float)
+    diff = E[:, None, :] - E[None, :, :]
+    return linked_groups(np.sqrt((diff ** 2).sum(-1))[np.triu_indices(len(E), 1)], threshold,
+                         len(E))
+
+
+def drawn_groups(ax: Any, E: np.ndarray, merged: Sequence[Sequence[int]], *,
+                 dot: float) -> list[list[int]]:
+    """The groups one label each names in a zoomed view: points of one merged group whose
+    dots (area ``dot`` pt^2) overlap on the drawn axes (chains of overlaps count).
+
+    Call once the layout is final.  A label so names one visible dot, never points
+    that are drawn apart, nor points that are not merged.
+    """
+    xy = ax.transData.transform(np.asarray(E, dtype=float))
+    reach = np.sqrt(dot) * ax.figure.dpi / 72.0  # one dot's diameter (px)
+    group_of = {i: k for k, g in enumerate(merged) for i in g}
+    N = len(xy)
+    iu, ju = np.triu_indices(N, 1)
+    close = [k for k in range(len(iu))
+             if group_of[int(iu[k])] == group_of[int(ju[k])]
+             and np.hypot(*(xy[iu[k]] - xy[ju[k]])) < reach]
+    return linked_groups(np.where(np.isin(np.arange(len(iu)), close), 0.0, 1.0), 0.5, N)
+
+
+def _groups_text(groups: Sequence[Sequence[int]]) -> str:
+    """``{1,4} {2,5}`` (points from 1) of the groups of two or more points; ``none``."""
+    big = [g for g in groups if len(g) > 1]
+    return " ".join("{" + ",".join(str(i + 1) for i in g) + "}" for g in big) or "none"
+
+
 def plot_collapse(doc: dict[str, Any], scenario: str):
     """Snapshots of a run (common scale, zoomed: ``2 k`` axes) and its pairwise distances.
 
     Fig. 4 style, for every scenario: step 0, each merge and, unless it collapsed, its end.
+    Below each zoomed view: the groups merged at that step (:func:`merged_groups` of its
+    points at the run's merge threshold); each label in the view names the points of one
+    drawn dot of a merged group (:func:`drawn_groups`), so that a label never names
+    points drawn apart.
     """
     plt = matplotlib().pyplot
     sc = _scenario(doc, scenario)
     steps = sc["snapshot_steps"]
-    clusters = sc.get("snapshot_clusters") or [None] * len(steps)
     rows = [_row_at(doc, scenario, s) for s in steps]
     y = sc["labels"]
     k = len(rows)
     with style_context():
         fig = plt.figure(figsize=(FULL_WIDTH, 1.25 * 2 + 3.0))
-        gs = fig.add_gridspec(3, k, height_ratios=[1, 1, 1.45], hspace=0.55, wspace=0.08)
+        gs = fig.add_gridspec(3, k, height_ratios=[1, 1, 1.45], hspace=0.7, wspace=0.08)
         allE = [np.asarray(r["embedding"]) for r in rows]
         allF = [np.asarray(r["fstar_aligned"]) for r in rows]
         common = _limits(*allE, *allF, pad=0.06)
-        names = []  # cluster names of the zoomed views, placed once the layout is final
+        thr = float(sc["merge_threshold"])
+        zooms = []  # (axes, points, merged groups) of the zoomed views, labelled at the end
         for n, (r, E, F) in enumerate(zip(rows, allE, allF, strict=True)):
             ax = fig.add_subplot(gs[0, n])
             _points(ax, F, y, hollow=True, marker="D", size=14, numbers=False)
@@ -479,19 +569,17 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
                     transform=ax.transAxes, ha="center", va="top", fontsize=8)
             if n == 0:
                 ax.set_ylabel("common\nscale", fontsize=8)
-            ax2 = fig.add_subplot(gs[1, n])
-            groups = clusters[n] or [[i] for i in range(len(E))]
+            ax2 = fig.add_subplot(gs[1, n], gid="zoom")
             zl = _limits(E, pad=0.3)
-            for g in groups:
-                P = E[g].mean(axis=0)
-                col = _class_color(y[g[0]]) if len({y[i] for i in g}) == 1 else "#444444"
-                for i in g:
-                    ax2.scatter(*E[i], s=16, color=_class_color(y[i]), edgecolors="white",
-                                linewidths=0.4, zorder=4)
-                names.append((ax2, P, ",".join(str(i + 1) for i in g), col))
+            for i in range(len(E)):
+                ax2.scatter(*E[i], s=_ZOOM_DOT, color=_class_color(y[i]), edgecolors="white",
+                            linewidths=0.4, zorder=4)
             _frame(ax2, zl, ticks=False)
-            ax2.text(0.5, -0.04, f"diam $={r['diameter']:.2g}$", transform=ax2.transAxes,
-                     ha="center", va="top", fontsize=8)
+            merged = merged_groups(E, thr)
+            ax2.text(0.5, -0.04, f"diam $={r['diameter']:.2g}$\nmerged: {_groups_text(merged)}",
+                     transform=ax2.transAxes, ha="center", va="top", fontsize=8,
+                     linespacing=1.3, gid="zoom-merged")
+            zooms.append((ax2, E, merged))
             if n == 0:
                 ax2.set_ylabel("zoom on\n$f_\\theta$", fontsize=8)
         ax = fig.add_subplot(gs[2, :])
@@ -527,10 +615,15 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         fig.suptitle(f"{outcome_phrase(sc)}: scenario '{scenario}' ({sc['description']})",
                      fontsize=8, y=0.995)
         fig.subplots_adjust(top=0.88, bottom=0.16, left=0.07, right=0.98)
-        for ax2 in dict.fromkeys(a for a, *_ in names):
-            mine = [(P, t, col) for a, P, t, col in names if a is ax2]
-            label_points(ax2, [m[0] for m in mine], [m[1] for m in mine],
-                         colors=[m[2] for m in mine], fontsize=8, zorder=6)
+        for ax2, E, merged in zooms:
+            groups = drawn_groups(ax2, E, merged, dot=_ZOOM_DOT)
+            cols = [_class_color(y[g[0]]) if len({y[i] for i in g}) == 1 else "#444444"
+                    for g in groups]
+            anns = label_points(ax2, [E[g].mean(axis=0) for g in groups],
+                                [",".join(str(i + 1) for i in g) for g in groups],
+                                colors=cols, fontsize=8, zorder=6)
+            for a in anns:
+                a.set_gid("zoom-label")
         label_hline(ax, sc["merge_threshold"], "merge threshold", color=COLORS["bound"],
                     fontsize=8)
     return fig
@@ -543,7 +636,11 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
 
 def plot_constant(doc: dict[str, Any]):
     """Histograms of ``c`` and ``d_haus(f, f*)/d_iso`` over the random toys (two axes),
-    the trained runs' constants marked above the first."""
+    the trained runs' constants marked above the first.
+
+    The bars of the margins are stacked (each bar's height is the count over every
+    margin); the y label says so.
+    """
     mpl = matplotlib()
     plt = mpl.pyplot
     Line2D = mpl.lines.Line2D
@@ -598,9 +695,9 @@ def plot_constant(doc: dict[str, Any]):
             strip.spines["left"].set_visible(False)
             strip.set_title(axes[0].get_title())
             axes[0].set_title("")
-        axes[0].set_ylabel("number of random toys")
-        handles = [Patch(color=col, label=f"margin {m:g}") for m, col in zip(margins, colors,
-                                                                             strict=True)]
+        axes[0].set_ylabel("random toys (stacked by margin)")
+        handles = [Patch(color=col, label=f"margin {m:g}")
+                   for m, col in zip(margins, colors, strict=True)]
         handles += [Line2D([], [], color="#222222", lw=0.8, ls=ls, label=lab)
                     for _v, lab, ls in refs]
         if marks:
