@@ -23,7 +23,7 @@ Timings are wall-clock medians of single calls in one process (numba and
 cvxpy compilation are done in a warm-up first).
 
 Results on a shared 2-core machine (load average about 4.8; details and the
-baseline comparison in ``docs/zero_loss.md``):
+baseline comparison in ``docs/dev/zero_loss_design.md``):
 
 - ``--quick`` (96 instances per objective): ``"iso"`` 100 % certified, median
   9.8 ms (baseline 3031 ms, ratio of medians 0.0032); ``"haus"`` 85.4 %

@@ -2,7 +2,7 @@
 
 Build (from the repository root; ``pip install -e ".[docs]"`` first)::
 
-    sphinx-build -W --keep-going -b html docs docs/_build/html
+    sphinx-build -W --keep-going -j auto -b html docs docs/_build/html
 
 The API reference is generated from the docstrings (numpydoc): the pages under
 ``docs/api/`` other than ``index.rst`` are written here, at every build, from
@@ -59,6 +59,44 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
+#: numpydoc's validation of the public API (any failure is a warning, and -W
+#: makes it an error): a docstring at all (GL08), known sections (GL06) in
+#: numpydoc's order (GL07), every parameter documented (PR01) and no unknown
+#: one (PR02), a Returns section where a value is returned (RT01), one line
+#: per returned value (RT02), Yields for a generator (YD01).  It covers the
+#: names of ``isoapprox``'s ``__all__`` (the top-level API page) and leaves
+#: out, by name: the members of its classes (``to_dict`` and the like), the
+#: dataclasses, whose fields are documented as Attributes rather than
+#: Parameters, and the subpackages' own pages, which get the checks of
+#: SUBPACKAGE_CHECKS only (``check_subpackage_docstring`` below).
+numpydoc_validation_checks = {"GL06", "GL07", "GL08", "PR01", "PR02", "RT01", "RT02", "YD01"}
+#: what the subpackages' pages (the applications and their plumbing) are held
+#: to: a docstring, known sections, no documented parameter that does not exist
+SUBPACKAGE_CHECKS = {"GL06", "GL08", "PR02"}
+#: the main entry points: each needs an Examples section (EX01; checked
+#: at the start of the build, see ``check_examples`` below)
+EXAMPLES_REQUIRED = (
+    "nearest_ideal", "evaluate_theory", "empirical_constant", "diagnose",
+    "batch_hard_loss", "triplet_loss", "isometric_error", "hausdorff_like",
+    "d_star", "suggest_layout", "CollapseMonitor",
+)
+
+
+def _subpackage_pattern() -> str:
+    """The names documented on the subpackages' own pages."""
+    return r"^isoapprox\.(" + "|".join(m.split(".", 1)[1] for m in API_MODULES) + r")\."
+
+
+def _validation_exclude() -> set[str]:
+    import dataclasses
+
+    out = {_subpackage_pattern(),  # the subpackages' own pages
+           r"^isoapprox\.[A-Z]\w*\."}  # members of the top-level classes
+    for name in isoapprox.__all__:
+        obj = getattr(isoapprox, name)
+        if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
+            out.add(rf"^isoapprox\.{name}$")
+    return out
 
 # --- MyST (the Markdown pages) ------------------------------------------------
 myst_enable_extensions = ["dollarmath"]
@@ -76,6 +114,9 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "show_memory": False,
     "plot_gallery": "True",
+    # run the examples in parallel with sphinx-build's -j (the numba kernels
+    # compile in each worker; on a cold cache this is most of the build)
+    "parallel": True,
 }
 
 # --- HTML -------------------------------------------------------------------------
@@ -87,6 +128,10 @@ html_theme_options = {
 }
 html_static_path: list[str] = []
 html_show_sourcelink = False
+# the whole site's navigation in the left sidebar of every page: the theme's
+# own sidebar shows only the pages below the current top-level page, which
+# leaves it empty on the guide pages (docs/_templates/sidebar-nav-site.html)
+html_sidebars = {"**": ["sidebar-nav-site"]}
 
 
 # --- the API reference pages, written from ``__all__`` -----------------------------
@@ -117,6 +162,7 @@ TOP_SECTIONS = {
     "theory": "The theory's checks",
     "diagnostics": "Diagnosis of an embedding",
     "monitor": "Watching a training loop",
+    "_progress": "Progress reports",
     "exceptions": "Exceptions and warnings",
 }
 
@@ -232,3 +278,43 @@ def write_api_pages(app=None) -> None:
 
 
 write_api_pages()
+numpydoc_validation_exclude = _validation_exclude()
+
+
+def check_examples(app) -> None:
+    """Warn (an error under -W) for a main entry point without Examples."""
+    from numpydoc.validate import validate
+    from sphinx.util import logging
+
+    log = logging.getLogger("isoapprox.docs")
+    for name in EXAMPLES_REQUIRED:
+        codes = {code for code, _ in validate(f"isoapprox.{name}")["errors"]}
+        if "EX01" in codes:
+            log.warning("[numpydoc] isoapprox.%s: EX01 no Examples section (a main "
+                        "entry point: docs/conf.py, EXAMPLES_REQUIRED)", name)
+
+
+def check_subpackage_docstring(app, what, name, obj, options, lines) -> None:
+    """Validate a subpackage page's object against SUBPACKAGE_CHECKS."""
+    import re
+
+    from numpydoc.validate import validate
+    from sphinx.util import logging
+
+    if what not in ("function", "class", "method", "exception"):
+        return
+    if not re.match(_subpackage_pattern(), name):
+        return
+    try:
+        errors = validate(name)["errors"]
+    except Exception:  # noqa: BLE001 - not importable by that name: nothing to check
+        return
+    bad = [f"  {code}: {msg}" for code, msg in errors if code in SUBPACKAGE_CHECKS]
+    if bad:
+        logging.getLogger("isoapprox.docs").warning(
+            "[numpydoc] Validation warnings for %r:\n%s", name, "\n".join(bad))
+
+
+def setup(app) -> None:
+    app.connect("builder-inited", check_examples)
+    app.connect("autodoc-process-docstring", check_subpackage_docstring)

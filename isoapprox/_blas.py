@@ -1,6 +1,6 @@
 """Thread limits: small dense linear algebra on one BLAS thread, numba on few threads.
 
-Design notes: docs/performance.md, section ``isoapprox._blas``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox._blas``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Point-cloud geometry: distances, diameter, minimum enclosing ball, single linkage.
 
-Design notes: docs/performance.md, section ``isoapprox.geometry``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.geometry``.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def pairwise_distances(E: ArrayLike) -> FloatArray:
         computed by direct differences (no ``|x|^2 - 2 x.y + |y|^2``
         cancellation).
 
-    Notes: docs/performance.md, ``isoapprox.geometry.pairwise_distances``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.geometry.pairwise_distances``.
 
     Examples
     --------
@@ -438,7 +438,7 @@ def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100
     BallResult
         Centre, radius (upper bound), proven lower bound and support.
 
-    Notes: docs/performance.md, ``isoapprox.geometry.min_enclosing_ball``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.geometry.min_enclosing_ball``.
 
     References
     ----------

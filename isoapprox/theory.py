@@ -151,8 +151,20 @@ def check_bound(statement: str, lhs: tuple[float, float, float], rhs: tuple[floa
 def check_iso_haus(E1: ArrayLike, E2: ArrayLike, *, mode: str = "pointwise") -> CheckResult:
     """Statement 1: ``d_iso(E1, E2) <= 2 d_haus(E1, E2)``.
 
-    ``mode="isometry"`` uses the certified bracket of
-    :func:`isoapprox.minimax_procrustes`.
+    Parameters
+    ----------
+    E1, E2 : array_like of shape (N, n)
+        Two embeddings of the same ``N`` points (row ``i`` of each is point ``i``).
+    mode : {"pointwise", "isometry"}, default "pointwise"
+        ``"pointwise"`` compares the points as they are
+        (:func:`isoapprox.hausdorff_like`); ``"isometry"`` first moves ``E2``
+        by the best isometry, with the certified bracket of
+        :func:`isoapprox.minimax_procrustes`.
+
+    Returns
+    -------
+    CheckResult
+        Both sides, their brackets and the verdict ``holds``.
 
     Examples
     --------
@@ -179,10 +191,28 @@ def check_loss_iso(
 ) -> tuple[CheckResult, CheckResult]:
     """Statement 3: ``L(E)/2 <= d_iso(E, F_TS)`` and ``d_iso(E, F_TS) <= L(E)``.
 
-    ``iso`` is a precomputed ``nearest_ideal(E, y, margin=margin,
-    objective="iso")``; otherwise ``rng`` and ``tol`` go to the solver.
-    Returns the proven lower check and the upper check (which may fail when
-    the perturbed table is not realisable in ``R^n``).
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Labels admitting a triplet.
+    margin : float, default 0.0
+        The triplet margin ``alpha`` of the loss and of ``F_TS(alpha)``.
+    iso : IdealResult, optional
+        A precomputed ``nearest_ideal(E, y, margin=margin, objective="iso")``.
+    rng : None, int or Generator
+        Seeds the solver's starts when ``iso`` is not given.
+    tol : float, default 1e-6
+        The solver's requested relative gap when ``iso`` is not given.
+
+    Returns
+    -------
+    lower_check : CheckResult
+        The proven ``L(E)/2 <= d_iso(E, F_TS)``.
+    upper_check : CheckResult
+        ``d_iso(E, F_TS) <= L(E)``, which may fail when the perturbed table
+        is not realisable in ``R^n``.
     """
     margin = check_margin(margin)
     if iso is None:
@@ -211,16 +241,33 @@ def check_pair_loss(
     """Statement 5: ``L(E) <= d_iso(E, F)`` and ``d_iso(E, F) <= L(E)`` for a pair loss.
 
     ``L`` is the max-reduced pair loss and ``F`` its zero-loss set
-    (:func:`isoapprox.nearest_zero_loss`, whose parameters ``loss``,
-    ``margin``, ``pos_margin`` and ``beta`` are taken); ``iso`` is a
-    precomputed ``nearest_zero_loss(..., objective="iso")`` of the same
-    loss, ``rng`` and ``tol`` go to the solver otherwise.
+    (:func:`isoapprox.nearest_zero_loss`).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings.
+    y : array_like of shape (N,)
+        Labels.
+    loss : {"contrastive", "margin"}, default "contrastive"
+        The pair loss, as in :func:`isoapprox.nearest_zero_loss`.
+    margin, pos_margin, beta : float
+        The loss's parameters, as in :func:`isoapprox.nearest_zero_loss`.
+    iso : IdealResult, optional
+        A precomputed ``nearest_zero_loss(..., objective="iso")`` of the
+        same loss and parameters.
+    rng : None, int or Generator
+        Seeds the solver's starts when ``iso`` is not given.
+    tol : float, default 1e-6
+        The solver's requested relative gap when ``iso`` is not given.
 
     Returns
     -------
-    lower_check, upper_check : CheckResult
-        The proven ``L(E) <= d_iso(E, F)`` and ``d_iso(E, F) <= L(E)``, which
-        holds (with equality) when the clipped table is realisable in ``R^n``.
+    lower_check : CheckResult
+        The proven ``L(E) <= d_iso(E, F)``.
+    upper_check : CheckResult
+        ``d_iso(E, F) <= L(E)``, which holds (with equality) when the clipped
+        table is realisable in ``R^n``.
 
     Raises
     ------
@@ -793,11 +840,59 @@ def empirical_constant(
     """Statement 2: the empirical constant ``c(E)`` with its bracket and ``theta(E)``.
 
     :func:`evaluate_theory` with ``nearest_ideal``'s defaults (both
-    objectives solved, the default work budget each), formatted.  ``c_n``, if given, checks
-    ``d_haus <= (c_n / theta) d_iso``; ``iso``, ``haus`` and
-    ``fstar_procrustes`` are precomputed results; ``fstar=False`` skips
-    moving ``f*`` onto ``E`` (``ratio_fstar`` and ``d_haus_fstar`` NaN);
-    ``rng`` seeds the solvers, ``tol`` is their requested relative gap.
+    objectives solved, the default work budget each), formatted.  The
+    constant is ``c(E) = d_haus(E, F_TS) / d_iso(E, F_TS)``, the ratio of the
+    two distances of ``E`` to the triplet-separated embeddings, each
+    bracketed by a certified lower and upper end (NaN when ``E`` is already
+    separated).  Statement 2: ``1/2 <= c(E)`` (a theorem) and
+    ``c(E) <= c_n / theta(E)`` in ``R^n`` with ``theta`` the thickness of
+    ``E`` (the conjectured part, checked when ``c_n`` is given).
+
+    Parameters
+    ----------
+    E : array_like of shape (N, n)
+        Embeddings (``N >= 3``).
+    y : array_like of shape (N,)
+        Labels admitting a triplet.
+    margin : float, default 0.0
+        The triplet margin ``alpha`` of ``F_TS(alpha)``.
+    c_n : float, optional
+        When given, the result also checks ``d_haus <= (c_n / theta) d_iso``
+        (``cn_check``).
+    iso, haus : IdealResult, optional
+        Precomputed ``nearest_ideal`` results (``objective="iso"`` and
+        ``"haus"``) for this ``E``, ``y`` and margin.
+    rng : None, int or Generator
+        Seeds the solvers' starts.
+    tol : float, default 1e-6
+        The solvers' requested relative gap.
+    fstar : bool, default True
+        Move ``f*`` (the nearest ideal embedding for ``d_iso``) onto ``E``
+        by its minimax Procrustes isometry; ``False`` skips it
+        (``ratio_fstar`` and ``d_haus_fstar`` are NaN).
+    fstar_procrustes : ProcrustesResult, optional
+        A precomputed ``minimax_procrustes(E, iso.embedding)``.
+
+    Returns
+    -------
+    ConstantResult
+        ``c`` with its bracket ``[c_lower, c_upper]``, the brackets of
+        ``d_iso`` and ``d_haus`` it is the ratio of, ``theta`` with its
+        bracket and the checks ``half_check`` (``1/2 <= c``) and
+        ``cn_check`` (None without ``c_n``).
+
+    See Also
+    --------
+    evaluate_theory : The same evaluation, with every bound and check.
+
+    Examples
+    --------
+    >>> E = [[0.0, 0.0], [1.0, 0.0], [0.5, 0.2], [0.6, 1.0], [2.0, 0.5]]
+    >>> r = empirical_constant(E, [0, 0, 1, 1, 2])
+    >>> round(r.c_lower, 4), round(r.c_upper, 4), r.half_check.holds
+    (0.9622, 0.9622, True)
+    >>> round(r.d_iso, 6), round(r.d_haus, 6)
+    (0.230742, 0.222008)
     """
     if c_n is not None:
         c_n = check_positive(c_n, "c_n")
@@ -860,10 +955,26 @@ def check_collapse(
 ) -> CollapseResult:
     """Statement 4: at collapse the loss is ``alpha`` but the distance is ``D*``.
 
-    ``y`` should give every class two or more points (then ``f*`` of the
-    collapsed batch collapses each class and ``d_iso = D*(P, n, alpha)``);
-    ``dim >= 1`` is ``n``; ``rng`` seeds the solvers and ``tol`` is their
-    requested relative gap.
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Labels of the collapsed batch (every point at the origin).  They
+        should give every class two or more points: then ``f*`` of the
+        collapsed batch collapses each class and ``d_iso = D*(P, n, alpha)``.
+    dim : int
+        The dimension ``n >= 1``.
+    margin : float, default 1.0
+        The triplet margin ``alpha``.
+    rng : None, int or Generator
+        Seeds the solvers' starts.
+    tol : float, default 1e-6
+        The solvers' requested relative gap.
+
+    Returns
+    -------
+    CollapseResult
+        The loss of the collapsed batch, the bracket of its ``d_iso``, that
+        of ``D*(P, n, alpha)`` and whether the two agree.
     """
     dim = check_int(dim, "dim", minimum=1)
     margin = check_margin(margin)

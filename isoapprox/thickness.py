@@ -1,6 +1,6 @@
 """Thickness of a point set: least width over diameter.
 
-Design notes: docs/performance.md, section ``isoapprox.thickness``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.thickness``.
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def thickness_report(
     TypeError
         If ``A`` is not numeric.
 
-    Notes: docs/performance.md, ``isoapprox.thickness.thickness_report``.
+    Notes: docs/dev/kernels_design.md, ``isoapprox.thickness.thickness_report``.
 
     Examples
     --------

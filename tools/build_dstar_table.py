@@ -28,7 +28,7 @@ Run from the repository root::
 (The build without the penalty stage took 2338 s; the stage is about 38
 minutes of one core, by its cost model :func:`n_penalty`.)
 
-Timing of the shipped data: see docs/dstar.md ("How the table is built").
+Timing of the shipped data: see docs/dev/dstar_design.md ("How the table is built").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Nearest ideal embeddings with certified brackets.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal``.
 """
 
 from ._budget import EFFORTS, SAFETY_TIME_LIMIT, Budget, resolve_budget, safety_limit

@@ -4,7 +4,7 @@ On the line the search is the order search of :mod:`._line`; in the plane,
 boxes of the coordinates (this module) and cones of directions
 (:mod:`._sector`).
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._bnb``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._bnb``.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ BNB_MAX_NODES = 20_000
 #: ``"haus"`` in the plane, :mod:`._sector`): a deterministic count of node
 #: LPs, one to two milliseconds each.  On the five-point toys in the plane that
 #: the relaxations leave open (92 of 300), the search certifies all but one
-#: within it (docs/zero_loss.md, ``isoapprox.ideal._sector``)
+#: within it (docs/dev/zero_loss_design.md, ``isoapprox.ideal._sector``)
 BNB_MAX_LP = SECTOR_MAX_LP
 #: separated box centres found below the pruning level are polished by at most
 #: this many local solves ...

@@ -1,6 +1,6 @@
 """Proven lower bounds on the distances to the triplet-separated set.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._bounds``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._bounds``.
 """
 
 from __future__ import annotations

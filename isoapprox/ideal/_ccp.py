@@ -1,6 +1,6 @@
 """cvxpy local solver: the convex-concave procedure (CCP).
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._ccp``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._ccp``.
 """
 
 from __future__ import annotations

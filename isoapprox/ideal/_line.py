@@ -1,6 +1,6 @@
 """Order branch-and-bound on the line: certified lower bounds for ``n = 1``.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._line``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._line``.
 
 On the line every distance is a signed difference, ``|F_i - F_j| = F_j -
 F_i`` when ``F_i <= F_j``: once the order of the points is known, the

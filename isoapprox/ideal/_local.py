@@ -1,6 +1,6 @@
 """scipy local solvers on the smooth epigraph form: SLSQP and an augmented Lagrangian.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._local``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._local``.
 """
 
 from __future__ import annotations

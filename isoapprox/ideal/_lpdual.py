@@ -1,6 +1,6 @@
 """A certified lower bound of a linear programme from approximate duals.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._lpdual``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._lpdual``.
 """
 
 from __future__ import annotations

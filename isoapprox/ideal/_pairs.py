@@ -1,6 +1,6 @@
 """The pair family: zero-loss sets of the contrastive and margin losses.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._pairs``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._pairs``.
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ def _pair_infeasible(delta: float, A: tuple, B: tuple, dm: float, l2: float,
 
 
 def class_ball_bound(prob: Problem, upper: float) -> float:
-    """The class-ball bound on ``d_haus`` (normalised units; see docs/zero_loss.md).
+    """The class-ball bound on ``d_haus`` (normalised units; see docs/dev/zero_loss_design.md).
 
     ``upper`` (a feasible value) caps the bisection.
     """

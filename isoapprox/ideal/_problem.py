@@ -1,6 +1,6 @@
 """The nearest-ideal problem in normalised coordinates.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._problem``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._problem``.
 """
 
 from __future__ import annotations

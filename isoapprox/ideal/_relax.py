@@ -1,6 +1,6 @@
 """Convex (SDP) lower bounds, solved with cvxpy and Clarabel.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._relax``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._relax``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ point and multipliers by weak duality, with every float64 rounding allowed
 for, so that it holds whatever the solver's accuracy (the accuracy decides
 only how close the bound comes to the relaxation's optimum).
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._sdpdual``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._sdpdual``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Angular branch-and-bound in the plane: certified lower bounds for ``"haus"``.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._sector``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._sector``.
 
 The only non-convex relations of the plane ``"haus"`` problem are the
 negative distances ``|F_a - F_m| >= |F_a - F_p| + alpha`` (a lower bound on

@@ -1,6 +1,6 @@
 """One solve at a time, each independent of the solves before it.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._session``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._session``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def forget_solver_state() -> None:
 
 @contextmanager
 def solver_session() -> Iterator[None]:
-    """Hold the solver lock and start from fresh solver state (see docs/zero_loss.md)."""
+    """Hold the solver lock and start from fresh solver state (docs/dev/zero_loss_design.md)."""
     with SOLVER_LOCK:
         forget_solver_state()
         yield

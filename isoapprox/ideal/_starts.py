@@ -1,6 +1,6 @@
 """Starting points and cheap feasible constructions (normalised units).
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._starts``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._starts``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Lower bounds of the nearest-ideal distances from sub-batches.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal._subbatch``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._subbatch``.
 
 Notation: ``E`` (N, n), dense class codes, margin ``alpha``; ``F_TS`` the
 triplet-separated set of the batch and ``F_TS(S)`` that of a sub-batch
@@ -285,7 +285,7 @@ def support_indices(E: np.ndarray, codes: np.ndarray, margin: float, objective: 
     batch: its proven lower bound (a bound of the batch by restriction,
     whatever the support) then closes the gap at the cost of a sub-problem
     (:func:`isoapprox.nearest_ideal` solves it with the branch-and-bound
-    when it is small; docs/zero_loss.md, ``isoapprox.ideal._subbatch``).
+    when it is small; docs/dev/zero_loss_design.md, ``isoapprox.ideal._subbatch``).
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """The nearest triplet-separated ("ideal") embedding, with a certified bracket.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal.nearest``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal.nearest``.
 """
 
 from __future__ import annotations
@@ -652,7 +652,7 @@ def nearest_ideal(
     NoTripletError
         If the labels admit no triplet.
 
-    Notes: docs/zero_loss.md, ``isoapprox.ideal.nearest.nearest_ideal``.
+    Notes: docs/dev/zero_loss_design.md, ``isoapprox.ideal.nearest.nearest_ideal``.
 
     Examples
     --------

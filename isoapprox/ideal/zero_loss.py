@@ -1,6 +1,6 @@
 """Nearest embedding with zero pair loss (contrastive or margin), with a certified bracket.
 
-Design notes: docs/zero_loss.md, section ``isoapprox.ideal.zero_loss``.
+Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal.zero_loss``.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def nearest_zero_loss(
         has two or more points); ``E`` and the loss's parameters whose
         largest magnitude is neither 0 nor in ``[2**-900, 2**900]``.
 
-    Notes: docs/zero_loss.md, ``isoapprox.ideal.zero_loss.nearest_zero_loss``.
+    Notes: docs/dev/zero_loss_design.md, ``isoapprox.ideal.zero_loss.nearest_zero_loss``.
 
     Examples
     --------

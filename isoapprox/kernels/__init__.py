@@ -1,6 +1,6 @@
 """numba kernels of isoapprox, one module per concept.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels``.
 
 The first time a kernel is compiled in a process (a fresh cache, or a new
 version of isoapprox), one line is logged at INFO level on the

@@ -1,6 +1,6 @@
 """Kernels of the batch engine: many configurations per call.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.batch``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.batch``.
 """
 
 from __future__ import annotations

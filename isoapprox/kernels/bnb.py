@@ -1,7 +1,7 @@
 """numba kernels of the spatial branch-and-bounds: the nearest ideal embedding,
 and the separated point sets behind the lower bounds of ``D*``.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.bnb``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.bnb``.
 """
 
 from __future__ import annotations

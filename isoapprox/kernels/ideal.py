@@ -1,6 +1,6 @@
 """numba kernels of the nearest-ideal solvers: arrays in, arrays out.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.ideal``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.ideal``.
 """
 
 from __future__ import annotations

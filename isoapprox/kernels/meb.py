@@ -1,6 +1,6 @@
 """Minimum enclosing ball: the exact planar circle and the Frank-Wolfe dual.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.meb``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.meb``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from . import JIT
 __all__ = ["IN_RTOL", "meb_2d", "meb_bracket", "meb_dual_fw", "support_radius"]
 
 #: relative slack on the squared radius of the "point outside the circle"
-#: test (see docs/performance.md)
+#: test (see docs/dev/kernels_design.md)
 IN_RTOL = 1e-12
 #: Frank-Wolfe target gap of :func:`meb_bracket`
 _FW_EPS = 1e-10

@@ -1,6 +1,6 @@
 """numba kernels of the training harness: arrays in, arrays out.
 
-Design notes: docs/performance.md, section ``isoapprox.kernels.train``.
+Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.train``.
 """
 
 from __future__ import annotations

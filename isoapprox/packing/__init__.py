@@ -479,6 +479,13 @@ def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
         ``P * n <=`` :data:`WITNESS_SIZE_MAX` (``2**24``); larger layouts are
         refused before anything is built (:func:`d_star` brackets any ``P``).
     margin : float, default 1.0
+        The least distance ``alpha`` between two points of the layout.
+
+    Returns
+    -------
+    ndarray of shape (P, n)
+        The layout: pairwise distances ``>= margin``, diameter ``<=
+        d_star(P, n, margin).upper``.
 
     Raises
     ------
@@ -593,6 +600,13 @@ def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
         ``P`` from the volume-type bounds ``~ margin sqrt((n + 1) / (2 n))
         P^(1/n)`` (:func:`d_star`).
     margin : float, default 1.0
+        The least distance ``alpha`` between two of the ``P`` points.
+
+    Returns
+    -------
+    float
+        A proven lower bound of the least diameter of ``P`` points of
+        ``R^n`` pairwise ``>= margin`` apart.
 
     Raises
     ------
@@ -744,6 +758,16 @@ def separated_class_count(y: ArrayLike) -> int:
     from every point of another class; two singletons constrain nothing.  So
     ``P'`` counts the classes with two or more points, plus one if some class
     is a singleton.
+
+    Parameters
+    ----------
+    y : array_like of shape (N,)
+        Class labels.
+
+    Returns
+    -------
+    int
+        ``P'``, the ``P`` of ``D*(P, n, alpha)`` in the theory's bounds.
 
     Examples
     --------

@@ -6,7 +6,7 @@ statement of :data:`STATEMENTS` on held-out batches of the final embedding
 (``TrainConfig.crosscheck_batches``).  Batches of more than ``max_points``
 points are evaluated on a seeded sub-batch (:func:`sub_batch`), whose values
 are certified lower bounds of the whole batch's.  Notation, cost cap, lower
-bounds and reproducibility: see docs/sweep.md ("train.bounds: notes").
+bounds and reproducibility: see docs/dev/train_design.md ("train.bounds: notes").
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ MAX_POINTS = 16
 SUB_K = 4
 #: local solves of each nearest_ideal call
 N_STARTS = 4
-#: a guard only (see docs/sweep.md); never reached in the measured runs
+#: a guard only (see docs/dev/train_design.md); never reached in the measured runs
 SAFETY_TIME_LIMIT = 120.0
 #: the packing-type bounds of :class:`isoapprox.IdealResult` (they see the dimension)
 _PACKING_BOUNDS = ("packing", "sub_batch_packing")
@@ -287,7 +287,7 @@ def batch_theory(
     rng : None, int or Generator
         Draws the sub-batch and seeds the solvers' starts.
     max_points, per_class : int
-        The cost cap (see docs/sweep.md and :func:`sub_batch`).
+        The cost cap (see docs/dev/train_design.md and :func:`sub_batch`).
     n_starts : int, default 4
         Local solves of each ``nearest_ideal`` call.
     isometry_max_dim : int, default 8

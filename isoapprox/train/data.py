@@ -1,6 +1,6 @@
 """Data sets, class-disjoint splits and P x K batch sampling.
 
-See docs/sweep.md ("isoapprox.train.data: notes").
+See docs/dev/train_design.md ("isoapprox.train.data: notes").
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def gaussian_clusters(
     dim : int
         Input dimension ``d``.
     separation : float, default 2.0
-        Scale of the class means (see docs/sweep.md).
+        Scale of the class means (see docs/dev/train_design.md).
     noise : float, default 1.0
         Within-class spread.
     rng : None, int or Generator
@@ -291,7 +291,7 @@ def resolve_pk(
 
 
 class PKSampler:
-    """Seeded P x K batch sampler (see docs/sweep.md).
+    """Seeded P x K batch sampler (see docs/dev/train_design.md).
 
     Parameters
     ----------

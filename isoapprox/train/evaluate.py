@@ -1,6 +1,6 @@
 """Evaluation during training: collapse statistics, retrieval, triplet diagram.
 
-See docs/sweep.md ("isoapprox.train.evaluate: notes").
+See docs/dev/train_design.md ("isoapprox.train.evaluate: notes").
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def diagram_of_codes(X: np.ndarray, codes: np.ndarray) -> TripletDiagram:
 
 
 def triplet_diagram(E: ArrayLike, y: ArrayLike) -> TripletDiagram:
-    """Triplet-diagram data of one batch (see docs/sweep.md).
+    """Triplet-diagram data of one batch (see docs/dev/train_design.md).
 
     Parameters
     ----------

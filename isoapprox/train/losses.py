@@ -1,6 +1,6 @@
 """Metric-learning losses with their gradients with respect to the embeddings.
 
-See docs/sweep.md ("isoapprox.train.losses: notes").
+See docs/dev/train_design.md ("isoapprox.train.losses: notes").
 
 Scales: every loss is computed on a copy of the embeddings (and of its
 lengths: margins, thresholds) rescaled by the power of two of
@@ -70,7 +70,7 @@ class LossResult:
     value : float
         The reduced loss.
     grad : ndarray of shape (N, n)
-        ``dL/dE`` (a subgradient at kinks, see docs/sweep.md).
+        ``dL/dE`` (a subgradient at kinks, see docs/dev/train_design.md).
     n_terms : int
         Number of terms the reduction runs over (anchors, triplets, pairs).
     n_active : int
@@ -450,7 +450,7 @@ def loss_and_grad(name: str, E: ArrayLike, y: ArrayLike, **options: Any) -> Loss
     y : array_like of shape (N,)
         Class labels.
     **options
-        The loss's options (see docs/sweep.md and the named functions).
+        The loss's options (see docs/dev/train_design.md and the named functions).
 
     Returns
     -------
@@ -546,7 +546,7 @@ def semi_hard_loss_grad(
 ) -> LossResult:
     """FaceNet semi-hard triplet loss (TensorFlow's rule) and its gradient.
 
-    One term per ordered positive pair ``(a, p)``; see docs/sweep.md for
+    One term per ordered positive pair ``(a, p)``; see docs/dev/train_design.md for
     the choice of negative and the fallback.  ``selection["fallback"]``
     marks the pairs that used it.
     """

@@ -1,6 +1,6 @@
 """Small numpy networks with analytic backward passes.
 
-See docs/sweep.md ("isoapprox.train.networks: notes").
+See docs/dev/train_design.md ("isoapprox.train.networks: notes").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Parameter sweeps over training configurations: seeded, resumable, parallel.
 
-See docs/sweep.md ("isoapprox.train.sweep: notes").
+See docs/dev/train_design.md ("isoapprox.train.sweep: notes").
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Cell:
 
 
 def cell_seed(root_seed: int, replicate: int) -> np.random.SeedSequence:
-    """The seed of every cell with this replicate (see docs/sweep.md)."""
+    """The seed of every cell with this replicate (see docs/dev/train_design.md)."""
     return np.random.SeedSequence(int(root_seed), spawn_key=(int(replicate),))
 
 

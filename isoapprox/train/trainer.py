@@ -1,6 +1,6 @@
 """Training loop: one configuration, seeded, logged, with a hook for more quantities.
 
-See docs/sweep.md ("isoapprox.train.trainer: notes").
+See docs/dev/train_design.md ("isoapprox.train.trainer: notes").
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ class TrainConfig:
     log_every: int = 100
     eval_size: int | None = None
     recall_ks: tuple[int, ...] = (1, 2, 4, 8)
-    #: 0.1 sits in an empty gap of the final / initial diameter ratios (docs/sweep.md,
+    #: 0.1 sits in an empty gap of the final / initial diameter ratios (docs/dev/train_design.md,
     #: "Why collapse_rtol = 0.1")
     collapse_rtol: float = 0.1
     diagram_size: int = 64
@@ -267,7 +267,7 @@ class TrainConfig:
 
 @dataclass(frozen=True, eq=False)
 class LogState:
-    """What a logging callback sees (see docs/sweep.md)."""
+    """What a logging callback sees (see docs/dev/train_design.md)."""
 
     step: int
     config: TrainConfig
@@ -292,7 +292,7 @@ class TrainResult:
     ----------
     config : TrainConfig
     history : list of dict
-        The logged records (see docs/sweep.md).
+        The logged records (see docs/dev/train_design.md).
     diagrams : dict of str to TripletDiagram
         ``heldout_initial``, ``heldout_final`` (a fixed P x K batch of the
         evaluation set) and ``train_final`` (the last training batch).
@@ -470,7 +470,7 @@ class Trainer:
     data_seed : None, int or SeedSequence
         Stream of the synthetic data (default: spawned from ``seed``).
     callbacks : sequence of callables
-        Logging hooks (see docs/sweep.md).
+        Logging hooks (see docs/dev/train_design.md).
     """
 
     def __init__(
