@@ -46,3 +46,23 @@ def test_readme_api_tour_runs():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     result = runner.run(test)
     assert result.failed == 0, f"{result.failed} README tour example(s) differ (see above)"
+
+
+def test_readme_stays_within_ten_thousand_characters():
+    """The README is a newcomer's first page: at most 10,000 characters (the rest
+    goes to the docs site)."""
+    assert len((ROOT / "README.md").read_text()) <= 10_000
+
+
+def test_the_figures_the_readme_shows_are_committed_outside_the_runs_folder():
+    """A run draws into figures/ (ignored); what the README embeds is committed
+    under docs/figures/, so the main command leaves the tree clean."""
+    text = (ROOT / "README.md").read_text()
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)
+    assert images
+    for path in images:
+        assert path.startswith("docs/figures/"), path
+        assert (ROOT / path).is_file(), path
+    ignored = subprocess.run(["git", "check-ignore", "-q", "figures/toy/x.png"], cwd=ROOT)
+    if (ROOT / ".git").exists():
+        assert ignored.returncode == 0, "figures/ must be ignored by git"
