@@ -1,6 +1,6 @@
 """Adversarial configurations: search for the worst case of a scalar objective.
 
-See docs/survey.md ("isoapprox.batch.adversarial: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.adversarial: notes").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Cheap quantities of many configurations at once (vectorised numba).
 
-See docs/survey.md ("isoapprox.batch.cheap: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.cheap: notes").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The batch engine: chunks of configurations as tasks, local or on Dask.
 
-See docs/survey.md ("isoapprox.batch.engine: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.engine: notes").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Expensive per-configuration stages: the distances to ``F_TS`` and every bound of SPEC section 3.
 
-See docs/survey.md ("isoapprox.batch.expensive: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.expensive: notes").
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class IdealSettings:
         The work budget of each solve (``nearest_ideal``'s ``effort``).
     n_starts : int or None, default None
         Local solves of ``nearest_ideal``; None: the ``effort``'s (24 for
-        ``"default"``; why 24: docs/survey.md, "IdealSettings.n_starts"),
+        ``"default"``; why 24: docs/dev/batch_design.md, "IdealSettings.n_starts"),
         stored resolved.
     max_iter : int or None, default None
         Iteration cap of each local solve; None: the ``effort``'s (200 for

@@ -1,6 +1,6 @@
 """Seeded random configurations for batch evaluation.
 
-See docs/survey.md ("isoapprox.batch.generators: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.generators: notes").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Evaluation stages: the pluggable per-configuration quantities of a batch run.
 
-See docs/survey.md ("isoapprox.batch.stages: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.stages: notes").
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ PARAM_COLUMNS: tuple[Column, ...] = (
 
 @dataclass(frozen=True)
 class Stage:
-    """A named evaluation stage (see docs/survey.md for the contract).
+    """A named evaluation stage (its contract: docs/dev/batch_design.md).
 
     Attributes
     ----------

@@ -1,6 +1,6 @@
 """The tidy result table: encoding chunks of rows and reading them back.
 
-See docs/survey.md ("isoapprox.batch.table: notes").
+See docs/dev/batch_design.md ("isoapprox.batch.table: notes").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The ``N (N - 1) / 2`` pair distances ``||E_i - E_j||``, ``i < j``, as
 :func:`scipy.spatial.distance.pdist`; quantiles as ``np.quantile(pdist(E),
-q)``, found without the distance matrix (the method: see docs/diagnose.md).
+q)``, found without the distance matrix (the method: see docs/dev/diagnostics_design.md).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ reads (the ``d_iso`` bracket against the loss, ``D*`` and the layout), with
 ``"all"`` every quantity of :func:`isoapprox.evaluate_theory`.  Every search
 stops on counts of work (the ``effort`` of :class:`TheoryOptions`), and the
 section records them (:attr:`TheoryDiagnosis.budget`).  Notation, what is
-reported and the cost: see docs/diagnose.md.
+reported and the cost: see docs/dev/diagnostics_design.md.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def _ratio(num: float, den: float) -> float:
 class LayoutSuggestion:
     """Classes per batch and embedding dimension that keep ``D* <= ratio * margin``.
 
-    The criterion (ours, see docs/diagnose.md): a batch of ``P`` classes in
+    The criterion (ours, see docs/dev/diagnostics_design.md): a batch of ``P`` classes in
     ``R^n`` keeps the loss a proxy of the distance to the ideal set within a
     factor ``ratio`` at collapse iff ``D*(P, n, alpha) <= ratio * alpha``.
     With the default ``curve="packing"`` both ends of

@@ -3,7 +3,7 @@
 Every statistic is exact (no sampling), in float64 by direct differences,
 and none builds the ``N x N`` matrix; the sweeps over pairs are in
 :mod:`isoapprox.kernels.stats`.  Definitions and conventions (effective
-rank, RankMe, alignment, uniformity, zero rows): see docs/diagnose.md.
+rank, RankMe, alignment, uniformity, zero rows): see docs/dev/diagnostics_design.md.
 """
 
 from __future__ import annotations
@@ -589,7 +589,7 @@ class _TripletShares:
 
 @dataclass(frozen=True)
 class CollapseStatistics(_TripletShares):
-    """Every collapse statistic of one labelled embedding (see docs/diagnose.md).
+    """Every collapse statistic of one labelled embedding (see docs/dev/diagnostics_design.md).
 
     ``N``, ``n``, ``P`` are ``n_points``, ``dim``, ``n_classes``;
     ``diameter_pair`` is the first pair attaining the diameter; ``meb_radius``
