@@ -247,3 +247,15 @@ def test_epilog_lists_each_signature_once_and_the_exit_statuses():
         listed = [ln for ln in _EPILOG.splitlines() if ln.strip().startswith(name + " ")]
         assert len(listed) == 1, name
     assert "3 when a\n  --fail-on signature holds" in _EPILOG
+
+
+@pytest.mark.parametrize("extra", [["--summary"], ["--fail-on", "any"]])
+def test_report_options_are_refused_with_history(tmp_path, capsys, extra):
+    """--summary and --fail-on shape an embedding file's report; with --history they
+    used to be ignored silently."""
+    from isoapprox.cli import main
+
+    status = main(["diagnose", "--history", str(tmp_path / "run.jsonl"), *extra, "-q"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert "cannot be combined with --history" in err[0] and extra[0] in err[0]

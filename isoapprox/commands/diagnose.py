@@ -802,6 +802,13 @@ def run(args: argparse.Namespace) -> int:
     if args.history is not None:
         from .history import run_history
 
+        given = [flag for flag, on in (("--summary", args.summary),
+                                       ("--fail-on", args.fail_on is not None)) if on]
+        if given:
+            raise InvalidInputError(
+                f"{' and '.join(given)} cannot be combined with --history LOG (they belong "
+                "to an embedding FILE's report); run the two separately"
+            )
         return run_history(args)
     if args.file is None:
         raise InvalidInputError("diagnose needs an embedding FILE (or --history LOG)")
