@@ -110,7 +110,8 @@ _ADVICE = {
         "Lower the learning rate (or add a warmup); fewer classes per batch; semi-hard "
         "mining first, hard (batch-hard) mining later; L2-normalise the embeddings (or fix "
         "their scale) and set the margin for that scale; plain, not squared, distances in "
-        "the loss. With margin 0 the loss cannot see a collapse (it is 0)."
+        "the loss; a margin above 0 (at margin 0 a collapsed batch has loss 0, so the loss "
+        "cannot show it)."
     ),
     "partial-collapse": (
         "Check the merged classes' data and labels first (near-duplicate or mislabelled "
