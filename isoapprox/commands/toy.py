@@ -74,8 +74,9 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
             "distances of the embedding to the triplet-separated set (certified brackets), "
             "its nearest ideal embedding f*, the diameter and the empirical constant "
             "c = d_haus / d_iso (the paper reports 0.53; the theory's floor is 1/2), and the "
-            "same constant over random toys.  Writes results and figures; takes about 90 s "
-            "on two cores once the numba kernels are compiled.  See docs/toy.md.",
+            "same constant over random toys.  Writes results and figures; computes for about "
+            "65 s on two cores once the numba kernels are compiled; a later run reuses the "
+            "results and only redraws the figures (about 15 s).  See docs/toy.md.",
             width=78,
         ),
         epilog=_EPILOG,
