@@ -13,7 +13,6 @@ document (experiment ``batch_best``) next to the table.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from ..exceptions import InvalidInputError
 from ..io import write_results
 from .generators import generate
 from .grid import BatchConfig
-from .table import iter_cells
+from .table import iter_cells, row_value
 
 __all__ = ["BEST_FILE", "OBJECTIVE_COLUMNS", "best_rows", "check_best_column", "save_best"]
 
@@ -40,19 +39,6 @@ OBJECTIVE_COLUMNS = {
     "c": "c_lower",
     "c_incumbent": "c",
 }
-
-
-def _value(v: Any, dtype: str) -> Any:
-    if dtype == "str":
-        return str(v)
-    f = float(v)
-    if math.isnan(f):
-        return None
-    if dtype == "int":
-        return int(f)
-    if dtype == "bool":
-        return bool(f)
-    return f
 
 
 def check_best_column(config: BatchConfig, column: str, *, name: str = "column") -> str:
@@ -115,7 +101,7 @@ def best_rows(results: str | os.PathLike, config: BatchConfig, column: str, *, k
         # at most k candidates per cell
         order = ok[np.lexsort((data["config"][ok], -v[ok]))][:k]
         for i in order.tolist():
-            row = {c.name: _value(data[c.name][i], c.dtype) for c in columns}
+            row = {c.name: row_value(data[c.name][i], c.dtype) for c in columns}
             best.append((float(v[i]), int(row["config"]), row))
         best.sort(key=lambda t: (-t[0], t[1]))
         best = best[:k]

@@ -14,14 +14,13 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..exceptions import InvalidInputError
 from .grid import PARAM_COLUMNS, BatchConfig
 from .stages import COLUMN_DTYPES, Column
-from .table import iter_cells
+from .table import iter_cells, row_value
 
 __all__ = [
     "QUANTILES",
@@ -211,15 +210,6 @@ def format_table(records: Sequence[dict], config: BatchConfig) -> str:
     return "\n".join(lines)
 
 
-def _value(v: Any, dtype: str) -> Any:
-    if dtype == "str":
-        return str(v)
-    f = float(v)
-    if math.isnan(f):
-        return None
-    return bool(f) if dtype == "bool" else int(f) if dtype == "int" else f
-
-
 def run_records(doc: Mapping, source: str | Path, fields: Sequence[str]) -> list[dict]:
     """The rows of a finished batch run as dicts of ``fields`` (missing values: None).
 
@@ -274,7 +264,7 @@ def run_records(doc: Mapping, source: str | Path, fields: Sequence[str]) -> list
     out = []
     for _, data in iter_cells(table, columns, fmt):
         for i in range(len(data["cell"])):
-            out.append({f: _value(data[f][i], dtypes[f]) for f in fields})
+            out.append({f: row_value(data[f][i], dtypes[f]) for f in fields})
     return out
 
 

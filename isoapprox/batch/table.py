@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..exceptions import InvalidInputError
 from .stages import Column
 
-__all__ = ["encode_rows", "header", "iter_cells", "to_internal"]
+__all__ = ["encode_rows", "header", "iter_cells", "row_value", "to_internal"]
 
 
 def to_internal(values, column: Column, B: int) -> np.ndarray:
@@ -39,6 +41,20 @@ def to_internal(values, column: Column, B: int) -> np.ndarray:
             f"column {column.name!r} ({column.dtype}) must be numeric; got dtype {arr.dtype}"
         )
     return arr.astype(np.float64)
+
+
+def row_value(v: Any, dtype: str) -> Any:
+    """One cell of the internal table as a JSON-ready Python value (NaN: ``None``)."""
+    if dtype == "str":
+        return str(v)
+    f = float(v)
+    if math.isnan(f):
+        return None
+    if dtype == "int":
+        return int(f)
+    if dtype == "bool":
+        return bool(f)
+    return f
 
 
 def _quote(s: str) -> str:
