@@ -83,9 +83,44 @@ def test_grid_and_early_break_agree_on_large_sets():
         B = rng.normal(size=(2000, n)) + 0.5
         g = KH.directed(A, B)
         pa, pb = KH._order(3000), KH._order(2000)
-        e = KH._early_break(A[pa], B[pb])
+        e = KH._tile_break(A, pa, B, pb, KH.TILE_WIDTH)
         assert g[0] == e[0]
         assert np.sqrt(g[0]) == directed_hausdorff(A, B, seed=0)[0]
+
+
+def _attains(A, B, result):
+    """The pair returned attains the value, by direct differences."""
+    v, i, j = result
+    return _sq(A[i], B[j]) == v
+
+
+@pytest.mark.property
+@given(point_sets(), st.sampled_from([8, 16, 24, 64]), st.integers(0, 2**31))
+@settings(max_examples=60, deadline=None)
+def test_tile_break_equals_brute_force_in_any_order(sets, width, seed):
+    """Any visiting orders and tile widths: the same value, a pair attaining it."""
+    A, B = sets
+    rng = np.random.default_rng(seed)
+    pa, pb = rng.permutation(len(A)), rng.permutation(len(B))
+    got = KH._tile_break(A, pa, B, pb, width)
+    assert np.sqrt(got[0]) == brute_directed(A, B)
+    assert _attains(A, B, got)
+
+
+def test_far_first_is_a_permutation_with_the_farthest_first():
+    rng = np.random.default_rng(4)
+    A, B = rng.normal(size=(50, 3)), rng.normal(size=(30, 3)) + 1.0
+    pa = KH._order(50)
+    out = KH._far_first(A, B, pa, 8)
+    assert sorted(out) == list(range(50))
+    mu = sum(B) / len(B)  # the kernel's order of summation
+    d = np.array([_sq(a, mu) for a in A])
+    top = np.argsort(-d, kind="stable")
+    assert d[top[7]] - d[top[8]] > 1e-6  # no near tie decides the test
+    assert list(out[:8]) == list(top[:8])
+    assert list(out[8:]) == [i for i in pa if i not in set(out[:8])]
+    assert list(KH._far_first(A[:3], B, pa[pa < 3], 8)) == list(np.argsort(-d[:3]))
+    assert list(KH._far_first(A, B, pa, 1)) == [top[0]] + [i for i in pa if i != top[0]]
 
 
 def test_degenerate_sets():
