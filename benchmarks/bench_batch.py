@@ -5,6 +5,8 @@ Run from the repository root::
     python benchmarks/bench_batch.py            # full (a few minutes)
     python benchmarks/bench_batch.py --quick    # smaller sizes, fewer repeats
     python benchmarks/bench_batch.py --stage reference   # also time a per-configuration stage
+    git archive 17cc8d3 isoapprox | tar -x -C /tmp/before
+    python benchmarks/bench_batch.py --sections cheap chunk e2e --baseline /tmp/before
 
 What it measures (every timing is the median of ``--repeats`` runs, and each
 section prints its ratio against a baseline timed in the same run):
@@ -20,9 +22,17 @@ section prints its ratio against a baseline timed in the same run):
    streams, one call per chunk) against the numpy streams it replaced (one
    ``Generator(Philox(SeedSequence(...)))`` per configuration, then the same
    kernel), interleaved, CPU time, with a bit-for-bit check of the two; the
-   CSV encoding of the result rows; and where one chunk's time goes
-   (``run_chunk``, stage ``cheap``: generation, stages, encoding, summary
-   values; CPU time per configuration).
+   CSV encoding of the result rows (the numba encoder against the Python
+   ``repr`` encoder it replaced, the same bytes); and where one chunk's time
+   goes (``run_chunk``, stage ``cheap``: generation, stages, encoding,
+   summary values; CPU time per configuration).
+1c. End to end, the command line: CPU time (user + system, one thread) of
+   whole ``isoapprox batch --stages cheap --jobs 1`` processes, a large
+   ``--repetitions`` against 1,000 (the start-up), interleaved: microseconds
+   and configurations a second per core.  With ``--baseline DIR`` (the
+   ``isoapprox`` package of an earlier version, e.g. ``git archive COMMIT
+   isoapprox | tar -x -C DIR``) the same for that version in the same run,
+   and the ratio; the result tables of the two are compared byte for byte.
 2. Scaling of ``run_batch`` (stage ``cheap``) from ``jobs=1`` (in this process) to 2 on
    the same grid: wall time, including the start of the worker processes
    (measured separately) and the final assembly of the table.
@@ -40,10 +50,14 @@ and rerun on a quiet machine for the record.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import multiprocessing
 import os
 import platform
+import resource
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,7 +81,7 @@ from isoapprox.batch import (  # noqa: E402
 from isoapprox.batch.engine import evaluate_chunk, run_chunk  # noqa: E402
 from isoapprox.batch.generators import cell_words, layout_codes  # noqa: E402
 from isoapprox.batch.summary import summary_values  # noqa: E402
-from isoapprox.batch.table import encode_rows  # noqa: E402
+from isoapprox.batch.table import _encode_csv_python, encode_rows  # noqa: E402
 from isoapprox.kernels import batch as BK  # noqa: E402
 from isoapprox.runs import executor  # noqa: E402
 
@@ -215,9 +229,14 @@ def section_cheap(B: int, B_loop: int, repeats: int) -> None:
     task = plan(cfg)[0]
     cols = evaluate_chunk(task)
     n = task.stop - task.start
-    t_enc = _median_time(lambda: encode_rows(cols, task.columns, "csv"), max(1, repeats // 2))
+    same = encode_rows(cols, task.columns, "csv") == _encode_csv_python(cols, task.columns)
+    t_enc, t_py = _median_cpu_interleaved(
+        [lambda: encode_rows(cols, task.columns, "csv"),
+         lambda: _encode_csv_python(cols, task.columns)], max(1, repeats // 2))
     print(f"   CSV encoding of the rows        {n / t_enc:12,.0f} rows/s "
-          f"({len(task.columns)} columns; ratio to the kernel {t_vec / B / (t_enc / n):.3f})")
+          f"(CPU; {len(task.columns)} columns; ratio to the kernel {t_vec / B / (t_enc / n):.3f})")
+    print(f"   CSV encoding, Python repr       {n / t_py:12,.0f} rows/s "
+          f"(CPU; the encoder before; x{t_py / t_enc:.1f} the time; same bytes: {same})")
 
 
 def section_chunk(reps: int, repeats: int) -> None:
@@ -244,6 +263,7 @@ def section_chunk(reps: int, repeats: int) -> None:
             "evaluate_chunk (all of the above)": lambda: evaluate_chunk(task),
             f"encode_rows ({task.format})": lambda: encode_rows(cols, task.columns,
                                                                 task.format),
+            "encode_rows, Python repr (before)": lambda: _encode_csv_python(cols, task.columns),
             "summary_values": lambda: summary_values(cols, task.columns),
             "run_chunk (the whole task)": lambda: run_chunk(task),
         }
@@ -253,6 +273,75 @@ def section_chunk(reps: int, repeats: int) -> None:
     for (name, _), t in zip(parts.items(), times, strict=True):
         print(f"   {name:36s} {1e6 * t / reps:7.2f} us/configuration "
               f"({reps / t:10,.0f} /s)")
+
+
+#: configurations a second per core of the command line end to end before the
+#: numba CSV encoder (benchmarks/README.md, "Issue 35: generation at kernel speed")
+RECORDED_E2E_RATE = 122_700
+#: the goal of issue 35, item 4
+E2E_GOAL = 250_000
+
+
+def _cli_cpu(reps: int, package_root: str, tmp: str, keep: str | None = None) -> float:
+    """CPU seconds (user + system) of one ``isoapprox batch --stages cheap --jobs 1`` process.
+
+    ``package_root`` is the folder holding the ``isoapprox`` package to run;
+    ``keep`` copies the results table there.
+    """
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", PYTHONPATH=package_root)
+    out = Path(tempfile.mkdtemp(dir=tmp)) / "run"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "isoapprox", "batch", "--stages", "cheap",
+                    "--repetitions", str(reps), "--jobs", "1", "--out", str(out), "-q"],
+                   env=env, cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if keep:
+        shutil.copyfile(out / "results.csv", keep)
+    shutil.rmtree(out.parent)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def section_e2e(reps: int, rounds: int, baseline: str | None) -> dict:
+    """The command line end to end, CPU time per configuration (``--baseline``: both versions)."""
+    small = 1000
+    print(f"\n1c. isoapprox batch --stages cheap --jobs 1 end to end, {reps:,} against {small:,} "
+          f"configurations (N = 5 in R^2), CPU time (user + system) of the whole process, "
+          f"1 thread, {rounds} interleaved rounds")
+    versions = {"this version": str(ROOT)}
+    if baseline:
+        versions["baseline"] = str(Path(baseline).resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        tables = {}
+        for name, root in versions.items():  # compiles the kernels (dropped); keeps the table
+            tables[name] = str(Path(tmp) / f"{name.replace(' ', '_')}.csv")
+            _cli_cpu(reps, root, tmp, keep=tables[name])
+        cpu = {name: {reps: [], small: []} for name in versions}
+        for _ in range(rounds):
+            for size in (reps, small):
+                for name, root in versions.items():
+                    cpu[name][size].append(_cli_cpu(size, root, tmp))
+        same = (filecmp.cmp(tables["this version"], tables["baseline"], shallow=False)
+                if baseline else None)
+    us = {}
+    for name in versions:
+        big, start = statistics.median(cpu[name][reps]), statistics.median(cpu[name][small])
+        us[name] = 1e6 * (big - start) / (reps - small)
+        print(f"   {name:13s} {big:6.2f} s ({reps:,}), {start:5.2f} s ({small:,}): "
+              f"{us[name]:5.2f} us/configuration, {1e6 / us[name]:9,.0f} configurations/s "
+              f"per core")
+    if baseline:
+        print(f"   ratio baseline / this version {us['baseline'] / us['this version']:.2f} "
+              f"(the same results table byte for byte: {same})")
+    rate = 1e6 / us["this version"]
+    print(f"   recorded before (README, another run): {RECORDED_E2E_RATE:,}/s; goal "
+          f"{E2E_GOAL:,}/s per core: {'met' if rate >= E2E_GOAL else 'not met'} in this run")
+    return {"repetitions": [reps, small], "rounds": rounds,
+            "cpu_seconds": {name: {str(k): v for k, v in d.items()} for name, d in cpu.items()},
+            "us_per_configuration": us,
+            "configurations_per_second_per_core": {k: 1e6 / v for k, v in us.items()},
+            "same_results_table": same, "goal_per_core": E2E_GOAL,
+            "recorded_before_per_core": RECORDED_E2E_RATE}
 
 
 def _grid(reps: int) -> BatchConfig:
@@ -365,6 +454,14 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     p.add_argument("--repeats", type=int, default=None)
     p.add_argument("--stage", default=None, help="also time this per-configuration stage")
+    p.add_argument("--baseline", default=None, metavar="DIR",
+                   help="folder holding the isoapprox package of an earlier version: section "
+                        "1c times its command line too, in the same run")
+    p.add_argument("--json", default=None, metavar="FILE",
+                   help="write section 1c's CPU times and rates to FILE")
+    p.add_argument("--sections", nargs="+", default=None,
+                   choices=("cheap", "chunk", "e2e", "scaling", "dask"),
+                   help="run only these sections (default: all)")
     args = p.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
     B = 100_000 if args.quick else 1_000_000
@@ -372,13 +469,27 @@ def main(argv=None) -> int:
     reps = 100_000 if args.quick else 400_000
     print(f"isoapprox batch benchmark: python {platform.python_version()}, numpy {np.__version__}, "
           f"{os.cpu_count()} cpu(s), load average {_load()}")
-    section_cheap(B, B_loop, repeats)
-    section_chunk(4096, 3 * repeats)  # the default chunk size of `isoapprox batch`
-    local = section_scaling(reps, repeats)
-    section_dask(reps, repeats, local)
+    want = set(args.sections or ("cheap", "chunk", "e2e", "scaling", "dask"))
+    if "cheap" in want:
+        section_cheap(B, B_loop, repeats)
+    if "chunk" in want:
+        section_chunk(4096, 3 * repeats)  # the default chunk size of `isoapprox batch`
+    record = {"python": platform.python_version(), "numpy": np.__version__,
+              "cpus": os.cpu_count(), "load_average_at_e2e_start": _load()}
+    if "e2e" in want:
+        record["e2e"] = section_e2e(50_000 if args.quick else 200_000, repeats, args.baseline)
+    if "scaling" in want or "dask" in want:
+        local = section_scaling(reps, repeats)
+        if "dask" in want:
+            section_dask(reps, repeats, local)
     if args.stage:
         section_stage(args.stage, 200 if args.quick else 1000, repeats)
     print(f"\nload average at the end {_load()} (timings are noisy on a shared machine)")
+    if args.json:
+        import json
+
+        record["load_average_end"] = _load()
+        Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

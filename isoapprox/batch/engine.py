@@ -6,6 +6,7 @@ See docs/dev/batch_design.md ("isoapprox.batch.engine: notes").
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -245,10 +246,13 @@ def _values_path(out: Path, chunk: int) -> Path:
     return out / PARTS_DIR / f"chunk-{chunk:08d}.npy"
 
 
-def _npy_bytes(values: np.ndarray) -> bytes:
+def _npy_pieces(values: np.ndarray) -> tuple[bytes, memoryview]:
+    """The ``.npy`` file of ``values`` as its header and its data (not copied):
+    ``head + bytes(data)`` is what ``np.save`` writes."""
+    arr = np.ascontiguousarray(values)
     buf = io.BytesIO()
-    np.save(buf, values, allow_pickle=False)
-    return buf.getvalue()
+    np.lib.format.write_array_header_1_0(buf, np.lib.format.header_data_from_array_1_0(arr))
+    return buf.getvalue(), memoryview(arr.reshape(-1).view(np.uint8))
 
 
 def _clear(out: Path, results: Path) -> None:
@@ -283,11 +287,106 @@ def _is_plain_file(path: Path) -> bool:
         return False
 
 
-def _assemble(out: Path, results: Path, config: BatchConfig) -> str:
-    """Concatenate the parts in chunk order into ``results`` atomically; its SHA-256."""
+class _TableHash:
+    """SHA-256 of the final table, fed with the chunks' rows as they finish.
+
+    Chunks that finish ahead of their turn wait in memory (at most
+    ``limit`` bytes; beyond that the hash is given up and
+    :func:`_assemble` hashes the table as it writes it).
+    """
+
+    def __init__(self, head: bytes, limit: int = 1 << 26) -> None:
+        self._h = hashlib.sha256(head)
+        self._next = 0
+        self._waiting: dict[int, bytes] = {}
+        self._size = 0
+        self._limit = limit
+        self.ok = True
+
+    def add(self, chunk: int, payload: bytes) -> None:
+        if not self.ok:
+            return
+        if chunk != self._next:
+            self._waiting[chunk] = payload
+            self._size += len(payload)
+            if self._size > self._limit:
+                self.ok = False
+                self._waiting.clear()
+            return
+        self._h.update(payload)
+        self._next += 1
+        while self._next in self._waiting:
+            data = self._waiting.pop(self._next)
+            self._size -= len(data)
+            self._h.update(data)
+            self._next += 1
+
+    def hexdigest(self, n_chunks: int) -> str | None:
+        """The table's SHA-256 if every chunk was fed, else None."""
+        return self._h.hexdigest() if self.ok and self._next == n_chunks else None
+
+
+class _PartChanged(Exception):
+    """A part's size is not the journaled one (:func:`_assemble` starts again)."""
+
+
+#: errors of ``os.copy_file_range`` after which a part is copied through Python
+_NO_COPY_RANGE = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP,
+                  getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+
+
+def _copy_part(src: Path, fh) -> int:
+    """Append the file ``src`` to the open binary file ``fh``; the bytes copied.
+
+    The kernel copies it (``os.copy_file_range``) where it can, else Python.
+    """
+    fh.flush()
+    copied = 0
+    with src.open("rb") as fs:
+        left = os.fstat(fs.fileno()).st_size
+        copy_range = getattr(os, "copy_file_range", None)
+        while left > 0 and copy_range is not None:
+            try:
+                k = copy_range(fs.fileno(), fh.fileno(), left)
+            except OSError as exc:
+                if exc.errno not in _NO_COPY_RANGE:
+                    raise
+                break
+            if k == 0:
+                break
+            copied += k
+            left -= k
+        if left > 0:  # what is left, through Python
+            data = fs.read()
+            fh.write(data)
+            fh.flush()
+            copied += len(data)
+    return copied
+
+
+def _assemble(out: Path, results: Path, config: BatchConfig, sha: str | None = None,
+              sizes: dict[int, int] | None = None) -> str:
+    """Concatenate the parts in chunk order into ``results`` atomically; its SHA-256.
+
+    With ``sha`` (the hash of the rows as the chunks finished, see
+    :class:`_TableHash`) and the parts' ``sizes``, the parts are copied by
+    the kernel without being read here; a part whose size is not the one
+    recorded makes it start again, reading and hashing every part.
+    """
+    head = header(config.columns(), config.format)
+    if sha is not None and sizes is not None:
+        try:
+            with atomic_writer(results) as fh:  # an exception discards the temporary
+                fh.write(head)
+                for k in range(config.n_chunks):
+                    if _copy_part(_part_path(out, k, config.format), fh) != sizes.get(k):
+                        raise _PartChanged(k)
+            return sha
+        except _PartChanged as exc:
+            log.warning("part %d of %s changed during the run; hashing the parts", exc.args[0],
+                        out)
     h = hashlib.sha256()
     with atomic_writer(results) as fh:
-        head = header(config.columns(), config.format)
         fh.write(head)
         h.update(head)
         for k in range(config.n_chunks):
@@ -421,6 +520,7 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
                 and _file_sha256(results) == complete.get("sha256"))
     computed = 0
     reused = n_chunks
+    sha = complete.get("sha256") if finished else None
     if not finished:
         done: set[int] = set()
         for chunk, rec in journal.done.items():
@@ -437,9 +537,13 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
         if done:
             log.info("resuming %s: %d of %d chunks already done", out, len(done), n_chunks)
         _make_parts(out)
+        table_hash = None if done else _TableHash(header(config.columns(), config.format))
         computed = _drive(todo, config, out, journal, jobs, scheduler, client,
-                          connect_timeout, progress, done_rows=_rows_of(config, done))
-        sha = _assemble(out, results, config)
+                          connect_timeout, progress, done_rows=_rows_of(config, done),
+                          table_hash=table_hash)
+        sizes = {k: rec["bytes"] for k, rec in journal.done.items() if k != "complete"}
+        sha = _assemble(out, results, config,
+                        sha=table_hash.hexdigest(n_chunks) if table_hash else None, sizes=sizes)
         summary = summarise_values(
             (np.load(_values_path(out, k), allow_pickle=False) for k in range(n_chunks)), config)
         journal.add("complete", {"rows": config.grid.n_configurations, "sha256": sha})
@@ -456,7 +560,7 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
         extra={
             "fingerprint": fp,
             "results_file": results.name,
-            "results_sha256": _file_sha256(results),
+            "results_sha256": sha,
             "n_configurations": config.grid.n_configurations,
             "columns": [[c.name, c.dtype, c.description] for c in config.columns()],
             "skipped_cells": list(config.grid.skipped),
@@ -489,28 +593,35 @@ def _rows_of(config: BatchConfig, chunks: set[int]) -> int:
 
 
 def _drive(todo, config, out, journal, jobs, scheduler, client, timeout, progress,
-           done_rows: int) -> int:
-    """Run the tasks through an executor, recording each finished chunk."""
+           done_rows: int, table_hash: _TableHash | None = None) -> int:
+    """Run the tasks through an executor, recording each finished chunk (and
+    feeding its rows to ``table_hash``)."""
     if not todo:
         return 0
     bar = progress_bar(progress, config.grid.n_configurations, "isoapprox batch",
                        initial=done_rows, unit="cfg", log=log)
 
     def finish(res: ChunkOutput) -> None:
-        npy = _npy_bytes(res.values)
+        head, data = _npy_pieces(res.values)
+        npy_hash = hashlib.sha256(head)
+        npy_hash.update(data)
         files = (_values_path(out, res.chunk), _part_path(out, res.chunk, config.format))
         try:
-            atomic_write_bytes(files[0], npy)
+            with atomic_writer(files[0]) as fh:
+                fh.write(head)
+                fh.write(data)
             atomic_write_bytes(files[1], res.payload)
             journal.add(res.chunk, {"rows": res.rows, "bytes": len(res.payload),
                                     "sha256": _sha256(res.payload),
-                                    "values_sha256": _sha256(npy),
+                                    "values_sha256": npy_hash.hexdigest(),
                                     "seconds": round(res.seconds, 6)})
         except BaseException:  # a chunk is its files and its journal line, or nothing
             for p in files:
                 with contextlib.suppress(OSError):
                     p.unlink()
             raise
+        if table_hash is not None:
+            table_hash.add(res.chunk, res.payload)
         bar.update(res.rows)
 
     try:

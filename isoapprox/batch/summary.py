@@ -41,6 +41,12 @@ QUANTILES = (("min", 0.0), ("p05", 0.05), ("median", 0.5), ("p95", 0.95), ("max"
 _PARAMS = {c.name for c in PARAM_COLUMNS}
 
 
+def _present(v: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``v[ok]``: the values not missing, in order (``v`` itself when none is
+    missing and it is contiguous: the same values, the same sums)."""
+    return v if v.flags.c_contiguous and ok.all() else v[ok]
+
+
 def summarise_cell(data: dict[str, np.ndarray], columns: Sequence[Column]) -> dict:
     """Summary record of one cell's rows (internal column representation)."""
     rec: dict = {"cell": int(data["cell"][0])}
@@ -57,12 +63,12 @@ def summarise_cell(data: dict[str, np.ndarray], columns: Sequence[Column]) -> di
             rec[f"{c.name}_count"] = int(sum(1 for s in v if s))
         elif c.dtype == "bool":
             ok = ~np.isnan(v)
-            rec[f"share_{c.name}"] = float(v[ok].mean()) if ok.any() else float("nan")
+            rec[f"share_{c.name}"] = float(_present(v, ok).mean()) if ok.any() else float("nan")
         else:
             ok = ~np.isnan(v)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                q = (np.quantile(v[ok], [p for _, p in QUANTILES]) if ok.any()
+                q = (np.quantile(_present(v, ok), [p for _, p in QUANTILES]) if ok.any()
                      else np.full(len(QUANTILES), np.nan))
             for (suffix, _), val in zip(QUANTILES, q, strict=True):
                 rec[f"{c.name}_{suffix}"] = float(val)
@@ -105,16 +111,18 @@ def summarise_values(chunks: Iterable[np.ndarray], config: BatchConfig) -> list[
     pending: list[np.ndarray] = []
 
     def flush():
-        vals = np.concatenate(pending)
+        # column by column, each contiguous (the chunks are row-major)
+        vals = np.empty((pending[0].shape[1], sum(len(p) for p in pending)))
+        np.concatenate([p.T for p in pending], axis=1, out=vals)
         data = {}
         for j, c in enumerate(keep):
-            col = vals[:, j]
+            col = vals[j]
             data[c.name] = (np.where(col == 1.0, "x", "").astype(object) if c.dtype == "str"
                             else col)
-        cell = cells[int(vals[0, k_cell])]
-        B = len(vals)
-        data["distribution"] = np.full(B, cell.distribution, dtype=object)
-        data["layout"] = np.full(B, cell.layout, dtype=object)
+        cell = cells[int(vals[k_cell, 0])]
+        # the text parameters: summarise_cell reads their first value only
+        data["distribution"] = np.array([cell.distribution], dtype=object)
+        data["layout"] = np.array([cell.layout], dtype=object)
         records.append(summarise_cell(data, columns))
 
     for vals in chunks:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError
+from ..kernels import batch as BK
 from .stages import Column
 
 __all__ = ["encode_rows", "header", "iter_cells", "row_value", "to_internal"]
@@ -103,13 +104,75 @@ def header(columns: Sequence[Column], fmt: str) -> bytes:
     return b""
 
 
+#: column dtype -> kind of :func:`isoapprox.kernels.batch.encode_csv_kernel`
+_CSV_KINDS = {"float": BK.CSV_FLOAT, "int": BK.CSV_INT, "bool": BK.CSV_BOOL, "str": BK.CSV_TEXT}
+#: an int column is written by the kernel when every value is NaN or below this in magnitude
+_INT_LIMIT = 2.0**63
+
+
+def _encode_csv_python(cols: dict[str, np.ndarray], columns: Sequence[Column]) -> bytes:
+    """CSV rows in Python (``repr`` of every float): the reference of :func:`_encode_csv`."""
+    strs = [_csv_strings(cols[c.name], c.dtype) for c in columns]
+    if not strs or not strs[0]:
+        return b""
+    return ("\n".join(map(",".join, zip(*strs, strict=True))) + "\n").encode()
+
+
+def _encode_csv(cols: dict[str, np.ndarray], columns: Sequence[Column]) -> bytes:
+    """CSV rows of one chunk through the numba encoder; the same bytes as
+    :func:`_encode_csv_python` (floats as ``repr``, ints as ``str``, flags as
+    ``True``/``False``, missing values empty, text quoted as the csv module
+    reads it back)."""
+    if not columns:
+        return b""
+    B = len(cols[columns[0].name])
+    if B == 0:
+        return b""
+    k = len(columns)
+    V = np.empty((B, k))
+    kinds = np.empty(k, dtype=np.int64)
+    pool: list[bytes] = []
+    width = k  # separators and the newline
+    for j, c in enumerate(columns):
+        arr = cols[c.name]
+        kinds[j] = _CSV_KINDS[c.dtype]
+        if c.dtype != "str":
+            V[:, j] = arr
+            if c.dtype == "int" and not np.all(np.isnan(arr) | (np.abs(arr) < _INT_LIMIT)):
+                return _encode_csv_python(cols, columns)  # str(int64) of an out-of-range value
+            width += BK.CSV_NUMBER_WIDTH
+            continue
+        vals = arr.tolist()
+        base = len(pool)
+        if vals.count(vals[0]) == B:  # one value (a parameter of the cell)
+            V[:, j] = base
+            texts = [vals[0]]
+        else:
+            index: dict[str, int] = {}
+            V[:, j] = [index.setdefault(s, len(index)) for s in vals]
+            V[:, j] += base
+            texts = list(index)
+        enc = [_quote(s).encode() for s in texts]
+        pool.extend(enc)
+        width += max(map(len, enc))
+    starts = np.zeros(len(pool) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(t) for t in pool], dtype=np.int64)
+    text = np.frombuffer(b"".join(pool), dtype=np.uint8) if starts[-1] else np.zeros(1, np.uint8)
+    out = np.empty(B * width, dtype=np.uint8)
+    n = BK.encode_csv_kernel(V, V.view(np.uint64), kinds, text, starts, out)
+    return out[:n].tobytes()
+
+
 def encode_rows(cols: dict[str, np.ndarray], columns: Sequence[Column], fmt: str) -> bytes:
-    """Rows of one chunk as bytes (no header)."""
+    """Rows of one chunk as bytes (no header).
+
+    CSV rows are written by a numba kernel (:func:`_encode_csv`): every float
+    as Python's ``repr`` writes it (the shortest string that reads back to the
+    same double), so the table is the one the Python encoder writes, byte for
+    byte, and every value reads back exactly.
+    """
     if fmt == "csv":
-        strs = [_csv_strings(cols[c.name], c.dtype) for c in columns]
-        if not strs or not strs[0]:
-            return b""
-        return ("\n".join(map(",".join, zip(*strs, strict=True))) + "\n").encode()
+        return _encode_csv(cols, columns)
     names = [c.name for c in columns]
     vals = [_json_values(cols[c.name], c.dtype) for c in columns]
     lines = [json.dumps(dict(zip(names, row, strict=True)), allow_nan=False)

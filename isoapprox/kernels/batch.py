@@ -17,8 +17,15 @@ from .planar import thickness_2d
 __all__ = [
     "CHEAP_FLOAT_FIELDS",
     "CHEAP_INT_FIELDS",
+    "CSV_BOOL",
+    "CSV_FLOAT",
+    "CSV_INT",
+    "CSV_NUMBER_WIDTH",
+    "CSV_TEXT",
     "DISTRIBUTION_CODES",
     "cheap_kernel",
+    "encode_csv_kernel",
+    "float_repr_kernel",
     "generate_kernel",
     "philox_uniforms",
     "seed_sequence_key",
@@ -577,3 +584,393 @@ def generate_kernel(U, dist, P, random_layout, base_codes, spread, scale, X, cod
                     p += 1
                 for k in range(n):
                     X[b, i, k] = rad * z[i * n + k]
+
+
+# ---------------------------------------------------------------------------
+# CSV text of a chunk's rows: Python's float repr, in numba
+# ---------------------------------------------------------------------------
+#
+# A float is written as ``repr(float(x))`` writes it: the shortest decimal
+# string that reads back to the same double (ties: the one nearest the
+# double), found by Ryu (Adams 2018, "Ryu: fast float-to-string conversion",
+# PLDI; the algorithm of the reference implementation's ``d2d`` with its
+# 64-bit multiplications), then laid out by CPython's rules for ``repr``
+# (``format_float_short``, mode ``'r'``): fixed notation for decimal-point
+# positions -3 to 16, exponent notation (``1e-05``, ``1.5e+16``) outside;
+# ``.0`` after an integral value in fixed notation; ``inf``, ``-inf``,
+# ``0.0``, ``-0.0``.  tests/test_batch_table.py compares it with ``repr`` on
+# every exponent, subnormals and random bit patterns.
+
+#: column kinds of :func:`encode_csv_kernel`
+CSV_FLOAT, CSV_INT, CSV_BOOL, CSV_TEXT = 0, 1, 2, 3
+#: the most bytes a float (``-2.2250738585072014e-308``) or an int64 takes
+CSV_NUMBER_WIDTH = 24
+
+_RYU_POW5_INV_BITCOUNT = 122
+_RYU_POW5_BITCOUNT = 121
+
+
+def _ryu_pow5bits(e: int) -> int:
+    """``ceil(log2(5**e))`` (1 for ``e = 0``), as Ryu computes it."""
+    return ((e * 1217359) >> 19) + 1
+
+
+def _ryu_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Ryu's 128-bit powers of five, split into (low, high) 64-bit words.
+
+    ``inv[q] = floor(2**(pow5bits(q) - 1 + 122) / 5**q) + 1`` for ``q < 292``;
+    ``pos[i] = 5**i`` scaled to 121 bits (truncated) for ``i < 326``.
+    """
+    mask = (1 << 64) - 1
+    inv = np.empty((292, 2), dtype=np.uint64)
+    for q in range(292):
+        p = 5**q
+        v = (1 << (p.bit_length() - 1 + _RYU_POW5_INV_BITCOUNT)) // p + 1
+        inv[q, 0], inv[q, 1] = v & mask, v >> 64
+    pos = np.empty((326, 2), dtype=np.uint64)
+    for i in range(326):
+        p = 5**i
+        s = p.bit_length() - _RYU_POW5_BITCOUNT
+        v = p >> s if s >= 0 else p << -s
+        pos[i, 0], pos[i, 1] = v & mask, v >> 64
+    return inv, pos
+
+
+_RYU_INV, _RYU_POS = _ryu_tables()
+_U2 = np.uint64(2)
+_U4 = np.uint64(4)
+_U5 = np.uint64(5)
+_U10 = np.uint64(10)
+_U100 = np.uint64(100)
+_U50 = np.uint64(50)
+_U63 = np.uint64(63)
+_S52 = np.uint64(52)
+_MANT = np.uint64((1 << 52) - 1)
+_HIDDEN = np.uint64(1 << 52)
+_EXP_MASK = np.uint64(0x7FF)
+_CH_0 = 48
+_TRUE = np.frombuffer(b"True", dtype=np.uint8)
+_FALSE = np.frombuffer(b"False", dtype=np.uint8)
+_INF = np.frombuffer(b"inf", dtype=np.uint8)
+#: "00" "01" ... "99"
+_DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8)
+#: 10**k as uint64, k = 0 .. 17
+_POW10 = np.array([10**k for k in range(18)], dtype=np.uint64)
+
+
+@njit(inline="always", **JIT)
+def _shr128(lo, hi, d):
+    """``(hi 2**64 + lo) >> d`` truncated to 64 bits (``0 < d < 64``)."""
+    return (hi << np.uint64(64 - d)) | (lo >> np.uint64(d))
+
+
+@njit(inline="always", **JIT)
+def _ryu_mul_shift_all(m2, lo, hi, j, mm_shift):
+    """``(vr, vp, vm)``: ``4 m2``, ``4 m2 + 2`` and ``4 m2 - 1 - mm_shift``
+    times ``M = hi 2**64 + lo``, shifted right by ``j`` (``65 < j < 128``).
+
+    One 192-bit product ``2 m2 M`` (two 64x64-bit multiplications); ``vp``
+    and ``vm`` are ``(2 m2 M + M) >> (j - 1)`` and ``(2 m2 M - M) >> (j - 1)``
+    (``mm_shift = 1``) or ``(4 m2 M - M) >> j`` (``mm_shift = 0``).
+    """
+    m = m2 << _U1
+    t, p0 = _mulhilo(m, lo)
+    h, p1 = _mulhilo(m, hi)
+    mid = t + p1
+    if mid < t:
+        h += _U1
+    lo2 = p0 + lo
+    mid2 = mid + hi + (_U1 if lo2 < p0 else _U0)
+    hi2 = h + (_U1 if mid2 < mid else _U0)
+    vp = _shr128(mid2, hi2, j - 65)
+    if mm_shift == _U1:
+        lo3 = p0 - lo
+        mid3 = mid - hi - (_U1 if lo3 > p0 else _U0)
+        hi3 = h - (_U1 if mid3 > mid else _U0)
+        vm = _shr128(mid3, hi3, j - 65)
+    else:
+        lo3 = p0 + p0
+        mid3 = mid + mid + (_U1 if lo3 < p0 else _U0)
+        hi3 = h + h + (_U1 if mid3 < mid else _U0)
+        lo4 = lo3 - lo
+        mid4 = mid3 - hi - (_U1 if lo4 > lo3 else _U0)
+        hi4 = hi3 - (_U1 if mid4 > mid3 else _U0)
+        vm = _shr128(mid4, hi4, j - 64)
+    return _shr128(mid, h, j - 65), vp, vm
+
+
+@njit(inline="always", **JIT)
+def _pow5_factor(v):
+    c = 0
+    while v % _U5 == _U0:
+        v //= _U5
+        c += 1
+    return c
+
+
+@njit(**JIT)
+def _ryu_d2d(mant, ex):
+    """Shortest digits ``(output, e10)`` of the positive finite double with
+    IEEE fields ``mant`` (52 bits) and ``ex`` (11 bits, not all ones): the
+    value is ``output * 10**e10``."""
+    if ex == _U0:
+        e2 = 1 - 1023 - 52 - 2
+        m2 = mant
+    else:
+        e2 = np.int64(ex) - 1023 - 52 - 2
+        m2 = _HIDDEN | mant
+    accept = (m2 & _U1) == _U0
+    mv = _U4 * m2
+    mm_shift = _U1 if (mant != _U0 or ex <= _U1) else _U0
+    vm_tz = False
+    vr_tz = False
+    if e2 >= 0:
+        q = ((e2 * 78913) >> 18) - (1 if e2 > 3 else 0)
+        e10 = q
+        k = _RYU_POW5_INV_BITCOUNT + _ryu_pow5bits_nb(q) - 1
+        i = -e2 + q + k
+        vr, vp, vm = _ryu_mul_shift_all(m2, _RYU_INV[q, 0], _RYU_INV[q, 1], i, mm_shift)
+        if q <= 21:
+            if mv % _U5 == _U0:
+                vr_tz = _pow5_factor(mv) >= q
+            elif accept:
+                vm_tz = _pow5_factor(mv - _U1 - mm_shift) >= q
+            elif _pow5_factor(mv + _U2) >= q:
+                vp -= _U1
+    else:
+        q = ((-e2 * 732923) >> 20) - (1 if -e2 > 1 else 0)
+        e10 = q + e2
+        i = -e2 - q
+        k = _ryu_pow5bits_nb(i) - _RYU_POW5_BITCOUNT
+        j = q - k
+        vr, vp, vm = _ryu_mul_shift_all(m2, _RYU_POS[i, 0], _RYU_POS[i, 1], j, mm_shift)
+        if q <= 1:
+            vr_tz = True
+            if accept:
+                vm_tz = mm_shift == _U1
+            else:
+                vp -= _U1
+        elif q < 63:
+            vr_tz = (mv & ((_U1 << np.uint64(q)) - _U1)) == _U0
+    removed = 0
+    if vm_tz or vr_tz:
+        last = _U0
+        while vp // _U10 > vm // _U10:
+            vm_tz = vm_tz and vm % _U10 == _U0
+            vr_tz = vr_tz and last == _U0
+            last = vr % _U10
+            vr //= _U10
+            vp //= _U10
+            vm //= _U10
+            removed += 1
+        if vm_tz:
+            while vm % _U10 == _U0:
+                vr_tz = vr_tz and last == _U0
+                last = vr % _U10
+                vr //= _U10
+                vp //= _U10
+                vm //= _U10
+                removed += 1
+        if vr_tz and last == _U5 and vr % _U2 == _U0:
+            last = _U4  # round half to even
+        up = (vr == vm and (not accept or not vm_tz)) or last >= _U5
+    else:
+        up = False
+        if vp // _U100 > vm // _U100:
+            up = vr % _U100 >= _U50
+            vr //= _U100
+            vp //= _U100
+            vm //= _U100
+            removed += 2
+        while vp // _U10 > vm // _U10:
+            up = vr % _U10 >= _U5
+            vr //= _U10
+            vp //= _U10
+            vm //= _U10
+            removed += 1
+        up = up or vr == vm
+    return vr + (_U1 if up else _U0), e10 + removed
+
+
+@njit(inline="always", **JIT)
+def _ryu_pow5bits_nb(e):
+    return ((e * 1217359) >> 19) + 1
+
+
+@njit(inline="always", **JIT)
+def _put_bytes(src, out, pos):
+    for t in range(src.shape[0]):
+        out[pos + t] = src[t]
+    return pos + src.shape[0]
+
+
+@njit(inline="always", **JIT)
+def _put_float(bits, out, pos):
+    """Write ``repr`` of the finite or infinite double with IEEE bits ``bits``."""
+    if bits >> _U63:
+        out[pos] = 45  # '-'
+        pos += 1
+    ex = (bits >> _S52) & _EXP_MASK
+    mant = bits & _MANT
+    if ex == _EXP_MASK:
+        out[pos] = 105  # 'inf'
+        out[pos + 1] = 110
+        out[pos + 2] = 102
+        return pos + 3
+    if ex == _U0 and mant == _U0:
+        out[pos] = _CH_0
+        out[pos + 1] = 46  # '.'
+        out[pos + 2] = _CH_0
+        return pos + 3
+    v, e10 = _ryu_d2d(mant, ex)
+    while v % _U10 == _U0:  # repr's digits carry no trailing zero
+        v //= _U10
+        e10 += 1
+    nd = 17  # at most 17 digits; most have 16 or 17
+    while nd > 1 and v < _POW10[nd - 1]:
+        nd -= 1
+    decpt = e10 + nd  # value = 0.DIGITS * 10**decpt
+    if decpt <= -4 or decpt > 16:
+        pos = _put_digits(v, nd, 1, out, pos)
+        out[pos] = 101  # 'e'
+        e = decpt - 1
+        if e < 0:
+            out[pos + 1] = 45
+            e = -e
+        else:
+            out[pos + 1] = 43  # '+'
+        pos += 2
+        if e >= 100:
+            out[pos] = np.uint8(_CH_0 + e // 100)
+            pos += 1
+        out[pos] = np.uint8(_CH_0 + (e // 10) % 10)
+        out[pos + 1] = np.uint8(_CH_0 + e % 10)
+        return pos + 2
+    if decpt <= 0:
+        out[pos] = _CH_0
+        out[pos + 1] = 46
+        pos += 2
+        for _ in range(-decpt):
+            out[pos] = _CH_0
+            pos += 1
+        return _put_digits(v, nd, nd, out, pos)
+    if decpt < nd:
+        return _put_digits(v, nd, decpt, out, pos)
+    pos = _put_digits(v, nd, nd, out, pos)
+    for _ in range(decpt - nd):
+        out[pos] = _CH_0
+        pos += 1
+    out[pos] = 46
+    out[pos + 1] = _CH_0
+    return pos + 2
+
+
+@njit(inline="always", **JIT)
+def _put_low_digits(v, n, out, end):
+    """Write the ``n`` lowest decimal digits of ``v`` to ``out[end - n:end]``;
+    returns ``v // 10**n``."""
+    while n >= 2:  # two digits a division
+        r = np.int64(v % _U100) * 2
+        v //= _U100
+        out[end - 1] = _DIGIT_PAIRS[r + 1]
+        out[end - 2] = _DIGIT_PAIRS[r]
+        end -= 2
+        n -= 2
+    if n == 1:
+        out[end - 1] = np.uint8(_CH_0 + np.int64(v % _U10))
+        v //= _U10
+    return v
+
+
+@njit(inline="always", **JIT)
+def _put_digits(v, nd, point, out, pos):
+    """Write the ``nd`` digits of ``v``, with a ``.`` after the first ``point``
+    of them if ``point < nd``; returns the next position."""
+    if point < nd:
+        v = _put_low_digits(v, nd - point, out, pos + nd + 1)
+        out[pos + point] = 46
+        _put_low_digits(v, point, out, pos + point)
+        return pos + nd + 1
+    _put_low_digits(v, nd, out, pos + nd)
+    return pos + nd
+
+
+@njit(**JIT)
+def _put_int(x, out, pos):
+    """Write ``str(int(x))`` of a float ``x`` in ``[-2**63, 2**63)`` (truncated)."""
+    v = np.int64(x)
+    if v < 0:
+        out[pos] = 45
+        pos += 1
+        u = np.uint64(-(v + 1)) + _U1
+    else:
+        u = np.uint64(v)
+    nd = 1
+    t = u // _U10
+    while t > _U0:
+        nd += 1
+        t //= _U10
+    for s in range(nd - 1, -1, -1):
+        out[pos + s] = np.uint8(_CH_0 + np.int64(u % _U10))
+        u //= _U10
+    return pos + nd
+
+
+@njit(**JIT)
+def encode_csv_kernel(V, bits, kinds, pool, pool_start, out):
+    """CSV rows of ``V`` (B, k) into ``out``; returns the number of bytes written.
+
+    Column ``j`` of kind :data:`CSV_FLOAT` is written as Python's ``repr``,
+    :data:`CSV_INT` as ``str(int(v))`` (``v`` in ``[-2**63, 2**63)``),
+    :data:`CSV_BOOL` as ``True`` (``v == 1``) or ``False``, NaN as an empty
+    field; :data:`CSV_TEXT` holds indices into the byte strings
+    ``pool[pool_start[i]:pool_start[i + 1]]`` (written as they are).
+    ``bits`` is ``V`` viewed as uint64; ``out`` must hold every row
+    (:data:`CSV_NUMBER_WIDTH` bytes a number, the longest text, a separator).
+    """
+    B, k = V.shape
+    pos = 0
+    for b in range(B):
+        for j in range(k):
+            if j > 0:
+                out[pos] = 44  # ','
+                pos += 1
+            x = V[b, j]
+            kind = kinds[j]
+            if kind == CSV_TEXT:
+                i = np.int64(x)
+                for t in range(pool_start[i], pool_start[i + 1]):
+                    out[pos] = pool[t]
+                    pos += 1
+            elif x != x:
+                continue
+            elif kind == CSV_FLOAT:
+                pos = _put_float(bits[b, j], out, pos)
+            elif kind == CSV_INT:
+                pos = _put_int(x, out, pos)
+            elif x == 1.0:
+                pos = _put_bytes(_TRUE, out, pos)
+            else:
+                pos = _put_bytes(_FALSE, out, pos)
+        out[pos] = 10  # '\n'
+        pos += 1
+    return pos
+
+
+@njit(**JIT)
+def float_repr_kernel(x, out, start):
+    """``repr`` of every float of ``x`` (NaN: ``nan``) into ``out``; ``start[i]``
+    is where value ``i`` begins (``start[len(x)]`` the end).  For tests."""
+    pos = 0
+    bits = x.view(np.uint64)
+    for i in range(x.shape[0]):
+        start[i] = pos
+        if x[i] != x[i]:
+            out[pos] = 110
+            out[pos + 1] = 97
+            out[pos + 2] = 110
+            pos += 3
+        else:
+            pos = _put_float(bits[i], out, pos)
+    start[x.shape[0]] = pos
+    return pos
