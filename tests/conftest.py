@@ -25,28 +25,45 @@ MOTION_ATOL = 1e-9  # times max(1, max |input|)
 BRACKET_RTOL = 1e-9
 
 # --- hypothesis profiles --------------------------------------------------
+# Chosen by the environment variable HYPOTHESIS_PROFILE:
+#   ci        (the default, what CI runs): a fixed number of examples, drawn
+#             the same way on every run and machine (derandomize; no example
+#             database), so that a failure reproduces anywhere;
+#   dev       random draws, the example database on: exploring;
+#   thorough  THOROUGH_FACTOR times the default run's examples, random draws:
+#             HYPOTHESIS_PROFILE=thorough pytest -m property
 # deadline=None: the first call of a numba kernel compiles (seconds), and
 # timing deadlines give false failures on a loaded 2-core CI machine.
-settings.register_profile(
-    "dev",
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "ci",
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "thorough",
-    max_examples=400,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+#: examples of a property test that sets no count of its own, in the default run
+DEFAULT_EXAMPLES = 60
+#: how many times more examples the thorough profile runs
+THOROUGH_FACTOR = 10
+_QUIET = {"deadline": None,
+          "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+settings.register_profile("ci", max_examples=DEFAULT_EXAMPLES, derandomize=True,
+                          database=None, **_QUIET)
+settings.register_profile("dev", max_examples=DEFAULT_EXAMPLES, **_QUIET)
+settings.register_profile("thorough", max_examples=THOROUGH_FACTOR * DEFAULT_EXAMPLES,
+                          **_QUIET)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+
+
+def examples(n: int) -> int:
+    """``max_examples`` for a property test that runs ``n`` examples by default.
+
+    An expensive property test bounds its examples with
+    ``@settings(max_examples=examples(n))``; the thorough profile then runs
+    ``THOROUGH_FACTOR * n`` of them (an explicit count would override the profile).
+    """
+    return THOROUGH_FACTOR * n if PROFILE == "thorough" else n
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every hypothesis test ``property`` (``-m property`` selects them all)."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
 
 
 @pytest.fixture

@@ -40,6 +40,8 @@ import isoapprox.plotting.registry as registry
 import isoapprox.train as train_pkg
 from isoapprox.cli import build_parser, main
 
+from .conftest import examples
+
 pytestmark = pytest.mark.property
 
 #: options that start or reach a cluster before any argument could be refused
@@ -107,7 +109,7 @@ def _tree(d: Path) -> set[str]:
     return {str(p.relative_to(d)) for p in d.rglob("*") if "work" not in p.parts[len(d.parts):][:1]}
 
 
-@settings(max_examples=400, deadline=None,
+@settings(max_examples=examples(400), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(argv=command_lines())
 def test_any_command_line_is_one_line_or_reaches_the_work(argv, folder, monkeypatch):

@@ -11,6 +11,10 @@ import pytest
 from isoapprox.cli import main
 from isoapprox.io import read_results
 
+# .ci/kernels reruns the tests marked `reproducibility` (trajectories, outcomes,
+# solver results) under other BLAS kernels and SIMD paths; help, user errors and
+# figures redrawn from a results file (the figures of the run itself are rerun) are not.
+
 #: one scenario (the collapse, 3000 steps so that it does collapse), few
 #: evaluated steps (--smoke), two random toys, serial
 SMALL = ["--smoke", "--scenario", "collapse", "--steps", "3000", "--n-random", "2",
@@ -61,6 +65,7 @@ def test_help(capsys, command, flags):
         assert f in out, f
 
 
+@pytest.mark.reproducibility
 def test_results_file_contents(small_run):
     results, _ = small_run
     doc = read_results(results)
@@ -92,6 +97,7 @@ def test_results_file_contents(small_run):
     assert not results.with_suffix(".journal.partial").exists()
 
 
+@pytest.mark.reproducibility
 def test_every_figure_is_written(small_run):
     _, figs = small_run
     for name in FIGURES:
@@ -102,6 +108,7 @@ def test_every_figure_is_written(small_run):
         assert side["sources"]
 
 
+@pytest.mark.reproducibility
 def test_figures_have_the_expected_panels(small_run):
     from isoapprox.plotting import toy as ptoy
 
@@ -146,6 +153,7 @@ def test_another_configuration_needs_overwrite(small_run, tmp_path, capsys):
     _one_error_line(capsys, "isoapprox toy: error:", "another configuration", "--overwrite")
 
 
+@pytest.mark.reproducibility
 def test_interrupted_run_resumes(tmp_path, caplog):
     """A journal left by an interrupted run is picked up; it is removed at the end."""
     from isoapprox import toy

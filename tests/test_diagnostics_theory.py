@@ -42,7 +42,7 @@ from isoapprox.packing import (
 )
 
 from . import planted
-from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
+from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, examples, random_orthogonal, scale_of
 
 #: a short work budget: the planted cases below are decided by closed forms and
 #: proven bounds, not by a long search (counts, so the same on any machine)
@@ -232,7 +232,7 @@ def test_packing_bound_at_exact_collapse_is_d_star():
                                                                                 rel=2e-12)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(st.integers(0, 2**31 - 1), st.floats(1e-3, 1e3))
 def test_packing_bound_invariance_and_homogeneity(seed, s):
     rng = np.random.default_rng(seed)

@@ -46,6 +46,7 @@ from isoapprox.packing.constructions import (
 )
 from isoapprox.tolerances import DSTAR_RTOL
 
+from .conftest import examples
 from .reference import pairwise
 
 DATA = __import__("pathlib").Path(__import__("isoapprox").packing.__file__).parent / "data"
@@ -480,7 +481,7 @@ def test_errors(args, exc, match):
 
 
 @pytest.mark.property
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(1, 200), st.integers(1, 24), st.floats(0.01, 100.0))
 def test_properties(P, n, margin):
     r = d_star(P, n, margin)

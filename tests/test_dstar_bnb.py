@@ -23,6 +23,8 @@ from isoapprox.packing.bounds import (
 from isoapprox.packing.constructions import min_max_distance
 from isoapprox.tolerances import DSTAR_RTOL
 
+from .conftest import examples
+
 
 def _claims() -> list[dict]:
     return json.loads(BNB_FILE.read_text(encoding="utf-8"))["claims"]
@@ -47,7 +49,7 @@ def test_proves_below_the_exact_planar_values_and_never_above(P):
     assert dmin > 1 - 2e-3 and dmax < exact * (1 + 1e-6) + 2e-3
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(P=st.integers(3, 7), n=st.integers(2, 3), seed=st.integers(0, 2**32 - 1))
 def test_never_excludes_a_real_configuration(P, n, seed):
     """Brute force: any actual point set is a counterexample to a false proof.

@@ -23,6 +23,8 @@ from isoapprox.exceptions import InvalidInputError
 from isoapprox.packing import WITNESS_P_MAX
 from isoapprox.packing.constructions import min_max_distance
 
+from .conftest import examples
+
 FLOAT_MAX = float(np.finfo(np.float64).max)
 TINY = 2.0**-1074
 
@@ -242,7 +244,7 @@ _FEW_BITS = st.integers(-64, 64).map(lambda j: j / 64.0)
 
 
 @pytest.mark.property
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=examples(60))
 @given(st.lists(st.tuples(_FEW_BITS, _FEW_BITS), min_size=4, max_size=7),
        st.integers(-1060, 1015), st.integers(0, 64).map(lambda j: j / 64.0))
 @example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=-1060, margin=0.5)

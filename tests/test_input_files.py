@@ -27,6 +27,8 @@ from isoapprox import io
 from isoapprox.cli import main
 from isoapprox.exceptions import InvalidInputError
 
+from .conftest import examples
+
 E = np.arange(12.0).reshape(6, 2)
 Y = np.array([0, 0, 1, 1, 2, 2])
 
@@ -366,7 +368,7 @@ def _input_files(draw) -> tuple[str, bytes]:
 
 
 @pytest.mark.property
-@settings(deadline=None, max_examples=50, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, max_examples=examples(50), suppress_health_check=[HealthCheck.too_slow])
 @given(_input_files())
 def test_loader_returns_arrays_or_refuses_in_one_line(file):
     suffix, data = file

@@ -34,7 +34,7 @@ from isoapprox.runs import append_jsonl, read_jsonl, repair_jsonl
 from isoapprox.theory import TheoryOptions
 from isoapprox.train import train
 
-from .conftest import BRACKET_RTOL
+from .conftest import BRACKET_RTOL, examples
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,7 +94,7 @@ def test_quick_statistics_brute_force(rng):
 
 
 @pytest.mark.property
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(seed=st.integers(0, 2**32 - 1), N=st.integers(3, 30), n=st.integers(1, 5),
        P=st.integers(2, 5), margin=st.sampled_from([0.0, 0.2, 1.0]))
 def test_quick_statistics_invariant_under_permutation_and_translation(seed, N, n, P, margin):

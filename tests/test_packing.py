@@ -21,6 +21,7 @@ from isoapprox import (
 from isoapprox.packing import _PLANAR, _feasible, _min_max_dist, _slsqp
 from isoapprox.packing.bounds import obtuse_lower
 
+from .conftest import examples
 from .reference import pairwise
 
 #: the planar theorems must be reached by the optimiser to this relative error
@@ -211,7 +212,7 @@ def test_seeds_and_generators():
 
 
 @pytest.mark.property
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(st.integers(1, 9), st.integers(1, 4), st.floats(0.01, 100.0))
 def test_bracket_properties(P, n, margin):
     r = min_separated_diameter(P, n, margin=margin, n_starts=2)

@@ -26,7 +26,7 @@ from isoapprox.kernels import meb as KM
 from isoapprox.kernels import planar as KG
 from isoapprox.procrustes import _meb, _meb_nd, _rescore, _subset_lower_bound
 
-from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, random_orthogonal, scale_of
+from .conftest import BRACKET_RTOL, MOTION_ATOL, MOTION_RTOL, examples, random_orthogonal, scale_of
 from .reference import dist, meb_radius_bruteforce_2d
 
 #: the default certification target of minimax_procrustes (relative to the
@@ -404,7 +404,7 @@ def test_lemma_diso_at_most_twice_dhaus(pair):
 
 
 @pytest.mark.property
-@settings(max_examples=20)  # each example runs two n = 3 solves (~0.1 s each)
+@settings(max_examples=examples(20))  # each example runs two n = 3 solves (~0.1 s each)
 @given(
     st.integers(2, 6).flatmap(
         lambda N: arrays(np.float64, (N, 3), elements=st.floats(-5, 5, allow_subnormal=False))

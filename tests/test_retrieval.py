@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from isoapprox import InvalidInputError, retrieval_metrics
 
-from .conftest import KERNEL_ATOL, KERNEL_RTOL
+from .conftest import KERNEL_ATOL, KERNEL_RTOL, examples
 
 
 def brute_retrieval(E, y):
@@ -135,14 +135,14 @@ _points = hnp.arrays(np.float64, st.tuples(st.integers(2, 24), st.integers(1, 3)
                      elements=st.integers(-3, 3).map(float))
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=examples(60))
 @given(E=_points, seed=st.integers(0, 2**16), P=st.integers(1, 4))
 def test_property_bruteforce_with_ties(E, seed, P):
     y = np.random.default_rng(seed).integers(0, P, E.shape[0])
     _check(E, y)
 
 
-@settings(deadline=None, max_examples=30)
+@settings(deadline=None, max_examples=examples(30))
 @given(seed=st.integers(0, 2**16), N=st.integers(4, 30), n=st.integers(1, 4))
 def test_property_invariances(seed, N, n):
     """Permuting the points and moving them rigidly (no ties: continuous points) keep

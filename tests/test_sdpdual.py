@@ -20,6 +20,8 @@ from isoapprox import nearest_ideal
 from isoapprox.ideal import _relax, _sdpdual
 from isoapprox.ideal._problem import Problem
 
+from .conftest import examples
+
 pytestmark = pytest.mark.solver
 
 
@@ -79,7 +81,7 @@ def test_shor_bound_holds_and_is_tight(seed, N, alpha):
     assert v >= float(obj.problem.value) - 1e-6
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(case=st.sampled_from(CASES), seed=st.integers(0, 2**32 - 1),
        spread=st.floats(0.0, 3.0), zero_share=st.floats(0.0, 0.9))
 def test_gram_bound_holds_for_any_multipliers(case, seed, spread, zero_share):
@@ -95,7 +97,7 @@ def test_gram_bound_holds_for_any_multipliers(case, seed, spread, zero_share):
     assert v <= s_F
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(case=st.sampled_from(CASES), seed=st.integers(0, 2**32 - 1),
        spread=st.floats(0.0, 3.0), zero_share=st.floats(0.0, 0.9))
 def test_shor_bound_holds_for_any_multipliers(case, seed, spread, zero_share):

@@ -32,7 +32,7 @@ from isoapprox.tolerances import PACKING_RTOL
 
 from . import ideal_reference as iref
 from . import reference as ref
-from .conftest import BRACKET_RTOL
+from .conftest import BRACKET_RTOL, examples
 
 
 def _labels(draw_sizes) -> np.ndarray:
@@ -66,7 +66,7 @@ def _admits_triplet(codes) -> bool:
     count=st.integers(0, 6),
     seed=st.integers(0, 2**16),
 )
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 def test_sub_batches_admit_triplets_and_are_deterministic(sizes, n, margin, size, count, seed):
     y = _labels(sizes)
     E = np.random.default_rng(seed).normal(size=(y.size, n))
@@ -123,7 +123,7 @@ def _witness_value(E, y, idx, margin, objective):
     objective=st.sampled_from(["iso", "haus"]),
     seed=st.integers(0, 2**16),
 )
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 def test_representative_bound_is_the_bound_of_its_witness(sizes, n, margin, scale, objective,
                                                           seed):
     y = _labels(sizes)
@@ -165,7 +165,7 @@ def test_representative_bound_is_the_bound_of_its_witness(sizes, n, margin, scal
     objective=st.sampled_from(["iso", "haus"]),
     seed=st.integers(0, 2**16),
 )
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 def test_sub_batch_bounds_never_exceed_a_feasible_value(N, n, P, margin, scale, objective,
                                                         seed):
     y = np.arange(N) % P
@@ -267,7 +267,7 @@ def test_spread_haus_batch_sub_problems_raise_the_lower_end():
     per_anchor=st.integers(0, 7),
     seed=st.integers(0, 2**16),
 )
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_hardest_triplets_match_a_loop(sizes, n, per_anchor, seed):
     """Per anchor, the ``per_anchor`` triplets of least slack d(a, m) - d(a, p)
     (ties in table order), kept in table order: against a loop."""
@@ -396,7 +396,7 @@ def _support_loop(E, y, margin, objective, G, scale):
     margin=st.sampled_from([0.0, 0.5]), objective=st.sampled_from(["iso", "haus"]),
     seed=st.integers(0, 2**16),
 )
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_support_indices_match_a_loop(N, n, P, margin, objective, seed):
     """The support of a solver's incumbent (tight relations and the points that
     attain the objective) against a triple loop."""

@@ -18,6 +18,10 @@ from isoapprox.metrics import isometric_error
 
 from .conftest import BRACKET_RTOL
 
+# .ci/kernels reruns the tests marked `reproducibility` (trajectories, outcomes,
+# solver results) under other BLAS kernels and SIMD paths; pure helpers, user
+# errors, formatting and the schedulers (workers, Dask: the serial rerun is) are not.
+
 #: a configuration small enough for the default test run (one scenario,
 #: a few evaluated steps, three random toys)
 TINY = toy.SMOKE.replace(scenarios=toy.SMOKE.scenarios[:1], steps=30, n_logged=4,
@@ -286,6 +290,7 @@ def _class_collapsed_ideal(y: np.ndarray, margin: float) -> np.ndarray:
     return np.stack([(1.0 + margin) * y.astype(float), np.zeros(y.size)], axis=1)
 
 
+@pytest.mark.reproducibility
 @pytest.mark.parametrize("margin", [0.0, 1.0])
 def test_evaluate_embedding_brackets_hold(rng, margin):
     y = np.array([0, 0, 0, 1, 1])
@@ -320,6 +325,7 @@ def test_evaluate_embedding_brackets_hold(rng, margin):
         assert rec["half_holds"] is not False
 
 
+@pytest.mark.reproducibility
 def test_evaluate_embedding_separated_has_no_constant():
     y = np.array([0, 0, 0, 1, 1])
     E = _class_collapsed_ideal(y, 1.0) + np.array([[0.0, 0.01], [0.0, -0.01], [0.0, 0.0],
@@ -341,6 +347,7 @@ def test_evaluate_embedding_errors():
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.reproducibility
 def test_run_structure_and_constant(tiny_run):
     out = tiny_run
     assert set(out) == {"figures", "inputs", "random", "random_summary", "scenarios",
@@ -369,6 +376,7 @@ def test_run_structure_and_constant(tiny_run):
         np.testing.assert_array_equal(np.array(r["embedding"]), tr["embeddings"][r["step"]])
 
 
+@pytest.mark.reproducibility
 def test_run_is_deterministic(tiny_run):
     again = toy.run_toy(TINY)
     _assert_runs_agree(again["trajectory"], tiny_run["trajectory"])
@@ -381,6 +389,7 @@ def test_run_is_deterministic(tiny_run):
         assert {k: s1[k] for k in derived} == {k: s2[k] for k in derived}
 
 
+@pytest.mark.reproducibility
 def test_journal_resumes_to_the_same_result(tiny_run, tmp_path):
     path = tmp_path / "toy.journal.partial"
     full = toy.run_toy(TINY, journal=path)
@@ -445,6 +454,7 @@ def test_config_errors():
     assert [s.margin for s in cfg.scenarios] == [0.5, 0.5, 0.0]
 
 
+@pytest.mark.reproducibility
 def test_default_scenarios_do_what_they_say():
     """Training only (cheap): the run called 'collapse' collapses one point after
     another, 'separate' reaches zero loss with a positive diameter, 'margin0'

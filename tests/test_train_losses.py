@@ -16,6 +16,7 @@ from isoapprox.exceptions import InvalidInputError, NoTripletError
 from isoapprox.train import losses as TL
 
 from . import train_reference as ref
+from .conftest import examples
 from .reference import batch_hard_loss as ref_batch_hard
 
 # --- tolerances -----------------------------------------------------------
@@ -410,7 +411,7 @@ def test_training_losses_are_exact_for_huge_points():
 
 
 @pytest.mark.property
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None, max_examples=examples(40))
 @given(st.lists(st.tuples(_FEW_BITS, _FEW_BITS), min_size=4, max_size=7),
        st.integers(-1060, 1015), st.sampled_from(("sum", "mean", "max")))
 @example(rows=[(0.0, 0.0), (1.0, 0.0), (0.25, 0.75), (-1.0, 0.5)], k=-1060, reduction="sum")
@@ -436,7 +437,7 @@ def test_hinge_losses_are_equivariant_under_powers_of_two(rows, k, reduction):
 
 
 @pytest.mark.property
-@settings(deadline=None, max_examples=30)
+@settings(deadline=None, max_examples=examples(30))
 @given(st.lists(st.tuples(_FEW_BITS, _FEW_BITS), min_size=4, max_size=7),
        st.integers(-30, 1020))
 @example(rows=[(0.5, 0.0), (1.0, 0.25), (0.25, 0.75), (-1.0, 0.5)], k=1020)

@@ -31,7 +31,14 @@ from isoapprox.tolerances import FLOOR_RTOL
 
 from . import pairs_reference as pref
 from . import reference as ref
-from .conftest import BRACKET_RTOL, KERNEL_ATOL, KERNEL_RTOL, labelled_cloud, random_orthogonal
+from .conftest import (
+    BRACKET_RTOL,
+    KERNEL_ATOL,
+    KERNEL_RTOL,
+    examples,
+    labelled_cloud,
+    random_orthogonal,
+)
 
 #: the certified gap is relative to max(value, FLOOR_RTOL * scale); values of
 #: two certified runs of the same instance agree to twice the tolerance.
@@ -366,7 +373,7 @@ def instances(draw):
 
 @pytest.mark.property
 @given(inst=instances())
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 def test_property_feasible_rescored_and_consistent(inst):
     E, y, kw = inst
     ri = nearest_zero_loss(E, y, objective="iso", rng=0, solver="scipy", n_starts=3,
