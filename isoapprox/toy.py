@@ -636,17 +636,23 @@ _RANDOM_DROP = frozenset({"fstar_aligned", "fhaus", "center", "hard_pos", "hard_
 
 
 def _warm_up(config: ToyConfig) -> None:
-    """Compile (or load from numba's cache) the kernels of a training and of one
-    evaluation, on a tiny toy, before the progress bar counts work: from a fresh
-    cache that is a minute or more (the kernels log one line when they compile),
-    which would otherwise read as the first units' cost in the bar's estimate;
-    from a warm cache, a fraction of a second.  Worker processes (``jobs > 1``)
-    load their kernels themselves."""
+    """Compile (or load from numba's cache) the kernels of a training and of the
+    evaluations, on tiny toys, in this process before the progress bar counts work
+    and before any worker starts: from a fresh cache that is a minute or more (the
+    kernels log one line when they compile), which would otherwise read as the first
+    units' cost in the bar's estimate; from a warm cache, a fraction of a second.
+    The worker processes (``jobs > 1``) then load every kernel from the cache
+    instead of each compiling the same ones: so the evaluations take the paths of
+    the run, its effort included (a random toy of the run reaches the search the
+    ``"quick"`` effort skips; the small toy, the collapse statistics)."""
     sc = config.scenarios[0]
     train_scenario(config.replace(steps=2, n_logged=2, n_history=2), sc)
     E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
     evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
                        tol=config.tol, effort="quick", n_starts=1)
+    E, labels, margin = _random_embedding(config.replace(seed=0), 0)
+    evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0), tol=config.tol,
+                       effort=config.effort, n_starts=1, time_limit=config.time_limit)
 
 
 def _layout_name(labels: Sequence[int]) -> str:

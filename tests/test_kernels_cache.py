@@ -133,3 +133,51 @@ def test_kernels_match_brute_force_from_cold_and_warm_cache(tmp_path):
     # a serial twin under its own name (else it shares the parallel kernel's entry)
     assert "distances._farthest_from_par_serial" in names
     assert _run(tmp_path) > 0  # warm: loaded from that cache, same answers
+
+
+WARM_UP = textwrap.dedent(
+    """
+    import numpy as np
+    from numba.core.registry import CPUDispatcher
+    import isoapprox.kernels as K
+    from isoapprox import toy
+
+    def signatures():
+        import sys
+        out = {}
+        for name, mod in list(sys.modules.items()):
+            if not name.startswith("isoapprox.kernels."):
+                continue
+            for attr, f in vars(mod).items():
+                if isinstance(f, CPUDispatcher):
+                    out[f"{name}.{attr}"] = len(f.signatures)
+        return out
+
+    cfg = toy.ToyConfig()
+    toy._warm_up(cfg)
+    before = signatures()
+    opts = dict(tol=cfg.tol, effort=cfg.effort, n_starts=cfg.n_starts, time_limit=cfg.time_limit)
+    for i in range(6):  # every label layout and margin of the random toys
+        E, lay, margin = toy._random_embedding(cfg, i)
+        toy.evaluate_embedding(E, lay, margin=margin, rng=np.random.default_rng(i), **opts)
+    sc = cfg.scenarios[0]
+    rng = np.random.default_rng(1)
+    for E in (1e-3 * rng.normal(size=(5, 2)),  # nearly collapsed, as a trajectory's end
+              np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [3.0, 0.0], [3.1, 0.1]])):
+        toy.evaluate_embedding(E, sc.labels, margin=sc.margin, rng=rng, **opts)
+    after = signatures()
+    new = sorted(k for k in after if after[k] > before.get(k, 0))
+    print("NEW", new)
+    """
+)
+
+
+def test_the_toy_warm_up_reaches_every_kernel_its_evaluations_use():
+    # issue 35: the toy compiles (or loads) its kernels in the parent before the worker
+    # processes start, so that they load every one from the cache instead of each
+    # compiling the same ones (the planar search that the "quick" effort skips, 20 s)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", WARM_UP], env=env, capture_output=True,
+                         text=True, timeout=1200)
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert out.stdout.split("NEW")[-1].strip() == "[]", out.stdout

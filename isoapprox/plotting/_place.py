@@ -5,7 +5,11 @@ that overlaps no drawn marker, no curve segment, no text already on the
 axes and stays inside the axes; when every candidate collides it goes where
 it collides least.  Positions are measured in display units through the
 figure's renderer, so placing must come after the layout is final
-(``tight_layout`` / ``subplots_adjust``, limits and aspect set).
+(``tight_layout`` / ``subplots_adjust``, limits and aspect set).  Each call
+lays the figure out once (a draw without rendering); a caller that places
+labels on several axes of a figure whose layout no longer changes draws it
+once itself and passes ``laid_out=True``: labels added meanwhile change no
+axes' position, and each call still avoids the texts already on its axes.
 """
 
 from __future__ import annotations
@@ -30,9 +34,10 @@ _ANGLES = (45, 135, -45, -135, 0, 90, 180, -90, 22, 158, -22, -158, 68, 112, -68
 class _Obstacles:
     """What a label must not cover on one axes (display units, fixed at creation)."""
 
-    def __init__(self, ax: Any) -> None:
+    def __init__(self, ax: Any, laid_out: bool = False) -> None:
         fig = ax.figure
-        fig.canvas.draw()
+        if not laid_out:
+            fig.draw_without_rendering()  # the final layout, measured; nothing rasterised
         self.renderer = fig.canvas.get_renderer()
         self.ax = ax
         self.box = ax.get_window_extent(self.renderer)
@@ -119,12 +124,15 @@ def _align(dx: float, dy: float) -> tuple[str, str]:
 
 
 def label_points(ax: Any, xy: Sequence[Sequence[float]], texts: Sequence[str], *,
-                 colors: Sequence[Any] | None = None, **kw: Any) -> list[Any]:
+                 colors: Sequence[Any] | None = None, laid_out: bool = False,
+                 **kw: Any) -> list[Any]:
     """Annotate each point ``xy[k]`` (data units) with ``texts[k]`` where it covers nothing.
 
-    Extra keywords go to ``ax.annotate``.  Returns the annotations.
+    ``laid_out=True``: the figure was drawn (``draw_without_rendering``) since its
+    layout, limits or aspect last changed, so it is not laid out again.  Extra
+    keywords go to ``ax.annotate``.  Returns the annotations.
     """
-    obs = _Obstacles(ax)
+    obs = _Obstacles(ax, laid_out)
     out = []
     for k, (p, s) in enumerate(zip(xy, texts, strict=True)):
         color = colors[k] if colors is not None else None
@@ -155,11 +163,12 @@ def label_points(ax: Any, xy: Sequence[Sequence[float]], texts: Sequence[str], *
     return out
 
 
-def label_hline(ax: Any, y: float, text: str, *, color: Any = None,
+def label_hline(ax: Any, y: float, text: str, *, color: Any = None, laid_out: bool = False,
                 **kw: Any) -> Any:
     """Write ``text`` just above or below the horizontal line at ``y`` (data units), at the
-    first place along it, from the right end, where it covers nothing."""
-    obs = _Obstacles(ax)
+    first place along it, from the right end, where it covers nothing (``laid_out`` as in
+    :func:`label_points`)."""
+    obs = _Obstacles(ax, laid_out)
     ann = ax.annotate(text, (0.99, y), xycoords=("axes fraction", "data"), xytext=(0, 1.5),
                       textcoords="offset points", color=color, **kw)
     best, best_bad = None, np.inf

@@ -174,6 +174,27 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: the metadata of each format without a date or a producer (same results, same bytes)
+_NO_DATES = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
+             "png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+#: blank margin around the drawn content of a saved figure (inches)
+_PAD_INCHES = 0.02
+
+
+def _frozen_tight_box(fig: Any) -> Any:
+    """The figure's content box (inches, padded by 0.02 in), its layout frozen.
+
+    One layout pass (a draw without rendering) for every format: ``savefig``
+    with ``bbox_inches="tight"`` would lay the figure out and measure its
+    texts again for each file, and a layout engine (constrained layout) would
+    run again at each; here it runs once, then the layout is kept as it is.
+    """
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(_PAD_INCHES)
+    fig.set_layout_engine("none")
+    return box
+
+
 def save_figure(
     fig: Any,
     out_dir: str | Path,
@@ -187,7 +208,8 @@ def save_figure(
 
     The one way figures are written: PNG at :data:`DPI`, PDF beside it (fonts
     embedded as TrueType), each file written atomically; the font loggers
-    stay at WARNING meanwhile (:func:`quiet_font_loggers`).
+    stay at WARNING meanwhile (:func:`quiet_font_loggers`).  The figure is laid
+    out and cropped to its content once, for every format.
 
     Parameters
     ----------
@@ -212,19 +234,19 @@ def save_figure(
     """
     if not name or not all(c.isalnum() or c in "-_" for c in name):
         raise InvalidInputError(f"`name` must use letters, digits, '-' and '_'; got {name!r}")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    formats = list(formats)
     for fmt in formats:
         if fmt not in ("png", "pdf", "svg"):
             raise InvalidInputError(f"`formats` must hold 'png', 'pdf' or 'svg'; got {fmt!r}")
-        meta = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
-                "png": {"Software": None}, "svg": {"Date": None, "Creator": None}}[fmt]
-        buf = io.BytesIO()
-        with style_context(), quiet_font_loggers():
-            fig.savefig(buf, format=fmt, metadata=meta, dpi=DPI, bbox_inches="tight",
-                        pad_inches=0.02)
-        written.append(atomic_write_bytes(out_dir / f"{name}.{fmt}", buf.getvalue()))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    with style_context(), quiet_font_loggers():
+        box = _frozen_tight_box(fig)
+        for fmt in formats:
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, metadata=_NO_DATES[fmt], dpi=DPI, bbox_inches=box)
+            written.append(atomic_write_bytes(out_dir / f"{name}.{fmt}", buf.getvalue()))
     matplotlib().pyplot.close(fig)
     side = {
         "figure": name,

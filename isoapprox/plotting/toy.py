@@ -38,6 +38,10 @@ __all__ = [
 
 _GREY = "#9A9A9A"
 _LIGHT = "#D9D9D9"
+#: subscript digits: plain text where mathtext would only lower a number
+#: (mathtext is kept for the notation, f_theta, d_iso, F_TS; plain text is
+#: laid out, measured and embedded in the PDF at a fraction of its cost)
+_SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 # ---------------------------------------------------------------------------
@@ -117,11 +121,12 @@ def _points(ax, P, labels, *, hollow=False, size=34, numbers=True, zorder=4, alp
              [_class_color(c) for c in labels])]
 
 
-def _number(pending) -> None:
+def _number(pending, *, laid_out: bool = False) -> None:
     """Place the point numbers of :func:`_points` where they cover no text, marker or line
-    (after the layout is final)."""
-    for ax, P, texts, colors in pending:
-        label_points(ax, P, texts, colors=colors, fontsize=8, zorder=6)
+    (after the layout is final; ``laid_out`` as in :func:`label_points`)."""
+    for k, (ax, P, texts, colors) in enumerate(pending):
+        label_points(ax, P, texts, colors=colors, fontsize=8, zorder=6,
+                     laid_out=laid_out or k > 0)
 
 
 def _triplets(ax, P, labels, hard_pos, hard_neg, *, alpha=1.0) -> None:
@@ -199,7 +204,7 @@ def _triplet_legend(fig, labels, *, y=0.0, extra=()) -> None:
 
 def _steps_axis(ax) -> None:
     ax.set_xscale("symlog", linthresh=1.0, linscale=0.4)
-    ax.set_xlabel("gradient step $t$")
+    ax.set_xlabel("gradient step t")
     ax.set_xlim(left=0)
 
 
@@ -238,9 +243,9 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
         ax = axes[0]
         pending = _points(ax, X, y)
         _frame(ax, _limits(X, pad=0.15))
-        ax.set_title("inputs $x_k$")
+        ax.set_title("inputs xₖ")
         ax.set_ylabel("input coordinates")
-        _below(ax, f"labels {', '.join(str(v) for v in y)}\n(numbers: point index $k$)")
+        _below(ax, f"labels {', '.join(str(v) for v in y)}\n(numbers: point index k)")
 
         ax = axes[1]
         _triplets(ax, E, y, r["hard_pos"], r["hard_neg"])
@@ -249,7 +254,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
         ax.set_title(f"embedding $f_\\theta$ (step {st})")
         ax.set_ylabel("embedding coordinates")
         _below(ax, f"$L_{{max}}(f_\\theta) = {r['loss_max']:.3f}$\n"
-                   f"margin $\\alpha = {sc['margin']:g}$")
+                   f"margin α = {sc['margin']:g}")
 
         ax = axes[2]
         _points(ax, E, y, numbers=False, alpha=0.25, size=22)
@@ -279,7 +284,8 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
         fig.tight_layout(rect=(0, 0.09, 1, 1), w_pad=0.8)
         _triplet_legend(fig, y, y=0.0, extra=extra)
         _number(pending)
-        label_points(axes[3], [c], ["1-5"], colors=[COLORS["collapsed"]], fontsize=8, zorder=6)
+        label_points(axes[3], [c], ["1-5"], colors=[COLORS["collapsed"]], fontsize=8, zorder=6,
+                     laid_out=True)
     return fig
 
 
@@ -334,7 +340,7 @@ def plot_iso_example(doc: dict[str, Any], *, scenario: str | None = None,
                      [f"{r['iso_pair_d']:.3f}", f"{r['iso_pair_d_star']:.3f}"],
                      colors=[COLORS["embedding"], COLORS["ideal"]], fontsize=8, zorder=6,
                      fontweight="bold")
-        _number(pending)
+        _number(pending, laid_out=True)
     return fig
 
 
@@ -412,7 +418,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a1.plot(t, _col(rows, "loss_max"), "-", color=COLORS["loss"], lw=1.3, zorder=3,
                 label="$L_{max}$ (theory)")
         a1.axhline(alpha, color=COLORS["bound"], ls=":", lw=1.0, zorder=0,
-                   label=f"margin $\\alpha = {alpha:g}$")
+                   label=f"margin α = {alpha:g}")
         a1.set_ylabel("batch-hard loss")
         a1.set_title("loss")
         a1.set_ylim(bottom=0)
@@ -442,13 +448,13 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         _legend(a2, 2)
 
         c = _col(rows, "c")
-        note3 = _brackets(a3, t, rows, (("c", COLORS["d_haus"]),), "certified bracket of $c$")
+        note3 = _brackets(a3, t, rows, (("c", COLORS["d_haus"]),), "certified bracket of c")
         a3.plot(t, c, color=COLORS["d_haus"], label="$c = d_{haus}/d_{iso}$ to $F_{TS}$")
         a3.plot(t, _col(rows, "ratio_fstar"), color=COLORS["d_haus"], ls=(0, (2.5, 1.5)),
                 lw=1.0, label="$d_{haus}(f_\\theta, f^*)/d_{iso}$")
         # the reference lines lie too close together for labels beside them: the legend names them
         for val, label, ls in ((0.5, "floor 1/2", "-"), (PAPER_C, "paper: 0.53", "--"),
-                               (JUNG_PLANE, "$1/\\sqrt{3}$ (Jung)", ":")):
+                               (JUNG_PLANE, "1/√3 (Jung)", ":")):
             a3.axhline(val, color=COLORS["bound"], lw=0.8, ls=ls, zorder=1, label=label)
         top = np.nanmax(np.concatenate([c, _col(rows, "ratio_fstar"), [JUNG_PLANE]]))
         a3.set_ylim(0.45, 0.45 + (top - 0.45) * 1.1)
@@ -459,7 +465,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a4.plot(t, _col(rows, "theta"), color=COLORS["embedding"], lw=1.0,
                 label="$\\theta(f_\\theta)$")
         note4 = _brackets(a4, t, rows, (("theta", COLORS["embedding"]),),
-                          "certified bracket of $\\theta$")
+                          "certified bracket of θ")
         a4.set_ylim(0, 1)
         if not note4:
             _legend(a4, 1, -0.3)
@@ -576,7 +582,7 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
                             linewidths=0.4, zorder=4)
             _frame(ax2, zl, ticks=False)
             merged = merged_groups(E, thr)
-            ax2.text(0.5, -0.04, f"diam $={r['diameter']:.2g}$\nmerged: {_groups_text(merged)}",
+            ax2.text(0.5, -0.04, f"diam = {r['diameter']:.2g}\nmerged: {_groups_text(merged)}",
                      transform=ax2.transAxes, ha="center", va="top", fontsize=8,
                      linespacing=1.3, gid="zoom-merged")
             zooms.append((ax2, E, merged))
@@ -592,8 +598,9 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
             N = L.shape[1] + 1
             cmap = plt.get_cmap("viridis")
             for kk in range(L.shape[1]):
+                h_k = "h" + str(kk + 1).translate(_SUB)
                 ax.plot(hs, L[:, kk], color=cmap(kk / max(L.shape[1] - 1, 1) * 0.85), lw=1.1,
-                        zorder=3, label=f"$h_{kk + 1}$: {N - kk} $\\to$ {N - kk - 1} clusters")
+                        zorder=3, label=f"{h_k}: {N - kk} → {N - kk - 1} clusters")
         for s_ in steps:
             ax.axvline(s_, color=_GREY, lw=0.7, ls=(0, (1, 1.5)), zorder=0)
         ax.axhline(sc["merge_threshold"], color=COLORS["bound"], lw=0.8, ls=":")
@@ -602,7 +609,7 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         ax.set_yscale("log")
         _steps_axis(ax)
         ax.set_ylabel("distance (embedding units)")
-        ax.set_title("single-linkage heights $h_k$ (grey: all pairwise distances; dotted: the "
+        ax.set_title("single-linkage heights hₖ (grey: all pairwise distances; dotted: the "
                      "snapshots)", fontsize=8)
         Line2D = matplotlib().lines.Line2D
 
@@ -615,17 +622,18 @@ def plot_collapse(doc: dict[str, Any], scenario: str):
         fig.suptitle(f"{outcome_phrase(sc)}: scenario '{scenario}' ({sc['description']})",
                      fontsize=8, y=0.995)
         fig.subplots_adjust(top=0.88, bottom=0.16, left=0.07, right=0.98)
+        fig.draw_without_rendering()  # the layout is final: one pass for every label below
         for ax2, E, merged in zooms:
             groups = drawn_groups(ax2, E, merged, dot=_ZOOM_DOT)
             cols = [_class_color(y[g[0]]) if len({y[i] for i in g}) == 1 else "#444444"
                     for g in groups]
             anns = label_points(ax2, [E[g].mean(axis=0) for g in groups],
                                 [",".join(str(i + 1) for i in g) for g in groups],
-                                colors=cols, fontsize=8, zorder=6)
+                                colors=cols, fontsize=8, zorder=6, laid_out=True)
             for a in anns:
                 a.set_gid("zoom-label")
         label_hline(ax, sc["merge_threshold"], "merge threshold", color=COLORS["bound"],
-                    fontsize=8)
+                    fontsize=8, laid_out=True)
     return fig
 
 
@@ -653,7 +661,7 @@ def plot_constant(doc: dict[str, Any]):
     colors = [CLASS_COLORS[(2 + 2 * k) % len(CLASS_COLORS)] for k in range(len(margins))]
     summ = doc.get("random_summary", {}).get("all", {})
     refs = ((0.5, "floor 1/2", "-"), (PAPER_C, "paper: c = 0.53", "--"),
-            (JUNG_PLANE, "$1/\\sqrt{3}$ (collapse, Jung)", ":"))
+            (JUNG_PLANE, "1/√3 (collapse, Jung)", ":"))
     with style_context():
         fig, axes = plt.subplots(1, 2, figsize=(FULL_WIDTH, 3.4))
         for ax, key, title in ((axes[0], "c", "$c = d_{haus}(f, F_{TS})\\,/\\,d_{iso}(f, F_{TS})$"),
