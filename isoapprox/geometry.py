@@ -14,7 +14,7 @@ import numpy as np
 
 from ._scaling import pow2_scale
 from ._typing import ArrayLike, FloatArray
-from ._validation import as_points, check_positive
+from ._validation import as_points, check_int, check_positive
 from .kernels import distances as K
 from .kernels import stats as KS
 from .kernels.meb import meb_dual_fw
@@ -451,8 +451,13 @@ def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100
     >>> round(ball.radius, 12), ball.center.round(12).tolist()
     (1.0, [1.0, 0.0])
     """
-    X = as_points(E, "E")
-    rtol = check_positive(rtol, "rtol")
+    return _min_enclosing_ball(as_points(E, "E"), check_positive(rtol, "rtol"),
+                               check_int(max_iter, "max_iter", minimum=1))
+
+
+def _min_enclosing_ball(X: np.ndarray, rtol: float = 1e-12, max_iter: int = 100_000
+                        ) -> BallResult:
+    """:func:`min_enclosing_ball` without its checks, for callers that validated."""
     if X.shape[0] == 1:
         return BallResult(X[0].copy(), 0.0, 0.0, np.array([0]), 0)
     s = pow2_scale(X)

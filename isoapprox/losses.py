@@ -181,10 +181,40 @@ def batch_hard_loss(
     """
     reduction = check_option(reduction, "reduction", TRIPLET_REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
+    value = _batch_hard_scaled(X, codes, alpha, (reduction,))[0] / s
+    return warn_overflow(value, "batch_hard_loss", "the loss")
+
+
+def _batch_hard_scaled(X: np.ndarray, codes: np.ndarray, alpha: float,
+                       reductions: tuple[str, ...]) -> list[float]:
+    """The batch-hard loss under each of ``reductions``, from one kernel pass, in
+    the units of ``X`` (already rescaled: :func:`_prepare`)."""
     hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
     valid = (pi >= 0) & (ni >= 0)
     terms = np.maximum(hp[valid] - hn[valid] + alpha, 0.0)
-    return warn_overflow(reduce_terms(terms, reduction) / s, "batch_hard_loss", "the loss")
+    return [reduce_terms(terms, r) for r in reductions]
+
+
+def batch_hard_values(X: np.ndarray, codes: np.ndarray, alpha: float,
+                      reductions: tuple[str, ...]) -> list[float]:
+    """:func:`batch_hard_loss` without its checks, for callers that validated
+    (finite float64 ``X``, label codes admitting a triplet, ``alpha >= 0``),
+    under each of ``reductions`` from one kernel pass; no overflow warning."""
+    s = pow2_scale(X, lengths=(alpha,))
+    if s != 1.0:
+        X = X * s
+    return [v / s for v in _batch_hard_scaled(X, codes, alpha * s, reductions)]
+
+
+def worst_slack(X: np.ndarray, codes: np.ndarray, alpha: float) -> float:
+    """``min_(a,p,m) d(a,m) - d(a,p) - alpha`` (:attr:`SeparationResult.worst_slack`)
+    without the checks of :func:`separation_report` or its violation counts."""
+    s = pow2_scale(X, lengths=(alpha,))
+    if s != 1.0:
+        X = X * s
+    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha * s)
+    valid = (pi >= 0) & (ni >= 0)
+    return float(np.min(np.where(valid, hn - hp - alpha * s, np.inf))) / s
 
 
 def triplet_loss(

@@ -48,10 +48,7 @@ def _pair(E1: ArrayLike, E2: ArrayLike, min_points: int):
     X1 = as_points(E1, "E1", min_points=min_points)
     X2 = as_points(E2, "E2", min_points=min_points)
     check_same_shape(X1, X2, ("E1", "E2"))
-    s = pow2_scale(X1, X2)
-    if s != 1.0:
-        X1, X2 = X1 * s, X2 * s
-    return X1, X2, s
+    return _scaled_pair(X1, X2)
 
 
 @dataclass(frozen=True)
@@ -89,7 +86,10 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricErrorResult
 
     Notes: docs/dev/kernels_design.md, ``isoapprox.metrics.isometric_error_report``.
     """
-    X1, X2, s = _pair(E1, E2, 2)
+    return _isometric_error_report(*_pair(E1, E2, 2))
+
+
+def _isometric_error_report(X1: np.ndarray, X2: np.ndarray, s: float) -> IsometricErrorResult:
     value, i, j = K.isometric_error_sweep(X1, X2)
     i, j = int(i), int(j)
     # the kernel's own direct-difference distances, so value == |d1 - d2|
@@ -183,6 +183,24 @@ def hausdorff_like(
         return forward / s
     backward = _root(KH.classwise_directed(X2, X1, codes, P)[0])
     return max(forward, backward) / s
+
+
+def _scaled_pair(X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    s = pow2_scale(X1, X2)
+    return (X1 * s, X2 * s, s) if s != 1.0 else (X1, X2, s)
+
+
+def isometric_error_value(X1: np.ndarray, X2: np.ndarray) -> float:
+    """:func:`isometric_error` without its checks, for callers that validated
+    (finite float64 arrays of the same shape, at least two rows)."""
+    return _isometric_error_report(*_scaled_pair(X1, X2)).value
+
+
+def pointwise_distance(X1: np.ndarray, X2: np.ndarray) -> float:
+    """``hausdorff_like(mode="pointwise")`` without its checks, for callers that
+    validated (finite float64 arrays of the same shape)."""
+    Y1, Y2, s = _scaled_pair(X1, X2)
+    return float(K.pointwise_kernel(Y1, Y2)[0]) / s
 
 
 def _root(sq: float) -> float:

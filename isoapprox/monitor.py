@@ -70,7 +70,7 @@ from .kernels.distances import serial_work
 from .losses import TRIPLET_REDUCTIONS, separation_report
 from .metrics import isometric_error
 from .runs import append_jsonl, read_jsonl, repair_jsonl
-from .theory import TheoryOptions, TheoryResult, evaluate_theory
+from .theory import TheoryOptions, TheoryResult, evaluate_core
 from .tolerances import FLOOR_RTOL
 
 __all__ = [
@@ -679,8 +679,7 @@ class CollapseMonitor:
                 # an open bracket is recorded (certified: false), not warned about
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 iso, iso_dim = _iso_in_span(Xs, sub, self.margin, opts, solver_seed)
-                res = evaluate_theory(Xs, sub, margin=self.margin, options=opts,
-                                      rng=solver_seed, iso=iso)
+                res = evaluate_core(Xs, sub, self.margin, opts, solver_seed, iso_res=iso)[0]
         except Exception as exc:  # the theory is an extra: it never stops training
             if self.strict:
                 raise

@@ -278,7 +278,15 @@ def thickness_report(
     rtol = check_positive(rtol, "rtol")
     rank_tol = check_positive(rank_tol, "rank_tol")
     n_starts = check_int(n_starts, "n_starts", minimum=0)
-    gen = as_rng(0 if rng is None else rng)
+    return _thickness_report(X, rtol, rank_tol, as_rng(0 if rng is None else rng), n_starts)
+
+
+def _thickness_report(X: np.ndarray, rtol: float = 1e-9, rank_tol: float = 1e-12,
+                      gen: np.random.Generator | None = None,
+                      n_starts: int = 8) -> ThicknessResult:
+    """:func:`thickness_report` without its checks, for callers that validated
+    (finite float64 points; ``gen`` None: seed 0)."""
+    gen = as_rng(0) if gen is None else gen
     s = pow2_scale(X)
     if s != 1.0:
         X = X * s

@@ -320,7 +320,7 @@ def test_theory_failure_is_logged_once(rng, monkeypatch):
     def boom(*args, **kwargs):
         raise SolverError("no solve", solver="scipy", status="failed")
 
-    monkeypatch.setattr(monitor_module, "evaluate_theory", boom)
+    monkeypatch.setattr(monitor_module, "evaluate_core", boom)
     mon = CollapseMonitor(margin=0.2, theory_every=1)
     with pytest.warns(MonitorWarning, match="the theory could not be evaluated"):
         u = mon.update(0, E, y)

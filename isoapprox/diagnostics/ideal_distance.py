@@ -35,34 +35,25 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
-from ..geometry import diameter, min_enclosing_ball
-from ..ideal import Budget, IdealResult, embedding_kind, safety_limit, solve_nearest
-from ..losses import batch_hard_loss
-from ..metrics import hausdorff_like, isometric_error
+from ..ideal import safety_limit
 from ..packing import (
     DSTAR_P_MAX,
     LOWER_BOUND_CURVES,
     d_star,
-    d_star_bracket,
     lower_bound_curve,
-    packing_distance_bound,
-    packing_radius_bound,
     separated_class_count,
-    separated_count,
 )
 from ..theory import (
-    CHECKS,
+    CERTIFY,
     FAITHFUL_RATIO,
     HAUS_MAX_POINTS,
     THEORY_MAX_POINTS,
     CheckResult,
     ConstantResult,
-    DistanceResult,
     TheoryOptions,
     TheoryResult,
-    check_bound,
     constant_result,
-    evaluate_theory,
+    evaluate_core,
     solver_dict,
 )
 from ..tolerances import VERDICT_RTOL
@@ -102,25 +93,6 @@ SUGGEST_MAX_P = 10**9
 VIEW_MAX_POINTS = 2000
 #: points per class preferred by the subsample (as in P x K batches)
 _SUBSAMPLE_PER_CLASS = 4
-#: what :func:`diagnose_theory` certifies: ``"verdict"`` (``diagnose``'s default)
-#: only what a verdict reads -- the ``d_iso`` bracket against the loss (statement
-#: 3), ``D*`` and the layout -- leaving out the minimax Procrustes isometry, the
-#: thickness and the certified enclosing ball; ``"all"``: every quantity of
-#: :func:`isoapprox.evaluate_theory`
-CERTIFY = ("verdict", "all")
-#: ``certify="verdict"``: the ball of the radius packing bound of ``d_haus`` by
-#: Frank-Wolfe to this relative gap, at most ``_LOOSE_BALL_MAX_ITER`` iterations
-#: per working set (its radius, re-scored from its centre, bounds the least radius
-#: from above whatever the gap: the bound stays proven, a little weaker); on a
-#: 200 x 128 batch 5 ms instead of 50-330 ms at 1e-12
-_LOOSE_BALL_RTOL = 1e-3
-_LOOSE_BALL_MAX_ITER = 1000
-#: ``certify="verdict"``: the iteration cap of the first stage's one local solve
-#: (on batches above 300 rows an augmented Lagrangian of 8 rounds of 125 L-BFGS
-#: iterations).  On the 200-point batches of benchmarks/bench_diagnose.py's files
-#: (R^16 to R^128) it decided statement 3 at 0.1 to 0.4 x the work of the default
-#: effort; 20 left two of the four open, 100 cost 1.5 to 4.6 x the work of 50
-_FIRST_MAX_ITER = 50
 #: what ``certify="verdict"`` leaves out (recorded in the section's budget)
 _SKIPPED = ("minimax Procrustes isometry (d_haus upper end: f* unmoved)",
             "thickness theta", "certified enclosing ball (d_haus lower end: a loose ball)")
@@ -615,136 +587,6 @@ def _findings(res: TheoryDiagnosis, max_points: int) -> list[str]:
 # --- what a verdict reads ------------------------------------------------------------
 
 
-def _first_budget(full: Budget) -> Budget:
-    """The first, verdict-deciding stage of ``certify="verdict"``: one local solve of at
-    most ``_FIRST_MAX_ITER`` iterations, the other counts as ``full``'s."""
-    return replace(full, n_starts=min(full.n_starts, 1),
-                   max_iter=min(full.max_iter, _FIRST_MAX_ITER))
-
-
-def _verdict_theory(X: np.ndarray, codes: IntArray, alpha: float, opts: TheoryOptions,
-                    rng: Any) -> tuple[TheoryResult, list[dict[str, Any]]]:
-    """:func:`isoapprox.evaluate_theory` without what no verdict reads (``certify="verdict"``).
-
-    ``d_iso`` is searched in stages, each bounded by counts: first
-    :func:`_first_budget` (one local solve), and the effort's whole budget only
-    while the bracket still straddles ``L`` (statement 3 undecided), so the
-    verdict is the one the whole budget gives (a decided check is proven
-    either way).  The ``haus`` solver (up to ``haus_max_points`` points) runs,
-    with the whole budget, only while statement 3 is open: its solution may
-    lower ``d_iso``'s upper end.  ``D*`` and checks 3 and 4 as there.  Left
-    out: the minimax Procrustes isometry (the ``d_haus`` upper end is ``f*``
-    where the solver left it, in ``E``'s frame, and ``aligned`` is ``f*``),
-    the thickness (NaN) and the certified enclosing ball (the radius packing
-    bound of ``d_haus`` uses a loose ball, :data:`_LOOSE_BALL_RTOL`; still
-    proven).  So check ``"1_isometry"`` and, with ``c_n``, ``"2_cn"`` are
-    absent.  Returns the result and its stages (the budget and what each used).
-    """
-    t0 = time.perf_counter()
-    N, n = X.shape
-    tol = opts.tol
-    diam = diameter(X)
-    scale = max(diam, alpha)
-    L = batch_hard_loss(X, codes, margin=alpha, reduction="max")
-    L_mean = batch_hard_loss(X, codes, margin=alpha, reduction="mean")
-    P_sep = separated_count(codes)
-    solve = opts.solver_options()
-    runs_haus = opts.haus_max_points is None or N <= opts.haus_max_points
-    haus_res: IdealResult | None = None
-
-    def iso_bracket(res: IdealResult) -> tuple[DistanceResult, bool]:
-        iso = DistanceResult.from_bracket("iso", res.value, res.lower, res.lower_source, res.solver,
-                res.status, res.kind, res.seconds, res.embedding, scale, tol)
-        if haus_res is not None and iso.value > 0.0:
-            v = isometric_error(X, haus_res.embedding)
-            if v < iso.upper:
-                cross = DistanceResult.from_bracket(
-                    "iso", v, iso.lower, iso.lower_source, "cross:haus", "bracket",
-                    haus_res.kind, res.seconds, haus_res.embedding, scale, tol)
-                return cross, True
-        return iso, False
-
-    def decided(iso: DistanceResult) -> bool:
-        return check_bound("", (iso.value, iso.lower, iso.upper), (L,) * 3,
-                           scale).holds is not None
-
-    stages = []
-    for budget in dict.fromkeys((_first_budget(solve["budget"]), solve["budget"])):
-        iso_res = solve_nearest(X, codes, alpha, "iso", rng, **{**solve, "budget": budget})
-        iso, iso_crossed = iso_bracket(iso_res)
-        if not decided(iso) and runs_haus and haus_res is None:
-            # its solution is a d_iso candidate too (small batches only)
-            haus_res = solve_nearest(X, codes, alpha, "haus", rng, **solve)
-            iso, iso_crossed = iso_bracket(iso_res)
-        stages.append({"budget": budget.to_dict(), "n_starts": int(iso_res.n_starts),
-                       "n_iter": int(iso_res.n_iter), "status": iso_res.status,
-                       "verdict_decided": decided(iso)})
-        if stages[-1]["verdict_decided"]:
-            break
-    solvers = {"iso": iso_res} if haus_res is None else {"iso": iso_res, "haus": haus_res}
-    fstar = iso.embedding
-    if iso.value == 0.0:
-        haus = DistanceResult("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
-                              iso.solver, iso.status, iso.kind, 0.0, fstar)
-        haus_crossed = False
-    else:
-        lower, source = iso.lower / 2.0, "iso_half"
-        if haus_res is not None:  # the haus solver's solution and bound
-            value, G, solver, status, secs = (haus_res.value, np.asarray(haus_res.embedding),
-                                              haus_res.solver, haus_res.status,
-                                              haus_res.seconds)
-            kind = haus_res.kind
-            if haus_res.lower > lower:
-                lower, source = haus_res.lower, haus_res.lower_source
-        else:  # f* as the solver left it: the search starts from E, in E's frame
-            value, G, solver, status, secs = (hausdorff_like(X, fstar, mode="pointwise"),
-                                              fstar, iso.solver, "bracket", 0.0)
-            kind = embedding_kind(G, codes, scale)
-            ball = min_enclosing_ball(X, rtol=_LOOSE_BALL_RTOL,
-                                      max_iter=_LOOSE_BALL_MAX_ITER)
-            pr = packing_radius_bound(codes, n, alpha, ball.radius)
-            if pr > lower:
-                lower, source = pr, "packing_radius"
-        haus = DistanceResult.from_bracket("haus", value, lower, source, solver, status, kind, secs,
-                G, scale, tol)
-        haus_crossed = haus_res is None or source == "iso_half"
-
-    separated = iso.value == 0.0
-    c = _ratio(haus.value, iso.value)
-    c_lo = _ratio(haus.lower, iso.upper) if iso.upper > 0 else math.nan
-    c_up = _ratio(haus.upper, iso.lower) if iso.value > 0 else math.nan
-    ds, ds_lo, ds_up, ds_exact, ds_src = d_star_bracket(codes, n, alpha)
-    iso_b = (iso.value, iso.lower, iso.upper)
-    checks: dict[str, CheckResult] = {}
-
-    def check(key: str, lhs: tuple, rhs: tuple, size: float = scale) -> None:
-        checks[key] = check_bound(CHECKS[key][1], lhs, rhs, size)
-
-    if not separated:
-        d_f, h_f = isometric_error(X, fstar), hausdorff_like(X, fstar, mode="pointwise")
-        check("1_pointwise", (d_f,) * 3, (2 * h_f,) * 3, max(diam, diameter(fstar)))
-        G = haus.embedding
-        d_h, h_h = isometric_error(X, G), hausdorff_like(X, G, mode="pointwise")
-        check("1_pointwise_haus", (d_h,) * 3, (2 * h_h,) * 3, max(diam, diameter(G)))
-        check("2_half", (0.5,) * 3, (c, c_lo, c_up), 0.0)
-    check("3_lower", (L / 2,) * 3, iso_b)
-    check("3_upper", iso_b, (L,) * 3)
-    check("4_diameter", (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower), (diam,) * 3)
-    nan = math.nan
-    return TheoryResult(
-        n_points=N, dim=n, n_classes=int(codes.max()) + 1, n_separated_classes=P_sep,
-        margin=alpha, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,
-        iso_crossed=iso_crossed, haus_crossed=bool(haus_crossed),
-        packing_lower=packing_distance_bound(codes, n, alpha, diam),
-        c=c, c_lower=c_lo, c_upper=c_up, theta=nan, theta_lower=nan, theta_upper=nan,
-        implied_cn=nan, d_haus_fstar=nan, d_haus_fstar_lower=nan, d_haus_fstar_upper=nan,
-        ratio_fstar=nan, d_star=ds, d_star_lower=ds_lo, d_star_upper=ds_up,
-        d_star_exact=ds_exact, d_star_source=ds_src, beyond_simplex=P_sep > n + 1,
-        ideal_diameter=diameter(fstar), checks=checks, solver_results=solvers,
-        aligned=np.asarray(fstar), seconds=time.perf_counter() - t0,
-    ), stages
-
-
 def theory_budget(options: TheoryOptions, res: TheoryResult, *, certify: str = "all",
                   n_input_points: int | None = None,
                   stages: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
@@ -857,11 +699,7 @@ def diagnose_theory(
     X = X_all[idx]
     codes, sub_classes = as_labels(codes_all[idx], idx.size, "y")
     require_triplets(codes)
-    if certify == "all":
-        theory = evaluate_theory(X, codes, margin=alpha, options=opts, rng=opts.seed)
-        stages = None
-    else:
-        theory, stages = _verdict_theory(X, codes, alpha, opts, opts.seed)
+    theory, stages = evaluate_core(X, codes, alpha, opts, opts.seed, certify=certify)
     P_sep, n = theory.n_separated_classes, theory.dim
     K = int(np.median(class_counts(codes)))
     suggestion = suggest_layout(P_sep, n, margin=alpha, samples_per_class=K,

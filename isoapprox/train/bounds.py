@@ -31,7 +31,7 @@ from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..packing import d_star, lower_bound_curve, packing_lower_bound
-from ..theory import CHECKS, TheoryOptions, check_bound, check_collapse, evaluate_theory
+from ..theory import CHECKS, TheoryOptions, check_bound, check_collapse, evaluate_core
 from .data import PKSampler
 
 __all__ = [
@@ -332,7 +332,7 @@ def batch_theory(
     opts = TheoryOptions(tol=tol, solver="scipy", n_starts=n_starts,
                          time_limit=SAFETY_TIME_LIMIT, haus_max_points=None,
                          procrustes_max_dim=isometry_max_dim)
-    r = evaluate_theory(Xs, cs, margin=margin, options=opts, rng=seed_iso, haus_rng=seed_haus)
+    r = evaluate_core(Xs, cs, margin, opts, seed_iso, haus_rng=seed_haus)[0]
     iso, haus = r.iso, r.haus
     raw_iso, raw_haus = r.solver_results["iso"], r.solver_results["haus"]
     ds = d_star(sub_P, n, margin)
