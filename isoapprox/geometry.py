@@ -193,7 +193,7 @@ def farthest_pair(E: ArrayLike) -> tuple[float, int, int]:
         Row indices with ``i < j`` and ``||E_i - E_j|| == diameter`` (the
         lexicographically first such pair).
     """
-    value, i, j = _farthest_pair(as_points(E, "E", min_points=2))
+    value, i, j = compute_farthest_pair(as_points(E, "E", min_points=2))
     return warn_overflow(value, "farthest_pair", "the diameter of `E`"), i, j
 
 
@@ -246,7 +246,9 @@ def _diameter_candidates(Y: np.ndarray) -> np.ndarray | None:
     return cand
 
 
-def _farthest_pair(X: np.ndarray) -> tuple[float, int, int]:
+def compute_farthest_pair(X: np.ndarray) -> tuple[float, int, int]:
+    """:func:`farthest_pair` without its checks, for callers that validated
+    (finite float64 points, at least two)."""
     s = pow2_scale(X)
     Y = X * s if s != 1.0 else X
     if Y.shape[0] >= PRUNE_MIN_POINTS:
@@ -287,7 +289,7 @@ def diameter(E: ArrayLike) -> float:
     >>> diameter([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
     2.23606797749979
     """
-    value = _farthest_pair(as_points(E, "E", min_points=2))[0]
+    value = compute_farthest_pair(as_points(E, "E", min_points=2))[0]
     return warn_overflow(value, "diameter", "the diameter of `E`")
 
 
@@ -451,12 +453,12 @@ def min_enclosing_ball(E: ArrayLike, *, rtol: float = 1e-12, max_iter: int = 100
     >>> round(ball.radius, 12), ball.center.round(12).tolist()
     (1.0, [1.0, 0.0])
     """
-    return _min_enclosing_ball(as_points(E, "E"), check_positive(rtol, "rtol"),
+    return compute_min_enclosing_ball(as_points(E, "E"), check_positive(rtol, "rtol"),
                                check_int(max_iter, "max_iter", minimum=1))
 
 
-def _min_enclosing_ball(X: np.ndarray, rtol: float = 1e-12, max_iter: int = 100_000
-                        ) -> BallResult:
+def compute_min_enclosing_ball(X: np.ndarray, rtol: float = 1e-12,
+                               max_iter: int = 100_000) -> BallResult:
     """:func:`min_enclosing_ball` without its checks, for callers that validated."""
     if X.shape[0] == 1:
         return BallResult(X[0].copy(), 0.0, 0.0, np.array([0]), 0)

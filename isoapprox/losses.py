@@ -195,7 +195,7 @@ def _batch_hard_scaled(X: np.ndarray, codes: np.ndarray, alpha: float,
     return [reduce_terms(terms, r) for r in reductions]
 
 
-def batch_hard_values(X: np.ndarray, codes: np.ndarray, alpha: float,
+def compute_batch_hard(X: np.ndarray, codes: np.ndarray, alpha: float,
                       reductions: tuple[str, ...]) -> list[float]:
     """:func:`batch_hard_loss` without its checks, for callers that validated
     (finite float64 ``X``, label codes admitting a triplet, ``alpha >= 0``),
@@ -206,7 +206,7 @@ def batch_hard_values(X: np.ndarray, codes: np.ndarray, alpha: float,
     return [v / s for v in _batch_hard_scaled(X, codes, alpha * s, reductions)]
 
 
-def worst_slack(X: np.ndarray, codes: np.ndarray, alpha: float) -> float:
+def compute_worst_slack(X: np.ndarray, codes: np.ndarray, alpha: float) -> float:
     """``min_(a,p,m) d(a,m) - d(a,p) - alpha`` (:attr:`SeparationResult.worst_slack`)
     without the checks of :func:`separation_report` or its violation counts."""
     s = pow2_scale(X, lengths=(alpha,))

@@ -190,13 +190,13 @@ def _scaled_pair(X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return (X1 * s, X2 * s, s) if s != 1.0 else (X1, X2, s)
 
 
-def isometric_error_value(X1: np.ndarray, X2: np.ndarray) -> float:
+def compute_isometric_error(X1: np.ndarray, X2: np.ndarray) -> float:
     """:func:`isometric_error` without its checks, for callers that validated
     (finite float64 arrays of the same shape, at least two rows)."""
     return _isometric_error_report(*_scaled_pair(X1, X2)).value
 
 
-def pointwise_distance(X1: np.ndarray, X2: np.ndarray) -> float:
+def compute_pointwise(X1: np.ndarray, X2: np.ndarray) -> float:
     """``hausdorff_like(mode="pointwise")`` without its checks, for callers that
     validated (finite float64 arrays of the same shape)."""
     Y1, Y2, s = _scaled_pair(X1, X2)

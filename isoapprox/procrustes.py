@@ -1089,13 +1089,13 @@ def minimax_procrustes(
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     n_starts = check_int(n_starts, "n_starts", minimum=0)
     gen = as_rng(0 if rng is None else rng)
-    return _minimax_procrustes(X1, X2, rtol, atol, max_iter, n_starts, gen, stacklevel=3)
+    return compute_minimax_procrustes(X1, X2, rtol, atol, max_iter, n_starts, gen, stacklevel=3)
 
 
-def _minimax_procrustes(X1: np.ndarray, X2: np.ndarray, rtol: float = 1e-9, atol: float = 0.0,
-                        max_iter: int = 20_000, n_starts: int = 4,
-                        gen: np.random.Generator | None = None,
-                        stacklevel: int = 2) -> ProcrustesResult:
+def compute_minimax_procrustes(X1: np.ndarray, X2: np.ndarray, rtol: float = 1e-9,
+                               atol: float = 0.0, max_iter: int = 20_000, n_starts: int = 4,
+                               gen: np.random.Generator | None = None,
+                               stacklevel: int = 2) -> ProcrustesResult:
     """:func:`minimax_procrustes` without its checks, for callers that validated
     (float64 arrays of the same shape, options in range; ``gen`` None: seed 0)."""
     gen = as_rng(0) if gen is None else gen

@@ -33,7 +33,7 @@ from ._validation import (
     require_triplets,
 )
 from .exceptions import InvalidInputError, SolverError
-from .geometry import _farthest_pair, _min_enclosing_ball, diameter
+from .geometry import compute_farthest_pair, compute_min_enclosing_ball, diameter
 from .ideal import (
     EFFORTS,
     SOLVERS,
@@ -48,12 +48,12 @@ from .ideal import (
 )
 from .losses import (
     batch_hard_loss,
-    batch_hard_values,
+    compute_batch_hard,
+    compute_worst_slack,
     contrastive_loss,
     margin_loss,
-    worst_slack,
 )
-from .metrics import hausdorff_like, isometric_error, isometric_error_value, pointwise_distance
+from .metrics import compute_isometric_error, compute_pointwise, hausdorff_like, isometric_error
 from .packing import (
     LOWER_BOUND_CURVES,
     d_star,
@@ -62,8 +62,8 @@ from .packing import (
     packing_radius_bound,
     separated_count,
 )
-from .procrustes import ProcrustesResult, _minimax_procrustes, minimax_procrustes
-from .thickness import _thickness_report
+from .procrustes import ProcrustesResult, compute_minimax_procrustes, minimax_procrustes
+from .thickness import compute_thickness
 from .tolerances import BOUND_RTOL, FLOOR_RTOL, VERDICT_RTOL
 
 __all__ = [
@@ -717,9 +717,9 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     verdict = certify == "verdict"
     N, n = X.shape
     tol = opts.tol
-    diam = _farthest_pair(X)[0]
+    diam = compute_farthest_pair(X)[0]
     scale = max(diam, alpha)
-    L, L_mean = batch_hard_values(X, codes, alpha, ("max", "mean"))
+    L, L_mean = compute_batch_hard(X, codes, alpha, ("max", "mean"))
     P_sep = separated_count(codes)
     solve = opts.solver_options()
     runs_haus = opts.haus_max_points is None or N <= opts.haus_max_points
@@ -730,7 +730,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
         iso = DistanceResult.from_bracket("iso", res.value, res.lower, res.lower_source,
                 res.solver, res.status, res.kind, res.seconds, res.embedding, scale, tol)
         if haus_res is not None and iso.value > 0.0:
-            v = isometric_error_value(X, haus_res.embedding)
+            v = compute_isometric_error(X, haus_res.embedding)
             if v < iso.upper:
                 cross = DistanceResult.from_bracket("iso", v, iso.lower, iso.lower_source,
                         "cross:haus", "bracket", haus_res.kind, res.seconds,
@@ -784,19 +784,19 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
                           haus_res.status, haus_res.seconds))
         aligned = None
         if proc is None and run_proc:
-            proc = _minimax_procrustes(X, np.asarray(fstar, dtype=float),
-                                       gen=as_rng(opts.seed), stacklevel=4)
+            proc = compute_minimax_procrustes(X, np.asarray(fstar, dtype=float),
+                                              gen=as_rng(opts.seed), stacklevel=4)
         if proc is not None:
             # the best isometry maps X_k to Q X_k + b ~ f*_k; its inverse moves f* onto X
             aligned = (fstar - proc.b) @ proc.Q
-            if worst_slack(aligned, codes, alpha) >= 0.0:
-                cands.append((pointwise_distance(X, aligned), aligned, "procrustes", "bracket",
+            if compute_worst_slack(aligned, codes, alpha) >= 0.0:
+                cands.append((compute_pointwise(X, aligned), aligned, "procrustes", "bracket",
                               0.0))
         lower, source = iso.lower / 2.0, "iso_half"
         if haus_res is None:
             # the radius form of the packing bound (the solver, where it runs, has it)
-            ball = (_min_enclosing_ball(X, _LOOSE_BALL_RTOL, _LOOSE_BALL_MAX_ITER) if verdict
-                    else _min_enclosing_ball(X))
+            ball = (compute_min_enclosing_ball(X, _LOOSE_BALL_RTOL, _LOOSE_BALL_MAX_ITER) if verdict
+                    else compute_min_enclosing_ball(X))
             pr = packing_radius_bound(codes, n, alpha, ball.radius)
             if pr > lower:
                 lower, source = pr, "packing_radius"
@@ -806,7 +806,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
             if proc is not None:
                 logger.warning("the ideal embedding moved onto E is not triplet-separated "
                                "in float64 (rounding); the d_haus upper end uses f* unmoved")
-            cands.append((pointwise_distance(X, fstar), fstar, iso.solver, "bracket", 0.0))
+            cands.append((compute_pointwise(X, fstar), fstar, iso.solver, "bracket", 0.0))
         value, G, solver, status, secs = min(cands, key=lambda c: c[0])
         kind = haus_res.kind if (haus_res is not None and G is haus_res.embedding) else \
             embedding_kind(G, codes, scale)
@@ -824,7 +824,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     if verdict:
         theta = th_lo = th_up = math.nan
     elif np.ptp(X, axis=0).max() > 0.0:
-        th = _thickness_report(X, n_starts=opts.thickness_starts)
+        th = compute_thickness(X, n_starts=opts.thickness_starts)
         theta, th_lo, th_up = th.value, th.lower, th.upper
     else:
         theta = th_lo = th_up = 0.0
@@ -841,15 +841,15 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     def check(key: str, lhs: tuple, rhs: tuple, size: float = scale) -> None:
         checks[key] = check_bound(CHECKS[key][1], lhs, rhs, size)
 
-    fstar_diam = _farthest_pair(np.asarray(fstar, dtype=float))[0]
+    fstar_diam = compute_farthest_pair(np.asarray(fstar, dtype=float))[0]
     if not separated:  # else f* = E and statements 1 and 2 are void
-        d_f, h_f = isometric_error_value(X, fstar), pointwise_distance(X, fstar)
+        d_f, h_f = compute_isometric_error(X, fstar), compute_pointwise(X, fstar)
         sc = max(diam, fstar_diam)
         check("1_pointwise", (d_f,) * 3, (2 * h_f,) * 3, sc)
         G = haus.embedding
-        d_h, h_h = isometric_error_value(X, G), pointwise_distance(X, G)
+        d_h, h_h = compute_isometric_error(X, G), compute_pointwise(X, G)
         check("1_pointwise_haus", (d_h,) * 3, (2 * h_h,) * 3,
-              max(diam, _farthest_pair(np.asarray(G, dtype=float))[0]))
+              max(diam, compute_farthest_pair(np.asarray(G, dtype=float))[0]))
         if proc is not None:
             check("1_isometry", (d_f,) * 3, (2 * f_val, 2 * f_lo, 2 * f_up), sc)
         check("2_half", (0.5,) * 3, (c, c_lo, c_up), 0.0)

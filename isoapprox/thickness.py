@@ -278,10 +278,10 @@ def thickness_report(
     rtol = check_positive(rtol, "rtol")
     rank_tol = check_positive(rank_tol, "rank_tol")
     n_starts = check_int(n_starts, "n_starts", minimum=0)
-    return _thickness_report(X, rtol, rank_tol, as_rng(0 if rng is None else rng), n_starts)
+    return compute_thickness(X, rtol, rank_tol, as_rng(0 if rng is None else rng), n_starts)
 
 
-def _thickness_report(X: np.ndarray, rtol: float = 1e-9, rank_tol: float = 1e-12,
+def compute_thickness(X: np.ndarray, rtol: float = 1e-9, rank_tol: float = 1e-12,
                       gen: np.random.Generator | None = None,
                       n_starts: int = 8) -> ThicknessResult:
     """:func:`thickness_report` without its checks, for callers that validated
