@@ -62,7 +62,8 @@ def _options(name, reduction, margin=0.3):
 
 def _reductions(name):
     return (
-        ("sum", "mean") if name == "selectively_contrastive" else ("sum", "mean", "max")
+        ("sum", "mean") if name == "selectively_contrastive"
+        else ("sum", "mean", "max", "mean_nonzero")
     )
 
 
@@ -70,6 +71,39 @@ CASES = [(name, r) for name in ALL_LOSSES for r in _reductions(name)]
 
 
 # --- forward equality with the package ------------------------------------
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.3])
+def test_mean_nonzero_forward_equals_package(rng, margin):
+    """pytorch-metric-learning's default reducer: the core triplet losses have it too."""
+    E, y = _cloud(rng, N=15, n=4, P=3)
+    for grad_fn, core in ((TL.batch_hard_loss_grad, ia.batch_hard_loss),
+                          (TL.all_triplet_loss_grad, ia.triplet_loss)):
+        assert grad_fn(E, y, margin=margin, reduction="mean_nonzero").value == core(
+            E, y, margin=margin, reduction="mean_nonzero")
+
+
+@pytest.mark.parametrize("name", ["batch_hard", "all_triplet", "semi_hard", "contrastive",
+                                  "margin"])
+def test_mean_nonzero_is_the_sum_over_the_active_terms(rng, name):
+    E, y = _cloud(rng, N=15, n=4, P=3)
+    E[y == 2] += 4.0  # one class apart: the terms of its anchors are zero
+    total = TL.loss_and_grad(name, E, y, **_options(name, "sum", margin=0.5))
+    mean = TL.loss_and_grad(name, E, y, **_options(name, "mean", margin=0.5))
+    nonzero = TL.loss_and_grad(name, E, y, **_options(name, "mean_nonzero", margin=0.5))
+    # a case where the two means differ: some terms are zero, some are not
+    assert 0 < total.n_active < total.n_terms
+    assert nonzero.n_active == total.n_active
+    assert nonzero.value == pytest.approx(total.value / total.n_active, rel=1e-14)
+    assert nonzero.value > mean.value
+    np.testing.assert_allclose(nonzero.grad, total.grad / total.n_active, rtol=1e-13,
+                               atol=1e-15 * np.abs(total.grad).max())
+
+
+def test_mean_nonzero_of_a_separated_batch_is_zero():
+    E = np.array([[0.0], [0.1], [5.0], [5.1]])
+    res = TL.batch_hard_loss_grad(E, [0, 0, 1, 1], margin=0.5, reduction="mean_nonzero")
+    assert res.value == 0.0 and res.n_active == 0 and not res.grad.any()
 
 
 @pytest.mark.parametrize("reduction", ["sum", "mean", "max"])

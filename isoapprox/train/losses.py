@@ -42,7 +42,7 @@ from ..geometry import warn_overflow
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..kernels import train as TK
-from ..losses import reduce_terms, worst_pair
+from ..losses import TRIPLET_REDUCTIONS, reduce_terms, worst_pair
 from .networks import l2_normalize, l2_normalize_backward
 
 __all__ = [
@@ -58,7 +58,11 @@ __all__ = [
     "semi_hard_loss_grad",
 ]
 
-REDUCTIONS = ("sum", "mean", "max")
+#: the reductions of the training losses: those of the core triplet losses
+#: (:data:`isoapprox.losses.TRIPLET_REDUCTIONS`, ``"mean_nonzero"`` included:
+#: pytorch-metric-learning's default ``AvgNonZeroReducer``), for every loss but
+#: the selectively contrastive one (``"sum"`` and ``"mean"``)
+REDUCTIONS = TRIPLET_REDUCTIONS
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,12 +103,22 @@ class LossResult:
 
 
 def _reduce(terms: np.ndarray, reduction: str) -> tuple[float, np.ndarray]:
-    """Value (:func:`isoapprox.losses.reduce_terms`) and per-term weights ``dR/dterm``."""
+    """Value (:func:`isoapprox.losses.reduce_terms`) and per-term weights ``dR/dterm``.
+
+    ``"mean_nonzero"``: ``sum / k`` over the ``k`` positive terms, so ``1 / k``
+    on each of them (``k`` is constant between kinks; a zero hinge term has no
+    derivative), all weights 0 when none is positive (the value is 0).
+    """
     w = np.zeros(terms.shape[0])
     if terms.shape[0] == 0:
         return 0.0, w
     if reduction == "max":
         w[int(np.argmax(terms))] = 1.0
+    elif reduction == "mean_nonzero":
+        positive = terms > 0.0
+        k = int(np.count_nonzero(positive))
+        if k:
+            w[positive] = 1.0 / k
     else:
         w[:] = 1.0 if reduction == "sum" else 1.0 / terms.shape[0]
     return reduce_terms(terms, reduction), w
@@ -223,6 +237,9 @@ def _all_triplet(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
     if reduction == "mean":
         value /= float(n_trip)
         C /= float(n_trip)
+    elif reduction == "mean_nonzero":  # as isoapprox.losses.triplet_loss
+        value = value / n_act if n_act else 0.0
+        C /= float(max(n_act, 1))
     G = TK.pair_grad_kernel(X, C + C.T)
     return LossResult(value / s, G, n_trip, n_act, {"pair_coefficients": C})
 
@@ -349,6 +366,10 @@ def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:
     elif reduction == "mean":
         value = float(np.sum(sums)) / n_pairs
         coef /= n_pairs
+    elif reduction == "mean_nonzero":
+        n_act = int(np.sum(active))
+        value = float(np.sum(sums)) / n_act if n_act else 0.0
+        coef /= max(n_act, 1)
     else:
         value = float(best[iw])
         c = coef[iw, jw]
@@ -514,8 +535,9 @@ def batch_hard_loss_grad(
         Class labels.
     margin : float, default 0.0
         ``alpha >= 0``.
-    reduction : {"mean", "sum", "max"}
-        Over the anchors that have a positive and a negative.
+    reduction : {"mean", "sum", "max", "mean_nonzero"}
+        Over the anchors that have a positive and a negative;
+        ``"mean_nonzero"`` over those whose term is positive (0 when none is).
     soft : bool, default False
         ``softplus`` instead of the hinge (soft-margin variant).
 

@@ -92,7 +92,11 @@ class TrainConfig:
     margin : float
         ``alpha`` (triplet losses, contrastive negatives, margin loss band);
         also the margin of the logged batch-hard quantities.
-    reduction : {"mean", "sum", "max"}
+    reduction : {"mean", "sum", "max", "mean_nonzero"}
+        Of the loss's terms (:data:`~isoapprox.train.losses.REDUCTIONS`;
+        ``"mean_nonzero"``, the mean over the positive terms, is
+        pytorch-metric-learning's default; the selectively contrastive loss
+        takes ``"mean"`` or ``"sum"``).
     pos_margin, beta, sc_lambda, sc_temperature, sc_positive, sc_hard_threshold
         Options of the contrastive, margin and selectively contrastive losses.
     optimizer : {"sgd", "adam"}
