@@ -62,14 +62,16 @@ numpydoc_xref_param_type = False
 #: numpydoc's validation of the public API (any failure is a warning, and -W
 #: makes it an error): a docstring at all (GL08), known sections (GL06) in
 #: numpydoc's order (GL07), every parameter documented (PR01) and no unknown
-#: one (PR02), a Returns section where a value is returned (RT01), one line
+#: one (PR02), in the signature's order (PR03), a Returns section where a
+#: value is returned (RT01), one line
 #: per returned value (RT02), Yields for a generator (YD01).  It covers the
 #: names of ``isoapprox``'s ``__all__`` (the top-level API page) and leaves
 #: out, by name: the members of its classes (``to_dict`` and the like), the
 #: dataclasses, whose fields are documented as Attributes rather than
 #: Parameters, and the subpackages' own pages, which get the checks of
 #: SUBPACKAGE_CHECKS only (``check_subpackage_docstring`` below).
-numpydoc_validation_checks = {"GL06", "GL07", "GL08", "PR01", "PR02", "RT01", "RT02", "YD01"}
+numpydoc_validation_checks = {"GL06", "GL07", "GL08", "PR01", "PR02", "PR03", "RT01", "RT02",
+                              "YD01"}
 #: what the subpackages' pages (the applications and their plumbing) are held
 #: to: a docstring, known sections, no documented parameter that does not exist
 SUBPACKAGE_CHECKS = {"GL06", "GL08", "PR02"}

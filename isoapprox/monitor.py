@@ -205,10 +205,6 @@ class CollapseMonitor:
     theory_every : int, default ``THEORY_EVERY`` (100)
         Evaluate the theory at calls ``0, k, 2k, ...`` (0: never), and at
         every call where a collapse signature starts (``theory_on_onset``).
-    theory_on_onset : bool, default True
-        Also evaluate the theory at the call where a collapse signature
-        (:data:`~isoapprox.diagnostics.COLLAPSE_SIGNATURES` or ``shrinking``)
-        starts, unless ``theory_every`` is 0.
     theory : TheoryOptions, optional
         Options of :func:`isoapprox.evaluate_theory`; ``max_points`` is the
         subsample size and ``seed`` with the step seeds the subsample and the
@@ -229,32 +225,6 @@ class CollapseMonitor:
         Signatures (of :data:`MONITOR_SIGNATURES`) whose first onset raises a
         :class:`~isoapprox.CollapseWarning` naming the step (every onset is
         logged).
-    loss_kind : {"batch_hard", "all"}, default "batch_hard"
-    loss_reduction : {"mean", "sum", "max", "mean_nonzero"}, default "mean"
-        How training computes the ``loss`` passed to :meth:`update` (one term
-        per anchor or per triplet; ``"mean_nonzero"``: the mean over the
-        positive terms, pytorch-metric-learning's default reducer):
-        ``loss_mismatch`` compares it with the batch's loss of the same
-        convention.
-    k_on, k_off : int, default ``K_ON`` (3), ``K_OFF`` (3)
-        Hysteresis: a signature starts after ``k_on`` consecutive evaluated
-        calls where it holds and ends after ``k_off`` consecutive ones where
-        it does not (1 and 1: every change counts).
-    k_on_mismatch : int, default ``K_ON_MISMATCH`` (10)
-        ``k_on`` of ``loss_mismatch``: a persistent disagreement only.
-    threads : int or None, default 1
-        Numba threads of the statistics of a large batch (None: numba's
-        default, every core); a small one (below the kernels' ``SERIAL_WORK``)
-        always runs on one.  One by default: the monitor shares the machine
-        with the training, and threads that wait for each other on a busy
-        machine burn CPU time (twice the CPU of one thread at B = 512, n = 128;
-        the results do not depend on it).
-    shrink_factor : float, default ``SHRINK_FACTOR`` (5)
-        ``shrinking`` holds when the batch diameter is at most
-        ``1 / shrink_factor`` of its running maximum over the session and
-        the batch's classes are not clearly ranked (its structure score
-        below ``thresholds.ranked_structure_score``: a compressing batch
-        is no collapse).
     strict : bool, default False
         Raise on a bad batch instead of logging it.
     overwrite : bool, default False
@@ -269,6 +239,36 @@ class CollapseMonitor:
         crash loses at most ``fsync_every - 1`` plain statistics lines, never
         an onset).  An fsync costs about as much as a whole update of a small
         batch.
+    loss_kind : {"batch_hard", "all"}, default "batch_hard"
+    loss_reduction : {"mean", "sum", "max", "mean_nonzero"}, default "mean"
+        How training computes the ``loss`` passed to :meth:`update` (one term
+        per anchor or per triplet; ``"mean_nonzero"``: the mean over the
+        positive terms, pytorch-metric-learning's default reducer):
+        ``loss_mismatch`` compares it with the batch's loss of the same
+        convention.
+    k_on, k_off : int, default ``K_ON`` (3), ``K_OFF`` (3)
+        Hysteresis: a signature starts after ``k_on`` consecutive evaluated
+        calls where it holds and ends after ``k_off`` consecutive ones where
+        it does not (1 and 1: every change counts).
+    k_on_mismatch : int, default ``K_ON_MISMATCH`` (10)
+        ``k_on`` of ``loss_mismatch``: a persistent disagreement only.
+    shrink_factor : float, default ``SHRINK_FACTOR`` (5)
+        ``shrinking`` holds when the batch diameter is at most
+        ``1 / shrink_factor`` of its running maximum over the session and
+        the batch's classes are not clearly ranked (its structure score
+        below ``thresholds.ranked_structure_score``: a compressing batch
+        is no collapse).
+    theory_on_onset : bool, default True
+        Also evaluate the theory at the call where a collapse signature
+        (:data:`~isoapprox.diagnostics.COLLAPSE_SIGNATURES` or ``shrinking``)
+        starts, unless ``theory_every`` is 0.
+    threads : int or None, default 1
+        Numba threads of the statistics of a large batch (None: numba's
+        default, every core); a small one (below the kernels' ``SERIAL_WORK``)
+        always runs on one.  One by default: the monitor shares the machine
+        with the training, and threads that wait for each other on a busy
+        machine burn CPU time (twice the CPU of one thread at B = 512, n = 128;
+        the results do not depend on it).
 
     Raises
     ------
