@@ -15,8 +15,9 @@ samples each) and ``n`` (embedding dimension) with the torch-free harness
   the control;
 - optimisers: SGD with momentum and Adam;
 - data sets: synthetic Gaussian classes (64 training classes), the same
-  generator with overlapping classes in a low input dimension, and
-  scikit-learn's digits (8 training classes, so ``P <= 8``);
+  generator with overlapping classes in a low input dimension,
+  scikit-learn's digits and MNIST-1D (generated offline by the ``mnist1d``
+  package; both with 8 training classes, so ``P <= 8``);
 
 with several seeds a cell.  Each run records the held-out collapse outcome
 (the harness's: final held-out diameter below ``collapse_rtol`` = 0.1 of the
@@ -38,8 +39,9 @@ Usage::
         --scheduler ADDRESS] [--out PATH] [--overwrite | --resume] [--figures DIR]
     python experiments/collapse_phase.py --smoke --out /tmp/smoke.json --figures /tmp/figs
 
-Grids (``--grid``): ``bounded`` (the default and the committed results: 3 data
-sets x P 2..64 x n 2..32 x 3 set-ups x 2 optimisers x 5 seeds, 800 steps),
+Grids (``--grid``): ``bounded`` (the default and the committed results: 4 data
+sets x P 2..64 (digits, mnist1d: 2..8) x n 2..32 x 3 set-ups x 2 optimisers x
+5 seeds, 800 steps),
 ``full`` (more steps, seeds, dimensions and the semi-hard control; its cost
 is in docs/collapse_phase.md) and ``smoke`` (seconds).  ``--dry-run`` prints
 the number of runs and an estimate of their cost.
@@ -94,16 +96,18 @@ Z95 = 1.959963984540054
 
 #: data set name -> TrainConfig fields.  ``gaussian_overlap``: the same generator
 #: with classes that overlap (a quarter of the separation, 8 input dimensions);
-#: digits: 8 training classes (P <= 8), 8 and 9 held out.
+#: digits and mnist1d (MNIST-1D, generated offline by the mnist1d package, 500 signals
+#: a class): 8 training classes (P <= 8), 8 and 9 held out.
 DATASETS: dict[str, dict[str, Any]] = {
     "gaussian": {"dataset": "gaussian", "n_classes": 80, "n_train_classes": 64,
                  "per_class": 20, "input_dim": 32, "separation": 2.0, "noise": 1.0},
     "gaussian_overlap": {"dataset": "gaussian", "n_classes": 80, "n_train_classes": 64,
                          "per_class": 20, "input_dim": 8, "separation": 0.5, "noise": 1.0},
     "digits": {"dataset": "digits", "train_classes": tuple(range(8))},
+    "mnist1d": {"dataset": "mnist1d", "train_classes": tuple(range(8))},
 }
 #: most classes per batch of each data set (its training classes)
-MAX_P = {"gaussian": 64, "gaussian_overlap": 64, "digits": 8}
+MAX_P = {"gaussian": 64, "gaussian_overlap": 64, "digits": 8, "mnist1d": 8}
 
 #: loss set-up name -> TrainConfig fields
 SETUPS: dict[str, dict[str, Any]] = {
@@ -767,7 +771,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true",
                         help="tiny grid (seconds); the same as --grid smoke")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="bounded",
-                        help="bounded (default: the committed results, about 17 min of CPU), "
+                        help="bounded (default: the committed results, about 19 min of CPU), "
                              "full (about 2 h of CPU; docs/collapse_phase.md) or smoke")
     add_run_arguments(parser, out=None,
                       out_help=f"results JSON (default {RESULTS}/collapse_phase_GRID.json)",

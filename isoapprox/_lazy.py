@@ -15,7 +15,7 @@ from .exceptions import IsoapproxError, MissingDependencyError
 
 __all__ = [
     "axes_divider", "cvxpy", "distributed", "highspy", "matplotlib", "pyarrow",
-    "sklearn_load_digits", "threadpool_controller",
+    "mnist1d_data", "sklearn_load_digits", "threadpool_controller",
 ]
 
 _MPL_SUBMODULES = ("pyplot", "lines", "patches", "collections", "colors", "ticker")
@@ -79,6 +79,23 @@ def sklearn_load_digits() -> Callable[..., Any]:
         raise MissingDependencyError(
             "the digits data set needs scikit-learn, which is not installed; "
             "install the optional extra with: pip install 'isoapprox[data]'"
+        ) from None
+
+
+def mnist1d_data() -> ModuleType:
+    """``mnist1d.data`` (the optional extra ``isoapprox[mnist1d]``), imported on first call.
+
+    Raises
+    ------
+    MissingDependencyError
+        If the mnist1d package is not installed.
+    """
+    try:
+        return importlib.import_module("mnist1d.data")
+    except ImportError:
+        raise MissingDependencyError(
+            "the mnist1d data set needs the mnist1d package, which is not installed; "
+            "install the optional extra with: pip install 'isoapprox[mnist1d]'"
         ) from None
 
 

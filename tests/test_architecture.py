@@ -111,7 +111,7 @@ def _is_module(dotted: str) -> bool:
 
 def test_import_loads_no_heavy_optional_module():
     """`import isoapprox` leaves the lazy imports of isoapprox._lazy unloaded."""
-    heavy = ("cvxpy", "highspy", "matplotlib", "distributed", "sklearn")
+    heavy = ("cvxpy", "highspy", "matplotlib", "distributed", "sklearn", "mnist1d")
     script = f"import sys, isoapprox; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True).stdout

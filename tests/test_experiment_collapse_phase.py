@@ -106,8 +106,9 @@ def test_smoke_resume_and_figures_only(mod, smoke, tmp_path, capsys):
 
 def test_grids_are_the_documented_ones(mod):
     cells = mod.BOUNDED.cells()
-    # gaussian and gaussian_overlap: 6 P x 5 n; digits: P <= 8 (3 values) x 5 n
-    assert len(cells) == (6 * 5 + 6 * 5 + 3 * 5) * 3 * 2 * 5 == 2250
+    # gaussian and gaussian_overlap: 6 P x 5 n; digits and mnist1d: P <= 8 (3 values) x 5 n
+    assert len(cells) == (6 * 5 + 6 * 5 + 3 * 5 + 3 * 5) * 3 * 2 * 5 == 2700
+    assert {mod.dataset_of(c.config.to_dict()) for c in cells} == set(mod.DATASETS)
     assert {c.config.steps for c in cells} == {800}
     assert {c.config.batch_size // 4 for c in cells} == {2, 4, 8, 16, 32, 64}
     # seeds vary slowest: an interrupted run has whole seeds done
@@ -252,7 +253,7 @@ def test_bad_config_names_the_field(mod):
 def test_dry_run_writes_nothing(mod, tmp_path, capsys):
     out = tmp_path / "dry.json"
     assert mod.main(["--out", str(out), "--dry-run"]) == 0
-    assert "2250 runs" in capsys.readouterr().out
+    assert "2700 runs" in capsys.readouterr().out
     assert not out.exists()
 
 

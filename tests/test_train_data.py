@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import random
+import socket
 import sys
+import urllib.request
 
 import numpy as np
 import pytest
@@ -12,6 +15,8 @@ from isoapprox.exceptions import InvalidInputError
 from isoapprox.train import (
     MissingDependencyError,
     PKSampler,
+    TrainConfig,
+    Trainer,
     class_disjoint_split,
     embedding_stats,
     gaussian_clusters,
@@ -20,6 +25,8 @@ from isoapprox.train import (
     resolve_pk,
     triplet_diagram,
 )
+from isoapprox.train import data as train_data
+from isoapprox.train.data import load_mnist1d
 
 from . import train_reference as ref
 from .reference import pairwise
@@ -157,6 +164,95 @@ def test_missing_scikit_learn_message(monkeypatch):
         MissingDependencyError, match=r"pip install 'isoapprox\[data\]'"
     ):
         load_digits()
+
+
+# --- MNIST-1D (generated offline by the mnist1d package) -------------------------
+
+
+def test_mnist1d_shapes_classes_and_determinism():
+    pytest.importorskip("mnist1d")
+    a = load_mnist1d(per_class=30, rng=3)
+    assert a.X.shape == (300, 40) and a.X.dtype == np.float64 and a.y.dtype == np.int64
+    assert np.bincount(a.y).tolist() == [30] * 10
+    assert np.all(np.isfinite(a.X))
+    b = load_mnist1d(per_class=30, rng=3)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y) and a.name == b.name
+    c = load_mnist1d(per_class=30, rng=4)
+    assert not np.array_equal(a.X, c.X)
+    # the returned arrays are the caller's: writing them leaves the cache intact
+    a.X[0, 0] = 1e6
+    assert load_mnist1d(per_class=30, rng=3).X[0, 0] == b.X[0, 0]
+    # a class is the mean template plus noise: its signals are nearer their class mean
+    means = np.stack([b.X[b.y == k].mean(axis=0) for k in range(10)])
+    d = np.linalg.norm(b.X[:, None, :] - means[None, :, :], axis=2)
+    assert np.mean(np.argmin(d, axis=1) == b.y) > 0.3  # chance is 0.1
+
+
+def test_mnist1d_leaves_global_random_state_alone():
+    pytest.importorskip("mnist1d")
+    train_data._mnist1d.cache_clear()
+    # the legacy global state is what mnist1d's make_dataset reseeds
+    np.random.seed(123)  # noqa: NPY002
+    random.seed(123)
+    expected_np, expected_py = np.random.get_state()[1].copy(), random.getstate()  # noqa: NPY002
+    load_mnist1d(per_class=5, rng=11)
+    assert np.array_equal(np.random.get_state()[1], expected_np)  # noqa: NPY002
+    assert random.getstate() == expected_py
+
+
+def test_mnist1d_generates_without_network(monkeypatch):
+    pytest.importorskip("mnist1d")
+    train_data._mnist1d.cache_clear()  # generate, not read from the cache
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("network access")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    ds = load_mnist1d(per_class=10, rng=12)
+    assert ds.X.shape == (100, 40)
+
+
+def test_mnist1d_split_of_the_harness():
+    pytest.importorskip("mnist1d")
+    cfg = TrainConfig(dataset="mnist1d", batch_size=32, embedding_dim=4, steps=2,
+                      log_every=1)
+    t1, t2 = Trainer(cfg, seed=5), Trainer(cfg, seed=5)
+    sp = t1.split
+    assert sp.train.X.shape == (4000, 40) and sp.test.X.shape == (1000, 40)
+    assert set(sp.train.y.tolist()) == set(range(8))
+    assert set(sp.test.y.tolist()) == {8, 9}
+    np.testing.assert_allclose(sp.train.X.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(sp.train.X.std(axis=0), 1.0, rtol=1e-12)
+    assert sp.train.name.startswith("mnist1d(")
+    assert np.array_equal(sp.train.X, t2.split.train.X)  # the run's seed fixes the data
+    assert not np.array_equal(sp.train.X, Trainer(cfg, seed=6).split.train.X)
+    assert (t1.P, t1.K) == (8, 4)
+
+
+def test_mnist1d_training_run():
+    pytest.importorskip("mnist1d")
+    cfg = TrainConfig(dataset="mnist1d", batch_size=16, embedding_dim=4, hidden=(8,),
+                      steps=20, log_every=10, recall_ks=(1,))
+    r1 = Trainer(cfg, seed=0).run()
+    r2 = Trainer(cfg, seed=0).run()
+    assert r1.steps_done == 20 and not r1.diverged
+    assert repr(r1.history) == repr(r2.history)  # NaN-safe: the same numbers
+    assert 0.0 <= r1.final["eval_recall_at_1"] <= 1.0
+
+
+def test_missing_mnist1d_message(monkeypatch):
+    monkeypatch.setitem(sys.modules, "mnist1d.data", None)
+    train_data._mnist1d.cache_clear()
+    with pytest.raises(
+        MissingDependencyError, match=r"pip install 'isoapprox\[mnist1d\]'"
+    ):
+        load_mnist1d(rng=0)
+    with pytest.raises(InvalidInputError, match="per_class"):
+        load_mnist1d(per_class=0)
 
 
 # --- evaluation -----------------------------------------------------------------

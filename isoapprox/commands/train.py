@@ -36,7 +36,7 @@ EXPERIMENT = "isoapprox train"
 
 _AXES = (
     # (flag, dest, TrainConfig field, type, help)
-    ("--dataset", "dataset", "dataset", str, "data set: digits or gaussian"),
+    ("--dataset", "dataset", "dataset", str, "data set: digits, gaussian or mnist1d"),
     ("--model", "model", "model", str, "mlp (shared weights) or table (free embeddings)"),
     ("--batch-size", "batch_size", "batch_size", bounded_int(4, 512),
      "batch size N = P K (4 ... 512)"),

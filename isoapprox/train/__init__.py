@@ -4,8 +4,9 @@ Reproduces, on one CPU machine, the experiments behind the collapse analysis
 of hard negative mining: numpy networks (:class:`MLP`, a free
 :class:`EmbeddingTable`) trained with batch-hard, all-triplet, semi-hard,
 selectively contrastive, contrastive and margin losses (gradients in
-:mod:`isoapprox.train.losses`), on P x K batches of synthetic clusters or
-scikit-learn's digits with class-disjoint splits; logged collapse
+:mod:`isoapprox.train.losses`), on P x K batches of synthetic clusters,
+scikit-learn's digits or MNIST-1D (generated offline) with class-disjoint
+splits; logged collapse
 statistics, retrieval recall and Xuan et al.'s triplet diagram; resumable
 parameter sweeps (:func:`run_sweep`, ``isoapprox train``).
 
@@ -40,6 +41,7 @@ from .data import (
     class_disjoint_split,
     gaussian_clusters,
     load_digits,
+    load_mnist1d,
     resolve_pk,
 )
 from .evaluate import (
@@ -115,6 +117,7 @@ __all__ = [
     "l2_normalize",
     "l2_normalize_backward",
     "load_digits",
+    "load_mnist1d",
     "loss_and_grad",
     "make_optimizer",
     "margin_loss_grad",

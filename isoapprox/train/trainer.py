@@ -34,11 +34,13 @@ from .bounds import CrossCheckCallback, TheoryCallback
 from .data import (
     DATASETS,
     DIGITS_TRAIN_CLASSES,
+    MNIST1D_TRAIN_CLASSES,
     DataSplit,
     PKSampler,
     class_disjoint_split,
     gaussian_clusters,
     load_digits,
+    load_mnist1d,
     resolve_pk,
 )
 from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, stats_from_distances
@@ -73,10 +75,12 @@ class TrainConfig:
 
     Attributes
     ----------
-    dataset : {"digits", "gaussian"}
+    dataset : {"digits", "gaussian", "mnist1d"}
     train_classes : tuple of int or None
         Training labels; the others are held out.  Default: digits 0-5;
-        gaussian the first ``n_train_classes``.
+        mnist1d 0-7 (:func:`~isoapprox.train.data.load_mnist1d`, 500
+        signals a class, generated with a seed drawn from the run's data
+        stream); gaussian the first ``n_train_classes``.
     n_classes, n_train_classes, per_class, input_dim, separation, noise
         The synthetic set (:func:`~isoapprox.train.data.gaussian_clusters`).
     model : {"mlp", "table"}
@@ -395,6 +399,13 @@ def build_split(
             config.train_classes
             if config.train_classes is not None
             else DIGITS_TRAIN_CLASSES
+        )
+    elif config.dataset == "mnist1d":
+        data = load_mnist1d(rng=rng)
+        train_classes = (
+            config.train_classes
+            if config.train_classes is not None
+            else MNIST1D_TRAIN_CLASSES
         )
     else:
         data = gaussian_clusters(
