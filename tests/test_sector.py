@@ -476,3 +476,84 @@ def test_plane_iso_toy_certified_by_the_sectors_only():
     assert not r0.certified and r0.rel_gap > 1e-5
     assert r1.certified and r1.lower_source == "branch_and_bound"
     assert r1.lower >= r0.lower
+
+
+# ----------------------------------------------------------------------
+# the node LPs: the row builder against the arrays it replaced
+# ----------------------------------------------------------------------
+
+
+def _sector_rows_reference(geo, node, extra):
+    """The node LP's rows built array by array (the twin of ``sector_rows``)."""
+    pts = node.hints + extra + ([] if geo.best is None else [geo.best])
+    blocks = [(geo.A0, geo.b0)]
+    if pts:
+        Fs = np.stack(pts)
+        if not geo.iso:
+            W = (Fs - geo.E[None]).reshape(-1, 2)
+            k = np.tile(np.arange(geo.N), len(pts))
+            nw = np.sqrt(np.sum(W * W, axis=1))
+            ok = (nw > 0.0) & np.isfinite(nw)
+            if ok.any():
+                blocks.append(geo._point_rows(k[ok], W[ok] / nw[ok, None] * (1.0 - 1e-15)))
+        if geo.qpos.size:
+            q = np.tile(geo.qpos, len(pts))
+            W = (Fs[:, geo.I[geo.qpos]] - Fs[:, geo.J[geo.qpos]]).reshape(-1, 2)
+            nw = np.sqrt(np.sum(W * W, axis=1))
+            ok = (nw > 0.0) & np.isfinite(nw)
+            if ok.any():
+                blocks.append(geo._pair_rows(q[ok], W[ok] / nw[ok, None] * (1.0 - 1e-15)))
+    coned = np.flatnonzero(node.has)
+    for s in coned:
+        q = geo.qneg[s]
+        i, j = geo.I[q], geo.J[q]
+        lo, hi, g = node.rays[s, 0], node.rays[s, 1], node.grads[s]
+        A = np.zeros((3, geo.nv))
+        for t, a in enumerate(([lo[1], -lo[0]], [-hi[1], hi[0]], [-g[0], -g[1]])):
+            A[t, 2 * i:2 * i + 2] = a
+            A[t, 2 * j:2 * j + 2] = -np.array(a)
+        A[2, geo.nF + 1 + q] = 1.0
+        blocks.append((A, np.zeros(3)))
+    return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_hints=st.integers(0, 4), iso=st.booleans(),
+       coincide=st.booleans())
+def test_sector_rows_match_the_reference(seed, n_hints, iso, coincide):
+    """The kernel's rows are the reference's bit for bit (hints on the data and
+    coinciding points, whose tangents are skipped, included)."""
+    from isoapprox.ideal._sector import _SHRINK
+    from isoapprox.kernels.bnb import sector_rows
+    from isoapprox.tolerances import BNB_RTOL
+
+    prob = _instance(seed % 40, N=5, margin=0.3)
+    trip = triplet_table(prob)
+    rng = np.random.default_rng(seed)
+    best = prob.E + rng.normal(size=prob.E.shape) * 0.1
+    gauge = None
+    E = prob.E
+    if iso:
+        i0, i1, i2 = gauge_points(prob.E)
+        gauge = (lambda level: root_boxes(prob, level), (i0, i1))
+        E, best = to_gauge(prob.E, i0, i1, i2), to_gauge(best, i0, i1, i2)
+    geo = _Geometry(E, trip, prob.alpha, 0.3, best, gauge)
+    Q = geo.qneg.size
+    rays = np.zeros((Q, 2, 2))
+    for s in range(Q):
+        a = rng.uniform(-np.pi, np.pi)
+        rays[s, 0] = [np.cos(a), np.sin(a)]
+        rays[s, 1] = _rotate(rays[s, 0], rng.uniform(1e-6, 2.0))
+    node = _Node(rays, rng.random(Q) < 0.6,
+                 [E + rng.normal(size=E.shape) * 0.3 for _ in range(n_hints)])
+    if coincide and n_hints:
+        node.hints[0][1] = node.hints[0][0] if iso else E[1]
+    extra = [E + rng.normal(size=E.shape) * 0.2]
+    pts = node.hints + extra + [geo.best]
+    coned = np.flatnonzero(node.has)
+    A, b = sector_rows(geo.A0, geo.b0, geo.E, np.stack(pts), not geo.iso, geo.qpos, geo.I,
+                       geo.J, geo.qneg[coned], node.rays[coned, 0], node.rays[coned, 1],
+                       node.grads[coned], _SHRINK, BNB_RTOL)
+    A_ref, b_ref = _sector_rows_reference(geo, node, extra)
+    assert np.array_equal(A, A_ref) and np.array_equal(b, b_ref)
+

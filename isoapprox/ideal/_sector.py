@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..kernels.bnb import sector_rows
 from ..tolerances import BNB_RTOL
 from ._frontier import Frontier
 from ._lpdual import certified_lp
@@ -166,7 +167,7 @@ class _Geometry:
 
     def __init__(self, E: np.ndarray, trip: np.ndarray, alpha: float, T: float,
                  best: np.ndarray | None, gauge=None):
-        self.E = E
+        self.E = E = np.ascontiguousarray(E, dtype=np.float64)
         self.N = E.shape[0]
         self.alpha = alpha
         self.trip = trip
@@ -182,7 +183,8 @@ class _Geometry:
         else:
             self.pairs, self.positive, self.tid = pair_table(trip)
         P = self.pairs.shape[0]
-        self.I, self.J = self.pairs[:, 0], self.pairs[:, 1]
+        self.I, self.J = (np.ascontiguousarray(self.pairs[:, 0]),
+                          np.ascontiguousarray(self.pairs[:, 1]))
         self.e = E[self.I] - E[self.J]
         self.dE = np.sqrt(np.sum(self.e**2, axis=1))
         #: pairs that may get a cone (their distance is bounded below) ...
@@ -313,42 +315,11 @@ class _Geometry:
         # its directions the relaxation is exact there), at the ancestors' and
         # this node's earlier LP points
         pts = node.hints + extra + ([] if self.best is None else [self.best])
-        blocks = [(self.A0, self.b0)]
-        if pts:
-            Fs = np.stack(pts)  # (H, N, 2)
-            if not self.iso:
-                W = (Fs - self.E[None]).reshape(-1, 2)
-                k = np.tile(np.arange(self.N), len(pts))
-                nw = np.sqrt(np.sum(W * W, axis=1))
-                ok = (nw > 0.0) & np.isfinite(nw)
-                if ok.any():
-                    blocks.append(self._point_rows(k[ok], W[ok] / nw[ok, None] * _SHRINK))
-            if self.qpos.size:
-                q = np.tile(self.qpos, len(pts))
-                W = (Fs[:, self.I[self.qpos]] - Fs[:, self.J[self.qpos]]).reshape(-1, 2)
-                nw = np.sqrt(np.sum(W * W, axis=1))
-                ok = (nw > 0.0) & np.isfinite(nw)
-                if ok.any():
-                    blocks.append(self._pair_rows(q[ok], W[ok] / nw[ok, None] * _SHRINK))
+        Fs = np.stack(pts) if pts else np.zeros((0, self.N, 2))
         coned = np.flatnonzero(node.has)
-        if coned.size:
-            # per cone: cross(lo, v) >= 0, cross(v, hi) >= 0 and d_q <= g.v,
-            # v = F_i - F_j, as rows a.F_i - a.F_j (+ d_q) <= 0
-            q = self.qneg[coned]
-            i, j = self.I[q], self.J[q]
-            lo, hi, g = node.rays[coned, 0], node.rays[coned, 1], node.grads[coned]
-            a = np.stack([np.column_stack([lo[:, 1], -lo[:, 0]]),
-                          np.column_stack([-hi[:, 1], hi[:, 0]]), -g], axis=1)  # (C, 3, 2)
-            A = np.zeros((coned.size, 3, self.nv))
-            r = np.arange(coned.size)[:, None]
-            t = np.arange(3)[None, :]
-            for d in range(2):
-                A[r, t, (2 * i + d)[:, None]] = a[:, :, d]
-                A[r, t, (2 * j + d)[:, None]] = -a[:, :, d]
-            A[r[:, 0], 2, self.nF + 1 + q] = 1.0
-            blocks.append((A.reshape(-1, self.nv), np.zeros(3 * coned.size)))
-        A = np.concatenate([blk[0] for blk in blocks])
-        b = np.concatenate([blk[1] for blk in blocks])
+        A, b = sector_rows(self.A0, self.b0, self.E, Fs, not self.iso, self.qpos, self.I,
+                           self.J, self.qneg[coned], node.rays[coned, 0], node.rays[coned, 1],
+                           node.grads[coned], _SHRINK, BNB_RTOL)
         return certified_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
 
     def violation(self, x: np.ndarray) -> float:

@@ -227,28 +227,39 @@ class _Search:
                 and math.isfinite(self.scale) and self.rel_gap() <= self.tol)
 
     # -- candidates ----------------------------------------------------
-    def _repair(self, G: np.ndarray) -> np.ndarray | None:
+    def _repair(self, G: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+        """A separated ``G`` near ``G`` (whose slack is negative) with its
+        :func:`_score`, or None."""
         codes, margin = self.codes, self.margin
         if self.pairs is not None:
-            return repair_pairs(G, codes, self.pairs, self.n_classes, self._snap)
+            G = repair_pairs(G, codes, self.pairs, self.n_classes, self._snap)
+            return None if G is None else (G, *_score(self.E, G, codes, margin,
+                                                          self.objective, self.pairs))
+        # a G equal to one scored already (negative) is not scored again: every
+        # round left would repeat it
+        last = G
         for _ in range(3):
             if margin > 0.0:
                 s = pow2_scale(G, np.array([margin]))
                 # min over anchors of hn - hp (the slack at margin 0)
                 diff = float(np.min(K.anchor_slack(G * s, codes, 0.0))) / s
-                if diff > 0.0:
-                    f = margin / diff
-                    if f > 1.0:
-                        c = G.mean(axis=0)
-                        G = c + (G - c) * (f * (1.0 + 1e-12))
+                if not (diff > 0.0 and margin / diff > 1.0):
+                    break
+                c = G.mean(axis=0)
+                G = c + (G - c) * (margin / diff * (1.0 + 1e-12))
             else:
                 G = self._snap(G)
-            if _score(self.E, G, codes, margin, self.objective)[1] >= 0.0:
-                return G
+                if np.array_equal(G, last):
+                    break
+            value, slack = _score(self.E, G, codes, margin, self.objective)
+            if slack >= 0.0:
+                return G, value, slack
+            last = G
         G = self._snap(G)
-        if _score(self.E, G, codes, margin, self.objective)[1] >= 0.0:
-            return G
-        return None
+        if np.array_equal(G, last):
+            return None
+        value, slack = _score(self.E, G, codes, margin, self.objective)
+        return (G, value, slack) if slack >= 0.0 else None
 
     def _snap(self, G: np.ndarray) -> np.ndarray:
         G = G.copy()
@@ -268,11 +279,10 @@ class _Search:
         Gc = self.prob.to_caller(G) if normalised else np.array(G, dtype=float)
         value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective, self.pairs)
         if slack < 0.0:
-            Gc = self._repair(Gc)
-            if Gc is None:
+            repaired = self._repair(Gc)
+            if repaired is None:
                 return False
-            value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective,
-                                  self.pairs)
+            Gc, value, slack = repaired
             if solver == "identity":  # E scaled about its centroid
                 solver = "construction"
         kind = embedding_kind(Gc, self.codes, self.scale)

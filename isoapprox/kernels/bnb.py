@@ -22,6 +22,7 @@ __all__ = [
     "point_box_mindist",
     "pair_cut",
     "propagate",
+    "sector_rows",
     "separation_search",
     "triplet_upper",
 ]
@@ -774,3 +775,95 @@ def separation_search(lo0, hi0, D, free0, min_width, max_nodes, rtol, out_lo, ou
         st_hi[top, bk, ba] = mid
         top += 1
     return 0, nodes
+
+
+@njit(**JIT)
+def sector_rows(A0, b0, E, Fs, points, qpos, I, J, cq, lo, hi, g, shrink, rtol):
+    """The rows of a node LP of the angular search (:mod:`isoapprox.ideal._sector`).
+
+    Stacked in this order: the fixed rows ``A0 x <= b0``; with ``points``,
+    the tangents ``u.F_k - t <= u.E_k + rtol (1 + |E_k|_1)`` with ``u`` the
+    direction of ``F_k - E_k`` of every point ``F`` of ``Fs`` (H, N, 2)
+    (shrunk by ``shrink``; skipped where it vanishes); the tangents
+    ``u.(F_i - F_j) - d_q <= 0`` of the pairs ``qpos`` at the same points;
+    per cone ``c`` (pair ``cq[c]``, rays ``lo[c]``, ``hi[c]``, chord
+    over-estimate ``g[c]``) the rows ``cross(lo, v) >= 0``, ``cross(v, hi)
+    >= 0`` and ``d_q <= g.v``, ``v = F_i - F_j``.  Variables ``x = (F (2 N),
+    t, d (P))``.  Returns ``(A, b)``.
+    """
+    H, N = Fs.shape[0], Fs.shape[1]
+    nv = A0.shape[1]
+    nF = 2 * N
+    Qp = qpos.size
+    C = cq.size
+    m0 = A0.shape[0]
+    m = m0 + 3 * C
+    for h in range(H):
+        if points:
+            for k in range(N):
+                w0 = Fs[h, k, 0] - E[k, 0]
+                w1 = Fs[h, k, 1] - E[k, 1]
+                nw = np.sqrt(w0 * w0 + w1 * w1)
+                if nw > 0.0 and np.isfinite(nw):
+                    m += 1
+        for s in range(Qp):
+            q = qpos[s]
+            w0 = Fs[h, I[q], 0] - Fs[h, J[q], 0]
+            w1 = Fs[h, I[q], 1] - Fs[h, J[q], 1]
+            nw = np.sqrt(w0 * w0 + w1 * w1)
+            if nw > 0.0 and np.isfinite(nw):
+                m += 1
+    A = np.zeros((m, nv))
+    b = np.zeros(m)
+    A[:m0] = A0
+    b[:m0] = b0
+    r = m0
+    if points:
+        for h in range(H):
+            for k in range(N):
+                w0 = Fs[h, k, 0] - E[k, 0]
+                w1 = Fs[h, k, 1] - E[k, 1]
+                nw = np.sqrt(w0 * w0 + w1 * w1)
+                if nw > 0.0 and np.isfinite(nw):
+                    u0 = w0 / nw * shrink
+                    u1 = w1 / nw * shrink
+                    A[r, 2 * k] = u0
+                    A[r, 2 * k + 1] = u1
+                    A[r, nF] = -1.0
+                    b[r] = (u0 * E[k, 0] + u1 * E[k, 1]) + rtol * (
+                        1.0 + (abs(E[k, 0]) + abs(E[k, 1])))
+                    r += 1
+    for h in range(H):
+        for s in range(Qp):
+            q = qpos[s]
+            i, j = I[q], J[q]
+            w0 = Fs[h, i, 0] - Fs[h, j, 0]
+            w1 = Fs[h, i, 1] - Fs[h, j, 1]
+            nw = np.sqrt(w0 * w0 + w1 * w1)
+            if nw > 0.0 and np.isfinite(nw):
+                u0 = w0 / nw * shrink
+                u1 = w1 / nw * shrink
+                A[r, 2 * i] = u0
+                A[r, 2 * j] = -u0
+                A[r, 2 * i + 1] = u1
+                A[r, 2 * j + 1] = -u1
+                A[r, nF + 1 + q] = -1.0
+                r += 1
+    for c in range(C):
+        q = cq[c]
+        i, j = I[q], J[q]
+        for t in range(3):
+            if t == 0:
+                a0, a1 = lo[c, 1], -lo[c, 0]
+            elif t == 1:
+                a0, a1 = -hi[c, 1], hi[c, 0]
+            else:
+                a0, a1 = -g[c, 0], -g[c, 1]
+            A[r, 2 * i] = a0
+            A[r, 2 * j] = -a0
+            A[r, 2 * i + 1] = a1
+            A[r, 2 * j + 1] = -a1
+            if t == 2:
+                A[r, nF + 1 + q] = 1.0
+            r += 1
+    return A, b
