@@ -12,6 +12,8 @@ import isoapprox as ia
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.kernels import hausdorff as KH
 
+from .conftest import examples
+
 
 def _sq(a, b) -> float:
     """``||a - b||^2`` summed coordinate by coordinate in order (as the kernels sum)."""
@@ -55,7 +57,7 @@ def point_sets(draw, min_b=1, max_b=40):
 
 @pytest.mark.property
 @given(point_sets())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_early_break_equals_brute_force(sets):
     A, B = sets
     assert ia.hausdorff_distance(A, B, directed=True) == brute_directed(A, B)
@@ -65,7 +67,7 @@ def test_early_break_equals_brute_force(sets):
 
 @pytest.mark.property
 @given(point_sets(min_b=KH.GRID_MIN_POINTS, max_b=KH.GRID_MIN_POINTS + 300))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_grid_equals_brute_force(sets):
     """``B`` large enough for the grid (``n <= 3``): the same values as every pair."""
     A, B = sets
@@ -96,7 +98,7 @@ def _attains(A, B, result):
 
 @pytest.mark.property
 @given(point_sets(), st.sampled_from([8, 16, 24, 64]), st.integers(0, 2**31))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_tile_break_equals_brute_force_in_any_order(sets, width, seed):
     """Any visiting orders and tile widths: the same value, a pair attaining it."""
     A, B = sets

@@ -27,7 +27,7 @@ from isoapprox.tolerances import FLOOR_RTOL
 
 from . import ideal_reference as iref
 from . import reference as ref
-from .conftest import BRACKET_RTOL, random_orthogonal
+from .conftest import BRACKET_RTOL, examples, random_orthogonal
 
 #: the certified gap is relative to max(value, FLOOR_RTOL * scale); values of
 #: two certified runs of the same instance agree to twice the tolerance.
@@ -292,7 +292,7 @@ def instances(draw):
 
 @pytest.mark.property
 @given(inst=instances())
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 def test_property_feasible_rescored_and_consistent(inst):
     E, y, margin = inst
     ri = nearest_ideal(E, y, margin=margin, objective="iso", rng=0, solver="scipy",

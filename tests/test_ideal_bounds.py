@@ -19,7 +19,7 @@ from isoapprox.kernels import ideal as K
 
 from . import ideal_reference as iref
 from . import reference as ref
-from .conftest import BRACKET_RTOL, labelled_cloud
+from .conftest import BRACKET_RTOL, examples, labelled_cloud
 
 #: the 3-point closed form and linprog (HiGHS, dual feasibility 1e-7 on the
 #: scaled LP) agree to this.
@@ -32,7 +32,7 @@ LAYOUTS = [(0, 0, 1, 1, 2), (0, 0, 0, 1, 1), (0, 0, 1, 1, 1), (0, 0, 1)]
     D=st.lists(st.floats(0.0, 5.0), min_size=3, max_size=3),
     alpha=st.sampled_from([0.0, 0.3, 1.0, 2.5]),
 )
-@settings(max_examples=80)
+@settings(max_examples=examples(80))
 def test_three_point_closed_form_matches_linprog(D, alpha):
     # any non-negative table (also non-metric ones): the formula is the LP's value
     Dx, Du, Dv = D

@@ -13,6 +13,7 @@ from isoapprox import nearest_ideal, nearest_zero_loss
 from isoapprox.ideal import _line
 from isoapprox.ideal._line import _Line, closure, line_search
 
+from .conftest import examples
 from .test_bnb import exact_on_line
 
 
@@ -88,7 +89,7 @@ def _node_case(seed, N, objective, keep):
     return E, y, F, T, R, gauge
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), N=st.integers(3, 8),
        objective=st.sampled_from(["iso", "haus"]), keep=st.floats(0.0, 1.0))
 def test_propagation_keeps_every_point_of_the_node(seed, N, objective, keep):
@@ -104,7 +105,7 @@ def test_propagation_keeps_every_point_of_the_node(seed, N, objective, keep):
     assert np.all(R2[R])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), N=st.integers(3, 8),
        objective=st.sampled_from(["iso", "haus"]), keep=st.floats(0.0, 1.0),
        frac=st.floats(0.0, 1.0))
@@ -223,7 +224,7 @@ def test_margin_loss_on_the_line_is_certified_by_the_search(monkeypatch):
     assert sum(certified()) <= 4
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), N=st.integers(3, 8),
        objective=st.sampled_from(["iso", "haus"]), keep=st.floats(0.0, 1.0),
        frac=st.floats(0.0, 1.0))

@@ -38,6 +38,8 @@ from isoapprox.ideal._sector import (
     sector_search,
 )
 
+from .conftest import examples
+
 # ----------------------------------------------------------------------
 # safe_dual_bound
 # ----------------------------------------------------------------------
@@ -75,7 +77,7 @@ def _dot_at_least_norm(g, r) -> bool:
     return d >= 0 and d * d >= n2
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(angle=st.floats(-10.0, 10.0),
        width=st.sampled_from([1e-10, 1e-7, 1e-3, 0.1, 1.0, np.pi / 2, 3.0]),
        scale=st.sampled_from([1e-300, 1e-8, 1.0, 3.7, 1e8]))
@@ -140,7 +142,7 @@ def _objective(F, E):
     return np.sqrt(((F - E) ** 2).sum(-1)).max(-1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), width=st.sampled_from([1e-9, 1e-4, 0.05, 0.5, 1.5]),
        n_hints=st.integers(0, 3))
 def test_node_lp_holds_every_feasible_point(seed, width, n_hints):
@@ -321,7 +323,7 @@ def test_infeasible_lp_is_proven_by_the_solvers_ray_without_a_second_lp(monkeypa
     assert not farkas_infeasible(A, b, lo, hi, np.zeros(A.shape[0]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), scale=st.sampled_from([1e-3, 1.0, 1e3]))
 def test_no_ray_proves_a_feasible_system_infeasible(seed, scale):
     """Rows with a point of the box (so feasible): no multipliers whatever, of
@@ -340,7 +342,7 @@ def test_no_ray_proves_a_feasible_system_infeasible(seed, scale):
     assert not proven_infeasible(A, b, lo, hi)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(m=st.integers(1, 40), nv=st.integers(1, 12), density=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
        seed=st.integers(0, 10_000))
 def test_csc_matches_scipy(m, nv, density, seed):
@@ -419,7 +421,7 @@ def _iso_instance(seed, N=5, margin=0.3):
     return Problem.build(E, codes, margin, "iso", float(D.max()))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10_000), width=st.sampled_from([1e-9, 1e-4, 0.05, 0.5, 1.5]),
        n_hints=st.integers(0, 3))
 def test_iso_node_lp_holds_every_feasible_point(seed, width, n_hints):
@@ -517,7 +519,7 @@ def _sector_rows_reference(geo, node, extra):
     return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 10_000), n_hints=st.integers(0, 4), iso=st.booleans(),
        coincide=st.booleans())
 def test_sector_rows_match_the_reference(seed, n_hints, iso, coincide):
