@@ -357,7 +357,7 @@ def _require_regular(st: os.stat_result, path: Path, what: str) -> None:
     raise InvalidInputError(f"`{path}` must be a regular file ({what} file); got {kind}")
 
 
-def open_regular(path: str | os.PathLike, what: str) -> BinaryIO:
+def open_regular(path: str | os.PathLike, what: str, *, own: bool = False) -> BinaryIO:
     """Open ``path`` for binary reading if it is a regular file; refuse anything else.
 
     The one way isoapprox opens a file it reads (embeddings, labels,
@@ -368,23 +368,33 @@ def open_regular(path: str | os.PathLike, what: str) -> BinaryIO:
     The open does not block (``O_NONBLOCK``), and the open descriptor is
     checked again, in case the path changed in between.
 
+    Parameters
+    ----------
+    path : str or path-like
+    what : str
+        What the file is, for the messages (``"embeddings"``, ``"batch part"``).
+    own : bool, default False
+        The file is one this run wrote (a batch part, a results table it
+        assembles): a missing one is then the operating system's own
+        :class:`FileNotFoundError` (``errno`` set: something removed it, an
+        environment error), not the message for a path the user named.
+
     Raises
     ------
     FileNotFoundError
-        ``"{what} file not found: {path}"``.
+        ``"{what} file not found: {path}"`` (with ``own``: the operating
+        system's error).
     InvalidInputError
         If ``path`` is not a regular file (after following links).
     """
     path = Path(path)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{what} file not found: {path}") from None
-    _require_regular(st, path, what)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
+        _require_regular(os.stat(path), path, what)
         fd = os.open(path, flags)
     except FileNotFoundError:
+        if own:
+            raise
         raise FileNotFoundError(f"{what} file not found: {path}") from None
     try:
         _require_regular(os.fstat(fd), path, what)

@@ -223,3 +223,27 @@ def test_summary_names_the_sha256_of_the_table(tmp_path, jobs):
     doc = json.loads(res.summary_path.read_text())
     assert doc["results_sha256"] == hashlib.sha256(res.results.read_bytes()).hexdigest()
     assert os.listdir(tmp_path / "run").count("parts") == 0
+
+
+def test_a_part_that_is_not_a_regular_file_is_refused(tmp_path):
+    """Parts are read as every input is (io.open_regular): a FIFO planted in place of a
+    part is refused at once, never opened for a read that would block; a part that is
+    gone stays the operating system's error (errno set: an environment error, exit 4
+    on the command line), not the message for a path the user named."""
+    import errno
+    import os
+
+    from isoapprox.batch import engine
+    from isoapprox.exceptions import InvalidInputError
+
+    fifo = tmp_path / "chunk-00000000.csv"
+    os.mkfifo(fifo)
+    with open(tmp_path / "table.csv", "wb") as fh, pytest.raises(InvalidInputError,
+                                                                 match="regular file"):
+        engine._copy_part(fifo, fh)
+    with pytest.raises(InvalidInputError, match="regular file"):
+        engine._file_sha256(fifo)
+    gone = tmp_path / "chunk-00000001.csv"
+    with pytest.raises(FileNotFoundError) as info:
+        engine._file_sha256(gone)
+    assert info.value.errno == errno.ENOENT and info.value.filename == str(gone)

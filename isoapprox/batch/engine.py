@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError, IsoapproxError
-from ..io import atomic_write_bytes, atomic_write_text, atomic_writer, provenance, write_results
+from ..io import (
+    atomic_write_bytes,
+    atomic_write_text,
+    atomic_writer,
+    open_regular,
+    provenance,
+    write_results,
+)
 from ..runs import RunJournal, claim_output, executor, progress_bar, run_units
 from .cheap import cheap_quantities
 from .generators import GeneratorOptions, config_generator, generate
@@ -232,7 +239,7 @@ def _sha256(data: bytes) -> str:
 
 def _file_sha256(path: Path) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_regular(path, "batch part", own=True) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -342,7 +349,7 @@ def _copy_part(src: Path, fh) -> int:
     """
     fh.flush()
     copied = 0
-    with src.open("rb") as fs:
+    with open_regular(src, "batch part", own=True) as fs:
         left = os.fstat(fs.fileno()).st_size
         copy_range = getattr(os, "copy_file_range", None)
         while left > 0 and copy_range is not None:
@@ -390,7 +397,8 @@ def _assemble(out: Path, results: Path, config: BatchConfig, sha: str | None = N
         fh.write(head)
         h.update(head)
         for k in range(config.n_chunks):
-            data = _part_path(out, k, config.format).read_bytes()
+            with open_regular(_part_path(out, k, config.format), "batch part", own=True) as fp:
+                data = fp.read()
             fh.write(data)
             h.update(data)
     return h.hexdigest()

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import InvalidInputError
+from ..io import open_regular
 from .grid import PARAM_COLUMNS, BatchConfig
 from .stages import COLUMN_DTYPES, Column
 from .table import iter_cells, row_value
@@ -260,7 +261,7 @@ def run_records(doc: Mapping, source: str | Path, fields: Sequence[str]) -> list
     if not table.is_file():
         raise InvalidInputError(f"`{table}`, the result table of `{source}`, does not exist")
     h = hashlib.sha256()
-    with table.open("rb") as fh:
+    with open_regular(table, "batch results table") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     if h.hexdigest() != sha:

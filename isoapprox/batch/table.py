@@ -6,6 +6,7 @@ See docs/dev/batch_design.md ("isoapprox.batch.table: notes").
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Iterator, Sequence
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidInputError
+from ..io import open_regular
 from ..kernels import batch as BK
 from .stages import Column
 
@@ -222,7 +224,8 @@ def iter_cells(path: str | Path, columns: Sequence[Column], fmt: str
                            if d == "str" else np.array(vals, dtype=np.float64))
         return int(data["cell"][0]), data
 
-    with path.open("r", encoding="utf-8", newline="") as fh:
+    with io.TextIOWrapper(open_regular(path, "batch results table"), encoding="utf-8",
+                          newline="") as fh:
         if fmt == "csv":
             reader = csv.reader(fh)
             head = next(reader, None)
