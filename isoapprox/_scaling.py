@@ -68,10 +68,23 @@ def pow2_scale(*arrays: np.ndarray, lengths: Iterable[float] = ()) -> float:
     >>> pow2_scale(np.array([1e-300]), lengths=(1e-9,)) == 2.0**629
     True
     """
+    return pow2_factor(max_magnitude(*arrays), lengths)
+
+
+def max_magnitude(*arrays: np.ndarray) -> float:
+    """``max |arrays|`` (0.0 when all are empty), for :func:`pow2_factor`."""
     m = 0.0
     for a in arrays:
         if a.size:  # max |a| without the temporary of np.abs (0.5 ms at 10,000 x 32)
             m = max(m, float(np.max(a)), -float(np.min(a)))
+    return m
+
+
+def pow2_factor(m: float, lengths: Iterable[float] = ()) -> float:
+    """:func:`pow2_scale` of points whose largest magnitude is ``m``
+    (:func:`max_magnitude`), for callers that scale the same points with
+    several others: ``pow2_factor(max(max_magnitude(E), max_magnitude(G)))``
+    is ``pow2_scale(E, G)`` without reading ``E`` again."""
     L = max((abs(float(v)) for v in lengths), default=0.0)
     s = _unit_factor(max(m, L))
     if m > 0.0 and L > 0.0 and m * s < _DATA_FLOOR:

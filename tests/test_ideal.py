@@ -473,3 +473,69 @@ def test_answers_do_not_depend_on_earlier_solves_or_on_threads():
     assert [solve(i) for i in reversed(range(4))][::-1] == first
     with ThreadPoolExecutor(2) as ex:
         assert list(ex.map(solve, range(4))) == first
+
+
+# ----------------------------------------------------------------------
+# the search's structure: stages as data, validation once (issue 36)
+# ----------------------------------------------------------------------
+
+
+def test_stages_are_named_once_and_a_new_stage_is_one_entry(monkeypatch):
+    from isoapprox.ideal import nearest as nm
+
+    names = [s.name for s in nm.STAGES + nm.START_HOOKS]
+    assert len(names) == len(set(names))
+    seen = []
+
+    def probe(S):
+        # a new method: a function of the state, its condition, one entry
+        seen.append((sorted(S.done), S.best is not None))
+
+    i = names.index("closed_forms") + 1
+    monkeypatch.setattr(nm, "STAGES", nm.STAGES[:i] + (nm.Stage("probe", probe),)
+                        + nm.STAGES[i:])
+    E = np.array([[0.0, 0.0], [1.0, 0.2], [0.1, 1.0], [1.2, 1.1], [0.6, 0.5]])
+    res = nearest_ideal(E, [0, 0, 1, 1, 2], margin=0.5, rng=0, effort="quick",
+                        warn_uncertified=False)
+    assert seen == [(["closed_forms", "identity", "lower_cheap", "probe"], True)]
+    monkeypatch.undo()
+    again = nearest_ideal(E, [0, 0, 1, 1, 2], margin=0.5, rng=0, effort="quick",
+                          warn_uncertified=False)
+    assert again.value == res.value and again.bounds == res.bounds
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+def test_points_labels_and_margin_are_validated_once(objective):
+    import isoapprox._validation as V
+
+    watched = {V.as_points.__code__: "as_points", V.as_labels.__code__: "as_labels",
+               V.check_margin.__code__: "check_margin",
+               V.require_triplets.__code__: "require_triplets"}
+    counts = dict.fromkeys(watched.values(), 0)
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in watched:
+            counts[watched[frame.f_code]] += 1
+
+    rng = np.random.default_rng(3)
+    E, y = rng.normal(size=(12, 3)), np.repeat(np.arange(4), 3)
+    nearest_ideal(E, y, margin=0.2, objective=objective, rng=0, effort="quick",
+                  warn_uncertified=False)  # compiled before counting
+    sys.setprofile(profile)
+    try:
+        nearest_ideal(E, y, margin=0.2, objective=objective, rng=0, effort="quick",
+                      warn_uncertified=False)
+    finally:
+        sys.setprofile(None)
+    assert counts == dict.fromkeys(watched.values(), 1)
+
+
+@pytest.mark.parametrize("a", [0.0, 1e-310, 1e-300, 3.0, 1e300, float(np.finfo(float).max)])
+@pytest.mark.parametrize("b", [0.0, 2.0**-1074, 1e-200, 0.5, 1e200])
+@pytest.mark.parametrize("length", [(), (1e-9,), (1e250,)])
+def test_pow2_factor_of_stored_magnitudes_is_pow2_scale(a, b, length):
+    from isoapprox._scaling import max_magnitude, pow2_factor, pow2_scale
+
+    E, G = np.array([[a, -a / 3]]), np.array([[-b], [b / 7]])
+    m = max(max_magnitude(E), max_magnitude(G))
+    assert pow2_factor(m, length) == pow2_scale(E, G, lengths=length)

@@ -57,7 +57,7 @@ import numpy as np
 
 from .._scaling import pow2_scale
 from .._validation import class_counts
-from ..geometry import min_enclosing_ball
+from ..geometry import compute_min_enclosing_ball
 from ..kernels import ideal as K
 from ..packing import separated_distance_bound, separated_radius_bound, unit_radius_lower
 from ._pairs import greedy_transversals
@@ -119,14 +119,16 @@ class SubBatchBound:
 _NONE = SubBatchBound(0.0, np.zeros(0, dtype=np.int64))
 
 
-def _distances_to(E: np.ndarray, k: int) -> np.ndarray:
+def _distances_to(E: np.ndarray, k: int, s: float | None = None) -> np.ndarray:
     """``|E_i - E_k|`` for every ``i``, by direct differences in a fixed order.
 
     Column by column with element-wise operations only, so that the result is
     the same on every machine (no reduction whose order may vary); on a copy
-    scaled by an exact power of two, so that the squares stay in range.
+    scaled by an exact power of two (``s``: ``pow2_scale(E)``, computed when
+    None), so that the squares stay in range.
     """
-    s = pow2_scale(E)
+    if s is None:
+        s = pow2_scale(E)
     X = E * s if s != 1.0 else E
     d = X[:, 0] - X[k, 0]
     acc = d * d
@@ -294,13 +296,13 @@ def support_indices(E: np.ndarray, codes: np.ndarray, margin: float, objective: 
     """
     N = E.shape[0]
     eps = SUPPORT_RTOL * scale
-    DG = np.stack([_distances_to(G, k) for k in range(N)])
+    DG = _distance_matrix(G)
     chosen = np.zeros(N, dtype=bool)
     if objective == "haus":
         moved = np.sqrt(np.sum((G - E) ** 2, axis=1))
         chosen |= moved >= moved.max() - eps
     else:
-        dev = np.abs(DG - np.stack([_distances_to(E, k) for k in range(N)]))
+        dev = np.abs(DG - _distance_matrix(E))
         top = dev >= dev.max() - eps
         chosen |= top.any(axis=0) | top.any(axis=1)
     same = codes[:, None] == codes[None, :]
@@ -324,7 +326,8 @@ def support_indices(E: np.ndarray, codes: np.ndarray, margin: float, objective: 
 
 def _distance_matrix(E: np.ndarray) -> np.ndarray:
     """All ``|E_i - E_j|`` (direct differences, fixed order; see :func:`_distances_to`)."""
-    return np.stack([_distances_to(E, k) for k in range(E.shape[0])])
+    s = pow2_scale(E)
+    return np.stack([_distances_to(E, k, s) for k in range(E.shape[0])])
 
 
 def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
@@ -370,7 +373,7 @@ def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
             # the least ball is computed only where its bound could win
             if margin * unit_radius_lower(k, n)[0] > max(v, best.value):
                 v = max(v, separated_radius_bound(k, n, margin,
-                                                  min_enclosing_ball(E[S]).radius))
+                                                  compute_min_enclosing_ball(E[S]).radius))
         if v > best.value:
             best = SubBatchBound(float(v), np.sort(S))
     return best

@@ -10,14 +10,14 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._blas import numba_threads, single_threaded_blas
-from .._scaling import pow2_scale
+from .._scaling import max_magnitude, pow2_factor, pow2_scale
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
     as_labels,
@@ -30,10 +30,10 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import ConvergenceWarning, SolverError
-from ..geometry import class_owners, merge_height, min_enclosing_ball, single_linkage
+from ..geometry import class_owners, compute_min_enclosing_ball, merge_height, single_linkage
 from ..kernels import ideal as K
-from ..losses import batch_hard_loss
-from ..metrics import hausdorff_like, isometric_error
+from ..losses import compute_batch_hard
+from ..metrics import compute_isometric_error, compute_pointwise
 from ..packing import (
     DSTAR_N_MAX,
     DSTAR_P_MAX,
@@ -43,7 +43,7 @@ from ..packing import (
     separated_count,
 )
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
-from ._bnb import BNB_MAX_DIM, BNB_MAX_LP, BNB_MAX_NODES, BNB_MAX_POINTS, branch_and_bound
+from ._bnb import BNB_MAX_DIM, BNB_MAX_POINTS, branch_and_bound
 from ._bnb import applies as bnb_applies
 from ._bounds import (
     METRIC_LP_MAX_POINTS,
@@ -64,7 +64,7 @@ from ._pairs import (
     pair_target_start,
     repair_pairs,
 )
-from ._problem import PairBounds, Problem, Program
+from ._problem import Problem, Program
 from ._relax import gram_sdp_bound, hardest_triplets, shor_sdp_bound
 from ._result import IdealResult
 from ._session import forget_solver_state, solver_session
@@ -131,26 +131,6 @@ def _serial_numba(n_points: int) -> Iterator[None]:
         yield
 
 
-def _score(E: np.ndarray, G: np.ndarray, codes: np.ndarray, margin: float,
-           objective: str, pairs: PairBounds | None = None) -> tuple[float, float]:
-    """Objective and worst slack of ``G`` in the caller's units (float64)."""
-    if pairs is not None:
-        s = pow2_scale(E, G)
-        if s != 1.0:
-            value = K.iso_value(E * s, G * s) if objective == "iso" else K.haus_value(E * s, G * s)
-        else:
-            value = K.iso_value(E, G) if objective == "iso" else K.haus_value(E, G)
-        return float(value) / s, pair_slack(G, codes, pairs)
-    s = pow2_scale(E, G, lengths=(margin,))
-    if s != 1.0:
-        Es, Gs, a = E * s, G * s, margin * s
-    else:
-        Es, Gs, a = E, G, margin
-    value = K.iso_value(Es, Gs) if objective == "iso" else K.haus_value(Es, Gs)
-    slack = float(np.min(K.anchor_slack(Gs, codes, a)))
-    return float(value) / s, slack / s
-
-
 def embedding_kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
     """``"collapsed"``, ``"class-collapsed"`` or ``"general"`` (the one rule; see
     :data:`isoapprox.tolerances.KIND_RTOL`); validated codes ``0, ..., P-1``."""
@@ -168,25 +148,39 @@ _KIND_RANK = {"collapsed": 2, "class-collapsed": 1, "general": 0}
 
 
 class _Search:
-    """Incumbent, bounds and budget of one call."""
+    """Incumbent, bounds and budget of one call: the state the stages (:data:`STAGES`)
+    read and write.  ``done`` holds the names of the stages that ran, so that a
+    stage's condition can depend on another's without a field of its own."""
 
-    def __init__(self, E, codes, margin, objective, tol, deadline, rng, max_iter,
-                 spec: PairSpec | None = None):
+    def __init__(self, E, codes, margin, opts: _SolveOptions, deadline, rng,
+                 spec: PairSpec | None = None, *, start: np.ndarray | None = None,
+                 polish: bool = True, support: bool = True):
         self.E = E
         self.spec = spec
         self.pairs = None if spec is None else spec.bounds
         self.codes = codes
         self.margin = margin
-        self.objective = objective
-        self.tol = tol
+        self.opts = opts
+        self.objective = opts.objective
+        self.tol = opts.tol
         self.deadline = deadline
         self.rng = rng
-        self.max_iter = max_iter
-        s = pow2_scale(E)
+        self.max_iter = opts.budget.max_iter
+        #: a caller's candidate (a sub-problem: the batch's incumbent); the CCP
+        #: polish and the support sub-problem, or not
+        self.start, self.polish, self.support = start, polish, support
+        #: the local solver of the multistart (and of the points the searches polish)
+        self.family = "cvxpy" if opts.solver == "cvxpy" else "scipy"
+        #: the index of the current local start (the multistart's hooks read it)
+        self.k = -1
+        self.done: set[str] = set()
+        #: ``max |E|``: ``E`` is scaled with each candidate without reading it again
+        self.e_max = max_magnitude(E)
+        s = pow2_factor(self.e_max)
         diam = float(K.class_diameters(E * s, codes, int(codes.max()) + 1)[-1] / s)
         self.diam = diam
         self.scale = max(diam, margin if spec is None else spec.bounds.lower)
-        self.prob = Problem.build(E, codes, margin, objective, diam, self.pairs)
+        self.prob = Problem.build(E, codes, margin, self.objective, diam, self.pairs)
         self.best: np.ndarray | None = None
         self.best_value = math.inf
         self.best_solver = ""
@@ -226,15 +220,39 @@ class _Search:
         return (self.best is not None and math.isfinite(self.best_value)
                 and math.isfinite(self.scale) and self.rel_gap() <= self.tol)
 
+    def open(self) -> bool:
+        """Not certified, and the safety net has not fired."""
+        return not self.certified() and self.time_left() > 0
+
     # -- candidates ----------------------------------------------------
+    def score(self, G: np.ndarray) -> tuple[float, float]:
+        """Objective and worst slack of ``G`` in the caller's units (float64)."""
+        E, codes, margin, objective = self.E, self.codes, self.margin, self.objective
+        m = max(self.e_max, max_magnitude(G))  # pow2_scale(E, G, ...)
+        if self.pairs is not None:
+            s = pow2_factor(m)
+            if s != 1.0:
+                value = (K.iso_value(E * s, G * s) if objective == "iso"
+                         else K.haus_value(E * s, G * s))
+            else:
+                value = K.iso_value(E, G) if objective == "iso" else K.haus_value(E, G)
+            return float(value) / s, pair_slack(G, codes, self.pairs)
+        s = pow2_factor(m, (margin,))
+        if s != 1.0:
+            Es, Gs, a = E * s, G * s, margin * s
+        else:
+            Es, Gs, a = E, G, margin
+        value = K.iso_value(Es, Gs) if objective == "iso" else K.haus_value(Es, Gs)
+        slack = float(np.min(K.anchor_slack(Gs, codes, a)))
+        return float(value) / s, slack / s
+
     def _repair(self, G: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         """A separated ``G`` near ``G`` (whose slack is negative) with its
-        :func:`_score`, or None."""
+        :meth:`score`, or None."""
         codes, margin = self.codes, self.margin
         if self.pairs is not None:
             G = repair_pairs(G, codes, self.pairs, self.n_classes, self._snap)
-            return None if G is None else (G, *_score(self.E, G, codes, margin,
-                                                          self.objective, self.pairs))
+            return None if G is None else (G, *self.score(G))
         # a G equal to one scored already (negative) is not scored again: every
         # round left would repeat it
         last = G
@@ -251,14 +269,14 @@ class _Search:
                 G = self._snap(G)
                 if np.array_equal(G, last):
                     break
-            value, slack = _score(self.E, G, codes, margin, self.objective)
+            value, slack = self.score(G)
             if slack >= 0.0:
                 return G, value, slack
             last = G
         G = self._snap(G)
         if np.array_equal(G, last):
             return None
-        value, slack = _score(self.E, G, codes, margin, self.objective)
+        value, slack = self.score(G)
         return (G, value, slack) if slack >= 0.0 else None
 
     def _snap(self, G: np.ndarray) -> np.ndarray:
@@ -277,7 +295,7 @@ class _Search:
         if not np.all(np.isfinite(G)):
             return False
         Gc = self.prob.to_caller(G) if normalised else np.array(G, dtype=float)
-        value, slack = _score(self.E, Gc, self.codes, self.margin, self.objective, self.pairs)
+        value, slack = self.score(Gc)
         if slack < 0.0:
             repaired = self._repair(Gc)
             if repaired is None:
@@ -310,22 +328,25 @@ class _Search:
 
 
 def _closed_forms(S: _Search) -> None:
-    """Collapsed and class-collapsed constructions."""
+    """Collapsed and class-collapsed constructions; then, for triplets, the ``D*``
+    layouts, and for a pair zero set (collapsed when ``l = 0``) its clipped layouts."""
     prob = S.prob
-    if S.pairs is not None:
-        _closed_forms_pairs(S)
-        return
-    if S.margin == 0.0:
+    collapsible = S.margin == 0.0 if S.pairs is None else prob.pairs.lower <= 0.0
+    if collapsible:
         if S.objective == "iso":
             S.offer(np.zeros_like(prob.E), "construction")
         else:
-            ball = min_enclosing_ball(prob.E)
+            ball = compute_min_enclosing_ball(prob.E)
             S.offer(np.broadcast_to(ball.center, prob.E.shape).copy(), "construction")
     C = class_means(prob)
-    if S.objective == "haus" and S.margin == 0.0:
+    if S.objective == "haus" and collapsible:
         for c in range(C.shape[0]):
-            C[c] = min_enclosing_ball(prob.E[prob.codes == c]).center
-    S.offer(spread_centres(C, prob.alpha, S.rng)[prob.codes], "construction")
+            C[c] = compute_min_enclosing_ball(prob.E[prob.codes == c]).center
+    S.offer(spread_centres(C, prob.sep, S.rng)[prob.codes], "construction")
+    if S.pairs is not None:
+        for G in clipped_layouts(prob, S.rng):
+            S.offer(G, "construction")
+        return
     _witness_layout(S)
     _group_layouts(S)
 
@@ -384,28 +405,9 @@ def _group_layouts(S: _Search) -> None:
         S.offer(G, "construction", normalised=False)
 
 
-def _closed_forms_pairs(S: _Search) -> None:
-    """Collapsed (``l = 0``), class-collapsed and clipped layouts of a pair zero set."""
-    prob = S.prob
-    l_zero = prob.pairs.lower <= 0.0
-    if l_zero:
-        if S.objective == "iso":
-            S.offer(np.zeros_like(prob.E), "construction")
-        else:
-            ball = min_enclosing_ball(prob.E)
-            S.offer(np.broadcast_to(ball.center, prob.E.shape).copy(), "construction")
-    C = class_means(prob)
-    if S.objective == "haus" and l_zero:
-        for c in range(C.shape[0]):
-            C[c] = min_enclosing_ball(prob.E[prob.codes == c]).center
-    S.offer(spread_centres(C, prob.sep, S.rng)[prob.codes], "construction")
-    for G in clipped_layouts(prob, S.rng):
-        S.offer(G, "construction")
-
-
-def _lower_cheap_pairs(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
+def _lower_cheap_pairs(S: _Search) -> None:
     """``L_max`` (iso) or ``L_max / 2`` (haus), and the packing bound."""
-    L = S.spec.loss_max(E_caller, y_codes)
+    L = S.spec.loss_max(S.E, S.codes)
     if S.objective == "iso":
         S.add_bound("loss", _safe(L, S.scale))
     else:
@@ -424,12 +426,11 @@ def _class_balls_pairs(S: _Search) -> None:
         S.add_bound("class_balls", _safe(v * S.prob.scale, S.scale))
 
 
-def _lower_cheap(S: _Search, E_caller: np.ndarray, y_codes: np.ndarray) -> None:
+def _lower_cheap(S: _Search) -> None:
     if S.pairs is not None:
-        _lower_cheap_pairs(S, E_caller, y_codes)
+        _lower_cheap_pairs(S)
         return
-
-    half = batch_hard_loss(E_caller, y_codes, margin=S.margin, reduction="max") / 2.0
+    half = compute_batch_hard(S.E, S.codes, S.margin, ("max",))[0] / 2.0
     tp, _ = three_point_bound(S.prob)
     tp = _safe(tp * S.prob.scale, S.scale)
     if S.objective == "iso":
@@ -455,8 +456,8 @@ def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...
                  if c not in prog.collapsed and counts[c] > 1 and diams[c] <= tol)
 
 
-def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
-    if family == "cvxpy":
+def _local_solve(S: _Search, prog: Program, G0: np.ndarray):
+    if S.family == "cvxpy":
         return ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
     if prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
@@ -467,19 +468,19 @@ def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str):
     return G, it
 
 
-def _run_local(S: _Search, prog: Program, G0: np.ndarray, family: str) -> None:
+def _run_local(S: _Search, prog: Program, G0: np.ndarray) -> None:
     """One local solve from ``G0``, its offer, and a collapsed re-solve if it nearly collapsed."""
     S.n_starts += 1
-    G, it = _local_solve(S, prog, G0, family)
+    G, it = _local_solve(S, prog, G0)
     S.n_iter += it
-    S.offer(G, family)
+    S.offer(G, S.family)
     new = _detect_collapse(S, G, prog)
     if new and not S.certified() and S.time_left() > 0:
         sub = S.prob.program(tuple(prog.collapsed) + new)
         S.n_starts += 1
-        G2, it2 = _local_solve(S, sub, G, family)
+        G2, it2 = _local_solve(S, sub, G)
         S.n_iter += it2
-        S.offer(G2, family)
+        S.offer(G2, S.family)
 
 
 def _shrink_scan(S: _Search) -> None:
@@ -510,8 +511,6 @@ def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]
                 for c in sub:
                     G0[prob.codes == c] = C[c]
                 yield "partial-collapse", sub, G0
-    elif len(multi) == 1:
-        pass
     yield "shrink", (), shrink_family(prob, Cs, 0.5)
     k = 0
     while True:
@@ -520,8 +519,11 @@ def _start_plan(S: _Search) -> Iterator[tuple[str, tuple[int, ...], np.ndarray]]
         k += 1
 
 
-def _escalate_bounds(S: _Search, allow_cvxpy: bool) -> None:
+def _escalate_bounds(S: _Search, *, early: bool = False) -> None:
+    """The metric LP, then (a solver with cvxpy, the gap open; ``early``: for
+    ``"haus"`` only) the SDP bound."""
     prob = S.prob
+    allow_cvxpy = S.opts.solver in ("auto", "cvxpy") and (not early or S.objective == "haus")
     # the metric LP is triplet-only: for the pair family its value is L_max
     # (see ._pairs), which is already a bound
     if (S.objective == "iso" and prob.pairs is None and "metric_lp" not in S.bounds
@@ -740,16 +742,11 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
     # about a millisecond, more than the whole solve for the smallest toys
     blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
-    b = opts.budget
     # the safety net is on the solver clock, which stops while numba compiles
     # and while a solver module is first imported
     deadline = solver_clock() + opts.time_limit
     with solver_session(), _serial_numba(X.shape[0]), blas:
-        res = _solve(X, codes, alpha, opts.objective, gen, opts.tol, opts.solver,
-                     b.n_starts, b.max_iter, deadline, spec,
-                     max_subbatches=b.max_subbatches, max_nodes=b.max_nodes,
-                     max_lps=b.max_lps)
-        res = _finish(res, t_start, b)
+        res = _finish(_solve(X, codes, alpha, opts, gen, deadline, spec), t_start, opts.budget)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
             f"{caller}: not certified: the bracket [{res.lower:.6g}, {res.upper:.6g}] has "
@@ -762,91 +759,89 @@ def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, 
     return res
 
 
-def _solve(X, codes, alpha, objective, gen, tol, solver, n_starts, max_iter, deadline,
-           spec: PairSpec | None = None, *, max_subbatches: int = 0, polish: bool = True,
-           max_nodes: int = BNB_MAX_NODES, max_lps: int = BNB_MAX_LP,
-           start: np.ndarray | None = None, support: bool = True):
-    S = _Search(X, codes, alpha, objective, tol, deadline, gen, max_iter, spec)
-    # E itself
-    if S.offer(X.copy(), "identity", normalised=False) and S.best_value == 0.0:
-        S.add_bound("separated" if spec is None else "zero_loss", 0.0)
-        return S, "certified"
-    if start is not None:  # a caller's candidate (a sub-problem: the batch's incumbent)
-        S.offer(np.array(start, dtype=float), "scipy", normalised=False)
-    _lower_cheap(S, X, codes)
-    _closed_forms(S)
-    _shrink_scan(S)
-    _class_balls_pairs(S)
-    if S.certified():
-        return S, "certified"
-    family = "cvxpy" if solver == "cvxpy" else "scipy"
-    allow_cvxpy = solver in ("auto", "cvxpy")
-    escalated = False
-    # on the line the order search is exact and cheap: it runs after the first
-    # local solve, before the rest of the multistart it makes unnecessary
-    line_first = max_nodes > 0 and S.prob.n == 1 and bnb_applies(S.prob)
-    searched = False
+# ----------------------------------------------------------------------
+# the certificate search: its stages, in order, as data
+# ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of the search: ``run(S)`` when ``when(S)`` holds; then, when
+    ``check``, stop if the bracket is certified (whether or not it ran).
+
+    ``run`` returns None to go on, or the status to stop with.
+    """
+
+    name: str
+    run: Callable[[_Search], str | None]
+    when: Callable[[_Search], bool] = lambda S: True
+    check: bool = False
+
+
+def _run_stages(stages: tuple[Stage, ...], S: _Search) -> str | None:
+    """Run ``stages`` in order; the status of the one that stopped the search, or None."""
+    for stage in stages:
+        if stage.when(S):
+            S.done.add(stage.name)
+            status = stage.run(S)
+            if status is not None:
+                return status
+        if stage.check and S.certified():
+            return "certified"
+    return None
+
+
+def _identity(S: _Search) -> str | None:
+    """``E`` itself: when it is separated (value 0) the search is over."""
+    if S.offer(S.E.copy(), "identity", normalised=False) and S.best_value == 0.0:
+        S.add_bound("separated" if S.spec is None else "zero_loss", 0.0)
+        return "certified"
+
+
+def _caller_start(S: _Search) -> None:
+    """A caller's candidate (a sub-problem: the batch's incumbent)."""
+    S.offer(np.array(S.start, dtype=float), "scipy", normalised=False)
+
+
+def _multistart(S: _Search) -> str | None:
+    """Local solves from :func:`_start_plan`, each followed by :data:`START_HOOKS`."""
     plan = _start_plan(S)
-    status = "exhausted"
-    for k in range(local_starts(n_starts, S.prob.N)):
+    for k in range(local_starts(S.opts.budget.n_starts, S.prob.N)):
         if S.time_left() <= 0:
-            status = "time_limit"
-            break
+            return None
         _, collapsed, G0 = next(plan)
-        _run_local(S, S.prob.program(collapsed), G0, family)
+        _run_local(S, S.prob.program(collapsed), G0)
         if S.certified():
-            return S, "certified"
-        if line_first and not searched:
-            searched = True
-            _branch_and_bound(S, X, max_nodes, max_lps, family)
-            if S.certified():
-                return S, "certified"
-        if k == 2 and not escalated:
-            escalated = True
-            _escalate_bounds(S, allow_cvxpy and objective == "haus")
-            if S.certified():
-                return S, "certified"
-    if S.time_left() > 0:
-        _escalate_bounds(S, allow_cvxpy)
-    if polish and not S.certified() and solver == "auto" and S.time_left() > 0:
-        prog = S.prob.program(())
-        if _affordable_ccp(prog):
-            G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=max_iter,
-                              deadline=S.deadline)
-            S.n_iter += it
-            S.n_starts += 1
-            S.offer(G, "cvxpy")
-    if not S.certified() and spec is None:
-        _sub_batches(S, max_subbatches, solver)
-        # the packing bound (also applied in _finish, on every path) before the
-        # branch-and-bound, so that the search does not prove what it already gives
-        _packing_bound(S)
-    if (support and spec is None and max_nodes > 0 and max_subbatches > 0
-            and not S.certified() and S.time_left() > 0):
-        _support_bound(S, solver, max_nodes, max_lps)
-    if not S.certified() and S.time_left() > 0 and not searched:
-        # last: spatial branch-and-bound on small instances (for pair losses on the
-        # line only)
-        _branch_and_bound(S, X, max_nodes, max_lps, family)
-    if S.certified():
-        return S, "certified"
-    if S.time_left() <= 0:
-        status = "time_limit"
-    return S, status
+            return "certified"
+        S.k = k
+        status = _run_stages(START_HOOKS, S)
+        if status is not None:
+            return status
+    return None
 
 
-def _branch_and_bound(S: _Search, X: np.ndarray, max_nodes: int, max_lps: int,
-                      family: str) -> None:
-    """The proven bound of :func:`._bnb.branch_and_bound` (points it finds are
-    polished by the local solver of ``family`` and offered to the incumbent)."""
+def _polish(S: _Search) -> None:
+    """The CCP from the incumbent, when affordable."""
     prog = S.prob.program(())
-    v = branch_and_bound(S, X, max_nodes, max_lps,
-                         local=lambda G: _run_local(S, prog, G, family))
+    if _affordable_ccp(prog):
+        G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=S.max_iter,
+                          deadline=S.deadline)
+        S.n_iter += it
+        S.n_starts += 1
+        S.offer(G, "cvxpy")
+
+
+def _branch_and_bound(S: _Search) -> None:
+    """The proven bound of :func:`._bnb.branch_and_bound` (points it finds are
+    polished by the local solver and offered to the incumbent)."""
+    prog = S.prob.program(())
+    b = S.opts.budget
+    v = branch_and_bound(S, S.E, b.max_nodes, b.max_lps, local=lambda G: _run_local(S, prog, G))
     if v is not None:
         S.add_bound("branch_and_bound", _safe(v * S.prob.scale, S.scale))
 
 
-def _sub_batches(S: _Search, count: int, solver: str) -> None:
+def _sub_batches(S: _Search) -> None:
     """Bounds of sub-batches (:mod:`._subbatch`), after the search: they change no incumbent.
 
     The representatives bound always; for more than ``SDP_MAX_POINTS`` points
@@ -864,6 +859,8 @@ def _sub_batches(S: _Search, count: int, solver: str) -> None:
     the incumbent's classes are not collapsed: ``"shor_sdp_triplets"``
     (:func:`_hardest_triplets_bound`).
     """
+    opts = S.opts
+    count, solver = opts.budget.max_subbatches, opts.solver
     rep = representative_bound(S.E, S.codes, S.margin, S.objective)
     if rep.value > 0.0:
         S.add_bound("sub_batch_packing", rep.value)
@@ -872,11 +869,13 @@ def _sub_batches(S: _Search, count: int, solver: str) -> None:
     if (count > 0 and solver != "scipy" and S.objective in SUB_BATCH_OBJECTIVES
             and S.E.shape[0] > SDP_MAX_POINTS):
 
+        sub_opts = replace(opts, budget=replace(opts.budget, n_starts=SUB_BATCH_STARTS,
+                                                max_subbatches=0, max_nodes=0))
+
         def lower(X, c):
             forget_solver_state()  # each sub-problem's bound is a function of it alone
-            T, _ = _solve(X, c, S.margin, S.objective, as_rng(SUB_BATCH_SEED), S.tol, solver,
-                          SUB_BATCH_STARTS, S.max_iter, math.inf, polish=False,
-                          max_nodes=0)
+            T, _ = _solve(X, c, S.margin, sub_opts, as_rng(SUB_BATCH_SEED), math.inf,
+                          polish=False)
             return T.lower()[0]
 
         sub = sub_batch_bound(S.E, S.codes, S.margin, lower, count=count)
@@ -908,7 +907,7 @@ def _hardest_triplets_bound(S: _Search) -> None:
     logger.debug("Shor bound on %d hardest triplets: %s", trip.shape[0], v)
 
 
-def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> None:
+def _support_bound(S: _Search) -> None:
     """The proven bound of the sub-problem on the incumbent's support
     (:func:`._subbatch.support_indices`), solved like the batch (its
     branch-and-bound included) from the incumbent's restriction, when the
@@ -928,9 +927,10 @@ def _support_bound(S: _Search, solver: str, max_nodes: int, max_lps: int) -> Non
     if counts.size < 2 or counts.max() < 2:
         return  # no triplet in the support
     forget_solver_state()  # the sub-problem's bound is a function of it alone
-    T, _ = _solve(S.E[idx], codes, S.margin, S.objective, as_rng(SUB_BATCH_SEED), S.tol,
-                  solver, SUB_BATCH_STARTS, S.max_iter, S.deadline, polish=False,
-                  max_nodes=max_nodes, max_lps=max_lps, start=S.best[idx], support=False)
+    sub_opts = replace(S.opts, budget=replace(S.opts.budget, n_starts=SUB_BATCH_STARTS,
+                                              max_subbatches=0))
+    T, _ = _solve(S.E[idx], codes, S.margin, sub_opts, as_rng(SUB_BATCH_SEED), S.deadline,
+                  polish=False, start=S.best[idx], support=False)
     value = T.lower()[0]
     logger.debug("support bound %.12g from points %s", value, idx.tolist())
     if value > 0.0:
@@ -957,9 +957,58 @@ def _packing_bound(S: _Search) -> None:
     if S.objective == "haus" and S.margin > 0.0:
         # the ball's radius is re-scored from its centre: an upper bound of R(E)
         r = packing_radius_bound(S.codes, S.E.shape[1], S.margin,
-                                 min_enclosing_ball(S.E).radius)
+                                 compute_min_enclosing_ball(S.E).radius)
         if r > 0.0:
             S.add_bound("packing_radius", r)
+
+
+#: after each local solve of the multistart (``S.k``: its index): on the line
+#: the order search, exact and cheap, after the first (it makes the rest of
+#: the multistart unnecessary); the haus SDP after the third
+START_HOOKS: tuple[Stage, ...] = (
+    Stage("line_order", _branch_and_bound, check=True,
+          when=lambda S: (S.opts.budget.max_nodes > 0 and S.prob.n == 1
+                          and bnb_applies(S.prob) and "line_order" not in S.done)),
+    Stage("escalate_early", lambda S: _escalate_bounds(S, early=True),
+          when=lambda S: S.k == 2 and "escalate_early" not in S.done, check=True),
+)
+
+#: the search, in order (docs/dev/zero_loss_design.md, "The search as data").  A
+#: new method is a function of the state (in its own module) and one entry here
+STAGES: tuple[Stage, ...] = (
+    Stage("identity", _identity),
+    Stage("caller_start", _caller_start, when=lambda S: S.start is not None),
+    Stage("lower_cheap", _lower_cheap),
+    Stage("closed_forms", _closed_forms),
+    Stage("shrink_scan", _shrink_scan),
+    Stage("class_balls", _class_balls_pairs, check=True),
+    Stage("multistart", _multistart),
+    Stage("escalate", _escalate_bounds, when=lambda S: S.time_left() > 0),
+    Stage("polish", _polish, when=lambda S: S.polish and S.opts.solver == "auto" and S.open()),
+    # bounds that change no incumbent, after the search; the packing bound (also
+    # applied in _finish, on every path) before the branch-and-bound, so that it
+    # does not prove what the packing bound already gives
+    Stage("sub_batches", _sub_batches, when=lambda S: S.spec is None and not S.certified()),
+    Stage("packing", _packing_bound, when=lambda S: "sub_batches" in S.done),
+    Stage("support", _support_bound,
+          when=lambda S: (S.support and S.spec is None and S.opts.budget.max_nodes > 0
+                          and S.opts.budget.max_subbatches > 0 and S.open())),
+    # last: spatial branch-and-bound on small instances (for pair losses on the
+    # line only)
+    Stage("branch_and_bound", _branch_and_bound,
+          when=lambda S: S.open() and "line_order" not in S.done),
+)
+
+
+def _solve(X: np.ndarray, codes: np.ndarray, alpha: float, opts: _SolveOptions, gen,
+           deadline: float, spec: PairSpec | None = None, **flags) -> tuple[_Search, str]:
+    """The search (:data:`STAGES`) on checked input; the state and the status
+    (``flags``: ``start``, ``polish``, ``support`` of :class:`_Search`)."""
+    S = _Search(X, codes, alpha, opts, deadline, gen, spec, **flags)
+    status = _run_stages(STAGES, S)
+    if status is not None or S.certified():
+        return S, status or "certified"
+    return S, "time_limit" if S.time_left() <= 0 else "exhausted"
 
 
 def _finish(state, t_start: float, budget: Budget) -> IdealResult:
@@ -968,11 +1017,9 @@ def _finish(state, t_start: float, budget: Budget) -> IdealResult:
     # the clock is monotone: if the safety net fired inside any solve, it shows here
     S.time_left()
     with _serial_numba(G.shape[0]):
-        if S.objective == "iso":
-            value = isometric_error(S.E, G)
-        else:
-            value = hausdorff_like(S.E, G, mode="pointwise")
-        slack = _score(S.E, G, S.codes, S.margin, S.objective, S.pairs)[1]
+        value = (compute_isometric_error(S.E, G) if S.objective == "iso"
+                 else compute_pointwise(S.E, G))
+        slack = S.score(G)[1]
     if not slack >= 0.0:  # pragma: no cover - every offer is checked
         what = "triplet-separated" if S.pairs is None else "in the zero-loss set"
         raise SolverError(f"internal error: the incumbent is not {what}",

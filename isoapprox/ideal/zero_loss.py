@@ -52,10 +52,13 @@ def pair_bounds(loss: str, *, margin: float = 0.0, pos_margin: float = 0.0,
     >>> pair_bounds("margin", margin=0.2, beta=1.0)
     (0.8, 1.2)
     """
-    loss = check_option(loss, "loss", LOSSES)
-    margin = check_margin(margin)
-    pos_margin = check_nonnegative(pos_margin, "pos_margin")
-    beta = check_nonnegative(beta, "beta")
+    return _pair_bounds(check_option(loss, "loss", LOSSES), check_margin(margin),
+                        check_nonnegative(pos_margin, "pos_margin"),
+                        check_nonnegative(beta, "beta"))
+
+
+def _pair_bounds(loss: str, margin: float, pos_margin: float, beta: float) -> tuple[float, float]:
+    """:func:`pair_bounds` without its checks, for callers that validated."""
     if loss == "contrastive":
         return pos_margin, margin
     return beta - margin, beta + margin
@@ -139,17 +142,18 @@ def nearest_zero_loss(
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
     loss = check_option(loss, "loss", LOSSES)
-    u, l = pair_bounds(loss, margin=margin, pos_margin=pos_margin, beta=beta)
-    alpha = float(margin)
+    alpha, tau, b = (check_margin(margin), check_nonnegative(pos_margin, "pos_margin"),
+                     check_nonnegative(beta, "beta"))
+    u, l = _pair_bounds(loss, alpha, tau, b)
     opts = check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
                                 n_starts=n_starts, max_iter=max_iter, max_subbatches=0)
     counts = np.bincount(codes)
     if u < 0.0 and np.any(counts >= 2):
         raise InvalidInputError(
-            f"the margin loss's zero-loss set is empty: `beta` ({float(beta)!r}) < `margin` "
+            f"the margin loss's zero-loss set is empty: `beta` ({b!r}) < `margin` "
             f"({alpha!r}) forces d_pos <= beta - margin < 0, and `y` has a positive pair "
             f"(a class with {int(counts.max())} points); need beta >= margin"
         )
-    spec = PairSpec(loss=loss, margin=alpha, pos_margin=float(pos_margin), beta=float(beta),
+    spec = PairSpec(loss=loss, margin=alpha, pos_margin=tau, beta=b,
                     bounds=PairBounds(float(u), float(l)))
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_zero_loss", spec)
