@@ -160,6 +160,7 @@ TOP_SECTIONS = {
     "thickness": "Thickness",
     "procrustes": "Minimax Procrustes",
     "packing": "D*: least diameter of separated points",
+    "bracket": "Certified brackets",
     "ideal": "Nearest ideal and zero-loss embeddings",
     "theory": "The theory's checks",
     "diagnostics": "Diagnosis of an embedding",

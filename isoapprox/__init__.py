@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ._progress import show_progress
 from ._version import __version__
+from .bracket import Bracket
 from .diagnostics import (
     ClassSpread,
     CollapseStatistics,
@@ -119,6 +120,7 @@ __all__ = [
     "empirical_constant",
     "evaluate_theory",
     "BallResult",
+    "Bracket",
     "ClassSpread",
     "CollapseMonitor",
     "CollapseStatistics",

@@ -25,6 +25,7 @@ from ._validation import (
     check_positive,
     check_same_shape,
 )
+from .bracket import Bracket, Bracketed, accepts_bracket_fields
 from .exceptions import ConvergenceWarning
 from .geometry import ball_bracket
 from .kernels import distances as KD
@@ -38,8 +39,9 @@ _EPS = float(np.finfo(float).eps)
 _M0 = 16
 
 
+@accepts_bracket_fields("method")
 @dataclass(frozen=True)
-class ProcrustesResult:
+class ProcrustesResult(Bracketed):
     """Best isometry ``x -> Q x + b`` under the max norm, with a certified bracket.
 
     Attributes
@@ -48,6 +50,9 @@ class ProcrustesResult:
         Orthogonal matrix (``det = -1`` for a reflection).
     b : ndarray of shape (n,)
         Translation.
+    bracket : Bracket
+        ``value``, ``lower``, ``upper`` and ``certified`` below (both ends'
+        source: ``method``); the constructor also takes them as keywords.
     value : float
         ``max_k ||Q E1_k + b - E2_k||``, re-scored in float64 for the
         returned ``(Q, b)``; equal to ``upper``.
@@ -73,14 +78,16 @@ class ProcrustesResult:
 
     Q: FloatArray
     b: FloatArray
-    value: float
-    lower: float
-    upper: float
-    gap: float
-    certified: bool
+    bracket: Bracket
     reflection: bool
     n_iter: int
     method: str
+
+    @classmethod
+    def trivial(cls, b: np.ndarray) -> ProcrustesResult:
+        """The exact translation ``x -> x + b`` (``Q = I``, value 0)."""
+        return cls(np.eye(b.shape[0]), b, Bracket(0.0, 0.0, 0.0, True, "trivial", "trivial"),
+                   False, 0, "trivial")
 
 
 # ---------------------------------------------------------------------------
@@ -1103,9 +1110,7 @@ def compute_minimax_procrustes(X1: np.ndarray, X2: np.ndarray, rtol: float = 1e-
     s = pow2_scale(X1, X2)
     Y1, Y2 = (X1 * s, X2 * s) if s != 1.0 else (X1, X2)
     if N == 1:
-        Q = np.eye(n)
-        b = (X2[0] - X1[0]).copy()
-        return ProcrustesResult(Q, b, 0.0, 0.0, 0.0, 0.0, True, False, 0, "trivial")
+        return ProcrustesResult.trivial((X2[0] - X1[0]).copy())
     # n >= 3: one BLAS thread throughout (scale, solve, re-score), so the
     # result is bit-identical whatever the thread settings and the load
     with single_threaded_blas() if n >= 3 else contextlib.nullcontext():
@@ -1123,7 +1128,6 @@ def compute_minimax_procrustes(X1: np.ndarray, X2: np.ndarray, rtol: float = 1e-
     centring = 8 * _EPS * (_absmax(Y1) + _absmax(Y2))
     lower = min(max(float(lower) - centring, 0.0), value)
     gap = value - lower
-    certified = bool(gap <= tol)
     if not conv:
         warnings.warn(
             f"minimax_procrustes: the planar search stopped at max_iter={max_iter} "
@@ -1135,11 +1139,7 @@ def compute_minimax_procrustes(X1: np.ndarray, X2: np.ndarray, rtol: float = 1e-
     return ProcrustesResult(
         Q=Q,
         b=b / s,
-        value=value / s,
-        lower=lower / s,
-        upper=value / s,
-        gap=gap / s,
-        certified=certified,
+        bracket=Bracket(value / s, lower / s, value / s, gap <= tol, method, method),
         reflection=bool(np.linalg.det(Q) < 0),
         n_iter=int(n_iter),
         method=method,

@@ -12,6 +12,7 @@ slack and a verdict (``None`` when the brackets overlap the bound).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -32,6 +33,7 @@ from ._validation import (
     check_positive,
     require_triplets,
 )
+from .bracket import BRACKET_FIELDS, Bracket, Bracketed, accepts_bracket_fields
 from .exceptions import InvalidInputError, SolverError
 from .geometry import compute_farthest_pair, compute_min_enclosing_ball, diameter
 from .ideal import (
@@ -74,6 +76,7 @@ __all__ = [
     "DistanceResult",
     "TheoryOptions",
     "TheoryResult",
+    "TheoryView",
     "check_bound",
     "check_collapse",
     "check_iso_haus",
@@ -221,11 +224,7 @@ def check_loss_iso(
         iso = nearest_ideal(E, y, margin=margin, objective="iso", rng=rng, tol=tol,
                             warn_uncertified=False)
     L = batch_hard_loss(E, y, margin=margin, reduction="max")
-    scale = max(diameter(E), margin)
-    d = (iso.value, iso.lower, iso.upper)
-    lower = check_bound("L(E)/2 <= d_iso(E, F_TS)", (L / 2, L / 2, L / 2), d, scale)
-    upper = check_bound("d_iso(E, F_TS) <= L(E)", d, (L, L, L), scale)
-    return lower, upper
+    return _sandwich("L(E)/2", L / 2, "d_iso(E, F_TS)", iso, L, max(diameter(E), margin))
 
 
 def check_pair_loss(
@@ -299,11 +298,15 @@ def check_pair_loss(
         L = contrastive_loss(E, y, margin=margin, pos_margin=pos_margin, reduction="max")
     else:
         L = margin_loss(E, y, margin=margin, beta=beta, reduction="max")
-    scale = max(diameter(E), l)
-    d = (iso.value, iso.lower, iso.upper)
-    lower = check_bound("L(E) <= d_iso(E, F)", (L, L, L), d, scale)
-    upper = check_bound("d_iso(E, F) <= L(E)", d, (L, L, L), scale)
-    return lower, upper
+    return _sandwich("L(E)", L, "d_iso(E, F)", iso, L, max(diameter(E), l))
+
+
+def _sandwich(low_name: str, low: float, name: str, iso: IdealResult, L: float,
+              scale: float) -> tuple[CheckResult, CheckResult]:
+    """The checks ``low <= d`` and ``d <= L(E)`` of the bracket of ``iso``."""
+    d = iso.bracket.triple
+    return (check_bound(f"{low_name} <= {name}", (low,) * 3, d, scale),
+            check_bound(f"{name} <= L(E)", d, (L,) * 3, scale))
 
 
 @dataclass(frozen=True)
@@ -402,19 +405,24 @@ class TheoryOptions:
                 "time_limit": safety_limit(self.time_limit)}
 
 
+@accepts_bracket_fields("solver")
 @dataclass(frozen=True)
-class DistanceResult:
+class DistanceResult(Bracketed):
     """A distance to ``F_TS`` with its certified bracket and a minimiser.
 
     Attributes
     ----------
     objective : {"iso", "haus"}
+    bracket : Bracket
+        ``value``, ``lower``, ``upper``, ``certified``, ``lower_source`` and
+        ``upper_source`` (``solver``), read by the attributes below (the
+        constructor also takes them as keywords).
     value, lower, upper : float
         ``lower <= d(E, F_TS) <= upper = value`` (re-scored in float64).
     gap, rel_gap : float
         ``upper - lower`` and ``gap / max(value, FLOOR_RTOL * max(diam E, alpha))``.
     certified : bool
-        ``rel_gap <= tol``.
+        ``rel_gap <= tol`` with a finite bracket.
     lower_source : str
         A :attr:`IdealResult.bounds` name, ``"iso_half"`` (statement 1) or
         ``"packing_radius"`` (:func:`isoapprox.packing.packing_radius_bound`).
@@ -429,13 +437,7 @@ class DistanceResult:
     """
 
     objective: str
-    value: float
-    lower: float
-    upper: float
-    gap: float
-    rel_gap: float
-    certified: bool
-    lower_source: str
+    bracket: Bracket
     solver: str
     status: str
     kind: str
@@ -444,7 +446,8 @@ class DistanceResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary without the embedding (JSON-ready)."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "embedding"}
+        return {k: getattr(self, k) for k in ("objective", *BRACKET_FIELDS, "solver", "status",
+                                              "kind", "seconds")}
 
     @classmethod
     def from_bracket(cls, objective: str, value: float, lower: float, source: str,
@@ -457,13 +460,10 @@ class DistanceResult:
             raise SolverError(f"internal inconsistency: the {objective} lower bound {lower!r} "
                               f"({source}) exceeds the value {value!r} of a feasible embedding",
                               solver=solver, status=status)
-        lower = min(lower, value)
-        gap = value - lower
-        rel = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
-        certified = rel <= tol
-        return cls(objective, float(value), float(lower), float(value), float(gap),
-                   float(rel), bool(certified), source, solver,
-                   "certified" if certified else status, kind, float(seconds), np.asarray(G))
+        b = Bracket.relative(value, min(lower, value), tol=tol, floor=FLOOR_RTOL * scale,
+                             lower_source=source, upper_source=solver)
+        return cls(objective, b, solver, "certified" if b.certified else status, kind,
+                   float(seconds), np.asarray(G))
 
 
 @dataclass(frozen=True)
@@ -739,7 +739,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
         return iso, False
 
     def decided(iso: DistanceResult) -> bool:
-        return check_bound("", (iso.value, iso.lower, iso.upper), (L,) * 3,
+        return check_bound("", iso.bracket.triple, (L,) * 3,
                            scale).holds is not None
 
     stages: list[dict[str, Any]] | None = None
@@ -771,10 +771,8 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     if iso.value == 0.0:
         aligned = fstar
         if not verdict:
-            proc = ProcrustesResult(Q=np.eye(n), b=np.zeros(n), value=0.0, lower=0.0, upper=0.0,
-                                    gap=0.0, certified=True, reflection=False, n_iter=0,
-                                    method="trivial")
-        haus = DistanceResult("haus", 0.0, 0.0, 0.0, 0.0, 0.0, True, iso.lower_source,
+            proc = ProcrustesResult.trivial(np.zeros(n))
+        haus = DistanceResult("haus", Bracket(0.0, 0.0, 0.0, True, iso.lower_source, iso.solver),
                               iso.solver, iso.status, iso.kind, 0.0, fstar)
         haus_crossed = False
     else:
@@ -835,7 +833,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     ds, ds_lo, ds_up, ds_exact, ds_src = d_star_bracket(codes, n, alpha)
 
     # the checks of SPEC section 3 -----------------------------------------------------
-    iso_b = (iso.value, iso.lower, iso.upper)
+    iso_b = iso.bracket.triple
     checks: dict[str, CheckResult] = {}
 
     def check(key: str, lhs: tuple, rhs: tuple, size: float = scale) -> None:
@@ -856,7 +854,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     if opts.c_n is not None and th_lo > 0.0:
         bound = (opts.c_n / theta * iso.value, opts.c_n / th_up * iso.lower,
                  opts.c_n / th_lo * iso.upper)
-        check("2_cn", (haus.value, haus.lower, haus.upper), bound)
+        check("2_cn", haus.bracket.triple, bound)
     check("3_lower", (L / 2,) * 3, iso_b)
     check("3_upper", iso_b, (L,) * 3)
     check("4_diameter", (ds - iso.value, ds_lo - iso.upper, ds_up - iso.lower), (diam,) * 3)
@@ -876,37 +874,83 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     ), stages
 
 
-@dataclass(frozen=True)
-class ConstantResult:
-    """The empirical constant ``c(E)``: a view of :class:`TheoryResult` (same names;
-    ``d_iso*`` / ``d_haus*`` its brackets, ``half_check`` / ``cn_check`` its checks
-    ``"2_half"`` / ``"2_cn"``, ``extra["d_haus_source"]`` ``"procrustes_fstar"`` or
-    ``"nearest_ideal"``)."""
+class TheoryView:
+    """A named view of a :class:`TheoryResult`: attributes read from its ``to_row()``.
 
-    c: float
-    c_lower: float
-    c_upper: float
-    d_iso: float
-    d_iso_lower: float
-    d_iso_upper: float
-    d_haus: float
-    d_haus_lower: float
-    d_haus_upper: float
-    ratio_fstar: float
-    d_haus_fstar: float
-    theta: float
-    theta_lower: float
-    theta_upper: float
-    implied_cn: float
-    half_check: CheckResult | None
-    cn_check: CheckResult | None
-    kind_iso: str
-    kind_haus: str
-    extra: dict = field(default_factory=dict)
+    The base of :class:`ConstantResult` and :class:`isoapprox.train.BatchTheory`:
+    dataclasses with a field ``theory`` that name their attributes in ``ROW``
+    (attribute -> key of the row).
+    """
+
+    theory: TheoryResult
+    ROW: dict[str, str] = {}
+
+    @functools.cached_property
+    def row(self) -> dict[str, Any]:
+        """``theory.to_row()`` (computed once)."""
+        return self.theory.to_row()
+
+    def __getattr__(self, name: str) -> Any:
+        key = type(self).ROW.get(name)
+        if key is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.row[key]
+
+
+#: :class:`ConstantResult`'s attributes from the row of :class:`TheoryResult`
+_CONSTANT_ROW = {k: k for k in ("c", "c_lower", "c_upper", "d_iso", "d_iso_lower", "d_iso_upper",
+                                "d_haus", "d_haus_lower", "d_haus_upper", "ratio_fstar",
+                                "d_haus_fstar", "theta", "theta_lower", "theta_upper",
+                                "implied_cn")}
+
+
+@dataclass(frozen=True)
+class ConstantResult(TheoryView):
+    """The empirical constant ``c(E)``: a view of :class:`TheoryResult` (:class:`TheoryView`).
+
+    Attributes
+    ----------
+    theory : TheoryResult
+        The evaluation it reads.
+    c, c_lower, c_upper : float
+        ``c = d_haus / d_iso`` and its bracket.
+    d_iso, d_iso_lower, d_iso_upper, d_haus, d_haus_lower, d_haus_upper : float
+        The two distances and their brackets (``theory``'s names).
+    ratio_fstar, d_haus_fstar, theta, theta_lower, theta_upper, implied_cn : float
+        As in :class:`TheoryResult`.
+    half_check, cn_check : CheckResult or None
+        ``theory``'s checks ``"2_half"`` and ``"2_cn"``.
+    kind_iso, kind_haus : str
+        The kinds of the two minimisers.
+    extra : dict
+        ``"d_haus_source"``: ``"procrustes_fstar"`` or ``"nearest_ideal"``.
+    """
+
+    theory: TheoryResult = field(repr=False)
+    ROW = {**_CONSTANT_ROW, "kind_iso": "d_iso_kind", "kind_haus": "d_haus_kind"}
+
+    @property
+    def half_check(self) -> CheckResult | None:
+        return self.theory.checks.get("2_half")
+
+    @property
+    def cn_check(self) -> CheckResult | None:
+        return self.theory.checks.get("2_cn")
+
+    @property
+    def extra(self) -> dict[str, str]:
+        return {"d_haus_source": "procrustes_fstar" if self.theory.haus.solver == "procrustes"
+                else "nearest_ideal"}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (JSON-ready)."""
-        return asdict(self)
+        out = {k: getattr(self, k) for k in (*_CONSTANT_ROW, "half_check", "cn_check",
+                                             "kind_iso", "kind_haus", "extra")}
+        return {k: v.to_dict() if isinstance(v, CheckResult) else v for k, v in out.items()}
+
+    def __repr__(self) -> str:
+        return (f"ConstantResult(c={self.c!r}, c_lower={self.c_lower!r}, "
+                f"c_upper={self.c_upper!r}, theta={self.theta!r})")
 
 
 def empirical_constant(
@@ -990,18 +1034,7 @@ def empirical_constant(
 
 def constant_result(r: TheoryResult) -> ConstantResult:
     """The :class:`ConstantResult` view of a :class:`TheoryResult`."""
-    h = r.haus
-    return ConstantResult(
-        c=r.c, c_lower=r.c_lower, c_upper=r.c_upper,
-        d_iso=r.iso.value, d_iso_lower=r.iso.lower, d_iso_upper=r.iso.upper,
-        d_haus=h.value, d_haus_lower=h.lower, d_haus_upper=h.upper,
-        ratio_fstar=r.ratio_fstar, d_haus_fstar=r.d_haus_fstar,
-        theta=r.theta, theta_lower=r.theta_lower, theta_upper=r.theta_upper,
-        implied_cn=r.implied_cn, half_check=r.checks.get("2_half"),
-        cn_check=r.checks.get("2_cn"), kind_iso=r.iso.kind, kind_haus=h.kind,
-        extra={"d_haus_source": "procrustes_fstar" if h.solver == "procrustes"
-               else "nearest_ideal"},
-    )
+    return ConstantResult(r)
 
 
 @dataclass(frozen=True)
@@ -1077,9 +1110,9 @@ def check_collapse(
     # agreement: |d_iso - D*| <= 0, i.e. both d_iso <= D* and D* <= d_iso;
     # encode as the larger violation of the two one-sided checks
     a = check_bound("d_iso(collapsed, F_TS) <= D*(P, n, alpha)",
-               (iso.value, iso.lower, iso.upper), (ds.value, ds.lower, ds.upper), margin)
+               iso.bracket.triple, (ds.value, ds.lower, ds.upper), margin)
     b = check_bound("D*(P, n, alpha) <= d_iso(collapsed, F_TS)",
-               (ds.value, ds.lower, ds.upper), (iso.value, iso.lower, iso.upper), margin)
+               (ds.value, ds.lower, ds.upper), iso.bracket.triple, margin)
     verdict = False if False in (a.holds, b.holds) else (True if a.holds and b.holds else None)
     agreement = CheckResult(
         "d_iso(collapsed, F_TS) == D*(P, n, alpha)", iso.value, ds.value, iso.lower, iso.upper,

@@ -8,12 +8,20 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray
+from ..bracket import Bracket, Bracketed, accepts_bracket_fields
 
 __all__ = ["IdealResult"]
 
 
+#: the keys of :meth:`IdealResult.to_dict`, in order
+_KEYS = ("embedding", "value", "lower", "upper", "gap", "rel_gap", "certified", "tol",
+         "objective", "margin", "solver", "status", "n_iter", "n_starts", "seconds", "slack",
+         "kind", "bounds", "lower_source", "loss", "thresholds", "budget", "reproducible")
+
+
+@accepts_bracket_fields("solver")
 @dataclass(frozen=True)
-class IdealResult:
+class IdealResult(Bracketed):
     """Nearest embedding of a target set, with a certified bracket.
 
     The target set is ``F_TS(margin)`` for :func:`isoapprox.nearest_ideal`
@@ -28,6 +36,10 @@ class IdealResult:
     embedding : ndarray of shape (N, n)
         The returned ideal embedding ``f*``: triplet-separated in float64
         (``slack >= 0``), in the caller's coordinates.
+    bracket : Bracket
+        ``value``, ``lower``, ``upper``, ``certified``, ``lower_source``
+        and ``upper_source`` (``solver``), read by the attributes below
+        (the constructor also takes them as keywords).
     value : float
         The objective re-scored at ``embedding`` with
         :func:`isoapprox.isometric_error` (``"iso"``) or
@@ -124,12 +136,7 @@ class IdealResult:
     """
 
     embedding: FloatArray
-    value: float
-    lower: float
-    upper: float
-    gap: float
-    rel_gap: float
-    certified: bool
+    bracket: Bracket
     tol: float
     objective: str
     margin: float
@@ -141,7 +148,6 @@ class IdealResult:
     slack: float
     kind: str
     bounds: dict[str, float]
-    lower_source: str
     loss: str = "triplet"
     thresholds: dict[str, float] = field(default_factory=dict)
     budget: dict[str, int] = field(default_factory=dict)
@@ -149,7 +155,7 @@ class IdealResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready copy (the embedding as nested lists)."""
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out = {k: getattr(self, k) for k in _KEYS}
         out["embedding"] = np.asarray(self.embedding).tolist()
         out["bounds"] = dict(self.bounds)
         out["thresholds"] = dict(self.thresholds)

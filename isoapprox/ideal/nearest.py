@@ -29,6 +29,7 @@ from .._validation import (
     check_positive,
     require_triplets,
 )
+from ..bracket import Bracket
 from ..exceptions import ConvergenceWarning, SolverError
 from ..geometry import class_owners, compute_min_enclosing_ball, merge_height, single_linkage
 from ..kernels import ideal as K
@@ -1030,24 +1031,18 @@ def _finish(state, t_start: float, budget: Budget) -> IdealResult:
     lower, source = S.lower()
     logger.debug("nearest_ideal(%s): value %.12g, bounds %s, %d local solves, %s",
                  S.objective, value, S.bounds, S.n_starts, status)
-    gap = max(value - lower, 0.0)
-    rel_gap = gap / max(value, FLOOR_RTOL * S.scale) if gap > 0.0 else 0.0
     # a bracket with an infinite or NaN end certifies nothing (the entry points
-    # reject the magnitudes that could overflow; this keeps the rule local)
-    certified = bool(rel_gap <= S.tol and math.isfinite(value) and math.isfinite(lower)
-                     and math.isfinite(S.scale))
-    if certified:
+    # reject the magnitudes that could overflow; Bracket.relative keeps the rule)
+    bracket = Bracket.relative(float(value), float(lower), tol=S.tol,
+                               floor=FLOOR_RTOL * S.scale, lower_source=source,
+                               upper_source=S.best_solver)
+    if bracket.certified:
         status = "certified"
     elif status == "certified":
         status = "exhausted"
     return IdealResult(
         embedding=G,
-        value=float(value),
-        lower=float(lower),
-        upper=float(value),
-        gap=float(gap),
-        rel_gap=float(rel_gap),
-        certified=bool(certified),
+        bracket=bracket,
         tol=float(S.tol),
         objective=S.objective,
         margin=float(S.margin),
@@ -1059,7 +1054,6 @@ def _finish(state, t_start: float, budget: Budget) -> IdealResult:
         slack=float(slack),
         kind=embedding_kind(G, S.codes, S.scale),
         bounds=dict(S.bounds),
-        lower_source=source,
         loss="triplet" if S.spec is None else S.spec.loss,
         thresholds={"margin": float(S.margin)} if S.spec is None else S.spec.thresholds(),
         budget=budget.to_dict(),

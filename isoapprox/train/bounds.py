@@ -31,7 +31,15 @@ from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..packing import d_star, lower_bound_curve, packing_lower_bound
-from ..theory import CHECKS, TheoryOptions, check_bound, check_collapse, evaluate_core
+from ..theory import (
+    CHECKS,
+    TheoryOptions,
+    TheoryResult,
+    TheoryView,
+    check_bound,
+    check_collapse,
+    evaluate_core,
+)
 from .data import PKSampler
 
 __all__ = [
@@ -137,15 +145,41 @@ def sub_batch(
     return np.sort(np.concatenate(out))
 
 
+#: :class:`BatchTheory`'s attributes from the row of :class:`isoapprox.TheoryResult`
+_BATCH_ROW = {
+    **{k: k for k in ("dim", "margin", "diameter", "loss_max", "d_iso", "d_iso_lower",
+                      "d_iso_upper", "d_iso_lower_source", "d_iso_certified", "d_iso_status",
+                      "d_haus", "d_haus_lower", "d_haus_upper", "d_haus_certified",
+                      "d_haus_status", "c", "c_lower", "c_upper", "theta", "theta_lower",
+                      "theta_upper", "implied_cn", "ratio_fstar")},
+    "fstar_kind": "d_iso_kind",
+}
+#: the names of :meth:`BatchTheory.record`, in order
+_RECORD = (
+    "N", "P", "K", "dim", "margin", "full_diameter", "full_loss_max", "full_curve", "points",
+    "sub_P", "sub_K", "subsampled", "diameter", "loss_max", "d_iso", "d_iso_lower",
+    "d_iso_upper", "d_iso_solver_lower", "d_iso_lower_source", "d_iso_certified",
+    "d_iso_status", "d_haus", "d_haus_lower", "d_haus_upper", "d_haus_solver_lower",
+    "d_haus_certified", "d_haus_status", "c", "c_lower", "c_upper", "theta", "theta_lower",
+    "theta_upper", "implied_cn", "ratio_fstar", "fstar_slack", "fstar_kind", "d_star",
+    "d_star_lower", "d_star_upper",
+)
+
+
 @dataclass(frozen=True)
-class BatchTheory:
-    """Theory quantities of one batch (see :func:`batch_theory`).
+class BatchTheory(TheoryView):
+    """Theory quantities of one batch (see :func:`batch_theory`): a view of its
+    :class:`isoapprox.TheoryResult` (:class:`isoapprox.theory.TheoryView`) and the
+    whole batch's numbers.
 
     Attributes
     ----------
+    theory : TheoryResult
+        The evaluation of the (sub-)batch (:func:`isoapprox.evaluate_theory`).
     N, P, K, dim : int
         The whole batch's size, classes, samples per class (the smallest
         class) and embedding dimension.
+    margin : float
     full_diameter, full_loss_max : float
         Diameter and ``L`` of the whole batch.
     full_curve : float
@@ -189,55 +223,44 @@ class BatchTheory:
         By key of :data:`STATEMENTS` (only the ones that apply).
     """
 
+    theory: TheoryResult = field(repr=False)
     N: int
     P: int
     K: int
-    dim: int
-    margin: float
     full_diameter: float
     full_loss_max: float
     full_curve: float
     points: int
     sub_P: int
     sub_K: int
-    subsampled: bool
-    diameter: float
-    loss_max: float
-    d_iso: float
-    d_iso_lower: float
-    d_iso_upper: float
-    d_iso_solver_lower: float
-    d_iso_lower_source: str
-    d_iso_certified: bool
-    d_iso_status: str
-    d_haus: float
-    d_haus_lower: float
-    d_haus_upper: float
-    d_haus_solver_lower: float
-    d_haus_certified: bool
-    d_haus_status: str
-    c: float
-    c_lower: float
-    c_upper: float
-    theta: float
-    theta_lower: float
-    theta_upper: float
-    implied_cn: float
-    ratio_fstar: float
-    fstar_slack: float
-    fstar_kind: str
     d_star: float
     d_star_lower: float
     d_star_upper: float
     checks: dict = field(default_factory=dict, repr=False)
+    ROW = _BATCH_ROW
+
+    @property
+    def subsampled(self) -> bool:
+        return bool(self.points < self.N)
+
+    @property
+    def d_iso_solver_lower(self) -> float:
+        bounds = self.theory.solver_results["iso"].bounds
+        lower = max((v for k, v in bounds.items() if k not in _PACKING_BOUNDS), default=0.0)
+        return float(max(lower, 0.0))
+
+    @property
+    def d_haus_solver_lower(self) -> float:
+        return self.theory.solver_results["haus"].lower
+
+    @property
+    def fstar_slack(self) -> float:
+        return float(self.theory.solver_results["haus" if self.theory.iso_crossed
+                                                else "iso"].slack)
 
     def record(self, prefix: str = "theory_") -> dict[str, Any]:
         """Flat scalar fields, names prefixed (no checks)."""
-        return {
-            f"{prefix}{k}": getattr(self, k)
-            for k in self.__dataclass_fields__
-            if k != "checks"
-        }
+        return {f"{prefix}{k}": getattr(self, k) for k in _RECORD}
 
     def check_records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per check: key, both sides, brackets, slack, verdict."""
@@ -333,8 +356,7 @@ def batch_theory(
                          time_limit=SAFETY_TIME_LIMIT, haus_max_points=None,
                          procrustes_max_dim=isometry_max_dim)
     r = evaluate_core(Xs, cs, margin, opts, seed_iso, haus_rng=seed_haus)[0]
-    iso, haus = r.iso, r.haus
-    raw_iso, raw_haus = r.solver_results["iso"], r.solver_results["haus"]
+    iso = r.iso
     ds = d_star(sub_P, n, margin)
     diam = r.diameter
     found: dict[str, Any] = {}
@@ -351,25 +373,10 @@ def batch_theory(
             STATEMENTS["4_curve"][1], (full_curve,) * 3, (full_diam,) * 3,
             max(full_diam, margin))
         found = {k: found[k] for k in STATEMENTS if k in found}
-    solver_lower = max((v for k, v in raw_iso.bounds.items() if k not in _PACKING_BOUNDS),
-                       default=0.0)
     return BatchTheory(
-        N=N, P=P_full, K=int(counts[counts > 0].min()), dim=n, margin=margin,
-        full_diameter=full_diam, full_loss_max=full_L, full_curve=full_curve,
-        points=int(idx.size), sub_P=sub_P, sub_K=sub_K, subsampled=bool(idx.size < N),
-        diameter=diam, loss_max=r.loss_max,
-        d_iso=iso.value, d_iso_lower=iso.lower, d_iso_upper=iso.upper,
-        d_iso_solver_lower=float(max(solver_lower, 0.0)), d_iso_lower_source=iso.lower_source,
-        d_iso_certified=iso.certified, d_iso_status=iso.status,
-        d_haus=haus.value, d_haus_lower=haus.lower, d_haus_upper=haus.upper,
-        d_haus_solver_lower=raw_haus.lower, d_haus_certified=haus.certified,
-        d_haus_status=haus.status,
-        c=r.c, c_lower=r.c_lower, c_upper=r.c_upper,
-        theta=r.theta, theta_lower=r.theta_lower, theta_upper=r.theta_upper,
-        implied_cn=r.implied_cn, ratio_fstar=r.ratio_fstar,
-        fstar_slack=float((raw_haus if r.iso_crossed else raw_iso).slack),
-        fstar_kind=iso.kind,
-        d_star=ds.value, d_star_lower=ds.lower, d_star_upper=ds.upper,
+        r, N=N, P=P_full, K=int(counts[counts > 0].min()), full_diameter=full_diam,
+        full_loss_max=full_L, full_curve=full_curve, points=int(idx.size), sub_P=sub_P,
+        sub_K=sub_K, d_star=ds.value, d_star_lower=ds.lower, d_star_upper=ds.upper,
         checks=found,
     )
 
