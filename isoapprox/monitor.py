@@ -2,7 +2,7 @@
 
 :class:`CollapseMonitor` takes plain arrays at every call (``update(step,
 embeddings, labels, loss=None)``): the statistics of one anchor sweep
-(:func:`~isoapprox.diagnostics.quick_statistics`) and the collapse
+(:func:`~isoapprox.diagnostics.collapse_statistics` with ``quick=True``) and the collapse
 signatures at every call, the theory (:func:`~isoapprox.evaluate_theory` on
 a seeded subsample) every ``theory_every`` calls and where a collapse
 signature starts, the trend signature ``shrinking`` (the diameter fallen by
@@ -48,14 +48,14 @@ from ._validation import (
 )
 from .diagnostics import (
     SIGNATURE_NAMES,
-    QuickStatistics,
+    CollapseStatistics,
     Signature,
     SignatureThresholds,
     detect_signatures,
-    quick_statistics,
     theory_subsample,
 )
 from .diagnostics.signatures import COLLAPSE_SIGNATURES, LOSS_KINDS, convention_loss
+from .diagnostics.statistics import compute_collapse_statistics
 from .exceptions import (
     CollapseWarning,
     ConvergenceWarning,
@@ -168,7 +168,7 @@ class MonitorUpdate:
     call: int
     ok: bool
     record: dict[str, Any] = field(repr=False)
-    statistics: QuickStatistics | None = field(default=None, repr=False)
+    statistics: CollapseStatistics | None = field(default=None, repr=False)
     signatures: tuple[Signature, ...] = field(default=(), repr=False)
     holding: tuple[str, ...] = ()
     onsets: tuple[str, ...] = ()
@@ -487,7 +487,8 @@ class CollapseMonitor:
         N, n = X.shape
         threads = 1 if serial_work(N, N, n) else self.threads
         with numba_threads(threads), single_threaded_blas():
-            st = quick_statistics(X, codes, margin=self.margin)
+            st = compute_collapse_statistics(X, codes, np.unique(codes), quick=True,
+                                             margin=self.margin)
         sigs = detect_signatures(st, loss=reported, thresholds=self.thresholds,
                                  loss_kind=self.loss_kind, loss_reduction=self.loss_reduction)
         sigs += (self._shrinking(st, step),)
@@ -577,7 +578,7 @@ class CollapseMonitor:
             raise _BadBatch("labels", str(exc)) from None
         return as_points(E, "embeddings", min_points=2), codes, str(E.dtype)
 
-    def _stats_record(self, st: QuickStatistics) -> dict[str, Any]:
+    def _stats_record(self, st: CollapseStatistics) -> dict[str, Any]:
         out = {k: v for k, v in st.scalars().items()
                if k not in ("n_points", "dim", "n_classes", "margin", "atol")}
         # a class has collapsed when it has merged with another class: the
@@ -617,7 +618,7 @@ class CollapseMonitor:
         holding = tuple(n for n in MONITOR_SIGNATURES if n in self._holding)
         return holding, tuple(onsets), tuple(ends)
 
-    def _shrinking(self, st: QuickStatistics, step: int | None) -> Signature:
+    def _shrinking(self, st: CollapseStatistics, step: int | None) -> Signature:
         """``shrinking``: the diameter at most 1 / shrink_factor of its running maximum."""
         d = st.diameter
         if d > self._diameter_max:

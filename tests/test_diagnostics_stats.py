@@ -433,3 +433,39 @@ def test_class_spread_nearest_class_and_violated(rng):
         want = sum(1 for a in inside for p in inside for m in outside
                    if p != a and Dm[a, p] + 0.3 - Dm[a, m] > 0.0)
         assert cs.violated[k] == want
+
+
+# --- one type, one entry point: the quick level ---------------------------------------------
+
+
+def test_quick_level_is_the_same_type_and_entry_point(rng):
+    import json
+
+    y = np.repeat(np.arange(5), 4)
+    E = 3.0 * rng.normal(size=(5, 3))[y] + rng.normal(size=(20, 3))
+    q = D.collapse_statistics(E, y, margin=0.2, quick=True)
+    full = D.collapse_statistics(E, y, margin=0.2)
+    assert D.QuickStatistics is D.CollapseStatistics
+    assert type(q) is type(full) is D.CollapseStatistics
+    assert q.quick and not full.quick
+    # the former entry point is the quick level, number for number
+    old = D.quick_statistics(E, y, margin=0.2)
+    assert old.quick and old.scalars() == q.scalars()
+    # what the quick level does not compute is None, never a made-up number
+    for name in ("distances", "diameter_pair", "meb_radius", "meb_lower", "rankme",
+                 "std_l2_normalized", "uniformity", "alignment", "n_zero_rows"):
+        assert getattr(q, name) is None, name
+        assert getattr(full, name) is not None, name
+    assert q.classes.meb_radius is None and q.classes.nearest_centroid is None
+    # the per-class section both levels hold is equal
+    for name in ("classes", "sizes", "diameter", "min_inter", "nearest_class", "violated"):
+        assert getattr(q.classes, name).tolist() == getattr(full.classes, name).tolist(), name
+    assert (q.diameter, q.min_distance) == (full.distances.max, full.distances.min)
+    assert q.class_gap.tolist() == full.classes.min_inter.tolist()
+    json.dumps(q.to_dict())
+    assert "quick" not in full.to_dict() and "diameter" not in full.to_dict()
+
+
+def test_quick_must_be_a_flag():
+    with pytest.raises(TypeError, match="`quick` must be True or False; got"):
+        D.collapse_statistics([[0.0], [1.0], [3.0]], [0, 0, 1], quick="yes")

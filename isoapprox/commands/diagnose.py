@@ -14,13 +14,23 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_labels, as_points, require_triplets
-from ..diagnostics.report import THEORY_NEEDS_MARGIN
+from ..diagnostics.report import THEORY_NEEDS_MARGIN, VERDICT_WORDS
+from ..diagnostics.signatures import signatures_help
 from ..exceptions import InvalidInputError, IsoapproxError
 from ..ideal import EFFORTS
 from ..io import atomic_write_bytes, atomic_write_text, read_embeddings, to_jsonable
 from .common import bounded_int, claim_outputs
 
 _WIDTH = 92
+
+
+def _verdict_help() -> str:
+    """The verdict words of the help, in the verdict's order (from the signature registry)."""
+    words = list(dict.fromkeys(VERDICT_WORDS.values()))
+    text = (f"verdict (first lines; --summary prints only them): {', '.join(words[:-1])} or "
+            f"{words[-1]}, with its evidence and what to do.")
+    return textwrap.fill(text, _WIDTH, subsequent_indent="  ", break_on_hyphens=False) + "\n"
+
 
 _EPILOG = """\
 input files (the report's first lines say what was read: rows, columns, labels, index):
@@ -40,39 +50,7 @@ input files (the report's first lines say what was read: rows, columns, labels, 
             index column) or .txt (one per line); class names or integers. Replaces
             the labels of FILE
 
-signatures (thresholds: --threshold NAME=VALUE, names below):
-  all_distances_small   diameter <= full_collapse_ratio x max(rms norm, margin)
-  stuck_at_margin       |loss - margin| <= stuck_margin_rtol x margin and
-                        diameter <= stuck_diameter_ratio x margin
-  stuck_at_ln2          |soft-margin loss - ln 2| <= soft_margin_atol and
-                        diameter <= soft_margin_diameter
-  partial_collapse      groups of >= 2 classes merged into one cluster (single linkage at
-                        h = max(merge_margin_ratio x margin, merge_diameter_ratio x
-                        diameter)) and mixed there (structure score <=
-                        lost_structure_score) hold >= partial_collapse_share of the
-                        points, while the other classes stay ranked
-  class_collapse        largest class diameter <= class_collapse_ratio x smallest
-                        distance between two classes
-  dimensional_collapse  effective rank < dimensional_collapse_ratio x min(n, N-1, P-1)
-  The first three hold unless the classes are clearly ranked: structure score >=
-  ranked_structure_score.
-  Class structure (leave-one-out retrieval: Recall@1, R-Precision, MAP@R; structure
-  score = (R-Precision - chance) / (1 - chance), 1 ranked, ~0 mixed; over a seeded
-  sample of 20000 queries above that):
-  compressed            classes ranked (score >= ranked_structure_score); the diameter
-                        is tiny (all_distances_small), or <= compressed_diameter_ratio x
-                        margin, or ranked classes chained closer than h (set by the
-                        margin) hold >= partial_collapse_share of the points
-  no_class_structure    score <= lost_structure_score with no collapse: untrained-like
-  The loss is the value given with --loss, else the one computed from the file.
-  Without --margin, stuck_at_margin, large_margin and the margin tests are off.
-  Consistency of the file with what training reports:
-  loss_mismatch         --loss is off the file's loss of --loss-kind and --loss-reduction
-                        (default: batch-hard, mean) and its soft-margin loss by more
-                        than loss_mismatch_rtol (relative)
-  missing_classes       classes with a single point (never anchors)
-  large_margin          margin >= large_margin_ratio x diameter
-
+""" + signatures_help() + """
 theory (skip with --no-theory):
   d_iso(E, F_TS), d_haus(E, F_TS)   distances to the triplet-separated (ideal) set, with
                                     certified brackets; the nearest ideal embedding, its kind
@@ -102,10 +80,7 @@ history (--history LOG, a log of isoapprox.CollapseMonitor; see docs/monitor.md)
   STEM_history.png/.pdf (STEM: LOG's name): loss, diameter, distances to F_TS with
   brackets, active triplets, share of collapsed classes and the signatures over steps.
 
-verdict (first lines; --summary prints only them): COLLAPSED, PARTIAL COLLAPSE, NO CLASS
-  STRUCTURE, COMPRESSED, CLASS-COLLAPSED, DIMENSIONAL COLLAPSE, LOSS MISMATCH, LOSS AT A
-  COLLAPSE VALUE or HEALTHY, with its evidence and what to do.
-
+""" + _verdict_help() + """
 exit status: 0 on success; 2 on a bad file or option (one line on stderr); 3 when a
   --fail-on signature holds.
 

@@ -9,10 +9,12 @@ Modules
     linkage at a margin-relative height) and overlapping class pairs.
 :mod:`~isoapprox.diagnostics.statistics`
     Collapse statistics: ranks, normalised statistics, class spread,
-    losses and triplets, all at once in :func:`collapse_statistics`; the
-    part one anchor sweep gives in :func:`quick_statistics`.
+    losses and triplets, all at once in one type and entry point,
+    :func:`collapse_statistics` (``quick=True``: the part one anchor sweep
+    gives, for every training step).
 :mod:`~isoapprox.diagnostics.signatures`
-    The known collapse signatures and their thresholds.
+    The known collapse signatures, their thresholds and their registry
+    (:data:`SIGNATURES`: names, verdict order, help text, docs table).
 :mod:`~isoapprox.diagnostics.ideal_distance`
     The theory section: the loss against the distance to the ideal set
     (:func:`diagnose_theory`, :func:`add_theory`).

@@ -40,6 +40,7 @@ from .ideal_distance import CERTIFY, diagnose_theory, theory_batch_summary, theo
 from .signatures import (
     CONSISTENCY_SIGNATURES,
     SIGNATURE_NAMES,
+    SIGNATURE_REGISTRY,
     VERDICT_ORDER,
     Signature,
     SignatureThresholds,
@@ -58,43 +59,12 @@ __all__ = [
     "verdict",
 ]
 
-#: per signature of :data:`~.signatures.VERDICT_ORDER`: (status, verdict word, headline)
+#: per signature of :data:`~.signatures.VERDICT_ORDER`: (status, verdict word, headline),
+#: from the signature registry
 _HEADLINES = {
-    "all_distances_small": (
-        "collapsed", "COLLAPSED",
-        "COLLAPSED: the embedding has collapsed to (nearly) a single point, classes mixed.",
-    ),
-    "stuck_at_margin": (
-        "collapsed", "COLLAPSED",
-        "COLLAPSED: the loss is stuck at the margin because the embedding collapsed.",
-    ),
-    "stuck_at_ln2": (
-        "collapsed", "COLLAPSED",
-        "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding collapsed.",
-    ),
-    "partial_collapse": (
-        "partial-collapse", "PARTIAL COLLAPSE",
-        "PARTIAL COLLAPSE: groups of classes have merged into clusters and mixed there, "
-        "while the other classes stay ranked.",
-    ),
-    "no_class_structure": (
-        "no-class-structure", "NO CLASS STRUCTURE",
-        "NO CLASS STRUCTURE: the classes are not ranked (leave-one-out retrieval at "
-        "chance), but nothing has collapsed: untrained-like.",
-    ),
-    "compressed": (
-        "compressed", "COMPRESSED",
-        "COMPRESSED: the embedding is small against the margin (or its norm), but its "
-        "classes stay ranked: not a collapse.",
-    ),
-    "class_collapse": (
-        "class-collapsed", "CLASS-COLLAPSED",
-        "CLASS-COLLAPSED: every class is (nearly) a single point, and the classes are apart.",
-    ),
-    "dimensional_collapse": (
-        "dimensional-collapse", "DIMENSIONAL COLLAPSE",
-        "DIMENSIONAL COLLAPSE: the embedding uses only a few of its dimensions.",
-    ),
+    name: (SIGNATURE_REGISTRY[name].status, SIGNATURE_REGISTRY[name].word,
+           SIGNATURE_REGISTRY[name].headline)
+    for name in VERDICT_ORDER
 }
 
 #: the verdict words, by status

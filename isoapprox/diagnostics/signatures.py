@@ -6,9 +6,12 @@ module constant, overridable through :class:`SignatureThresholds`.
 
 The six collapse signatures (:data:`COLLAPSE_SIGNATURES`), the three
 consistency signatures (:data:`CONSISTENCY_SIGNATURES`: does the file agree
-with what training reports?), the two class-structure signatures
-(:data:`STRUCTURE_SIGNATURES`) and their thresholds are tabulated in
-docs/diagnose.md; :data:`VERDICT_ORDER` ranks them for the verdict.
+with what training reports?) and the two class-structure signatures
+(:data:`STRUCTURE_SIGNATURES`) have one entry each in the registry
+:data:`SIGNATURES` (:class:`SignatureSpec`): their order, their place in the
+verdict (:data:`VERDICT_ORDER`), their rule in ``isoapprox diagnose --help``
+(:func:`signatures_help`) and their row in the tables of docs/diagnose.md
+(:func:`signature_table`; a test checks the page) all come from it.
 
 Collapse is told apart from compression by the leave-one-out retrieval
 (:attr:`~.statistics.CollapseStatistics.retrieval`): its *structure score*
@@ -39,8 +42,9 @@ import numpy as np
 
 from .._validation import check_nonnegative, check_option, check_positive
 from ..exceptions import InvalidInputError
+from ..metrics import RETRIEVAL_MAX_QUERIES
 from .merging import MERGE_DIAMETER_RATIO, MERGE_MARGIN_RATIO
-from .statistics import CollapseStatistics, QuickStatistics
+from .statistics import CollapseStatistics
 
 __all__ = [
     "CLASS_COLLAPSE_RATIO",
@@ -56,7 +60,10 @@ __all__ = [
     "LOST_STRUCTURE_SCORE",
     "PARTIAL_COLLAPSE_SHARE",
     "RANKED_STRUCTURE_SCORE",
+    "SIGNATURES",
+    "SIGNATURE_GROUPS",
     "SIGNATURE_NAMES",
+    "SIGNATURE_REGISTRY",
     "SOFT_MARGIN_ATOL",
     "SOFT_MARGIN_DIAMETER",
     "STUCK_DIAMETER_RATIO",
@@ -64,9 +71,12 @@ __all__ = [
     "STUCK_MARGIN_RTOL",
     "VERDICT_ORDER",
     "Signature",
+    "SignatureSpec",
     "SignatureThresholds",
     "convention_loss",
     "detect_signatures",
+    "signature_table",
+    "signatures_help",
 ]
 
 #: ln 2 = softplus(0), the soft-margin batch-hard loss of a collapsed embedding
@@ -111,34 +121,6 @@ RANKED_STRUCTURE_SCORE = 0.5
 #: ``compressed``: diameter <= COMPRESSED_DIAMETER_RATIO * margin (every
 #: negative within two margins of every anchor) while the classes stay ranked
 COMPRESSED_DIAMETER_RATIO = 2.0
-
-#: collapse signatures, in the order the verdict ranks them
-COLLAPSE_SIGNATURES = (
-    "all_distances_small",
-    "stuck_at_margin",
-    "stuck_at_ln2",
-    "partial_collapse",
-    "class_collapse",
-    "dimensional_collapse",
-)
-#: consistency signatures: the file against what training reports
-CONSISTENCY_SIGNATURES = ("loss_mismatch", "missing_classes", "large_margin")
-#: class-structure signatures: classes ranked but small, or nowhere ranked
-STRUCTURE_SIGNATURES = ("compressed", "no_class_structure")
-#: every signature name, in the order :func:`detect_signatures` returns them
-SIGNATURE_NAMES = COLLAPSE_SIGNATURES + CONSISTENCY_SIGNATURES + STRUCTURE_SIGNATURES
-#: the order in which the verdict ranks the signatures that describe the geometry
-VERDICT_ORDER = (
-    "all_distances_small",
-    "stuck_at_margin",
-    "stuck_at_ln2",
-    "partial_collapse",
-    "no_class_structure",
-    "compressed",
-    "class_collapse",
-    "dimensional_collapse",
-)
-
 
 @dataclass(frozen=True)
 class SignatureThresholds:
@@ -195,8 +177,272 @@ class Signature:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class SignatureSpec:
+    """One entry of the signature registry (:data:`SIGNATURES`).
+
+    ``name`` is the signature's name; ``group`` one of :data:`SIGNATURE_GROUPS`
+    (``"collapse"``, ``"consistency"``, ``"structure"``); ``rule`` the rule
+    as ``isoapprox diagnose --help`` lists it (its lines as printed);
+    ``doc`` the "holds when" cell of its row in docs/diagnose.md;
+    ``thresholds`` the :class:`SignatureThresholds` it reads (the row's
+    defaults); ``verdict_rank`` its place in :data:`VERDICT_ORDER` (``None``:
+    it never decides the verdict word) and, for those that do, ``status``,
+    ``word`` and ``headline`` of the verdict it gives.
+    """
+
+    name: str
+    group: str
+    rule: str
+    doc: str
+    thresholds: tuple[str, ...] = ()
+    verdict_rank: int | None = None
+    status: str | None = None
+    word: str | None = None
+    headline: str | None = None
+
+    def defaults(self) -> str:
+        """The defaults of its thresholds, as the docs table lists them.
+
+        Returns
+        -------
+        str
+            The default of each of ``thresholds``, comma-separated (``-``: none).
+        """
+        th = SignatureThresholds()
+        return ", ".join(f"{getattr(th, t):g}" for t in self.thresholds) or "-"
+
+    def table_row(self) -> str:
+        """Its row of the signature table in docs/diagnose.md.
+
+        Returns
+        -------
+        str
+            ``| `name` | doc | defaults |``.
+        """
+        return f"| `{self.name}` | {self.doc} | {self.defaults()} |"
+
+
+#: the groups of signatures, in the order :func:`detect_signatures` returns them
+SIGNATURE_GROUPS = ("collapse", "consistency", "structure")
+
+_COLLAPSED = ("collapsed", "COLLAPSED")
+_UNLESS_RANKED = "unless the classes are clearly ranked"
+
+#: the signature registry: one entry per signature, in the order
+#: :func:`detect_signatures` returns them (by group, :data:`SIGNATURE_GROUPS`); the
+#: names, the verdict order, ``diagnose --help`` and the tables of
+#: docs/diagnose.md (a test checks them) all come from it
+SIGNATURES: tuple[SignatureSpec, ...] = (
+    SignatureSpec(
+        "all_distances_small", "collapse",
+        "diameter <= full_collapse_ratio x max(rms norm, margin)",
+        "diameter <= `FULL_COLLAPSE_RATIO` x max(rms norm, margin), "
+        f"{_UNLESS_RANKED} (structure score >= `RANKED_STRUCTURE_SCORE`)",
+        ("full_collapse_ratio", "ranked_structure_score"), 0, *_COLLAPSED,
+        "COLLAPSED: the embedding has collapsed to (nearly) a single point, classes mixed.",
+    ),
+    SignatureSpec(
+        "stuck_at_margin", "collapse",
+        "|loss - margin| <= stuck_margin_rtol x margin and\n"
+        "diameter <= stuck_diameter_ratio x margin",
+        r"\|batch-hard loss - margin\| <= `STUCK_MARGIN_RTOL` x margin and diameter <= "
+        f"`STUCK_DIAMETER_RATIO` x margin, {_UNLESS_RANKED}",
+        ("stuck_margin_rtol", "stuck_diameter_ratio"), 1, *_COLLAPSED,
+        "COLLAPSED: the loss is stuck at the margin because the embedding collapsed.",
+    ),
+    SignatureSpec(
+        "stuck_at_ln2", "collapse",
+        "|soft-margin loss - ln 2| <= soft_margin_atol and\ndiameter <= soft_margin_diameter",
+        r"\|soft-margin loss - ln 2\| <= `SOFT_MARGIN_ATOL` and diameter <= "
+        f"`SOFT_MARGIN_DIAMETER`, {_UNLESS_RANKED}",
+        ("soft_margin_atol", "soft_margin_diameter"), 2, *_COLLAPSED,
+        "COLLAPSED: the soft-margin loss is stuck at ln 2 = 0.693 because the embedding "
+        "collapsed.",
+    ),
+    SignatureSpec(
+        "partial_collapse", "collapse",
+        "groups of >= 2 classes merged into one cluster (single linkage at\n"
+        "h = max(merge_margin_ratio x margin, merge_diameter_ratio x\n"
+        "diameter)) and mixed there (structure score <=\n"
+        "lost_structure_score) hold >= partial_collapse_share of the\n"
+        "points, while the other classes stay ranked",
+        "not fully collapsed; the merged groups (two or more classes in one cluster at the "
+        "merge height `h`) whose classes are mixed there (their structure score <= "
+        "`LOST_STRUCTURE_SCORE`) hold >= `PARTIAL_COLLAPSE_SHARE` of the points, and the "
+        "other classes stay ranked (their score > `LOST_STRUCTURE_SCORE`)",
+        ("partial_collapse_share", "lost_structure_score"), 3,
+        "partial-collapse", "PARTIAL COLLAPSE",
+        "PARTIAL COLLAPSE: groups of classes have merged into clusters and mixed there, "
+        "while the other classes stay ranked.",
+    ),
+    SignatureSpec(
+        "class_collapse", "collapse",
+        "largest class diameter <= class_collapse_ratio x smallest\n"
+        "distance between two classes",
+        "not fully collapsed; largest class diameter <= `CLASS_COLLAPSE_RATIO` x least "
+        "distance between two classes",
+        ("class_collapse_ratio",), 6, "class-collapsed", "CLASS-COLLAPSED",
+        "CLASS-COLLAPSED: every class is (nearly) a single point, and the classes are apart.",
+    ),
+    SignatureSpec(
+        "dimensional_collapse", "collapse",
+        "effective rank < dimensional_collapse_ratio x min(n, N-1, P-1)",
+        "not fully collapsed; effective rank < `DIMENSIONAL_COLLAPSE_RATIO` x "
+        "min(n, N - 1, P - 1)",
+        ("dimensional_collapse_ratio",), 7, "dimensional-collapse", "DIMENSIONAL COLLAPSE",
+        "DIMENSIONAL COLLAPSE: the embedding uses only a few of its dimensions.",
+    ),
+    SignatureSpec(
+        "loss_mismatch", "consistency",
+        "--loss is off the file's loss of --loss-kind and --loss-reduction\n"
+        "(default: batch-hard, mean) and its soft-margin loss by more\n"
+        "than loss_mismatch_rtol (relative)",
+        "`--loss` is given and is off the file's loss of `--loss-kind` and "
+        "`--loss-reduction` (default: the batch-hard loss, mean over anchors; "
+        "`mean_nonzero` is pytorch-metric-learning's default reducer) by more than "
+        "`LOSS_MISMATCH_RTOL` x max(reported, computed, margin) and off its soft-margin "
+        "loss by more than `LOSS_MISMATCH_RTOL` x max(reported, computed)",
+        ("loss_mismatch_rtol",),
+    ),
+    SignatureSpec(
+        "missing_classes", "consistency",
+        "classes with a single point (never anchors)",
+        "some classes have a single point: no positive, never an anchor, only negatives",
+    ),
+    SignatureSpec(
+        "large_margin", "consistency",
+        "margin >= large_margin_ratio x diameter",
+        "not fully collapsed; margin >= `LARGE_MARGIN_RATIO` x diameter",
+        ("large_margin_ratio",),
+    ),
+    SignatureSpec(
+        "compressed", "structure",
+        "classes ranked (score >= ranked_structure_score); the diameter\n"
+        "is tiny (all_distances_small), or <= compressed_diameter_ratio x\n"
+        "margin, or ranked classes chained closer than h (set by the\n"
+        "margin) hold >= partial_collapse_share of the points",
+        "no collapse signature; the classes are clearly ranked (structure score >= "
+        "`RANKED_STRUCTURE_SCORE`) and the embedding is small: the diameter is tiny against "
+        "the rms norm or the margin (the `all_distances_small` test), or <= "
+        "`COMPRESSED_DIAMETER_RATIO` x margin, or clearly ranked classes chained closer than "
+        "a margin-set `h` hold >= `PARTIAL_COLLAPSE_SHARE` of the points",
+        ("ranked_structure_score", "compressed_diameter_ratio"), 5, "compressed", "COMPRESSED",
+        "COMPRESSED: the embedding is small against the margin (or its norm), but its "
+        "classes stay ranked: not a collapse.",
+    ),
+    SignatureSpec(
+        "no_class_structure", "structure",
+        "score <= lost_structure_score with no collapse: untrained-like",
+        "no collapse signature, and the structure score of the whole file is <= "
+        "`LOST_STRUCTURE_SCORE`",
+        ("lost_structure_score",), 4, "no-class-structure", "NO CLASS STRUCTURE",
+        "NO CLASS STRUCTURE: the classes are not ranked (leave-one-out retrieval at "
+        "chance), but nothing has collapsed: untrained-like.",
+    ),
+)
+
+
+def _registry(specs: tuple[SignatureSpec, ...]) -> dict[str, SignatureSpec]:
+    """The registry by name, refusing a name or a verdict rank listed twice (so no list
+    generated from it can hold a signature twice)."""
+    by_name: dict[str, SignatureSpec] = {}
+    for s in specs:
+        if s.name in by_name:
+            raise ValueError(f"signature {s.name!r} is registered twice")
+        if s.group not in SIGNATURE_GROUPS:
+            raise ValueError(f"signature {s.name!r}: unknown group {s.group!r}")
+        by_name[s.name] = s
+    if [s.group for s in specs] != sorted((s.group for s in specs), key=SIGNATURE_GROUPS.index):
+        raise ValueError("the signature registry must list its entries by group")
+    ranks = [s.verdict_rank for s in specs if s.verdict_rank is not None]
+    if sorted(ranks) != list(range(len(ranks))):
+        raise ValueError(f"the verdict ranks must be 0 .. {len(ranks) - 1}, each once; "
+                         f"got {sorted(ranks)}")
+    return by_name
+
+
+#: the registry by name
+SIGNATURE_REGISTRY = _registry(SIGNATURES)
+
+
+def _names(group: str) -> tuple[str, ...]:
+    return tuple(s.name for s in SIGNATURES if s.group == group)
+
+
+#: collapse signatures
+COLLAPSE_SIGNATURES = _names("collapse")
+#: consistency signatures: the file against what training reports
+CONSISTENCY_SIGNATURES = _names("consistency")
+#: class-structure signatures: classes ranked but small, or nowhere ranked
+STRUCTURE_SIGNATURES = _names("structure")
+#: every signature name, in the order :func:`detect_signatures` returns them
+SIGNATURE_NAMES = tuple(s.name for s in SIGNATURES)
+#: the order in which the verdict ranks the signatures that describe the geometry
+VERDICT_ORDER = tuple(s.name for s in sorted(
+    (s for s in SIGNATURES if s.verdict_rank is not None), key=lambda s: s.verdict_rank))
+
+#: the notes of ``diagnose --help`` before and after each group's rules, in the
+#: order the help lists the groups
+_HELP_GROUPS = (
+    ("collapse", "", "The first three hold unless the classes are clearly ranked: structure "
+                     "score >=\nranked_structure_score."),
+    ("structure",
+     "Class structure (leave-one-out retrieval: Recall@1, R-Precision, MAP@R; structure\n"
+     "score = (R-Precision - chance) / (1 - chance), 1 ranked, ~0 mixed; over a seeded\n"
+     f"sample of {RETRIEVAL_MAX_QUERIES} queries above that):",
+     "The loss is the value given with --loss, else the one computed from the file.\n"
+     "Without --margin, stuck_at_margin, large_margin and the margin tests are off."),
+    ("consistency", "Consistency of the file with what training reports:", ""),
+)
+
+
+def signatures_help() -> str:
+    """The signature section of ``isoapprox diagnose --help``, from the registry.
+
+    Returns
+    -------
+    str
+        Each signature's rule under its name, once, by group (collapse,
+        structure, consistency) with the groups' notes.
+    """
+    lines = ["signatures (thresholds: --threshold NAME=VALUE, names below):"]
+    for group, before, after in _HELP_GROUPS:
+        lines += ["  " + ln for ln in before.splitlines()]
+        for s in SIGNATURES:
+            if s.group == group:
+                first, *rest = s.rule.splitlines()
+                lines.append(f"  {s.name:<22}{first}")
+                lines += [" " * 24 + ln for ln in rest]
+        lines += ["  " + ln for ln in after.splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def signature_table(group: str) -> str:
+    """The Markdown table of one group of signatures in docs/diagnose.md.
+
+    Parameters
+    ----------
+    group : {"collapse", "consistency", "structure"}
+        The group (:data:`SIGNATURE_GROUPS`).
+
+    Returns
+    -------
+    str
+        The header and one row per signature of the group, in the registry's order.
+
+    Raises
+    ------
+    InvalidInputError
+        For an unknown group.
+    """
+    group = check_option(group, "group", SIGNATURE_GROUPS)
+    rows = [s.table_row() for s in SIGNATURES if s.group == group]
+    return "\n".join(["| signature | holds when | default |", "|---|---|---|", *rows]) + "\n"
+
+
 def detect_signatures(
-    stats: CollapseStatistics | QuickStatistics,
+    stats: CollapseStatistics,
     *,
     loss: float | None = None,
     thresholds: SignatureThresholds | None = None,
@@ -208,9 +454,9 @@ def detect_signatures(
 
     Parameters
     ----------
-    stats : CollapseStatistics or QuickStatistics
-        From :func:`collapse_statistics` or :func:`quick_statistics` (the
-        signatures read only what both hold, so both give the same answers).
+    stats : CollapseStatistics
+        From :func:`collapse_statistics`, full or quick (the signatures read
+        only what both levels hold, so both give the same answers).
     loss : float, optional
         A loss value reported by the training run (batch-hard with a margin,
         or soft-margin).  Without it, the losses computed from ``stats`` are
@@ -239,10 +485,10 @@ def detect_signatures(
     InvalidInputError
         If the thresholds' merge ratios differ from those of ``stats``.
     """
-    if not isinstance(stats, (CollapseStatistics, QuickStatistics)):
+    if not isinstance(stats, CollapseStatistics):
         raise TypeError(
-            f"`stats` must be a CollapseStatistics or QuickStatistics (from "
-            f"collapse_statistics or quick_statistics); got {type(stats).__name__}"
+            f"`stats` must be a CollapseStatistics (from collapse_statistics); got "
+            f"{type(stats).__name__}"
         )
     th = thresholds if thresholds is not None else SignatureThresholds()
     if not isinstance(th, SignatureThresholds):
@@ -317,42 +563,38 @@ def detect_signatures(
     )
 
     # stuck at the margin -----------------------------------------------------
-    L = loss if loss is not None else stats.batch_hard_mean
-    src = "reported" if loss is not None else "computed"
-    who = "The reported loss" if loss is not None else "The batch-hard loss (mean)"
+    L, src, who = _which_loss(loss, stats.batch_hard_mean, "The batch-hard loss (mean)")
     if alpha > 0.0:
         loss_rel = abs(L - alpha) / alpha
         diam_rel = diam / alpha
         at_margin = loss_rel <= th.stuck_margin_rtol
-        small = diam_rel <= th.stuck_diameter_ratio
-        holds = bool(at_margin and small and not ranked_all)
-        if at_margin and small and ranked_all:
-            text = (
+        case = _stuck_case(at_margin, diam_rel <= th.stuck_diameter_ratio, ranked_all,
+                           bh_matches)
+        holds = case == "holds"
+        text = {
+            "compressed": (
                 f"{who} {L:.4g} equals the margin {alpha:g} and the diameter {diam:.3g} is "
                 f"only {diam_rel:.2g} x the margin, but {ranked}: the embedding is "
                 "compressed below the margin, not collapsed (see compressed)."
-            )
-        elif holds:
-            text = (
+            ),
+            "holds": (
                 f"{who} {L:.4g} equals the margin {alpha:g} and the diameter "
                 f"{diam:.3g} is only {diam_rel:.2g} x the margin: every anchor's hardest "
                 "positive and hardest negative are both at distance ~0, so each anchor "
                 f"contributes [0 - 0 + {alpha:g}]_+ = {alpha:g}. The loss is stuck at the "
                 "margin because the embedding has collapsed."
-            )
-        elif at_margin and not bh_matches:
-            text = (
+            ),
+            "other_file": (
                 f"{who} {L:.4g} equals the margin {alpha:g}, but the diameter "
                 f"{diam:.3g} is {diam_rel:.2g} x the margin, and {own}."
-            )
-        elif at_margin:
-            text = (
+            ),
+            "not_collapse": (
                 f"{who} {L:.4g} equals the margin {alpha:g}, but the diameter "
                 f"{diam:.3g} is {diam_rel:.2g} x the margin: not a collapse; the hardest "
                 "positive of each anchor is about as far as its hardest negative."
-            )
-        else:
-            text = f"{who} {L:.4g} is not the margin {alpha:g} (off by {loss_rel:.1%})."
+            ),
+            "off": f"{who} {L:.4g} is not the margin {alpha:g} (off by {loss_rel:.1%}).",
+        }[case]
         ev = {
             "loss": L,
             "loss_source": src,
@@ -372,40 +614,35 @@ def detect_signatures(
     sig_margin = Signature("stuck_at_margin", holds, text, ev)
 
     # stuck at ln 2 -----------------------------------------------------------
-    Ls = loss if loss is not None else stats.soft_margin_mean
-    src = "reported" if loss is not None else "computed"
-    who = "The reported loss" if loss is not None else "The soft-margin batch-hard loss (mean)"
+    Ls, src, who = _which_loss(loss, stats.soft_margin_mean,
+                               "The soft-margin batch-hard loss (mean)")
     off = abs(Ls - LN2)
     at_ln2 = off <= th.soft_margin_atol
-    small = diam <= th.soft_margin_diameter
-    holds = bool(at_ln2 and small and not ranked_all)
-    if at_ln2 and small and ranked_all:
-        text = (
+    case = _stuck_case(at_ln2, diam <= th.soft_margin_diameter, ranked_all, sm_matches)
+    text = {
+        "compressed": (
             f"{who} {Ls:.4g} equals ln 2 = {LN2:.4f} and the diameter is {diam:.3g}, but "
             f"{ranked}: the embedding is compressed, not collapsed (see compressed)."
-        )
-    elif holds:
-        text = (
+        ),
+        "holds": (
             f"{who} {Ls:.4g} equals ln 2 = {LN2:.4f} = softplus(0) and the "
             f"diameter is {diam:.3g}: hardest positive and hardest negative coincide for "
             "every anchor, the soft-margin signature of a collapse."
-        )
-    elif at_ln2 and not sm_matches:
-        text = (
+        ),
+        "other_file": (
             f"{who} {Ls:.4g} equals ln 2, but the diameter {diam:.3g} exceeds "
             f"{th.soft_margin_diameter:g}, and {own}."
-        )
-    elif at_ln2:
-        text = (
+        ),
+        "not_collapse": (
             f"{who} {Ls:.4g} equals ln 2, but the diameter {diam:.3g} exceeds "
             f"{th.soft_margin_diameter:g}: each anchor's hardest positive is about as far as "
             "its hardest negative, without a collapse."
-        )
-    else:
-        text = f"{who} {Ls:.4g} is not ln 2 = {LN2:.4f} (off by {off:.3g})."
+        ),
+        "off": f"{who} {Ls:.4g} is not ln 2 = {LN2:.4f} (off by {off:.3g}).",
+    }[case]
     sig_ln2 = Signature(
         "stuck_at_ln2",
-        holds,
+        case == "holds",
         text,
         {
             "loss": Ls,
@@ -490,19 +727,13 @@ def detect_signatures(
             "threshold": th.dimensional_collapse_ratio,
         },
     )
-    return (
-        sig_full,
-        sig_margin,
-        sig_ln2,
-        sig_partial,
-        sig_class,
-        sig_dim,
+    found = {s.name: s for s in (
+        sig_full, sig_margin, sig_ln2, sig_partial, sig_class, sig_dim,
         _loss_mismatch(stats, th, loss, bh_matches, sm_matches, other_losses,
                        (loss_kind, loss_reduction, conv)),
-        _missing_classes(stats),
-        _large_margin(stats, th, full),
-        *structure,
-    )
+        _missing_classes(stats), _large_margin(stats, th, full), *structure,
+    )}
+    return tuple(found[name] for name in SIGNATURE_NAMES)  # the registry's order
 
 
 def _classes_text(labels: tuple[Any, ...], most: int = 8) -> str:
@@ -520,7 +751,7 @@ def _ranked(score: float, th: SignatureThresholds) -> bool:
     return bool(not math.isnan(score) and score >= th.ranked_structure_score)
 
 
-def _ranked_text(stats: CollapseStatistics | QuickStatistics, score: float) -> str:
+def _ranked_text(stats: CollapseStatistics, score: float) -> str:
     r = stats.retrieval
     return (
         f"the classes are still ranked (leave-one-out Recall@1 {r.recall_at_1:.2f}, "
@@ -528,7 +759,26 @@ def _ranked_text(stats: CollapseStatistics | QuickStatistics, score: float) -> s
     )
 
 
-def _group_scores(stats: CollapseStatistics | QuickStatistics) -> list[float]:
+def _which_loss(loss: float | None, computed: float, name: str) -> tuple[float, str, str]:
+    """The loss a stuck-at-a-value signature reads: (value, source, how the text names it)."""
+    if loss is not None:
+        return loss, "reported", "The reported loss"
+    return computed, "computed", name
+
+
+def _stuck_case(at_value: bool, small: bool, ranked_all: bool, file_matches: bool) -> str:
+    """The case of a stuck-at-a-value signature (the loss at the margin, or at ln 2):
+    ``"holds"`` (at the value, small, classes not ranked), ``"compressed"`` (ranked),
+    ``"other_file"`` (at the value, not small, and the file's own loss is not the
+    reported one), ``"not_collapse"`` (at the value, not small) or ``"off"``."""
+    if at_value and small:
+        return "compressed" if ranked_all else "holds"
+    if at_value:
+        return "not_collapse" if file_matches else "other_file"
+    return "off"
+
+
+def _group_scores(stats: CollapseStatistics) -> list[float]:
     """The structure score of each merged group's classes."""
     mg = stats.merging
     return [
@@ -640,7 +890,7 @@ def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: 
 
 
 def _structure_signatures(
-    stats: CollapseStatistics | QuickStatistics,
+    stats: CollapseStatistics,
     th: SignatureThresholds,
     *,
     collapsed: bool,
@@ -749,17 +999,10 @@ def _structure_signatures(
     return sig_comp, sig_none
 
 
-def _typical(stats: CollapseStatistics | QuickStatistics) -> str:
+def _typical(stats: CollapseStatistics) -> str:
     """The scale a merged group is compared with: the embedding's diameter,
-    which both kinds of statistics hold (so they give the same text)."""
+    which both levels of statistics hold (so they give the same text)."""
     return f"an embedding diameter of {stats.diameter:.3g}"
-
-
-def _class_sizes(stats: CollapseStatistics | QuickStatistics) -> tuple[np.ndarray, np.ndarray]:
-    """(labels, sizes) of the classes, from either kind of statistics."""
-    if isinstance(stats, QuickStatistics):
-        return stats.classes, stats.class_sizes
-    return stats.classes.classes, stats.classes.sizes
 
 
 #: what a reported loss sums over (:func:`convention_loss`): ``"batch_hard"``, one
@@ -769,7 +1012,7 @@ LOSS_KINDS = ("batch_hard", "all")
 _LOSS_REDUCTIONS = ("sum", "mean", "max", "mean_nonzero")
 
 
-def convention_loss(stats: CollapseStatistics | QuickStatistics, kind: str = "batch_hard",
+def convention_loss(stats: CollapseStatistics, kind: str = "batch_hard",
                     reduction: str = "mean") -> float:
     """This embedding's hinge triplet loss of one kind and reduction, from its statistics.
 
@@ -803,7 +1046,7 @@ def convention_loss(stats: CollapseStatistics | QuickStatistics, kind: str = "ba
     return float(total / positive) if positive else 0.0
 
 
-def _convention_text(kind: str, reduction: str, stats: CollapseStatistics | QuickStatistics
+def _convention_text(kind: str, reduction: str, stats: CollapseStatistics
                      ) -> str:
     over = (f"{stats.n_anchors} anchors" if kind == "batch_hard"
             else f"{stats.n_triplets} triplets")
@@ -870,7 +1113,7 @@ def _loss_mismatch(
 
 
 def _missing_classes(stats: CollapseStatistics) -> Signature:
-    labels, sizes = _class_sizes(stats)
+    labels, sizes = stats.classes.classes, stats.classes.sizes
     single = [c.item() for c, k in zip(labels, sizes, strict=True) if k == 1]
     holds = bool(single)
     if holds:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -22,6 +23,7 @@ from .._typing import ArrayLike, FloatArray, IntArray
 from .._validation import (
     as_labels,
     as_points,
+    check_bool,
     check_int,
     check_margin,
     check_nonnegative,
@@ -80,6 +82,8 @@ _SERIAL_MEB_POINTS = 4096
 #: above this many pair-coordinate operations (N^2 n) the sweeps are logged at
 #: INFO (they take minutes), else at DEBUG
 _LOG_INFO_WORK = 10**11
+#: default tolerance of the violated-triplet count
+_ATOL = 1e-9
 
 logger = logging.getLogger(__name__)
 
@@ -310,7 +314,8 @@ def alignment(E: ArrayLike, y: ArrayLike, *, alpha: float = 2.0) -> float:
 
 @dataclass(frozen=True)
 class ClassSpread:
-    """Per-class spread against between-class separation.
+    """Per-class spread against between-class separation: the ``classes`` section
+    of :class:`CollapseStatistics`.
 
     One entry per class of ``classes`` (sorted labels): ``sizes``,
     ``meb_radius`` (minimum enclosing ball), ``diameter`` (0 for a
@@ -318,15 +323,17 @@ class ClassSpread:
     nearest other one, of class ``nearest_centroid_class``), ``min_inter``
     (least distance from a point of the class to another class, of class
     ``nearest_class``) and ``violated`` (triplets anchored in the class
-    violated at the margin of the sweep).
+    violated at the margin of the sweep).  The quick statistics
+    (``collapse_statistics(..., quick=True)``) leave the enclosing balls and
+    the centroids out (``None``).
     """
 
     classes: np.ndarray
     sizes: IntArray
-    meb_radius: FloatArray
+    meb_radius: FloatArray | None
     diameter: FloatArray
-    nearest_centroid: FloatArray
-    nearest_centroid_class: np.ndarray
+    nearest_centroid: FloatArray | None
+    nearest_centroid_class: np.ndarray | None
     min_inter: FloatArray
     nearest_class: np.ndarray
     violated: IntArray
@@ -342,25 +349,19 @@ class ClassSpread:
         return float(np.min(self.min_inter))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-Python dictionary (JSON-serialisable)."""
-        return {
-            "classes": self.classes.tolist(),
-            "sizes": self.sizes.tolist(),
-            "meb_radius": self.meb_radius.tolist(),
-            "diameter": self.diameter.tolist(),
-            "nearest_centroid": self.nearest_centroid.tolist(),
-            "nearest_centroid_class": self.nearest_centroid_class.tolist(),
-            "min_inter": self.min_inter.tolist(),
-            "nearest_class": self.nearest_class.tolist(),
-            "violated": self.violated.tolist(),
-            "max_class_diameter": self.max_class_diameter,
-            "min_class_gap": self.min_class_gap,
+        """Plain-Python dictionary (JSON-serialisable; the parts not computed are ``None``)."""
+        out: dict[str, Any] = {
+            f.name: None if getattr(self, f.name) is None else getattr(self, f.name).tolist()
+            for f in fields(self)
         }
+        out.update(max_class_diameter=self.max_class_diameter, min_class_gap=self.min_class_gap)
+        return out
 
 
 def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn, hn_idx,
-                  viol) -> ClassSpread:
-    """From the anchor sweep's hardest positives/negatives (input units) and violations."""
+                  viol, *, balls: bool = True) -> ClassSpread:
+    """From the anchor sweep's hardest positives/negatives (input units) and violations;
+    without ``balls``, no enclosing balls and no centroids."""
     P = len(classes)
     sizes = class_counts(codes)
     diam = np.zeros(P)
@@ -371,6 +372,27 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn,
     order_a = np.lexsort((np.arange(len(codes)), hn, codes))
     first = order_a[np.searchsorted(codes[order_a], np.arange(P))]
     nearest_class = classes[codes[np.maximum(hn_idx[first], 0)]]
+    meb = near = near_cls = None
+    if balls:
+        meb, near, near_cls = _balls_and_centroids(X, codes, classes, sizes)
+    return ClassSpread(
+        classes=classes,
+        sizes=sizes,
+        meb_radius=meb,
+        diameter=diam,
+        nearest_centroid=near,
+        nearest_centroid_class=near_cls,
+        min_inter=min_inter,
+        nearest_class=nearest_class,
+        violated=np.bincount(codes, weights=viol, minlength=P).astype(np.int64),
+    )
+
+
+def _balls_and_centroids(X: np.ndarray, codes: np.ndarray, classes: np.ndarray,
+                         sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each class's enclosing-ball radius, and its centroid's distance to the nearest other
+    centroid and that one's class."""
+    P = len(classes)
     order = np.argsort(codes, kind="stable")
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     meb = np.empty(P)
@@ -383,20 +405,8 @@ def _class_spread(X: np.ndarray, codes: np.ndarray, classes: np.ndarray, hp, hn,
     if P >= 2:
         Cs, CT, s = scaled(centroids)
         best, arg = KS.nearest_other(Cs, CT, n_chunks((P + KS.RB - 1) // KS.RB))
-        near, near_cls = best / s, classes[arg]
-    else:
-        near, near_cls = np.full(P, np.inf), classes[:0]
-    return ClassSpread(
-        classes=classes,
-        sizes=sizes,
-        meb_radius=meb,
-        diameter=diam,
-        nearest_centroid=near,
-        nearest_centroid_class=near_cls,
-        min_inter=min_inter,
-        nearest_class=nearest_class,
-        violated=np.bincount(codes, weights=viol, minlength=P).astype(np.int64),
-    )
+        return meb, best / s, classes[arg]
+    return meb, np.full(P, np.inf), classes[:0]
 
 
 def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float, *extra: float):
@@ -416,6 +426,10 @@ def _anchor_sweep(X: np.ndarray, codes: np.ndarray, margin: float, atol: float, 
 
 def class_spread(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0) -> ClassSpread:
     """Per-class spread (ball radius, diameter) against between-class distances.
+
+    The ``classes`` section of :func:`collapse_statistics` on its own: one
+    anchor sweep and a ball per class, for any two or more classes (no
+    triplet needed).
 
     Parameters
     ----------
@@ -563,70 +577,66 @@ def _norms(X: np.ndarray) -> tuple[float, float]:
     return rms, amax * float(np.linalg.norm(Y.mean(axis=0)))
 
 
-class _TripletShares:
-    """The per-triplet shares both kinds of statistics derive from their anchor sweep."""
+def _delegate(path: str, doc: str) -> property:
+    """A read-only attribute that reads ``path`` (dotted) of the instance."""
+    get = operator.attrgetter(path)
+    return property(get, doc=doc)
 
-    n_triplets: int
-    n_active: int
-    n_violated: int
-    triplet_sum: float
 
-    @property
-    def active_fraction(self) -> float:
-        """Share of triplets with a strictly positive hinge term."""
-        return self.n_active / self.n_triplets
-
-    @property
-    def violated_fraction(self) -> float:
-        """Share of triplets violated beyond ``atol``."""
-        return self.n_violated / self.n_triplets
-
-    @property
-    def triplet_mean(self) -> float:
-        """The triplet loss, mean over all triplets (``triplet_sum / n_triplets``)."""
-        return self.triplet_sum / self.n_triplets
+def _share(name: str, doc: str) -> property:
+    """A read-only attribute: ``name`` over the number of triplets."""
+    return property(lambda self: getattr(self, name) / self.n_triplets, doc=doc)
 
 
 @dataclass(frozen=True)
-class CollapseStatistics(_TripletShares):
-    """Every collapse statistic of one labelled embedding (see docs/dev/diagnostics_design.md).
+class CollapseStatistics:
+    """The collapse statistics of one labelled embedding (see docs/dev/diagnostics_design.md).
+
+    From :func:`collapse_statistics`; ``quick`` says how much was computed:
+    the full statistics, or (``quick=True``) those of one anchor sweep and
+    one spectrum, cheap enough for every training step, whose other fields
+    are ``None`` (``distances``, ``diameter_pair``, the enclosing balls,
+    RankMe, the L2-normalised statistics and the per-class balls and
+    centroids of ``classes``).  The fields both levels hold are computed by
+    the same code, so they are equal.
 
     ``N``, ``n``, ``P`` are ``n_points``, ``dim``, ``n_classes``;
-    ``diameter_pair`` is the first pair attaining the diameter; ``meb_radius``
-    and ``meb_lower`` bracket the minimum-enclosing-ball radius; ``rms_norm``
-    is ``sqrt(mean ||E_k||^2)`` and ``centroid_norm`` ``||mean E_k||``; the
-    L2-normalised statistics leave out ``n_zero_rows`` zero rows (``None``
-    when undefined); the batch-hard losses are over the ``n_anchors`` anchors
-    with a positive and a negative; ``n_active`` counts ``d(a,m) < d(a,p) +
-    alpha``, ``n_violated`` a violation beyond ``atol``; ``triplet_sum`` is the
-    triplet loss summed over all ``n_triplets`` triplets (from the same sweep);
-    ``worst_slack`` is
+    ``diameter`` and ``min_distance`` are the largest and least pair
+    distances; ``diameter_pair`` is the first pair attaining the diameter;
+    ``meb_radius`` and ``meb_lower`` bracket the minimum-enclosing-ball
+    radius; ``rms_norm`` is ``sqrt(mean ||E_k||^2)`` and ``centroid_norm``
+    ``||mean E_k||``; the L2-normalised statistics leave out ``n_zero_rows``
+    zero rows (``None`` when undefined); the batch-hard losses are over the
+    ``n_anchors`` anchors with a positive and a negative; ``n_active`` counts
+    ``d(a,m) < d(a,p) + alpha``, ``n_violated`` a violation beyond ``atol``;
+    ``triplet_sum`` is the triplet loss summed over all ``n_triplets``
+    triplets (from the same sweep); ``worst_slack`` is
     ``min d(a,m) - d(a,p) - alpha``, attained at ``worst_triplet``;
-    ``merging`` holds the merged groups of classes at the merge height;
-    ``retrieval`` the leave-one-out Recall@1, R-Precision and MAP@R
-    (:func:`~isoapprox.metrics.retrieval_metrics`; over a sample of
-    :data:`~isoapprox.metrics.RETRIEVAL_MAX_QUERIES` queries, seed 0, when
-    there are more).
+    ``classes`` holds the per-class spread; ``merging`` the merged groups of
+    classes at the merge height; ``retrieval`` the leave-one-out Recall@1,
+    R-Precision and MAP@R (:func:`~isoapprox.metrics.retrieval_metrics`; over
+    a sample of :data:`~isoapprox.metrics.RETRIEVAL_MAX_QUERIES` queries,
+    seed 0, when there are more).
     """
 
     n_points: int
     dim: int
     n_classes: int
     margin: float
-    distances: DistanceSummary
-    diameter_pair: tuple[int, int]
-    meb_radius: float
-    meb_lower: float
+    distances: DistanceSummary | None
+    diameter_pair: tuple[int, int] | None
+    meb_radius: float | None
+    meb_lower: float | None
     rms_norm: float
     centroid_norm: float
     effective_rank: float
-    rankme: float
+    rankme: float | None
     std_l2_normalized: float | None
     uniformity: float | None
     alignment: float | None
-    n_zero_rows: int
-    uniformity_t: float
-    alignment_alpha: float
+    n_zero_rows: int | None
+    uniformity_t: float | None
+    alignment_alpha: float | None
     batch_hard_mean: float
     batch_hard_max: float
     batch_hard_sum: float
@@ -643,91 +653,109 @@ class CollapseStatistics(_TripletShares):
     classes: ClassSpread = field(repr=False)
     merging: ClassMerging = field(repr=False)
     retrieval: RetrievalMetrics = field(repr=False)
-
-    @property
-    def diameter(self) -> float:
-        """Largest pair distance."""
-        return self.distances.max
+    diameter: float
+    min_distance: float
+    quick: bool
 
     @property
     def n_pairs(self) -> int:
         """Number of pairs ``i < j``."""
-        return self.distances.n_pairs
+        return self.n_points * (self.n_points - 1) // 2
 
-    @property
-    def max_class_diameter(self) -> float:
-        """Largest class diameter."""
-        return self.classes.max_class_diameter
+    max_class_diameter = _delegate("classes.max_class_diameter", "Largest class diameter.")
+    min_class_gap = _delegate("classes.min_class_gap",
+                              "Least distance between points of two different classes.")
+    class_sizes = _delegate("classes.sizes", "Size of each class (``classes.sizes``).")
+    class_diameter = _delegate("classes.diameter",
+                               "Diameter of each class (``classes.diameter``).")
+    class_gap = _delegate("classes.min_inter", "Least distance from each class to another "
+                                               "(``classes.min_inter``).")
+    active_fraction = _share("n_active", "Share of triplets with a strictly positive hinge term.")
+    violated_fraction = _share("n_violated", "Share of triplets violated beyond ``atol``.")
+    triplet_mean = _share("triplet_sum", "The triplet loss, mean over all triplets "
+                                         "(``triplet_sum / n_triplets``).")
 
-    @property
-    def min_class_gap(self) -> float:
-        """Least distance between points of two different classes."""
-        return self.classes.min_class_gap
+    def _retrieval_scalars(self) -> dict[str, float]:
+        r = self.retrieval
+        return {"recall_at_1": r.recall_at_1, "r_precision": r.r_precision,
+                "map_at_r": r.map_at_r}
 
     def scalars(self) -> dict[str, float | int | None]:
-        """The scalar statistics as a flat dictionary (used to summarise batches)."""
-        out: dict[str, Any] = {
+        """The scalar statistics as a flat dictionary (the monitor logs the quick ones;
+        the report summarises batches by the full ones)."""
+        if self.quick:
+            out: dict[str, Any] = {k: getattr(self, k) for k in _QUICK_SCALARS}
+            out.update(n_pairs=self.n_pairs, max_class_diameter=self.max_class_diameter,
+                       min_class_gap=self.min_class_gap, active_fraction=self.active_fraction,
+                       violated_fraction=self.violated_fraction,
+                       triplet_mean=self.triplet_mean, **self._retrieval_scalars())
+            return out
+        out = {
             "diameter": self.diameter,
             "min_distance": self.distances.min,
             "mean_distance": self.distances.mean,
         }
         for q, v in zip(self.distances.levels, self.distances.quantiles, strict=True):
             out[f"distance_q{q:g}"] = v
+        out.update({k: getattr(self, k) for k in _FULL_SCALARS})
         out.update(
-            meb_radius=self.meb_radius,
-            rms_norm=self.rms_norm,
-            centroid_norm=self.centroid_norm,
-            effective_rank=self.effective_rank,
-            rankme=self.rankme,
-            std_l2_normalized=self.std_l2_normalized,
-            uniformity=self.uniformity,
-            alignment=self.alignment,
-            batch_hard_mean=self.batch_hard_mean,
-            batch_hard_max=self.batch_hard_max,
-            soft_margin_mean=self.soft_margin_mean,
-            triplet_mean=self.triplet_mean,
-            active_fraction=self.active_fraction,
-            violated_fraction=self.violated_fraction,
-            worst_slack=self.worst_slack,
-            max_class_diameter=self.classes.max_class_diameter,
-            min_class_gap=self.classes.min_class_gap,
+            max_class_diameter=self.max_class_diameter,
+            min_class_gap=self.min_class_gap,
             merged_classes=self.merging.n_merged_classes,
             merged_share=self.merging.merged_share,
-            recall_at_1=self.retrieval.recall_at_1,
-            r_precision=self.retrieval.r_precision,
-            map_at_r=self.retrieval.map_at_r,
+            **self._retrieval_scalars(),
         )
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dictionary (JSON-serialisable)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["distances"] = self.distances.to_dict()
-        out["classes"] = self.classes.to_dict()
-        out["merging"] = self.merging.to_dict()
-        out["retrieval"] = self.retrieval.to_dict()
-        out["diameter_pair"] = list(self.diameter_pair)
-        out["worst_triplet"] = list(self.worst_triplet)
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in ("diameter", "min_distance", "quick")}
+        for name in ("distances", "classes", "merging", "retrieval"):
+            out[name] = None if out[name] is None else out[name].to_dict()
+        for name in ("diameter_pair", "worst_triplet"):
+            out[name] = None if out[name] is None else list(out[name])
         out["active_fraction"] = self.active_fraction
         out["violated_fraction"] = self.violated_fraction
         out["triplet_mean"] = self.triplet_mean
+        if self.quick:
+            out.update(quick=True, diameter=self.diameter, min_distance=self.min_distance)
         return out
+
+
+#: the scalars of the quick statistics, in the order the monitor logs them
+_QUICK_SCALARS = (
+    "n_points", "dim", "n_classes", "margin", "diameter", "min_distance", "rms_norm",
+    "centroid_norm", "effective_rank", "batch_hard_mean", "batch_hard_max",
+    "soft_margin_mean", "n_anchors", "n_hard_active", "n_triplets", "n_active", "n_violated",
+    "triplet_sum", "worst_slack", "atol",
+)
+#: the scalars of the full statistics after the distances, in the report's order
+_FULL_SCALARS = (
+    "meb_radius", "rms_norm", "centroid_norm", "effective_rank", "rankme",
+    "std_l2_normalized", "uniformity", "alignment", "batch_hard_mean", "batch_hard_max",
+    "soft_margin_mean", "triplet_mean", "active_fraction", "violated_fraction", "worst_slack",
+)
+
+#: the former name of the quick statistics, now :class:`CollapseStatistics` with ``quick=True``
+QuickStatistics = CollapseStatistics
 
 
 def collapse_statistics(
     E: ArrayLike,
     y: ArrayLike,
     *,
+    quick: bool = False,
     margin: float = 0.0,
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
     uniformity_t: float = 2.0,
     alignment_alpha: float = 2.0,
-    atol: float = 1e-9,
+    atol: float = _ATOL,
     max_candidates: int = MAX_CANDIDATES,
     merge_margin_ratio: float = MERGE_MARGIN_RATIO,
     merge_diameter_ratio: float = MERGE_DIAMETER_RATIO,
 ) -> CollapseStatistics:
-    """All collapse statistics of a labelled embedding, sharing the sweeps.
+    """The collapse statistics of a labelled embedding, sharing the sweeps.
 
     Parameters
     ----------
@@ -735,6 +763,12 @@ def collapse_statistics(
         Embeddings.
     y : array_like of shape (N,)
         Class labels admitting a triplet.
+    quick : bool, default False
+        Compute only what one anchor sweep and one spectrum give (cheap
+        enough for every training step: the monitor's statistics), leaving
+        the rest ``None`` (:class:`CollapseStatistics`); ``quantiles``,
+        ``uniformity_t``, ``alignment_alpha`` and ``max_candidates`` are then
+        checked but not used.
     margin : float, default 0.0
         ``alpha >= 0`` for the losses and the active triplets.
     quantiles : sequence of float in [0, 1]
@@ -753,6 +787,8 @@ def collapse_statistics(
     Returns
     -------
     CollapseStatistics
+        Accepted by :func:`~isoapprox.diagnostics.detect_signatures` at
+        either level, with the same answers.
 
     Raises
     ------
@@ -762,10 +798,25 @@ def collapse_statistics(
     Notes
     -----
     ``O(N^2 n)`` time and ``O(N n)`` memory: one anchor sweep, two or three
-    half sweeps over the pairs, two SVDs and one minimum enclosing ball per class.
+    half sweeps over the pairs, two SVDs and one minimum enclosing ball per
+    class.  With ``quick``: the anchor sweep
+    (:func:`isoapprox.kernels.stats.anchor_pass`), one half sweep for the
+    merged classes (single linkage at the merge height), one SVD of the
+    centred embedding on one BLAS thread and the leave-one-out retrieval
+    (one more pass over the pairs, which the partial-collapse and
+    compression signatures read; a sample of queries above
+    :data:`~isoapprox.metrics.RETRIEVAL_MAX_QUERIES`).
+
+    Examples
+    --------
+    >>> q = collapse_statistics([[0.0], [1.0], [5.0], [7.0]], [0, 0, 1, 1], margin=1.0,
+    ...                         quick=True)
+    >>> q.diameter, q.batch_hard_max, q.class_diameter.tolist(), q.class_gap.tolist()
+    (7.0, 0.0, [1.0, 2.0], [4.0, 4.0])
     """
     X = as_points(E, "E", min_points=2)
     codes, classes = as_labels(y, X.shape[0], "y")
+    quick = check_bool(quick, "quick")
     margin = check_margin(margin)
     require_triplets(codes)
     levels = check_quantiles(quantiles).reshape(-1)
@@ -779,6 +830,7 @@ def collapse_statistics(
         X,
         codes,
         classes,
+        quick=quick,
         margin=margin,
         levels=levels,
         uniformity_t=uniformity_t,
@@ -795,37 +847,51 @@ def compute_collapse_statistics(
     codes: np.ndarray,
     classes: np.ndarray,
     *,
+    quick: bool = False,
     margin: float,
-    levels: np.ndarray,
-    uniformity_t: float,
-    alignment_alpha: float,
-    atol: float,
+    levels: np.ndarray | None = None,
+    uniformity_t: float = 2.0,
+    alignment_alpha: float = 2.0,
+    atol: float = _ATOL,
     max_candidates: int = MAX_CANDIDATES,
     merge_margin_ratio: float = MERGE_MARGIN_RATIO,
     merge_diameter_ratio: float = MERGE_DIAMETER_RATIO,
 ) -> CollapseStatistics:
-    """:func:`collapse_statistics` of input validated as it validates it (``codes`` dense)."""
+    """:func:`collapse_statistics` of input validated as it validates it (``codes`` dense;
+    ``levels`` needed unless ``quick``)."""
     N, n = X.shape
     level = logging.INFO if N * N * n > _LOG_INFO_WORK else logging.DEBUG
-    logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
+    if not quick:
+        logger.log(level, "collapse statistics of %d points in R^%d: anchor sweep", N, n)
     Xs, XT, s, hp, hn, pi, ni, far, far_idx, near, active, viol, hinge = _anchor_sweep(
         X, codes, margin, atol
     )
-    logger.log(level, "pair-distance histogram, merged classes and quantile selection")
-    # diameter: the first anchor reaching the largest row maximum, with its
-    # first partner, is the lexicographically first diametral pair
     hi = float(np.max(far))
-    a = int(np.argmax(far == hi))
-    diam_pair = (min(a, int(far_idx[a])), max(a, int(far_idx[a])))
     lo = float(np.min(near))
     # the pow2 factor s keeps margin * s and the diameter hi in range, so h * s too
     h = merge_height(margin, hi / s, margin_ratio=merge_margin_ratio,
                      diameter_ratio=merge_diameter_ratio)
-    # single linkage at h rides along the histogram's sweep
-    distances, labels = summary_and_components(
-        Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates,
-        height=h * s,
+    full: dict[str, Any] = dict.fromkeys(
+        ("distances", "diameter_pair", "meb_radius", "meb_lower", "rankme",
+         "std_l2_normalized", "uniformity", "alignment", "n_zero_rows", "uniformity_t",
+         "alignment_alpha")
     )
+    labels = None
+    if quick:
+        diameter, min_distance = hi / s, lo / s
+    else:
+        logger.log(level, "pair-distance histogram, merged classes and quantile selection")
+        # diameter: the first anchor reaching the largest row maximum, with its
+        # first partner, is the lexicographically first diametral pair
+        a = int(np.argmax(far == hi))
+        full["diameter_pair"] = (min(a, int(far_idx[a])), max(a, int(far_idx[a])))
+        # single linkage at h rides along the histogram's sweep
+        distances, labels = summary_and_components(
+            Xs, XT, s, levels, lo, hi, None, n_bins=N_BINS, max_candidates=max_candidates,
+            height=h * s,
+        )
+        full["distances"] = distances
+        diameter, min_distance = distances.max, distances.min
     merging = compute_merging(
         X, Xs, XT, s, codes, classes, hp, hn, ni, height=h,
         margin_ratio=merge_margin_ratio, diameter_ratio=merge_diameter_ratio, labels=labels,
@@ -834,40 +900,22 @@ def compute_collapse_statistics(
 
     losses = _anchor_losses(hp, hn, pi, ni, s, margin)
     w = losses["worst"]
-
-    ball = min_enclosing_ball(X, rtol=BALL_RTOL)
     rms, centroid = _norms(X)
-
-    logger.log(level, "uniformity, alignment, spectra and class balls")
-    Z, zero = _unit_rows(X)
-    n_zero = int(zero.sum())
-    if Z.shape[0] >= 2:
-        std_l2 = float(np.mean(np.std(Z, axis=0, ddof=1)))
-        unif = _uniformity_unit(Z, uniformity_t)
-    else:
-        std_l2 = unif = None
-    align, n_pos = _alignment_unit(Z, codes[~zero], alignment_alpha) if Z.shape[0] else (0.0, 0)
-    align = align if n_pos else None
+    if not quick:
+        ball = min_enclosing_ball(X, rtol=BALL_RTOL)
+        logger.log(level, "uniformity, alignment, spectra and class balls")
+        full.update(_normalised(X, codes, uniformity_t, alignment_alpha),
+                    meb_radius=ball.radius, meb_lower=ball.lower,
+                    rankme=_entropy_rank(_singular_values(X, False), RANKME_EPS))
 
     return CollapseStatistics(
         n_points=N,
         dim=n,
         n_classes=len(classes),
         margin=margin,
-        distances=distances,
-        diameter_pair=diam_pair,
-        meb_radius=ball.radius,
-        meb_lower=ball.lower,
         rms_norm=rms,
         centroid_norm=centroid,
         effective_rank=_entropy_rank(_singular_values(X, True)),
-        rankme=_entropy_rank(_singular_values(X, False), RANKME_EPS),
-        std_l2_normalized=std_l2,
-        uniformity=unif,
-        alignment=align,
-        n_zero_rows=n_zero,
-        uniformity_t=uniformity_t,
-        alignment_alpha=alignment_alpha,
         batch_hard_mean=losses["batch_hard_mean"],
         batch_hard_max=losses["batch_hard_max"],
         batch_hard_sum=losses["batch_hard_sum"],
@@ -881,83 +929,35 @@ def compute_collapse_statistics(
         worst_slack=losses["worst_slack"],
         worst_triplet=(w, int(pi[w]), int(ni[w])),
         atol=atol,
-        classes=_class_spread(X, codes, classes, hp / s, hn / s, ni, viol),
+        classes=_class_spread(X, codes, classes, hp / s, hn / s, ni, viol, balls=not quick),
         merging=merging,
         retrieval=compute_retrieval(X, codes, max_queries=RETRIEVAL_MAX_QUERIES, rng=0),
+        diameter=diameter,
+        min_distance=min_distance,
+        quick=quick,
+        **full,
     )
 
 
-@dataclass(frozen=True)
-class QuickStatistics(_TripletShares):
-    """The collapse statistics of one anchor sweep and one spectrum (:func:`quick_statistics`).
-
-    The same numbers as the fields of :class:`CollapseStatistics` of the same
-    names (computed by the same code), without the pair-distance quantiles,
-    the normalised statistics and the enclosing balls.  Per class (sorted
-    labels ``classes``): ``class_sizes``, ``class_diameter`` (0 for a
-    singleton) and ``class_gap``, the least distance from a point of the
-    class to a point of another class.
-    """
-
-    n_points: int
-    dim: int
-    n_classes: int
-    margin: float
-    diameter: float
-    min_distance: float
-    rms_norm: float
-    centroid_norm: float
-    effective_rank: float
-    batch_hard_mean: float
-    batch_hard_max: float
-    soft_margin_mean: float
-    n_anchors: int
-    n_hard_active: int
-    n_triplets: int
-    n_active: int
-    n_violated: int
-    triplet_sum: float
-    worst_slack: float
-    atol: float
-    classes: np.ndarray = field(repr=False)
-    class_sizes: IntArray = field(repr=False)
-    class_diameter: FloatArray = field(repr=False)
-    class_gap: FloatArray = field(repr=False)
-    merging: ClassMerging = field(repr=False)
-    retrieval: RetrievalMetrics = field(repr=False)
-
-    @property
-    def n_pairs(self) -> int:
-        """Number of pairs ``i < j``."""
-        return self.n_points * (self.n_points - 1) // 2
-
-    @property
-    def max_class_diameter(self) -> float:
-        """Largest class diameter."""
-        return float(np.max(self.class_diameter))
-
-    @property
-    def min_class_gap(self) -> float:
-        """Least distance between points of two different classes."""
-        return float(np.min(self.class_gap))
-
-    def scalars(self) -> dict[str, float | int]:
-        """The scalar statistics as a flat dictionary."""
-        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)
-                               if f.repr}
-        out.update(n_pairs=self.n_pairs, max_class_diameter=self.max_class_diameter,
-                   min_class_gap=self.min_class_gap, active_fraction=self.active_fraction,
-                   violated_fraction=self.violated_fraction, triplet_mean=self.triplet_mean,
-                   recall_at_1=self.retrieval.recall_at_1,
-                   r_precision=self.retrieval.r_precision,
-                   map_at_r=self.retrieval.map_at_r)
-        return out
+def _normalised(X: np.ndarray, codes: np.ndarray, uniformity_t: float,
+                alignment_alpha: float) -> dict[str, Any]:
+    """The statistics of the L2-normalised rows (zero rows left out)."""
+    Z, zero = _unit_rows(X)
+    if Z.shape[0] >= 2:
+        std_l2 = float(np.mean(np.std(Z, axis=0, ddof=1)))
+        unif = _uniformity_unit(Z, uniformity_t)
+    else:
+        std_l2 = unif = None
+    align, n_pos = _alignment_unit(Z, codes[~zero], alignment_alpha) if Z.shape[0] else (0.0, 0)
+    return {"std_l2_normalized": std_l2, "uniformity": unif, "alignment": align if n_pos else None,
+            "n_zero_rows": int(zero.sum()), "uniformity_t": uniformity_t,
+            "alignment_alpha": alignment_alpha}
 
 
 def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
-                     atol: float = 1e-9, merge_margin_ratio: float = MERGE_MARGIN_RATIO,
-                     merge_diameter_ratio: float = MERGE_DIAMETER_RATIO) -> QuickStatistics:
-    """The collapse statistics one anchor sweep gives: cheap enough for every training step.
+                     atol: float = _ATOL, merge_margin_ratio: float = MERGE_MARGIN_RATIO,
+                     merge_diameter_ratio: float = MERGE_DIAMETER_RATIO) -> CollapseStatistics:
+    """``collapse_statistics(E, y, quick=True, ...)``: the former name, kept for its callers.
 
     Parameters
     ----------
@@ -974,80 +974,9 @@ def quick_statistics(E: ArrayLike, y: ArrayLike, *, margin: float = 0.0,
 
     Returns
     -------
-    QuickStatistics
-        Accepted by :func:`~isoapprox.diagnostics.detect_signatures`.
-
-    Raises
-    ------
-    NoTripletError
-        If the labels admit no triplet.
-
-    Notes
-    -----
-    One sweep over the pairs (:func:`isoapprox.kernels.stats.anchor_pass`),
-    one half sweep for the merged classes (single linkage at the merge
-    height), one SVD of the centred ``(N, n)`` embedding on one BLAS thread,
-    the leave-one-out retrieval (one more ``O(N^2 n)`` pass over the pairs,
-    which the partial-collapse and compression signatures read; a sample of
-    queries above :data:`~isoapprox.metrics.RETRIEVAL_MAX_QUERIES`), and
-    ``O(N n)`` memory.
-
-    Examples
-    --------
-    >>> q = quick_statistics([[0.0], [1.0], [5.0], [7.0]], [0, 0, 1, 1], margin=1.0)
-    >>> q.diameter, q.batch_hard_max, q.class_diameter.tolist(), q.class_gap.tolist()
-    (7.0, 0.0, [1.0, 2.0], [4.0, 4.0])
+    CollapseStatistics
+        With ``quick=True``.
     """
-    X = as_points(E, "E", min_points=2)
-    codes, classes = as_labels(y, X.shape[0], "y")
-    margin = check_margin(margin)
-    atol = check_nonnegative(atol, "atol")
-    merge_margin_ratio = check_nonnegative(merge_margin_ratio, "merge_margin_ratio")
-    merge_diameter_ratio = check_nonnegative(merge_diameter_ratio, "merge_diameter_ratio")
-    require_triplets(codes)
-    Xs, XT, s, hp, hn, pi, ni, far, _, near, active, viol, hinge = _anchor_sweep(
-        X, codes, margin, atol
-    )
-    # the same merge height and grouping as compute_collapse_statistics
-    h = merge_height(margin, float(np.max(far)) / s, margin_ratio=merge_margin_ratio,
-                     diameter_ratio=merge_diameter_ratio)
-    merging = compute_merging(
-        X, Xs, XT, s, codes, classes, hp, hn, ni, height=h,
-        margin_ratio=merge_margin_ratio, diameter_ratio=merge_diameter_ratio,
-    )
-    del Xs, XT
-    losses = _anchor_losses(hp, hn, pi, ni, s, margin)
-    P = len(classes)
-    diam = np.zeros(P)
-    np.maximum.at(diam, codes, np.where(np.isfinite(hp), hp / s, 0.0))
-    gap = np.full(P, np.inf)
-    np.minimum.at(gap, codes, hn / s)
-    rms, centroid = _norms(X)
-    return QuickStatistics(
-        n_points=X.shape[0],
-        dim=X.shape[1],
-        n_classes=P,
-        margin=margin,
-        diameter=float(np.max(far)) / s,
-        min_distance=float(np.min(near)) / s,
-        rms_norm=rms,
-        centroid_norm=centroid,
-        effective_rank=_entropy_rank(_singular_values(X, True)),
-        batch_hard_mean=losses["batch_hard_mean"],
-        batch_hard_max=losses["batch_hard_max"],
-        soft_margin_mean=losses["soft_margin_mean"],
-        n_anchors=losses["n_anchors"],
-        n_hard_active=losses["n_hard_active"],
-        n_triplets=_n_triplets(codes),
-        n_active=int(np.sum(active)),
-        n_violated=int(np.sum(viol)),
-        triplet_sum=float(np.sum(hinge)) / s,
-        worst_slack=losses["worst_slack"],
-        atol=atol,
-        classes=classes,
-        class_sizes=class_counts(codes),
-        class_diameter=diam,
-        class_gap=gap,
-        merging=merging,
-        retrieval=compute_retrieval(X, codes, max_queries=RETRIEVAL_MAX_QUERIES, rng=0),
-    )
+    return collapse_statistics(E, y, quick=True, margin=margin, atol=atol,
+                               merge_margin_ratio=merge_margin_ratio,
+                               merge_diameter_ratio=merge_diameter_ratio)

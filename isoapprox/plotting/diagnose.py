@@ -74,6 +74,13 @@ def _bracket(d: Mapping[str, Any], key: str) -> str:
     return f"{_num(v)} [{_num(lo)}, {_num(up)}]"
 
 
+def _finish(fig: Any, ax: Any, title: str) -> None:
+    """Title the axes (when a title is given) and tighten the figure's layout."""
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+
+
 def plot_embedding_view(view: Mapping[str, Any], *, title: str = "",
                         merging: Mapping[str, Any] | None = None) -> Any:
     """Scatter of the 2-D view, classes coloured, the ideal embedding overlaid.
@@ -159,9 +166,7 @@ def plot_embedding_view(view: Mapping[str, Any], *, title: str = "",
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14),
                   ncol=2, frameon=False, handletextpad=0.3, columnspacing=1.0,
                   title=note)
-        if title:
-            ax.set_title(title)
-        fig.tight_layout()
+        _finish(fig, ax, title)
     return fig
 
 
@@ -229,9 +234,7 @@ def plot_distance_histogram(
         ax.set_ylabel(f"pairs (of {distances['n_pairs']})")
         ax.set_xlim(left=min(0.0, lo))
         ax.legend(loc="upper left", frameon=False)
-        if title:
-            ax.set_title(title)
-        fig.tight_layout()
+        _finish(fig, ax, title)
     return fig
 
 
