@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
-__all__ = ["BRACKET_FIELDS", "Bracket", "Bracketed", "accepts_bracket_fields"]
+__all__ = ["BRACKET_FIELDS", "Bracket", "Bracketed"]
 
-#: the names a result carrying a bracket exposes as read-only attributes (and,
-#: for callers written before :class:`Bracket`, accepts as constructor keywords)
+#: the names a result carrying a bracket exposes as read-only attributes
 BRACKET_FIELDS = ("value", "lower", "upper", "gap", "rel_gap", "certified", "lower_source")
-
-
-def _same(a: float, b: float) -> bool:
-    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 @dataclass(frozen=True)
@@ -117,33 +110,6 @@ class Bracket:
             and math.isfinite(b.floor)
         return replace(b, certified=ok)
 
-    def _with_fields(self, **given: Any) -> Bracket:
-        """A copy with some of :data:`BRACKET_FIELDS` given: ``gap`` and ``rel_gap``
-        must be the derived ones (a ``rel_gap`` sets a ``floor`` that gives it)."""
-        gap, rel = given.pop("gap", None), given.pop("rel_gap", None)
-        b = replace(self, **given)
-        if rel is not None and not _same(b.rel_gap, rel):
-            b = replace(b, floor=_floor_for(b.gap, b.value, rel, b.floor))
-        for name, want in (("gap", gap), ("rel_gap", rel)):
-            if want is not None and not _same(getattr(b, name), want):
-                raise ValueError(f"`{name}` must be the bracket's own ({getattr(b, name)!r}, "
-                                 f"derived from value, lower, upper and floor); got {want!r}")
-        return b
-
-
-def _floor_for(gap: float, value: float, rel: float, floor: float) -> float:
-    """A floor ``f`` with ``gap / max(value, f) == rel`` (``floor`` when none is found):
-    ``gap / rel`` is within an ulp or two of one."""
-    f = gap / rel if gap > 0.0 and rel > 0.0 else math.nan
-    for _ in range(8):
-        if not math.isfinite(f):
-            break
-        r = gap / max(value, f)
-        if r == rel:
-            return f
-        f = math.nextafter(f, math.inf if r > rel else 0.0)
-    return floor
-
 
 class Bracketed:
     """Base of the results that hold a ``bracket``: its fields as read-only attributes."""
@@ -157,36 +123,3 @@ class Bracketed:
     certified = property(lambda self: self.bracket.certified, doc="The bracket certifies.")
     lower_source = property(lambda self: self.bracket.lower_source,
                             doc="What gives the lower end.")
-
-
-def accepts_bracket_fields(upper_source: str):
-    """Class decorator: the constructor also takes :data:`BRACKET_FIELDS` as keywords.
-
-    For callers written before :class:`Bracket` (and ``dataclasses.replace``
-    with those names): they build, or change, the ``bracket``; its upper end's
-    source is the keyword ``upper_source`` names (e.g. ``"solver"``).
-    """
-
-    def wrap(cls):
-        init = cls.__init__
-
-        @functools.wraps(init)
-        def __init__(self, *args: Any, **kw: Any) -> None:
-            given = {k: kw.pop(k) for k in BRACKET_FIELDS if k in kw}
-            if given:
-                base = kw.get("bracket")
-                if upper_source in kw:
-                    given["upper_source"] = kw[upper_source]
-                if base is None:
-                    missing = [k for k in ("value", "lower", "certified") if k not in given]
-                    if missing:
-                        raise TypeError(f"{cls.__name__}() needs `bracket` or {missing}")
-                    base = Bracket(given["value"], given["lower"],
-                                   given.get("upper", given["value"]), given["certified"])
-                kw["bracket"] = base._with_fields(**given)
-            init(self, *args, **kw)
-
-        cls.__init__ = __init__
-        return cls
-
-    return wrap

@@ -46,6 +46,7 @@ from ._validation import (
     check_positive,
     require_triplets,
 )
+from .bracket import Bracket
 from .diagnostics import (
     SIGNATURE_NAMES,
     CollapseStatistics,
@@ -751,16 +752,14 @@ def _iso_in_span(X: np.ndarray, codes: np.ndarray, margin: float, opts: TheoryOp
     drop = moved + SPAN_ULPS * (n + 4) * np.finfo(float).eps * scale
     value = isometric_error(X, G)
     bounds = {k: max(v - drop, 0.0) for k, v in res.bounds.items()}
-    lower = max(res.lower - drop, 0.0)
-    gap = max(value - lower, 0.0)
-    rel_gap = gap / max(value, FLOOR_RTOL * scale) if gap > 0.0 else 0.0
-    certified = bool(rel_gap <= res.tol and math.isfinite(value) and math.isfinite(lower))
-    status = "certified" if certified else (
+    bracket = Bracket.relative(float(value), float(max(res.lower - drop, 0.0)), tol=res.tol,
+                               floor=FLOOR_RTOL * scale, lower_source=res.lower_source,
+                               upper_source=res.bracket.upper_source)
+    status = "certified" if bracket.certified else (
         "exhausted" if res.status == "certified" else res.status)
     return dataclasses.replace(
-        res, embedding=G, value=float(value), lower=float(lower), upper=float(value),
-        gap=float(gap), rel_gap=float(rel_gap), certified=certified, status=status,
-        slack=float(slack), kind=embedding_kind(G, codes, scale), bounds=bounds), m
+        res, embedding=G, bracket=bracket, status=status, slack=float(slack),
+        kind=embedding_kind(G, codes, scale), bounds=bounds), m
 
 
 def _is_text(path: Path, limit: int = 1 << 16) -> bool:

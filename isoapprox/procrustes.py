@@ -25,7 +25,7 @@ from ._validation import (
     check_positive,
     check_same_shape,
 )
-from .bracket import Bracket, Bracketed, accepts_bracket_fields
+from .bracket import Bracket, Bracketed
 from .exceptions import ConvergenceWarning
 from .geometry import ball_bracket
 from .kernels import distances as KD
@@ -39,7 +39,6 @@ _EPS = float(np.finfo(float).eps)
 _M0 = 16
 
 
-@accepts_bracket_fields("method")
 @dataclass(frozen=True)
 class ProcrustesResult(Bracketed):
     """Best isometry ``x -> Q x + b`` under the max norm, with a certified bracket.

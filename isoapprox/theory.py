@@ -33,7 +33,7 @@ from ._validation import (
     check_positive,
     require_triplets,
 )
-from .bracket import BRACKET_FIELDS, Bracket, Bracketed, accepts_bracket_fields
+from .bracket import BRACKET_FIELDS, Bracket, Bracketed
 from .exceptions import InvalidInputError, SolverError
 from .geometry import compute_farthest_pair, compute_min_enclosing_ball, diameter
 from .ideal import (
@@ -405,7 +405,6 @@ class TheoryOptions:
                 "time_limit": safety_limit(self.time_limit)}
 
 
-@accepts_bracket_fields("solver")
 @dataclass(frozen=True)
 class DistanceResult(Bracketed):
     """A distance to ``F_TS`` with its certified bracket and a minimiser.

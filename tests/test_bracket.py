@@ -103,25 +103,18 @@ def test_distance_result_rejects_a_lower_end_above_the_value():
 
 
 @given(finite, finite, st.floats(min_value=1e-300, max_value=1e300), tols)
-def test_ideal_result_old_keywords_give_the_same_numbers(a, b, floor, tol):
-    """Callers that pass value, lower, upper, gap, rel_gap and certified (nearest_ideal's
-    own arithmetic) get those numbers back bit for bit."""
+def test_relative_is_the_arithmetic_nearest_ideal_had(a, b, floor, tol):
+    """The bracket of nearest_ideal and of the monitor's span search (Bracket.relative)
+    gives the numbers their own arithmetic gave before the type, bit for bit."""
     value, lower = max(a, b), min(a, b)
     gap = max(value - lower, 0.0)
     rel = gap / max(value, floor) if gap > 0.0 else 0.0
     cert = bool(rel <= tol and math.isfinite(value) and math.isfinite(lower))
-    r = _ideal(value=value, lower=lower, upper=value, gap=gap, rel_gap=rel, certified=cert,
-               lower_source="three_point")
+    r = _ideal(bracket=Bracket.relative(value, lower, tol=tol, floor=floor,
+                                        lower_source="three_point", upper_source="scipy"))
     assert (r.value, r.lower, r.upper, r.gap, r.rel_gap, r.certified) == (
         value, lower, value, gap, rel, cert)
     assert r.lower_source == "three_point" and r.bracket.upper_source == "scipy"
-    # dataclasses.replace with the old names changes the bracket (the monitor does)
-    v2 = value * 2.0 + 1.0
-    g2 = max(v2 - lower, 0.0)
-    r2 = dataclasses.replace(r, value=v2, upper=v2, gap=g2, rel_gap=g2 / max(v2, floor),
-                             certified=False)
-    assert (r2.value, r2.upper, r2.gap, r2.rel_gap) == (v2, v2, g2, g2 / max(v2, floor))
-    assert r2.lower == lower and r2.lower_source == "three_point" and r2.tol == r.tol
 
 
 def _ideal(**kw):
@@ -129,17 +122,6 @@ def _ideal(**kw):
                 solver="scipy", status="exhausted", n_iter=0, n_starts=1, seconds=0.0,
                 slack=0.0, kind="general", bounds={})
     return IdealResult(**{**base, **kw})
-
-
-def test_old_keywords_are_checked():
-    with pytest.raises(ValueError, match="`gap` must be the bracket's own"):
-        _ideal(value=2.0, lower=1.0, upper=2.0, gap=0.5, rel_gap=0.5, certified=False,
-               lower_source="x")
-    with pytest.raises(ValueError, match="`rel_gap` must be the bracket's own"):
-        _ideal(value=2.0, lower=1.0, upper=2.0, gap=1.0, rel_gap=0.75, certified=False,
-               lower_source="x")
-    with pytest.raises(TypeError, match="needs `bracket`"):
-        _ideal(value=2.0)
 
 
 def test_attributes_are_read_only_views_of_the_bracket():

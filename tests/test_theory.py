@@ -155,7 +155,8 @@ def test_constant_takes_the_better_feasible_haus_point():
     y = np.array([0, 0, 1, 1, 2])
     iso = nearest_ideal(X, y, margin=0.0, objective="iso", rng=0, warn_uncertified=False)
     haus = nearest_ideal(X, y, margin=0.0, objective="haus", rng=0, warn_uncertified=False)
-    worse = dataclasses.replace(haus, value=3 * haus.value, upper=3 * haus.value)
+    worse = dataclasses.replace(haus, bracket=dataclasses.replace(
+        haus.bracket, value=3 * haus.value, upper=3 * haus.value))
     rep = T.empirical_constant(X, y, margin=0.0, iso=iso, haus=worse)
     assert rep.extra["d_haus_source"] == "procrustes_fstar"
     proc = minimax_procrustes(X, iso.embedding)

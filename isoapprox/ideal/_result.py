@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray
-from ..bracket import Bracket, Bracketed, accepts_bracket_fields
+from ..bracket import Bracket, Bracketed
 
 __all__ = ["IdealResult"]
 
@@ -19,7 +19,6 @@ _KEYS = ("embedding", "value", "lower", "upper", "gap", "rel_gap", "certified", 
          "kind", "bounds", "lower_source", "loss", "thresholds", "budget", "reproducible")
 
 
-@accepts_bracket_fields("solver")
 @dataclass(frozen=True)
 class IdealResult(Bracketed):
     """Nearest embedding of a target set, with a certified bracket.
