@@ -148,7 +148,8 @@ def bench_thickness(n_inst: int) -> None:
 def bench_packing() -> None:
     print("\n3. D*(P, 2, 1): first call (optimiser) and a cached repeat")
     print(f"{'P':>2} {'value':>12} {'theorem':>12} {'first s':>8} {'cached ms':>10}")
-    from isoapprox.packing import _PLANAR, _unit_packing
+    from isoapprox.packing._search import unit_packing as _unit_packing
+    from isoapprox.packing.bounds import PLANAR_EXACT as _PLANAR
 
     _unit_packing.cache_clear()
     for P in range(4, 9):

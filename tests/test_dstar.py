@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,13 +20,11 @@ from isoapprox.packing import (
     DSTAR_P_MAX,
     LAYOUT_INT_STEP,
     DStar,
-    _layout_key,
-    _load_layout,
-    _parse_layout_key,
     d_star,
     d_star_witness,
     table_entries,
 )
+from isoapprox.packing._dstar import layout_key, load_layout, parse_layout_key
 from isoapprox.packing.bounds import (
     blichfeldt_lower,
     gram_rank_lower,
@@ -31,11 +32,9 @@ from isoapprox.packing.bounds import (
     lp_lower,
     obtuse_lower,
     oler_lower,
-    sphere_kernel,
     spherical_code_lower,
     sum_of_squares_lower,
     unit_lower_candidates,
-    verify_lp,
     volume_lower,
 )
 from isoapprox.packing.constructions import (
@@ -48,6 +47,13 @@ from isoapprox.tolerances import DSTAR_RTOL
 
 from .conftest import examples
 from .reference import pairwise
+
+#: the offline proofs (tools/packing_proofs.py): sphere_kernel, verify_lp, check_lp
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
+PP = importlib.import_module("packing_proofs")
+sphere_kernel, verify_lp = PP.sphere_kernel, PP.verify_lp
 
 DATA = __import__("pathlib").Path(__import__("isoapprox").packing.__file__).parent / "data"
 
@@ -221,27 +227,27 @@ def test_stored_layouts_load_exactly():
     """float32 coordinates as they are, int16 ones times LAYOUT_INT_STEP (a power
     of two, so exactly); any other dtype is refused, naming it."""
     X = np.array([[0.1, -2.5], [3.0, 1e-3]], dtype=np.float32)
-    Y = _load_layout(X)
+    Y = load_layout(X)
     assert Y.dtype == np.float64 and np.array_equal(Y, X.astype(np.float64))
     Q = np.array([[-32768, 0], [1, 32767]], dtype=np.int16)
-    Z = _load_layout(Q)
+    Z = load_layout(Q)
     assert math.log2(LAYOUT_INT_STEP) == int(math.log2(LAYOUT_INT_STEP))
     h = LAYOUT_INT_STEP
     assert Z.tolist() == [[-32768 * h, 0.0], [h, 32767 * h]]
     with pytest.raises(ValueError, match="float32 or int16 coordinates, got dtype float64"):
-        _load_layout(X.astype(np.float64))
+        load_layout(X.astype(np.float64))
 
 
 def test_layout_names_round_trip_and_bad_ones_are_refused():
     """One format for the layouts' names in dstar_layouts.npz (the library reads
     it, the builder writes and reads it)."""
     for P, n in ((4, 2), (64, 16), (10, 1)):
-        assert _parse_layout_key(_layout_key(P, n)) == (P, n)
+        assert parse_layout_key(layout_key(P, n)) == (P, n)
     for bad in ("P4n2", "P4_n2_", "p4_n2", "P_n2", "P4_n-2", "xP4_n2"):
         with pytest.raises(ValueError, match=f"layout entry '{bad}' is not named"):
-            _parse_layout_key(bad)
+            parse_layout_key(bad)
     with np.load(DATA / "dstar_layouts.npz") as z:
-        assert all(_layout_key(*_parse_layout_key(k)) == k for k in z.files)
+        assert all(layout_key(*parse_layout_key(k)) == k for k in z.files)
 
 
 def test_data_files_are_small():
@@ -355,6 +361,7 @@ def test_lp_certificates_verify_and_stay_below_the_truth():
     """Every shipped certificate passes the check; below the exact planar values (P <= 8)
     and the table's layouts; f <= 0 at 5000 random points of [1, D] (off the grid)."""
     certs = _lp_file()
+    assert PP.check_lp() == []  # verify_lp accepts every certificate the library reads
     assert sorted(lp_certificates()) == sorted((c["P"], c["n"]) for c in certs)
     assert {(9, 2), (10, 2), (11, 2), (16, 2), (16, 3)} <= set(lp_certificates())
     rng = np.random.default_rng(3)
@@ -385,6 +392,10 @@ def test_lp_check_refuses_what_it_cannot_prove():
         assert not verify_lp(**{**args, "a0": -c["a0"]})
         assert not verify_lp(**{**args, "rho": c["rho"][:-1]})
         assert not verify_lp(**{**args, "D": float("nan")})
+    # the offline check names a certificate that does not prove its claim
+    c = next(c for c in _lp_file() if (c["P"], c["n"]) == (9, 2))
+    bad = {"certificates": [c, dict(c, D=c["D"] * 1.05), dict(c, P=c["P"] - 1)]}
+    assert PP.check_lp(bad) == [f"P = 9, n = 2, D = {c['D'] * 1.05}", f"P = 8, n = 2, D = {c['D']}"]
 
 
 def test_sphere_kernel_closed_forms_and_positive_definite():

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,20 +14,19 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from isoapprox import InvalidInputError
-from isoapprox.packing import bounds as B
 from isoapprox.packing import d_star
-from isoapprox.packing.bounds import (
-    BNB_FILE,
-    PLANAR_EXACT,
-    PROOF_MAX_SIZE,
-    bnb_claims,
-    bnb_lower,
-    prove_diameter_above,
-)
+from isoapprox.packing.bounds import BNB_FILE, PLANAR_EXACT, bnb_claims, bnb_lower
 from isoapprox.packing.constructions import min_max_distance
 from isoapprox.tolerances import DSTAR_RTOL
 
 from .conftest import examples
+
+#: the proofs are produced and checked offline: tools/packing_proofs.py
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
+PP = importlib.import_module("packing_proofs")
+prove_diameter_above, PROOF_MAX_SIZE = PP.prove_diameter_above, PP.PROOF_MAX_SIZE
 
 
 def _claims() -> list[dict]:
@@ -107,7 +110,7 @@ def test_shipped_claims_are_used_and_close_the_planar_gaps():
     assert {(9, 2), (10, 2), (11, 2)} <= set(claims)
     for c in _claims():
         P, n = c["P"], c["n"]
-        assert c["base"] <= B.bnb_base(P, n) < c["D"] < d_star(P, n).upper
+        assert c["base"] <= PP.bnb_base(P, n) < c["D"] < d_star(P, n).upper
         assert bnb_lower(P, n) >= c["D"]
         e = d_star(P, n)
         assert e.lower == pytest.approx(c["D"] * (1 - DSTAR_RTOL), rel=1e-15)
@@ -120,22 +123,35 @@ def test_shipped_claims_are_used_and_close_the_planar_gaps():
     assert d_star(9, 2).upper < 1.001 * d_star(9, 2).lower
 
 
-def test_a_claim_whose_base_is_not_proven_is_not_used(tmp_path, monkeypatch):
+def test_every_shipped_claim_stands_on_a_proven_base():
+    """The premise of each claim (``D*(P, n, 1) >= base`` from the library's other
+    bounds, and ``D > base``) holds as the library is: checked offline, not when
+    the file is read."""
+    assert PP.check_bnb_premises() == []
+
+
+def test_a_claim_whose_base_is_not_proven_is_reported():
     doc = {"claims": [
         {"P": 12, "n": 2, "D": 2.8, "base": 2.79, "nodes": 1, "seconds": 0.0},  # base too high
         {"P": 13, "n": 2, "D": 2.0, "base": 2.0, "nodes": 1, "seconds": 0.0},   # D not > base
+        {"P": 9, "n": 2, "D": 2.5, "base": 1.0, "nodes": 1, "seconds": 0.0},    # holds
     ]}
-    f = tmp_path / "claims.json"
-    f.write_text(json.dumps(doc), encoding="utf-8")
-    monkeypatch.setattr(B, "BNB_FILE", f)
-    B.bnb_claims.cache_clear()
-    try:
-        assert B.bnb_claims() == {}
-        assert B.bnb_lower(12, 2) == 0.0
-    finally:
-        monkeypatch.undo()
-        B.bnb_claims.cache_clear()
-    assert (9, 2) in B.bnb_claims()
+    assert PP.check_bnb_premises(doc) == [
+        "P = 12, n = 2, D = 2.8: base 2.79 not proven",
+        "P = 13, n = 2, D = 2.0: base 2.0 not proven",
+    ]
+
+
+def test_the_offline_check_passes_on_the_shipped_files(capsys):
+    assert PP.main([]) == 0
+    out = capsys.readouterr().out
+    assert "0 rejected" in out and "0 without their premise" in out and "FAILED" not in out
+
+
+def test_the_examples_of_the_offline_proofs_hold():
+    """The tools module is not collected by --doctest-modules: run its examples here."""
+    res = doctest.testmod(PP, optionflags=doctest.ELLIPSIS)
+    assert res.failed == 0 and res.attempted >= 2
 
 
 def _prove_again(c: dict, min_width: float):
@@ -199,7 +215,7 @@ def test_tool_bisection_and_check(capsys):
     assert tool.best_claim(7, 2, max_nodes=10**5, steps=3) is None
     # one bisection step at P = 9: the midpoint of [LP bound, best layout], floored
     c = tool.best_claim(9, 2, max_nodes=10**6, steps=1)
-    assert c is not None and c["D"] == 2.4487 and c["base"] == B.bnb_base(9, 2)
+    assert c is not None and c["D"] == 2.4487 and c["base"] == PP.bnb_base(9, 2)
     doc = {"min_width": tool.MIN_WIDTH, "claims": [c]}
     assert tool.check(doc) == 0
     doc["claims"] = [dict(c, nodes=c["nodes"] + 1)]

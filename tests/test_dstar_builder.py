@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from isoapprox.packing import LAYOUT_INT_STEP, _load_layout, d_star
+from isoapprox.packing import LAYOUT_INT_STEP, d_star
+from isoapprox.packing._dstar import load_layout
 from isoapprox.packing.constructions import certified_ratio, construct, construction_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +147,7 @@ def test_penalty_stage_beats_the_constructions_and_is_certified(builder):
     # stored as int16 multiples of LAYOUT_INT_STEP (P n > MS_MAX_VARS), and the
     # ratio it reports is that of the stored numbers
     assert A.dtype == np.int16 and A.shape == (P, n)
-    assert r == certified_ratio(_load_layout(A))
+    assert r == certified_ratio(load_layout(A))
     assert d_star(P, n).lower <= r < 0.95 * ref
 
 
@@ -162,10 +163,10 @@ def test_store_layout_by_size(builder):
     big = rng.normal(size=(21, 10))
     A = builder.store_layout(big)
     assert A.dtype == np.int16
-    err = np.abs(_load_layout(A) - builder._normalise(big))
+    err = np.abs(load_layout(A) - builder._normalise(big))
     assert err.max() <= 0.5 * LAYOUT_INT_STEP * (1 + 1e-9)
     r, B = builder._stored_ratio(big)
-    assert np.array_equal(A, B) and r == certified_ratio(_load_layout(A))
+    assert np.array_equal(A, B) and r == certified_ratio(load_layout(A))
     line = np.c_[np.arange(60.0), np.zeros((60, 4))]  # coordinates up to 29.5: no int16
     assert builder.store_layout(line).dtype == np.float32
 

@@ -18,8 +18,10 @@ from isoapprox import (
     packing_lower_bound,
     pairwise_distances,
 )
-from isoapprox.packing import _PLANAR, _feasible, _min_max_dist, _slsqp
-from isoapprox.packing.bounds import obtuse_lower
+from isoapprox.packing._dstar import feasible
+from isoapprox.packing._search import slsqp
+from isoapprox.packing.bounds import PLANAR_EXACT, obtuse_lower
+from isoapprox.packing.constructions import min_max_distance
 
 from .conftest import examples
 from .reference import pairwise
@@ -97,13 +99,13 @@ def test_line_is_exact(P):
 
 def test_planar_table_constants():
     for P, v in PLANAR_TABLE.items():
-        assert _PLANAR[P] == pytest.approx(v, rel=1e-15)
+        assert PLANAR_EXACT[P] == pytest.approx(v, rel=1e-15)
     # 2 sin 72 deg and the heptagon-with-centre value, from their configurations
     pent = np.array([[math.cos(t), math.sin(t)] for t in 2 * np.pi * np.arange(5) / 5])
-    assert _min_max_dist(np.vstack([pent, [[0, 0]]]))[1] == pytest.approx(PLANAR_TABLE[6])
+    assert min_max_distance(np.vstack([pent, [[0, 0]]]))[1] == pytest.approx(PLANAR_TABLE[6])
     R = 1 / (2 * math.sin(math.pi / 7))  # heptagon of unit side
     hept = R * np.array([[math.cos(t), math.sin(t)] for t in 2 * np.pi * np.arange(7) / 7])
-    lo, hi = _min_max_dist(np.vstack([hept, [[0, 0]]]))
+    lo, hi = min_max_distance(np.vstack([hept, [[0, 0]]]))
     assert lo == pytest.approx(1.0) and hi == pytest.approx(PLANAR_TABLE[8])
 
 
@@ -126,7 +128,7 @@ def test_planar_seven_from_random_starts_only():
     best = math.inf
     for _ in range(40):
         X0 = rng.normal(size=(7, 2))
-        best = min(best, _min_max_dist(_feasible(_slsqp(X0)))[1])
+        best = min(best, min_max_distance(feasible(slsqp(X0)))[1])
     assert best == pytest.approx(2.0, rel=PLANAR_RTOL)
 
 

@@ -50,17 +50,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from isoapprox._blas import single_threaded_blas  # noqa: E402
-from isoapprox.packing import (  # noqa: E402
-    DSTAR_N_MAX,
-    DSTAR_P_MAX,
-    LAYOUT_INT_STEP,
-    _ball_start,
-    _layout_key,
-    _load_layout,
-    _parse_layout_key,
-    _slsqp,
-    table_entries,
-)
+from isoapprox.packing import DSTAR_N_MAX, DSTAR_P_MAX, LAYOUT_INT_STEP, table_entries  # noqa: E402
+from isoapprox.packing._dstar import layout_key as _layout_key  # noqa: E402
+from isoapprox.packing._dstar import load_layout as _load_layout  # noqa: E402
+from isoapprox.packing._dstar import parse_layout_key as _parse_layout_key  # noqa: E402
+from isoapprox.packing._search import ball_start as _ball_start  # noqa: E402
+from isoapprox.packing._search import slsqp as _slsqp  # noqa: E402
 from isoapprox.packing.bounds import unit_lower_candidates  # noqa: E402
 from isoapprox.packing.constructions import (  # noqa: E402
     certified_ratio,
@@ -165,7 +160,7 @@ def _polish(X: np.ndarray, win: float = WIN, max_rounds: int = 6) -> np.ndarray:
     ``|x_i - x_j|^2 <= s``).  A pair the answer violates joins the set and
     the problem is solved again from ``X`` (at most ``max_rounds`` times), so
     the answer is a local optimum of the whole problem, or ``X``.  Each solve
-    is the library's (``isoapprox.packing._slsqp`` with the active pairs).
+    is the library's (``isoapprox.packing._search.slsqp`` with the active pairs).
     The caller recomputes the ratio on all pairs in any case.
     """
     P, n = X.shape

@@ -2,10 +2,10 @@
 """Build the linear-programming certificates of ``D*(P, n, 1)``.
 
 A certificate is ``f(r) = a0 + sum_k mu_k Omega_n(rho_k r)``
-(:func:`isoapprox.packing.bounds.sphere_kernel`; ``J_0`` in the plane) with
+(``sphere_kernel`` of ``tools/packing_proofs.py``; ``J_0`` in the plane) with
 ``a0 > 0``, ``mu >= 0``, ``f(0) / a0 < P`` and ``f <= 0`` on ``[1, D]``: it
 proves that ``P`` unit-separated points of ``R^n`` have diameter ``> D``
-(:func:`isoapprox.packing.bounds.verify_lp` states and checks it).  Here ``f``
+(``verify_lp`` of ``tools/packing_proofs.py`` states and checks it).  Here ``f``
 comes from a linear program (HiGHS through ``scipy.optimize.linprog``):
 maximise ``a0`` with ``a0 + sum mu = 1`` and ``f(r) <= -eta`` on a grid of
 ``[1, D]``, over ``mu`` on a grid of frequencies ``rho``; ``D`` is the largest
@@ -40,14 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from isoapprox.io import atomic_write_text  # noqa: E402
-from isoapprox.packing.bounds import (  # noqa: E402
-    LP_FILE,
-    PLANAR_EXACT,
-    lp_curvature,
-    sphere_kernel,
-    unit_lower_candidates,
-    verify_lp,
-)
+from isoapprox.packing.bounds import LP_FILE, PLANAR_EXACT, unit_lower_candidates  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tools"))
+from packing_proofs import lp_curvature, sphere_kernel, verify_lp  # noqa: E402
 
 #: frequencies of the LP (``Omega_n(rho r)``, ``0 < rho <= 30``)
 RHO = np.linspace(0.1, 30.0, 300)
@@ -129,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         certs.append(cert)
     doc = {
         "description": "linear-programming certificates of D*(P, n, 1) > D "
-                       "(isoapprox.packing.bounds.verify_lp); built by "
+                       "(tools/packing_proofs.py: verify_lp); built by "
                        "tools/build_lp_certificates.py",
         "build_seconds": round(time.perf_counter() - t0, 1),
         "lp": {"rho": [float(RHO[0]), float(RHO[-1]), int(RHO.size)], "rows": LP_ROWS,

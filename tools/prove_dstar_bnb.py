@@ -3,7 +3,7 @@
 
 For each ``P`` a bisection between the library's bound without these proofs
 (``base``: formulas, exact values, the linear-programming certificates) and
-the table's upper end asks :func:`isoapprox.packing.bounds.prove_diameter_above`
+the table's upper end asks ``prove_diameter_above`` (``tools/packing_proofs.py``)
 to exclude every diameter ``<= D`` (``D`` rounded down to 4 decimals), with a
 budget of nodes per attempt; the largest ``D`` proven is a claim.  Writes
 ``isoapprox/packing/data/dstar_bnb.json`` (atomically), each claim with its
@@ -36,11 +36,10 @@ import numpy  # noqa: E402
 import isoapprox  # noqa: E402
 from isoapprox.io import atomic_write_text  # noqa: E402
 from isoapprox.packing import d_star  # noqa: E402
-from isoapprox.packing.bounds import (  # noqa: E402
-    BNB_FILE,
-    bnb_base,
-    prove_diameter_above,
-)
+from isoapprox.packing.bounds import BNB_FILE  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tools"))
+from packing_proofs import bnb_base, prove_diameter_above  # noqa: E402
 
 #: a node whose boxes are all narrower than this ends an attempt ("near solution")
 MIN_WIDTH = 1e-3
@@ -118,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             claims.append(claim)
     doc = {
         "description": "branch-and-bound proofs of D*(P, n, 1) > D given D*(P, n, 1) >= base "
-                       "(isoapprox.packing.bounds.prove_diameter_above); built by "
+                       "(tools/packing_proofs.py: prove_diameter_above); built by "
                        "tools/prove_dstar_bnb.py",
         "versions": _versions(),
         "min_width": MIN_WIDTH,

@@ -1,5 +1,6 @@
-"""numba kernels of the spatial branch-and-bounds: the nearest ideal embedding,
-and the separated point sets behind the lower bounds of ``D*``.
+"""numba kernels of the spatial branch-and-bound of the nearest ideal embedding
+(the search behind the proofs of ``D*``'s lower bounds is in
+``tools/packing_proofs.py``).
 
 Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.bnb``.
 """
@@ -18,12 +19,11 @@ __all__ = [
     "box_maxdist",
     "box_mindist",
     "node_bound",
+    "pair_cut",
     "point_box_maxdist",
     "point_box_mindist",
-    "pair_cut",
     "propagate",
     "sector_rows",
-    "separation_search",
     "triplet_upper",
 ]
 
@@ -599,7 +599,8 @@ def bnb_search(E, objective, trip, alpha, T, rtol, lo, hi, key, heap, free, st, 
 
 
 # ----------------------------------------------------------------------
-# D*: are there P points with every pairwise distance in [1, D]?
+# the contraction of a pair of boxes by a distance interval (also the
+# search of the proofs of D*, tools/packing_proofs.py)
 # ----------------------------------------------------------------------
 
 
@@ -682,99 +683,6 @@ def pair_cut(lo, hi, i, j, L, U, rtol, gap_lo, gap_hi):
         if lo[i, a] > hi[i, a]:
             return -1
     return changed
-
-
-@njit(**JIT)
-def _separation_contract(lo, hi, D, free0, rtol, gap_lo, gap_hi):
-    """Tighten the boxes by ``1 <= |x_i - x_j| <= D`` (:func:`pair_cut`, every
-    ordered pair) and the order of the points ``free0..P-1`` on the first axis
-    (``x_(k)0 <= x_(k+1)0``), at most four rounds; ``False`` when a box
-    empties or a pair of boxes cannot meet the constraints."""
-    P = lo.shape[0]
-    for _ in range(4):
-        changed = False
-        for i in range(P):
-            for j in range(P):
-                if i == j:
-                    continue
-                code = pair_cut(lo, hi, i, j, 1.0, D, rtol, gap_lo, gap_hi)
-                if code < 0:
-                    return False
-                if code > 0:
-                    changed = True
-        for k in range(free0, P - 1):
-            if lo[k + 1, 0] < lo[k, 0]:
-                lo[k + 1, 0] = lo[k, 0]
-                changed = True
-        for k in range(P - 2, free0 - 1, -1):
-            if hi[k, 0] > hi[k + 1, 0]:
-                hi[k, 0] = hi[k + 1, 0]
-                changed = True
-        for k in range(free0, P):
-            if lo[k, 0] > hi[k, 0]:
-                return False
-        if not changed:
-            return True
-    return True
-
-
-@njit(**JIT)
-def separation_search(lo0, hi0, D, free0, min_width, max_nodes, rtol, out_lo, out_hi):
-    """Depth-first search for ``P`` points in the boxes ``[lo0, hi0]`` (shape
-    ``(P, n)``) with every pairwise distance in ``[1, D]`` and the points
-    ``free0..P-1`` ordered on the first axis.
-
-    A node is a box per point: it is contracted (:func:`_separation_contract`)
-    and dropped when that proves it empty, else its widest coordinate is
-    halved (ties to the first point and axis; the lower half is searched
-    first).  Deterministic: the same arguments give the same nodes on every
-    machine (no BLAS, no threads, no fastmath).
-
-    Returns ``(status, nodes)``: ``status`` 0 when no node is left (the boxes
-    hold no such points: a proof), 1 when a node's boxes are all narrower
-    than ``min_width`` (or cannot be halved in float64) and pass every test
-    (copied to ``out_lo`` / ``out_hi``: points near a solution, not a
-    proof of anything), 2 when ``max_nodes`` nodes were contracted, 3 when
-    the stack is full (never at the depths of float64 halvings).
-    """
-    P, n = lo0.shape
-    cap = 64 * P * n + 8
-    st_lo = np.empty((cap, P, n))
-    st_hi = np.empty((cap, P, n))
-    gap_lo = np.empty(n)
-    gap_hi = np.empty(n)
-    lo = np.empty((P, n))
-    hi = np.empty((P, n))
-    st_lo[0] = lo0
-    st_hi[0] = hi0
-    top = 1
-    nodes = 0
-    while top > 0:
-        if nodes >= max_nodes:
-            return 2, nodes
-        top -= 1
-        lo[:, :] = st_lo[top]
-        hi[:, :] = st_hi[top]
-        nodes += 1
-        if not _separation_contract(lo, hi, D, free0, rtol, gap_lo, gap_hi):
-            continue
-        width, bk, ba = _widest(lo, hi)
-        if width < min_width or not (lo[bk, ba] < 0.5 * (lo[bk, ba] + hi[bk, ba]) < hi[bk, ba]):
-            out_lo[:, :] = lo
-            out_hi[:, :] = hi
-            return 1, nodes
-        if top + 2 > cap:
-            return 3, nodes
-        mid = 0.5 * (lo[bk, ba] + hi[bk, ba])
-        st_lo[top] = lo
-        st_hi[top] = hi
-        st_lo[top, bk, ba] = mid
-        top += 1
-        st_lo[top] = lo
-        st_hi[top] = hi
-        st_hi[top, bk, ba] = mid
-        top += 1
-    return 0, nodes
 
 
 @njit(**JIT)

@@ -8,12 +8,12 @@ from directions and shells about the centre.
 pairwise distances are all ``>= 1`` (unit separation).  Every ``*_lower``
 function here returns a lower bound of it, or ``0.0`` where its argument
 does not apply: a closed formula with its proof in the docstring; for
-:func:`lp_lower`, the largest value proven by shipped certificates that
-:func:`verify_lp` checks when they are read; for :func:`bnb_lower`, the
-largest value proven by the shipped runs of :func:`prove_diameter_above`
-(the one function here that checks its arguments).  None checks its
-arguments (``P >= 1`` and ``n >= 1`` are integers) and none
-applies a rounding allowance: :func:`unit_lower_candidates` lists them and
+:func:`lp_lower` and :func:`bnb_lower`, the largest value proven by the
+shipped certificates and branch-and-bound proofs (``isoapprox/packing/data``),
+which are produced and verified by ``tools/packing_proofs.py`` and the
+tests, not when they are read.  None checks its arguments (``P >= 1`` and
+``n >= 1`` are integers) and none applies a rounding allowance:
+:func:`unit_lower_candidates` lists them and
 :func:`isoapprox.packing.d_star` takes the largest, lowered by
 :data:`isoapprox.tolerances.DSTAR_RTOL`.
 
@@ -38,43 +38,28 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
-import time
 from pathlib import Path
 
 import numpy as np
-from scipy.special import gamma as _gamma
-from scipy.special import j0 as _j0
-from scipy.special import jv as _jv
 
-from .._validation import check_int, check_positive
-from ..exceptions import InvalidInputError
-from ..kernels.bnb import separation_search
-from ..tolerances import BNB_RTOL, DSTAR_RTOL
+from ..tolerances import DSTAR_RTOL
 
 __all__ = [
     "PLANAR_EXACT",
     "PLANAR_EXACT_SOURCE",
-    "PROOF_MAX_SIZE",
     "BNB_FILE",
-    "DiameterProof",
     "blichfeldt_lower",
     "exact_unit",
-    "bnb_base",
     "bnb_claims",
     "bnb_lower",
     "gram_rank_lower",
     "obtuse_lower",
     "oler_lower",
-    "prove_diameter_above",
     "lp_certificates",
-    "lp_curvature",
     "lp_lower",
-    "sphere_kernel",
-    "verify_lp",
     "spherical_code_lower",
     "sum_of_squares_lower",
     "KISSING_NUMBERS",
@@ -325,117 +310,19 @@ def oler_lower(P: int) -> float:
 
 #: where the certificates of :func:`lp_lower` are shipped
 LP_FILE = Path(__file__).resolve().parent / "data" / "dstar_lp.json"
-#: allowance for the float64 evaluation of ``f`` (relative to ``f(0)``): far above
-#: the rounding of a sum of at most a few hundred terms of size ``<= f(0)``
-_LP_EVAL_RTOL = 1e-9
-#: the certified ``f(0) / a0`` must stay below ``P`` by this relative margin
-_LP_COUNT_RTOL = 1e-9
-
-
-def sphere_kernel(n: int, x) -> np.ndarray:
-    """``Omega_n(x) = Gamma(n/2) (2/x)^(n/2 - 1) J_(n/2 - 1)(x)``, ``Omega_n(0) = 1``.
-
-    The mean of ``cos(x u_1)`` over unit vectors ``u`` of ``R^n``: so
-    ``y -> Omega_n(rho |y|)`` is positive definite on ``R^n`` (the Fourier
-    transform of the uniform measure on the sphere of radius ``rho``), and
-    ``|Omega_n''| <= mean(u_1^2) = 1/n``.  ``J_0`` in the plane,
-    ``sin(x) / x`` in ``R^3``; float64, ``x >= 0``.
-
-    Examples
-    --------
-    >>> float(sphere_kernel(3, np.pi)) < 1e-16, float(sphere_kernel(2, 0.0))
-    (True, 1.0)
-    """
-    x = np.asarray(x, dtype=np.float64)
-    if n == 2:
-        return _j0(x)
-    if n == 3:
-        return np.sinc(x / np.pi)
-    nu = 0.5 * n - 1.0
-    out = np.ones_like(x)
-    pos = x > 0.0
-    xp = x[pos]
-    out[pos] = _gamma(0.5 * n) * (2.0 / xp) ** nu * _jv(nu, xp)
-    return out
-
-
-def lp_curvature(n: int, rho, mu) -> float:
-    """``M = sum_k mu_k rho_k^2 / n``, a bound of ``|f''|`` for a certificate of
-    :func:`verify_lp` (``|Omega_n''| <= 1/n``, :func:`sphere_kernel`); its
-    check allows ``M step^2 / 8`` between grid points.
-
-    Examples
-    --------
-    >>> lp_curvature(2, [1.0, 2.0], [0.5, 0.25])
-    0.75
-    """
-    return float(np.dot(np.asarray(mu, dtype=np.float64),
-                        np.square(np.asarray(rho, dtype=np.float64)))) / n
-
-
-def verify_lp(P: int, n: int, D: float, rho, mu, a0: float, step: float) -> bool:
-    """Whether ``(rho, mu, a0)`` proves that no ``P`` points of ``R^n`` with
-    pairwise distances ``>= 1`` have diameter ``<= D`` (so ``D*(P, n, 1) > D``).
-
-    The certificate is ``f(r) = a0 + sum_k mu_k Omega_n(rho_k r)``
-    (:func:`sphere_kernel`) with ``a0 > 0``, ``mu_k >= 0``, ``rho_k > 0``; it
-    proves the claim when ``f(0) / a0 < P`` and ``f <= 0`` on ``[1, D]``.
-
-    Proof (the linear-programming bound of Delsarte, Goethals & Seidel, in
-    ``R^n``).  ``y -> Omega_n(rho |y|)`` is positive definite, so for any
-    points ``sum_{i,j} Omega_n(rho |x_i - x_j|) >= 0`` and hence
-    ``sum_{i,j} f(|x_i - x_j|) >= a0 P^2``.  If every distance ``i != j``
-    lies in ``[1, D]``, the left side is ``<= P f(0)``: ``P <= f(0) / a0``.
-
-    Checked in float64 with allowances: ``f`` is evaluated on the grid
-    ``1, 1 + step, ...`` below ``D``, and at ``D``.  As ``|Omega_n''| <=
-    1/n``, ``|f''| <= M = sum_k mu_k rho_k^2 / n`` and between two grid
-    points ``f`` exceeds the larger of its two values by at most ``M step^2 /
-    8`` (the error of linear interpolation).  The evaluation error is
-    allowed ``1e-9 f(0)`` and the count ``f(0) / a0`` must be below ``P (1 -
-    1e-9)``.  Pure and deterministic; evaluated in blocks (memory
-    ``O(len(rho))`` per row).
-    """
-    rho = np.asarray(rho, dtype=np.float64)
-    mu = np.asarray(mu, dtype=np.float64)
-    vals = (D, a0, step)
-    if rho.shape != mu.shape or rho.ndim != 1 or not all(math.isfinite(v) for v in vals):
-        return False
-    if not (n >= 2 and D > 1.0 and a0 > 0.0 and step > 0.0) or not np.all(np.isfinite(rho)):
-        return False
-    if not (np.all(rho > 0.0) and np.all(mu >= 0.0) and np.all(np.isfinite(mu))):
-        return False
-    f0 = a0 + float(np.sum(mu))
-    if not f0 / a0 < P * (1.0 - _LP_COUNT_RTOL):
-        return False
-    m = math.ceil((D - 1.0) / step)
-    if m > 10**7:
-        return False
-    slack = lp_curvature(n, rho, mu) * step * step / 8.0 + _LP_EVAL_RTOL * f0
-    for lo in range(0, m + 1, 4096):
-        # the grid 1, 1 + step, ... below D, then D itself (no spacing above step)
-        r = 1.0 + step * np.arange(lo, min(m, lo + 4096), dtype=np.float64)
-        if lo + 4096 > m:
-            r = np.append(r, D)
-        if float(np.max(a0 + sphere_kernel(n, np.multiply.outer(r, rho)) @ mu)) + slack > 0.0:
-            return False
-    return True
 
 
 @functools.lru_cache(maxsize=1)
 def lp_certificates() -> dict[tuple[int, int], float]:
-    """``{(P, n): D}`` for every shipped certificate that :func:`verify_lp` accepts.
+    """``{(P, n): D}``: the shipped linear-programming proofs of ``D*(P, n, 1) > D``.
 
     The certificates (``isoapprox/packing/data/dstar_lp.json``) are built
-    offline by ``tools/build_lp_certificates.py``; one that does not verify
-    is left out (it never happens with the shipped file: tested).
+    offline by ``tools/build_lp_certificates.py`` and verified by
+    ``tools/packing_proofs.py`` (``verify_lp``; the tests verify every one),
+    not when the file is read.
     """
     doc = json.loads(LP_FILE.read_text(encoding="utf-8"))
-    out = {}
-    for c in doc["certificates"]:
-        if verify_lp(c["P"], c["n"], c["D"], c["rho"], c["mu"], c["a0"], c["step"]):
-            out[int(c["P"]), int(c["n"])] = float(c["D"])
-    return out
+    return {(int(c["P"]), int(c["n"])): float(c["D"]) for c in doc["certificates"]}
 
 
 def lp_lower(P: int, n: int) -> float:
@@ -443,8 +330,7 @@ def lp_lower(P: int, n: int) -> float:
 
     The largest certified ``D`` over the certificates of ``(P', n')`` with
     ``P' <= P`` and ``n' >= n`` (``D*`` is non-decreasing in ``P`` and
-    non-increasing in ``n``), ``0.0`` if there is none; each is checked by
-    :func:`verify_lp` when the file is first read.
+    non-increasing in ``n``), ``0.0`` if there is none (:func:`lp_certificates`).
 
     Examples
     --------
@@ -500,162 +386,28 @@ def unit_lower_candidates(P: int, n: int, *, with_bnb: bool = True) -> list[tupl
 
 
 # ----------------------------------------------------------------------
-# proofs by branch and bound
+# branch-and-bound proofs (produced and checked by tools/packing_proofs.py)
 # ----------------------------------------------------------------------
 
 #: where the claims of :func:`bnb_lower` are shipped
 BNB_FILE = Path(__file__).resolve().parent / "data" / "dstar_bnb.json"
-
-_PROOF_STATUS = ("proved", "near solution", "node budget", "stack full")
-
-#: the most coordinates ``P n`` of :func:`prove_diameter_above`: its fixed stack
-#: holds ``64 P n + 8`` nodes of ``P n`` coordinates (about 17 MB at this size;
-#: the search stops being useful far below it, at ``P = 12`` in the plane)
-PROOF_MAX_SIZE = 128
-
-
-@dataclasses.dataclass(frozen=True)
-class DiameterProof:
-    """What :func:`prove_diameter_above` found.
-
-    Attributes
-    ----------
-    P, n, D, base : the question: are there ``P`` points of ``R^n``, pairwise
-        distances in ``[1, D]``, whose diameter is ``>= base``?
-    status : str
-        ``"proved"`` (there are none: with ``D*(P, n, 1) >= base``, ``D*(P, n,
-        1) > D``); ``"near solution"`` (boxes narrower than ``min_width`` pass
-        every test: ``D`` is at or near ``D*``, nothing is proven);
-        ``"node budget"`` (``max_nodes`` spent); ``"stack full"``.
-    nodes : int
-        Nodes contracted (the same on every machine).
-    seconds : float
-    boxes : numpy.ndarray or None
-        ``(2, P, n)`` lower and upper corners of the boxes of the
-        ``"near solution"`` node, else ``None``.
-    """
-
-    P: int
-    n: int
-    D: float
-    base: float
-    status: str
-    nodes: int
-    seconds: float
-    boxes: np.ndarray | None = None
-
-    @property
-    def proved(self) -> bool:
-        return self.status == "proved"
-
-
-def bnb_base(P: int, n: int) -> float:
-    """The library's proven lower bound of ``D*(P, n, 1)`` from everything
-    but the branch-and-bound claims, lowered by ``DSTAR_RTOL``: the premise
-    the claims stand on (the default ``base`` of
-    :func:`prove_diameter_above`; a shipped claim is used only if its
-    ``base`` is at most this)."""
-    ex = exact_unit(P, n)
-    if ex is not None:
-        v = ex[0]
-    else:
-        v = max(v for v, _ in unit_lower_candidates(P, n, with_bnb=False))
-    return v * (1.0 - DSTAR_RTOL)
-
-
-def prove_diameter_above(P: int, n: int, D: float, *, base: float | None = None,
-                         max_nodes: int = 10**8, min_width: float = 1e-3) -> DiameterProof:
-    """Try to prove ``D*(P, n, 1) > D`` by a spatial branch-and-bound.
-
-    The question: are there ``P`` points of ``R^n`` with every pairwise
-    distance in ``[1, D]``?  Put a diametral pair at ``x_0 = 0`` and ``x_1 =
-    (s, 0, ..., 0)``, ``s`` the diameter, so ``base <= s <= D`` when ``base``
-    is a proven lower bound of ``D*``; label the other points by their first
-    coordinate (``x_2 <= x_3 <= ...``), rotate about the first axis so that
-    ``x_(2+q)`` has coordinates ``q + 2, ...`` equal to 0 and coordinate ``q +
-    1`` ``>= 0`` (``q = 0..n-2``; a reflection in the plane).  Every other
-    point lies in ``[base - D, D] x [-D, D]^(n-1)``.  The search
-    (:func:`isoapprox.kernels.bnb.separation_search`) halves boxes, each
-    point in its own box, and drops a node when contracting the boxes by the
-    distance constraints and the order empties one (the rules and their
-    rounding allowance, :data:`isoapprox.tolerances.BNB_RTOL`, are in the
-    kernel's docstring).  No node left is a proof: no such points, so every
-    set of ``P`` unit-separated points, whose diameter is ``>= base``, has
-    diameter ``> D``.
-
-    Parameters
-    ----------
-    P, n : int
-        ``P >= 2`` points in ``R^n``, ``1 <= n <= 8``, ``P n <=
-        PROOF_MAX_SIZE`` (refused before any work: the search's stack grows as
-        ``(P n)^2``).
-    D : float
-        The diameter to exclude, ``> base``.
-    base : float, optional
-        A proven lower bound of ``D*(P, n, 1)``; the answer holds only if it
-        is one.  Default: the library's bound without the branch-and-bound
-        claims (formulas, exact values and the linear-programming
-        certificates).
-    max_nodes : int
-        Budget of contracted nodes.
-    min_width : float
-        A node whose boxes are all narrower than this and pass every test
-        ends the search with ``"near solution"``.
-
-    Examples
-    --------
-    >>> prove_diameter_above(7, 2, 1.95, base=1.0).status        # D*(7, 2, 1) = 2
-    'proved'
-    >>> prove_diameter_above(7, 2, 2.0 + 1e-6, base=1.0).status   # hexagon and centre
-    'near solution'
-    """
-    P = check_int(P, "P", minimum=2)
-    n = check_int(n, "n", minimum=1, maximum=8)
-    if P * n > PROOF_MAX_SIZE:
-        raise InvalidInputError(f"`P` times `n` must be <= {PROOF_MAX_SIZE} (the search's "
-                                f"stack grows as (P n)^2); got P = {P}, n = {n}")
-    D = check_positive(D, "D")
-    if base is None:
-        base = bnb_base(P, n)
-    base = check_positive(base, "base")
-    if not D > base:
-        raise InvalidInputError(f"`D` must be > base = {base!r}; got {D!r}")
-    max_nodes = check_int(max_nodes, "max_nodes", minimum=1)
-    min_width = check_positive(min_width, "min_width")
-
-    lo = np.zeros((P, n))
-    hi = np.zeros((P, n))
-    lo[1, 0], hi[1, 0] = base, D
-    lo[2:, 0], hi[2:, 0] = base - D, D
-    lo[2:, 1:], hi[2:, 1:] = -D, D
-    for q in range(min(n - 1, P - 2)):
-        lo[2 + q, q + 2:] = hi[2 + q, q + 2:] = 0.0
-        lo[2 + q, q + 1] = 0.0
-    out_lo, out_hi = np.empty((P, n)), np.empty((P, n))
-    t0 = time.perf_counter()
-    code, nodes = separation_search(lo, hi, float(D), 2, float(min_width), int(max_nodes),
-                                    BNB_RTOL, out_lo, out_hi)
-    boxes = np.stack([out_lo, out_hi]) if code == 1 else None
-    return DiameterProof(P, n, float(D), float(base), _PROOF_STATUS[code], int(nodes),
-                         time.perf_counter() - t0, boxes)
 
 
 @functools.lru_cache(maxsize=1)
 def bnb_claims() -> dict[tuple[int, int], float]:
     """``{(P, n): D}``: the shipped branch-and-bound proofs of ``D*(P, n, 1) > D``.
 
-    Each was found by :func:`prove_diameter_above` (``tools/prove_dstar_bnb.py``,
-    its node count recorded; the tests prove them again).  The search is
-    too long to repeat when the file is read, so a claim is kept only when
-    what it stands on holds in the library as shipped: its ``base`` is at
-    most the library's bound without these claims, and ``D > base``.
+    Each was found by ``prove_diameter_above`` of ``tools/packing_proofs.py``
+    (run by ``tools/prove_dstar_bnb.py``, its node count recorded) given
+    ``D*(P, n, 1) >= base``.  Checked there and by the tests, not when the
+    file is read: each claim's premise (its ``base`` is at most the library's
+    bound without these claims, and ``D > base``), and the search again.
     """
     doc = json.loads(BNB_FILE.read_text(encoding="utf-8"))
-    out = {}
+    out: dict[tuple[int, int], float] = {}
     for c in doc["claims"]:
-        P, n, D, base = int(c["P"]), int(c["n"]), float(c["D"]), float(c["base"])
-        if D > base and base <= bnb_base(P, n):
-            out[P, n] = max(D, out.get((P, n), 0.0))
+        P, n, D = int(c["P"]), int(c["n"]), float(c["D"])
+        out[P, n] = max(D, out.get((P, n), 0.0))
     return out
 
 
