@@ -115,6 +115,9 @@ class Bracketed:
     """Base of the results that hold a ``bracket``: its fields as read-only attributes."""
 
     bracket: Bracket
+    #: the attributes a serialised copy lists, in order (:func:`isoapprox.io.to_jsonable`):
+    #: the bracket's fields where the class declared them before it held a Bracket
+    SERIAL_FIELDS: tuple[str, ...] = ()
     value = property(lambda self: self.bracket.value, doc="The bracket's value.")
     lower = property(lambda self: self.bracket.lower, doc="The bracket's proven lower end.")
     upper = property(lambda self: self.bracket.upper, doc="The bracket's proven upper end.")

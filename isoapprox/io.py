@@ -22,7 +22,7 @@ import subprocess
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from importlib import metadata
 from pathlib import Path
 from tokenize import TokenError
@@ -109,11 +109,19 @@ def provenance() -> dict[str, Any]:
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays, dataclasses, paths and tuples to JSON types.
 
+    A class with ``SERIAL_FIELDS`` (the results that hold a
+    :class:`isoapprox.Bracket`, the views of a :class:`isoapprox.TheoryResult`)
+    is written as those attributes in that order; another dataclass as its
+    fields (:func:`dataclasses.asdict`'s layout).
+
     Non-finite floats become ``None`` (JSON has no NaN); use the
     ``allow_nan`` variants only where a reader expects them.
     """
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return to_jsonable(asdict(obj))
+    names = getattr(type(obj), "SERIAL_FIELDS", None)
+    if names:  # a result holding a Bracket, a view of a TheoryResult: their own order
+        return {k: to_jsonable(getattr(obj, k)) for k in names}
+    if is_dataclass(obj) and not isinstance(obj, type):  # asdict, but nested results too
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

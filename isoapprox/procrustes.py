@@ -77,6 +77,8 @@ class ProcrustesResult(Bracketed):
 
     Q: FloatArray
     b: FloatArray
+    SERIAL_FIELDS = ("Q", "b", "value", "lower", "upper", "gap", "certified", "reflection",
+                     "n_iter", "method")
     bracket: Bracket
     reflection: bool
     n_iter: int

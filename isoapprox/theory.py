@@ -436,6 +436,8 @@ class DistanceResult(Bracketed):
     """
 
     objective: str
+    SERIAL_FIELDS = ("objective", *BRACKET_FIELDS, "solver", "status", "kind", "seconds",
+                     "embedding")
     bracket: Bracket
     solver: str
     status: str
@@ -883,6 +885,8 @@ class TheoryView:
 
     theory: TheoryResult
     ROW: dict[str, str] = {}
+    #: the attributes a serialised copy lists, in order (:func:`isoapprox.io.to_jsonable`)
+    SERIAL_FIELDS: tuple[str, ...] = ()
 
     @functools.cached_property
     def row(self) -> dict[str, Any]:
@@ -927,6 +931,7 @@ class ConstantResult(TheoryView):
 
     theory: TheoryResult = field(repr=False)
     ROW = {**_CONSTANT_ROW, "kind_iso": "d_iso_kind", "kind_haus": "d_haus_kind"}
+    SERIAL_FIELDS = (*_CONSTANT_ROW, "half_check", "cn_check", "kind_iso", "kind_haus", "extra")
 
     @property
     def half_check(self) -> CheckResult | None:
@@ -943,8 +948,7 @@ class ConstantResult(TheoryView):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (JSON-ready)."""
-        out = {k: getattr(self, k) for k in (*_CONSTANT_ROW, "half_check", "cn_check",
-                                             "kind_iso", "kind_haus", "extra")}
+        out = {k: getattr(self, k) for k in self.SERIAL_FIELDS}
         return {k: v.to_dict() if isinstance(v, CheckResult) else v for k, v in out.items()}
 
     def __repr__(self) -> str:

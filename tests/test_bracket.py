@@ -166,3 +166,22 @@ def test_theory_views_read_the_row(rng):
     with pytest.raises(AttributeError, match="no_such"):
         k.no_such  # noqa: B018
     assert pickle.loads(pickle.dumps(k)).to_dict() == k.to_dict()
+
+
+def test_serialised_results_keep_their_flat_layout(rng):
+    """io.to_jsonable writes a result holding a Bracket, and a view of a TheoryResult,
+    as the flat fields they had before the type (files written by earlier versions and
+    by this one read alike)."""
+    from isoapprox.io import to_jsonable
+
+    E = rng.normal(size=(5, 2))
+    y = [0, 0, 1, 1, 2]
+    k = ia.empirical_constant(E, y, rng=0)
+    assert to_jsonable(k) == to_jsonable(k.to_dict())
+    t = to_jsonable(k.theory)
+    assert list(t["iso"]) == ["objective", "value", "lower", "upper", "gap", "rel_gap",
+                              "certified", "lower_source", "solver", "status", "kind",
+                              "seconds", "embedding"]
+    p = to_jsonable(ia.minimax_procrustes(E, E[::-1], rng=0))
+    assert list(p) == ["Q", "b", "value", "lower", "upper", "gap", "certified", "reflection",
+                       "n_iter", "method"]

@@ -135,6 +135,7 @@ class IdealResult(Bracketed):
     """
 
     embedding: FloatArray
+    SERIAL_FIELDS = _KEYS
     bracket: Bracket
     tol: float
     objective: str

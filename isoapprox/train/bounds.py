@@ -238,6 +238,7 @@ class BatchTheory(TheoryView):
     d_star_upper: float
     checks: dict = field(default_factory=dict, repr=False)
     ROW = _BATCH_ROW
+    SERIAL_FIELDS = (*_RECORD, "checks")
 
     @property
     def subsampled(self) -> bool:
