@@ -31,6 +31,7 @@ from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..packing import d_star, lower_bound_curve, packing_lower_bound
+from ..sampling import PKSampler, class_members, pk_draw
 from ..theory import (
     CHECKS,
     TheoryOptions,
@@ -40,7 +41,6 @@ from ..theory import (
     check_collapse,
     evaluate_core,
 )
-from .data import PKSampler
 
 __all__ = [
     "MAX_POINTS",
@@ -126,10 +126,15 @@ def sub_batch(
     require_triplets(codes)
     max_points = check_int(max_points, "max_points", minimum=4)
     per_class = check_int(per_class, "per_class", minimum=2)
+    return _sub_batch(codes, max_points, per_class, as_rng(rng))
+
+
+def _sub_batch(codes: np.ndarray, max_points: int, per_class: int,
+               gen: np.random.Generator) -> IntArray:
+    """:func:`sub_batch` of checked codes (they admit a triplet)."""
     N = codes.shape[0]
     if N <= max_points:
         return np.arange(N)
-    gen = as_rng(rng)
     counts = np.bincount(codes)
     eligible = np.flatnonzero(counts >= 2)
     k = int(min(per_class, max_points // 2, counts[eligible].min()))
@@ -140,9 +145,8 @@ def sub_batch(
             "`y` must hold two classes of two or more points to draw a sub-batch; "
             f"got class sizes {sorted(counts.tolist(), reverse=True)}"
         )
-    chosen = gen.choice(eligible, size=p, replace=False)
-    out = [gen.choice(np.flatnonzero(codes == c), size=k, replace=False) for c in chosen]
-    return np.sort(np.concatenate(out))
+    members = class_members(codes)
+    return pk_draw([members[c] for c in eligible], p, k, gen, sort=True)
 
 
 #: :class:`BatchTheory`'s attributes from the row of :class:`isoapprox.TheoryResult`
@@ -340,6 +344,8 @@ def batch_theory(
     margin = check_margin(margin)
     n_starts = check_int(n_starts, "n_starts", minimum=1)
     isometry_max_dim = check_int(isometry_max_dim, "isometry_max_dim", minimum=0)
+    max_points = check_int(max_points, "max_points", minimum=4)
+    per_class = check_int(per_class, "per_class", minimum=2)
     gen = as_rng(rng)
     N, n = X.shape
     counts = np.bincount(codes)
@@ -348,7 +354,7 @@ def batch_theory(
     full_L = _batch_hard_max(X, codes, margin)
     full_curve = packing_lower_bound(P_full, n, margin=margin)
 
-    idx = sub_batch(codes, max_points=max_points, per_class=per_class, rng=gen)
+    idx = _sub_batch(codes, max_points, per_class, gen)
     Xs, cs = X[idx], as_labels(codes[idx], idx.size, "y")[0]
     sc = np.bincount(cs)
     sub_P, sub_K = int(sc.size), int(sc.min())

@@ -1,4 +1,6 @@
-"""Data sets, class-disjoint splits and P x K batch sampling.
+"""Data sets, class-disjoint splits and the P x K layout of a batch.
+
+:class:`PKSampler` lives in :mod:`isoapprox.sampling` (re-exported here).
 
 See docs/dev/train_design.md ("isoapprox.train.data: notes").
 """
@@ -6,7 +8,6 @@ See docs/dev/train_design.md ("isoapprox.train.data: notes").
 from __future__ import annotations
 
 import functools
-import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,8 +16,9 @@ import numpy as np
 
 from .._lazy import mnist1d_data, sklearn_load_digits
 from .._typing import FloatArray, IntArray, RNGLike
-from .._validation import as_labels, as_rng, check_int, check_positive
+from .._validation import as_rng, check_int, check_positive
 from ..exceptions import InvalidInputError, MissingDependencyError
+from ..sampling import PKSampler
 
 __all__ = [
     "DATASETS",
@@ -30,8 +32,6 @@ __all__ = [
     "load_mnist1d",
     "resolve_pk",
 ]
-
-logger = logging.getLogger(__name__)
 
 DATASETS = ("digits", "gaussian", "mnist1d")
 DIGITS_TRAIN_CLASSES = (0, 1, 2, 3, 4, 5)
@@ -365,74 +365,3 @@ def resolve_pk(
             f"{K} samples; got {eligible} (of {sizes.size} classes)"
         )
     return P, K
-
-
-class PKSampler:
-    """Seeded P x K batch sampler (see docs/dev/train_design.md).
-
-    Parameters
-    ----------
-    y : array_like of shape (M,)
-        Labels of the pool.
-    P : int
-        Classes per batch (``>= 1``).
-    K : int
-        Samples per class (``>= 1``).
-    rng : None, int or Generator
-        The only source of randomness.
-
-    Raises
-    ------
-    InvalidInputError
-        If fewer than ``P`` classes have at least ``K`` samples.
-
-    Examples
-    --------
-    >>> y = np.array([0, 0, 1, 1, 1, 2, 2])
-    >>> idx = PKSampler(y, 2, 2, rng=0).sample()
-    >>> sorted(np.bincount(y[idx], minlength=3).tolist()), len(set(idx.tolist()))
-    ([0, 2, 2], 4)
-    """
-
-    def __init__(self, y, P: int, K: int, *, rng: RNGLike = None) -> None:
-        y = np.asarray(y)
-        codes, classes = as_labels(y, None, "y")
-        self.P = check_int(P, "P", minimum=1)
-        self.K = check_int(K, "K", minimum=1)
-        self.classes = classes
-        members = [np.flatnonzero(codes == c) for c in range(classes.size)]
-        self._members = [m for m in members if m.size >= self.K]
-        self.eligible = np.array(
-            [c for c, m in enumerate(members) if m.size >= self.K], dtype=np.int64
-        )
-        excluded = classes.size - self.eligible.size
-        if self.eligible.size < self.P:
-            raise InvalidInputError(
-                f"P x K sampling needs P = {self.P} classes with at least K = {self.K} "
-                f"samples; got {self.eligible.size} such classes (of {classes.size})"
-            )
-        if excluded:
-            logger.warning(
-                "P x K sampler: %d of %d classes have fewer than K = %d samples "
-                "and are never drawn",
-                excluded,
-                classes.size,
-                self.K,
-            )
-        self.rng = as_rng(rng)
-
-    @property
-    def batch_size(self) -> int:
-        """``P * K``."""
-        return self.P * self.K
-
-    def sample(self) -> IntArray:
-        """Indices of one batch (class-major: ``K`` of the first class, ...)."""
-        chosen = self.rng.choice(self.eligible.size, size=self.P, replace=False)
-        out = np.empty(self.P * self.K, dtype=np.int64)
-        for k, c in enumerate(chosen):
-            m = self._members[c]
-            out[k * self.K : (k + 1) * self.K] = m[
-                self.rng.choice(m.size, size=self.K, replace=False)
-            ]
-        return out
