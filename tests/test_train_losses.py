@@ -1,5 +1,6 @@
-"""Losses with gradients: forward equality with isoapprox.losses, gradient checks,
-subgradients at zero distance, the selectively contrastive and semi-hard rules."""
+"""Losses with gradients (isoapprox.losses): forward equality with the loss values,
+gradient checks, subgradients at zero distance, the selectively contrastive and
+semi-hard rules, the registry."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import isoapprox as ia
+from isoapprox import losses as TL
 from isoapprox.exceptions import InvalidInputError, NoTripletError
-from isoapprox.train import losses as TL
 
 from . import train_reference as ref
 from .conftest import examples
@@ -51,7 +52,7 @@ def _signature(res: TL.LossResult):
 
 def _options(name, reduction, margin=0.3):
     opts = {"reduction": reduction}
-    if "margin" in TL.LOSSES[name][2]:
+    if "margin" in TL.LOSSES[name].options:
         opts["margin"] = margin
     if name == "margin":
         opts["beta"] = 1.2
@@ -391,8 +392,8 @@ def test_errors():
 def test_sphere_mining_equals_full_matrix_argmin_with_ties(rng, positive):
     # duplicated rows force distance ties: the first index must win, as an
     # argmin/argmax over the full direct-difference distance matrix gives
-    from isoapprox.train.losses import _mine_on_sphere
-    from isoapprox.train.networks import l2_normalize
+    from isoapprox.losses import l2_normalize
+    from isoapprox.losses.gradients import _mine_on_sphere
 
     base = rng.normal(size=(6, 3))
     E = base[[0, 1, 1, 2, 3, 3, 4, 5, 5, 0]]
@@ -521,4 +522,28 @@ def test_training_loss_beyond_float64_is_inf_with_a_warning():
         assert TL.all_triplet_loss_grad(E, y, margin=0.5).value == 1.7e308
         # the trainer's internal functions stay silent (it checks finiteness itself)
         X = np.ascontiguousarray(E)
-        assert TL.LOSSES["batch_hard"][0](X, np.array(y), margin=0.5).value == math.inf
+        assert TL.LOSSES["batch_hard"].fn(X, np.array(y), margin=0.5).value == math.inf
+
+
+def test_registry_is_one_and_the_former_homes_re_export_it():
+    # one registry: the training harness, its former module and the command read it
+    from isoapprox import train
+    from isoapprox.commands import train as cmd
+    from isoapprox.ideal._pairs import PAIR_LOSSES
+    from isoapprox.train import losses as former
+    from isoapprox.train import networks
+
+    assert former.LOSSES is train.LOSSES is TL.LOSSES
+    assert former.loss_and_grad is train.loss_and_grad is TL.loss_and_grad
+    assert train.l2_normalize is TL.l2_normalize
+    assert networks.l2_normalize(np.eye(2))[0].tobytes() == TL.l2_normalize(np.eye(2))[0].tobytes()
+    help_text = dict((a[0], a[4]) for a in cmd._AXES)["--loss"]
+    assert help_text == ", ".join(TL.LOSSES)
+    # the zero-loss sets of ideal are of the pair losses, under their own name
+    assert PAIR_LOSSES == ("contrastive", "margin")
+    assert set(PAIR_LOSSES) <= set(TL.LOSSES) - set(TL.TRIPLET_LOSSES)
+    for name, spec in TL.LOSSES.items():
+        assert spec.fn is spec[0] and spec.triplet is spec[1] and spec.options is spec[2]
+        assert "reduction" in spec.options and spec.help
+        assert set(spec.reductions) <= set(TL.TRIPLET_REDUCTIONS)
+        assert spec.triplet == (name in TL.TRIPLET_LOSSES)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import InvalidInputError
+from ..losses import LOSSES
 from ..runs import (
     check_results_name,
     claim_output,
@@ -41,8 +42,7 @@ _AXES = (
     ("--batch-size", "batch_size", "batch_size", bounded_int(4, 512),
      "batch size N = P K (4 ... 512)"),
     ("--dim", "dim", "embedding_dim", bounded_int(2, 128), "embedding dimension n (2 ... 128)"),
-    ("--loss", "loss", "loss", str, "batch_hard, batch_hard_soft, all_triplet, semi_hard, "
-     "selectively_contrastive, contrastive, margin"),
+    ("--loss", "loss", "loss", str, ", ".join(LOSSES)),
     ("--margin", "margin", "margin", float, "margin alpha >= 0"),
     ("--lr", "lr", "lr", float, "learning rate"),
     ("--normalize", "normalize", "normalize", str, "L2-normalised embeddings: yes or no"),

@@ -78,6 +78,35 @@ def prefix_gaps(vs, nv, W):
         W[j] = W[j - 1] + j * (vs[j] - vs[j - 1])
 
 
+@njit(inline="always", **JIT)
+def _first_over(ts, n, v, atol):
+    """First index ``i`` of the ascending ``ts[:n]`` with ``ts[i] - v > atol``
+    (``n`` if none): every later one has it too."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ts[mid] - v > atol:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(inline="always", **JIT)
+def _n_under(vs, n, t, atol):
+    """Number of the ascending ``vs[:n]`` with ``t - v > atol`` (a prefix of them)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if t - vs[mid] > atol:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(**JIT)
 def hinge_against_sorted(ts, U, nt, v, atol):
     """One negative distance ``v`` against ascending ``ts[:nt]`` (positives + margin).
@@ -113,16 +142,7 @@ def hinge_against_sorted(ts, U, nt, v, atol):
     s = 0.0
     if lo < nt:
         s = U[lo] + act * (ts[lo] - v)
-    # first t with t - v > atol
-    lo = 0
-    hi = nt
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ts[mid] - v > atol:
-            hi = mid
-        else:
-            lo = mid + 1
-    return act, nt - lo, s
+    return act, nt - _first_over(ts, nt, v, atol), s
 
 
 @njit(**JIT)
@@ -149,16 +169,7 @@ def hinge_sorted_negatives(ts, nt, vs, W, nv, atol):
         active += lo
         if lo > 0:
             s += lo * (t - vs[lo - 1]) + W[lo - 1]
-        # number of v with t - v > atol (true for the smallest v first)
-        lo = 0
-        hi = nv
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if t - vs[mid] > atol:
-                lo = mid + 1
-            else:
-                hi = mid
-        viol += lo
+        viol += _n_under(vs, nv, t, atol)
     return active, viol, s
 
 
@@ -417,6 +428,21 @@ def pair_loss_kernel(X, codes, pos_threshold, neg_threshold):
 # ---------------------------------------------------------------------------
 
 
+@njit(inline="always", **JIT)
+def _offer(d, same, k, skip, bp, bpi, bn, bni):
+    """Offer point ``k`` at distance ``d`` to an anchor's batch-hard state
+    ``(bp, bpi, bn, bni)``: a positive (``same``) other than ``skip`` (the
+    anchor) replaces a nearer one, a negative a farther one, and on a tie the
+    smaller index wins.
+    """
+    if same:
+        if d >= bp and k != skip and (d > bp or k < bpi):
+            return d, k, bn, bni
+    elif d <= bn and (d < bn or k < bni):
+        return bp, bpi, d, k
+    return bp, bpi, bn, bni
+
+
 @njit(**JIT)
 def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, rows, cols):
     """Batch-hard states of anchors ``[i0, i1)`` against ``[j0, j1)`` and back.
@@ -463,18 +489,7 @@ def _bh_pair_sub(X, XT, codes, i0, i1, j0, j1, diag, rows, cols, acc):
                 if hits == 0:
                     continue
                 for j in range(nc):
-                    d = row[j]
-                    if cod[j] == ca:
-                        if d >= bp:
-                            b = c0 + j
-                            if b != a and (d > bp or b < bpi):
-                                bp = d
-                                bpi = b
-                    elif d <= bn:
-                        b = c0 + j
-                        if d < bn or b < bni:
-                            bn = d
-                            bni = b
+                    bp, bpi, bn, bni = _offer(row[j], cod[j] == ca, c0 + j, a, bp, bpi, bn, bni)
                 hp[a] = bp
                 hpi[a] = bpi
                 hn[a] = bn
@@ -501,18 +516,7 @@ def _bh_pair_sub(X, XT, codes, i0, i1, j0, j1, diag, rows, cols, acc):
                 bn = cn[b]
                 bni = cni[b]
                 for r in range(nr):
-                    d = acc[r, j]
-                    if cod[r] == cb:
-                        if d >= bp:
-                            a = r0 + r
-                            if d > bp or a < bpi:
-                                bp = d
-                                bpi = a
-                    elif d <= bn:
-                        a = r0 + r
-                        if d < bn or a < bni:
-                            bn = d
-                            bni = a
+                    bp, bpi, bn, bni = _offer(acc[r, j], cod[r] == cb, r0 + r, -1, bp, bpi, bn, bni)
                 cp[b] = bp
                 cpi[b] = bpi
                 cn[b] = bn
@@ -596,17 +600,11 @@ def _bh_parallel(X, codes, bs, ctl):
         bpi = hpi[a]
         bn = hn[a]
         bni = hni[a]
-        for K in range(M):
-            d = sp[K, a]
-            i = spi[K, a]
-            if i >= 0 and (d > bp or (d == bp and i < bpi)):
-                bp = d
-                bpi = i
-            d = sn[K, a]
-            i = sni[K, a]
-            if i >= 0 and (d < bn or (d == bn and i < bni)):
-                bn = d
-                bni = i
+        for K in range(M):  # the blocks' states, in block order (unset ones: index -1)
+            if spi[K, a] >= 0:
+                bp, bpi, bn, bni = _offer(sp[K, a], True, spi[K, a], -1, bp, bpi, bn, bni)
+            if sni[K, a] >= 0:
+                bp, bpi, bn, bni = _offer(sn[K, a], False, sni[K, a], -1, bp, bpi, bn, bni)
         hp[a] = bp
         hpi[a] = bpi
         hn[a] = bn
@@ -712,30 +710,12 @@ def _count_violations(drow, a, codes, margin, atol, members, start, pos, neg):
         ts = np.sort(pos[:npos])
         for q in range(nneg):
             x = neg[q]
-            # first position with ts[lo] - x > atol; every later one too
-            lo = 0
-            hi = npos
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if ts[mid] - x > atol:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            c += npos - lo
+            c += npos - _first_over(ts, npos, x, atol)
     else:
         negs = np.sort(neg[:nneg])
         for q in range(npos):
             t = pos[q]
-            # first position with t - negs[lo] <= atol; every later one too
-            lo = 0
-            hi = nneg
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if t - negs[mid] > atol:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            c += lo
+            c += _n_under(negs, nneg, t, atol)
     return c
 
 

@@ -4,7 +4,7 @@ Reproduces, on one CPU machine, the experiments behind the collapse analysis
 of hard negative mining: numpy networks (:class:`MLP`, a free
 :class:`EmbeddingTable`) trained with batch-hard, all-triplet, semi-hard,
 selectively contrastive, contrastive and margin losses (gradients in
-:mod:`isoapprox.train.losses`), on P x K batches of synthetic clusters,
+:mod:`isoapprox.losses`), on P x K batches of synthetic clusters,
 scikit-learn's digits or MNIST-1D (generated offline) with class-disjoint
 splits; logged collapse
 statistics, retrieval recall and Xuan et al.'s triplet diagram; resumable
@@ -13,7 +13,8 @@ parameter sweeps (:func:`run_sweep`, ``isoapprox train``).
 Modules
 -------
 - :mod:`~isoapprox.train.networks`: MLP, embedding table, L2 normalisation.
-- :mod:`~isoapprox.train.losses`: losses with gradients w.r.t. embeddings.
+- :mod:`~isoapprox.train.losses`: former home of the losses with gradients
+  (now :mod:`isoapprox.losses`; re-exported).
 - :mod:`~isoapprox.train.optim`: SGD (momentum) and Adam (decoupled decay).
 - :mod:`~isoapprox.train.data`: data sets, splits, P x K sampler.
 - :mod:`~isoapprox.train.evaluate`: collapse statistics, Recall@K, diagram.
@@ -24,6 +25,19 @@ Modules
 
 from __future__ import annotations
 
+from ..losses import (
+    LOSSES,
+    LossResult,
+    all_triplet_loss_grad,
+    batch_hard_loss_grad,
+    contrastive_loss_grad,
+    l2_normalize,
+    l2_normalize_backward,
+    loss_and_grad,
+    margin_loss_grad,
+    selectively_contrastive_loss_grad,
+    semi_hard_loss_grad,
+)
 from .bounds import (
     BatchTheory,
     CrossCheckCallback,
@@ -51,18 +65,7 @@ from .evaluate import (
     recall_at_k,
     triplet_diagram,
 )
-from .losses import (
-    LOSSES,
-    LossResult,
-    all_triplet_loss_grad,
-    batch_hard_loss_grad,
-    contrastive_loss_grad,
-    loss_and_grad,
-    margin_loss_grad,
-    selectively_contrastive_loss_grad,
-    semi_hard_loss_grad,
-)
-from .networks import MLP, EmbeddingTable, l2_normalize, l2_normalize_backward
+from .networks import MLP, EmbeddingTable
 from .optim import SGD, Adam, make_optimizer
 from .sweep import (
     Cell,

@@ -15,7 +15,7 @@ from .._typing import ArrayLike, FloatArray, IntArray
 from .._validation import as_labels, as_points, check_int
 from ..kernels import distances as K
 from ..kernels import losses as KL
-from .networks import l2_normalize
+from ..losses import l2_normalize
 
 __all__ = [
     "EmbeddingStats",

@@ -13,6 +13,7 @@ import numpy as np
 from .._typing import FloatArray, RNGLike
 from .._validation import as_rng, check_int, check_option, check_positive
 from ..exceptions import InvalidInputError
+from ..losses import NORM_EPS, l2_normalize, l2_normalize_backward
 
 __all__ = [
     "ACTIVATIONS",
@@ -24,35 +25,6 @@ __all__ = [
 ]
 
 ACTIVATIONS = ("tanh", "relu")
-NORM_EPS = 1e-12
-
-
-def l2_normalize(X: np.ndarray, eps: float = NORM_EPS) -> tuple[np.ndarray, np.ndarray]:
-    """Divide each row by ``max(||row||, eps)``.
-
-    Returns
-    -------
-    U : ndarray of shape (N, n)
-        The normalised rows.
-    r : ndarray of shape (N,)
-        The divisors ``max(||row||, eps)`` (needed by the backward pass).
-    """
-    r = np.maximum(np.sqrt(np.einsum("ij,ij->i", X, X)), eps)
-    return X / r[:, None], r
-
-
-def l2_normalize_backward(
-    dU: np.ndarray, U: np.ndarray, r: np.ndarray, eps: float = NORM_EPS
-) -> np.ndarray:
-    """Backward pass of :func:`l2_normalize`: ``dX = (dU - U <U, dU>) / r``, the
-    inner product ``<U, dU>`` taken row by row.
-
-    A row whose norm was clamped at ``eps`` went through the linear map
-    ``X / eps`` and gets ``dU / eps``.
-    """
-    proj = dU - U * np.einsum("ij,ij->i", U, dU)[:, None]
-    clamped = (r <= eps)[:, None]
-    return np.where(clamped, dU, proj) / r[:, None]
 
 
 class MLP:

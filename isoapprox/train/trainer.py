@@ -30,6 +30,7 @@ from .._validation import (
 from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
+from ..losses import LOSSES, LossResult, check_loss_options
 from .bounds import CrossCheckCallback, TheoryCallback
 from .data import (
     DATASETS,
@@ -44,7 +45,6 @@ from .data import (
     resolve_pk,
 )
 from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, stats_from_distances
-from .losses import LOSSES, LossResult, check_loss_options
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
 
@@ -92,12 +92,12 @@ class TrainConfig:
     normalize : bool
         L2-normalised embeddings (on the unit sphere).
     loss : str
-        A name of :data:`~isoapprox.train.losses.LOSSES`.
+        A name of :data:`~isoapprox.losses.registry.LOSSES`.
     margin : float
         ``alpha`` (triplet losses, contrastive negatives, margin loss band);
         also the margin of the logged batch-hard quantities.
     reduction : {"mean", "sum", "max", "mean_nonzero"}
-        Of the loss's terms (:data:`~isoapprox.train.losses.REDUCTIONS`;
+        Of the loss's terms (:attr:`~isoapprox.losses.registry.LossSpec.reductions`;
         ``"mean_nonzero"``, the mean over the positive terms, is
         pytorch-metric-learning's default; the selectively contrastive loss
         takes ``"mean"`` or ``"sum"``).
@@ -254,7 +254,7 @@ class TrainConfig:
             "positive": self.sc_positive,
             "hard_threshold": self.sc_hard_threshold,
         }
-        return {k: table[k] for k in LOSSES[self.loss][2]}
+        return {k: table[k] for k in LOSSES[self.loss].options}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (tuples become lists in JSON)."""
@@ -536,7 +536,7 @@ class Trainer:
         self.sampler = PKSampler(
             self.train_codes, self.P, self.K, rng=np.random.default_rng(sample_ss)
         )
-        self.loss_fn = LOSSES[config.loss][0]
+        self.loss_fn = LOSSES[config.loss].fn
         self.loss_options = check_loss_options(config.loss, config.loss_options())
         self._setup_eval(np.random.default_rng(eval_ss))
         self.step_count = 0

@@ -1,4 +1,4 @@
-"""Triplet, batch-hard, contrastive and margin losses and their zero-loss sets.
+"""Loss values: triplet, batch-hard, contrastive and margin losses and their zero-loss sets.
 
 Design notes: docs/dev/kernels_design.md, section ``isoapprox.losses``.
 """
@@ -9,9 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._scaling import pow2_scale
-from ._typing import ArrayLike, FloatArray, IntArray
-from ._validation import (
+from .._typing import ArrayLike, FloatArray, IntArray
+from .._validation import (
     as_labels,
     as_points,
     check_margin,
@@ -19,8 +18,17 @@ from ._validation import (
     check_option,
     require_triplets,
 )
-from .geometry import warn_overflow
-from .kernels import losses as K
+from ..geometry import warn_overflow
+from ..kernels import losses as K
+from ._core import (
+    REDUCTIONS,
+    TRIPLET_REDUCTIONS,
+    fill_doc,
+    mine_batch_hard,
+    reduce_pairs,
+    reduce_terms,
+    unit_scale,
+)
 
 __all__ = [
     "REDUCTIONS",
@@ -39,12 +47,15 @@ __all__ = [
     "triplet_loss",
 ]
 
-REDUCTIONS = ("sum", "mean", "max")
-#: reductions of the triplet losses (:func:`batch_hard_loss`, :func:`triplet_loss`):
-#: those of :data:`REDUCTIONS` and ``"mean_nonzero"``, the mean over the terms that
-#: are positive (0 when none is), pytorch-metric-learning's default
-#: ``AvgNonZeroReducer``
-TRIPLET_REDUCTIONS = ("sum", "mean", "max", "mean_nonzero")
+
+def points_and_codes(E: ArrayLike, y: ArrayLike, *, triplets: bool):
+    """Checked float64 points (``N >= 2``), label codes and classes; with
+    ``triplets``, labels that admit a triplet."""
+    X = as_points(E, "E", min_points=2)
+    codes, classes = as_labels(y, X.shape[0], "y")
+    if triplets:
+        require_triplets(codes)
+    return X, codes, classes
 
 
 def _prepare(E: ArrayLike, y: ArrayLike, margin: float, *, triplets: bool = True):
@@ -53,10 +64,8 @@ def _prepare(E: ArrayLike, y: ArrayLike, margin: float, *, triplets: bool = True
     margin = check_margin(margin)
     if triplets:
         require_triplets(codes)
-    s = pow2_scale(X, lengths=(margin,))
-    if s != 1.0:
-        X = X * s
-    return X, codes, classes, margin * s, s
+    X, (alpha,), s = unit_scale(X, margin)
+    return X, codes, classes, alpha, s
 
 
 @dataclass(frozen=True)
@@ -81,15 +90,13 @@ class HardestPairs:
     valid: np.ndarray
 
 
+@fill_doc
 def hardest_pairs(E: ArrayLike, y: ArrayLike) -> HardestPairs:
     """Batch-hard mining: each anchor's hardest positive and hardest negative.
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels.
+    {E_y}
 
     Returns
     -------
@@ -97,8 +104,7 @@ def hardest_pairs(E: ArrayLike, y: ArrayLike) -> HardestPairs:
 
     Raises
     ------
-    NoTripletError
-        If the labels admit no triplet.
+    {raises_triplet}
     """
     X, codes, _, _, s = _prepare(E, y, 0.0)
     hp, hn, pi, ni = K.batch_hard_terms(X, codes, 0.0)
@@ -108,30 +114,7 @@ def hardest_pairs(E: ArrayLike, y: ArrayLike) -> HardestPairs:
     return HardestPairs(hp, hn, pi, ni, (pi >= 0) & (ni >= 0))
 
 
-def reduce_terms(values: np.ndarray, reduction: str) -> float:
-    """Sum, mean, max or mean of the positive ones of validated non-negative terms.
-
-    No validation; shared with isoapprox.train.  ``"mean_nonzero"`` divides the
-    sum by the number of positive terms, and is 0 when none is (as
-    pytorch-metric-learning's ``AvgNonZeroReducer``).
-    """
-    if reduction == "sum":
-        return float(np.sum(values))
-    if reduction == "mean":
-        return float(np.sum(values) / len(values))
-    if reduction == "mean_nonzero":
-        k = int(np.count_nonzero(values > 0.0))
-        return float(np.sum(values) / k) if k else 0.0
-    return float(np.max(values))
-
-
-def worst_pair(best: np.ndarray, arg: np.ndarray) -> tuple[int, int]:
-    """The pair of the largest term from :func:`~isoapprox.kernels.losses.pair_loss_kernel`."""
-    rows = np.flatnonzero(arg >= 0)
-    i = int(rows[np.argmax(best[rows])])
-    return i, int(arg[i])
-
-
+@fill_doc
 def batch_hard_loss(
     E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
 ) -> float:
@@ -161,8 +144,7 @@ def batch_hard_loss(
 
     Raises
     ------
-    NoTripletError
-        If the labels admit no triplet.
+    {raises_triplet}
     InvalidInputError
         For NaN/inf or mis-shaped input, a negative margin or an unknown
         reduction.
@@ -189,8 +171,7 @@ def _batch_hard_scaled(X: np.ndarray, codes: np.ndarray, alpha: float,
                        reductions: tuple[str, ...]) -> list[float]:
     """The batch-hard loss under each of ``reductions``, from one kernel pass, in
     the units of ``X`` (already rescaled: :func:`_prepare`)."""
-    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
-    valid = (pi >= 0) & (ni >= 0)
+    hp, hn, _, _, valid = mine_batch_hard(X, codes, alpha)
     terms = np.maximum(hp[valid] - hn[valid] + alpha, 0.0)
     return [reduce_terms(terms, r) for r in reductions]
 
@@ -200,23 +181,19 @@ def compute_batch_hard(X: np.ndarray, codes: np.ndarray, alpha: float,
     """:func:`batch_hard_loss` without its checks, for callers that validated
     (finite float64 ``X``, label codes admitting a triplet, ``alpha >= 0``),
     under each of ``reductions`` from one kernel pass; no overflow warning."""
-    s = pow2_scale(X, lengths=(alpha,))
-    if s != 1.0:
-        X = X * s
-    return [v / s for v in _batch_hard_scaled(X, codes, alpha * s, reductions)]
+    X, (alpha_s,), s = unit_scale(X, alpha)
+    return [v / s for v in _batch_hard_scaled(X, codes, alpha_s, reductions)]
 
 
 def compute_worst_slack(X: np.ndarray, codes: np.ndarray, alpha: float) -> float:
     """``min_(a,p,m) d(a,m) - d(a,p) - alpha`` (:attr:`SeparationResult.worst_slack`)
     without the checks of :func:`separation_report` or its violation counts."""
-    s = pow2_scale(X, lengths=(alpha,))
-    if s != 1.0:
-        X = X * s
-    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha * s)
-    valid = (pi >= 0) & (ni >= 0)
-    return float(np.min(np.where(valid, hn - hp - alpha * s, np.inf))) / s
+    X, (alpha_s,), s = unit_scale(X, alpha)
+    hp, hn, _, _, valid = mine_batch_hard(X, codes, alpha_s)
+    return float(np.min(np.where(valid, hn - hp - alpha_s, np.inf))) / s
 
 
+@fill_doc
 def triplet_loss(
     E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, reduction: str = "mean"
 ) -> float:
@@ -224,12 +201,8 @@ def triplet_loss(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels.
-    margin : float, default 0.0
-        ``alpha >= 0``.
+    {E_y}
+    {margin}
     reduction : {"mean", "sum", "max", "mean_nonzero"}
         ``mean`` divides by the number of triplets (active or not),
         ``mean_nonzero`` by the number of triplets with a positive term (0
@@ -245,8 +218,7 @@ def triplet_loss(
 
     Raises
     ------
-    NoTripletError
-        If the labels admit no triplet.
+    {raises_triplet}
 
     Notes: docs/dev/kernels_design.md, ``isoapprox.losses.triplet_loss``.
 
@@ -261,8 +233,7 @@ def triplet_loss(
     reduction = check_option(reduction, "reduction", TRIPLET_REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
     if reduction == "max":
-        hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
-        valid = (pi >= 0) & (ni >= 0)
+        hp, hn, _, _, valid = mine_batch_hard(X, codes, alpha)
         total = float(np.max(np.maximum(hp[valid] - hn[valid] + alpha, 0.0)))
     else:
         sums, counts, active = K.triplet_loss_kernel(X, codes, alpha)
@@ -324,6 +295,7 @@ class SeparationResult:
         }
 
 
+@fill_doc
 def separation_report(
     E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, atol: float = 1e-9
 ) -> SeparationResult:
@@ -331,12 +303,8 @@ def separation_report(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels.
-    margin : float, default 0.0
-        ``alpha >= 0``.
+    {E_y}
+    {margin}
     atol : float, default 1e-9
         Absolute tolerance: a triplet counts as violated only when
         ``d(a,p) + alpha - d(a,m) > atol``.
@@ -347,15 +315,13 @@ def separation_report(
 
     Raises
     ------
-    NoTripletError
-        If the labels admit no triplet.
+    {raises_triplet}
 
     Notes: docs/dev/kernels_design.md, ``isoapprox.losses.separation_report``.
     """
     atol = check_nonnegative(atol, "atol")
     X, codes, _, alpha, s = _prepare(E, y, margin)
-    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
-    valid = (pi >= 0) & (ni >= 0)
+    hp, hn, pi, ni, valid = mine_batch_hard(X, codes, alpha)
     slack = np.where(valid, hn - hp - alpha, np.inf)
     a = int(np.argmin(slack))
     viol = K.separation_counts(X, codes, alpha, atol * s)
@@ -375,6 +341,7 @@ def separation_report(
     )
 
 
+@fill_doc
 def is_triplet_separated(
     E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, atol: float = 1e-9
 ) -> bool:
@@ -385,12 +352,8 @@ def is_triplet_separated(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels.
-    margin : float, default 0.0
-        ``alpha >= 0``.
+    {E_y}
+    {margin}
     atol : float, default 1e-9
         Absolute tolerance on each triplet's slack.
 
@@ -405,8 +368,7 @@ def is_triplet_separated(
     """
     atol = check_nonnegative(atol, "atol")
     X, codes, _, alpha, s = _prepare(E, y, margin)
-    hp, hn, pi, ni = K.batch_hard_terms(X, codes, alpha)
-    valid = (pi >= 0) & (ni >= 0)
+    hp, hn, _, _, valid = mine_batch_hard(X, codes, alpha)
     return bool(np.all(hp[valid] + alpha - hn[valid] <= atol * s))
 
 
@@ -441,63 +403,33 @@ class PairLossResult:
 def _pair_loss(E, y, pos_thr, neg_thr, reduction, atol, margin_for_scale) -> PairLossResult:
     reduction = check_option(reduction, "reduction", REDUCTIONS)
     atol = check_nonnegative(atol, "atol")
-    X = as_points(E, "E", min_points=2)
-    codes, _ = as_labels(y, X.shape[0], "y")
-    s = pow2_scale(X, lengths=(margin_for_scale, pos_thr, neg_thr))
-    if s != 1.0:
-        X = X * s
-    sums, best, arg, active = K.pair_loss_kernel(X, codes, pos_thr * s, neg_thr * s)
-    i, j = worst_pair(best, arg)
-    worst = float(best[i]) / s
-    n = X.shape[0]
-    n_pairs = n * (n - 1) // 2
-    if reduction == "sum":
-        value = float(np.sum(sums)) / s
-    elif reduction == "mean":
-        value = float(np.sum(sums)) / n_pairs / s
-    else:
-        value = worst
+    X, codes, _ = points_and_codes(E, y, triplets=False)
+    X, (_, pos_s, neg_s), s = unit_scale(X, margin_for_scale, pos_thr, neg_thr)
+    value, worst, pair, n_pairs, n_act, _ = reduce_pairs(X, codes, pos_s, neg_s, reduction)
+    worst /= s
     return PairLossResult(
-        value=value,
+        value=value / s,
         worst=worst,
-        worst_pair=(i, j),
-        n_active=int(np.sum(active)),
+        worst_pair=pair,
+        n_active=n_act,
         n_pairs=n_pairs,
         zero_loss=worst <= atol,
     )
 
 
+@fill_doc
 def contrastive_report(
-    E: ArrayLike,
-    y: ArrayLike,
-    *,
-    margin: float = 0.0,
-    pos_margin: float = 0.0,
-    reduction: str = "mean",
-    atol: float = 1e-9,
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, pos_margin: float = 0.0,
+    reduction: str = "mean", atol: float = 1e-9
 ) -> PairLossResult:
     """Pairwise contrastive loss with its worst pair and zero-loss check.
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels (any layout; ``N >= 2``).
-    margin : float, default 0.0
-        ``alpha``: negatives closer than ``alpha`` are penalised.
-    pos_margin : float, default 0.0
-        Positives farther than ``pos_margin`` are penalised.
-    reduction : {"mean", "sum", "max"}
-        Over all ``N (N - 1) / 2`` pairs.
-    atol : float, default 1e-9
-        Tolerance of the zero-loss check.
-
-    Returns
-    -------
-    PairLossResult
-        ``value`` and ``worst`` are ``inf``, with a ``RuntimeWarning``, when
-        they exceed the largest float64.
+    {E_y_pairs}
+    {contrastive}
+    {pair_reduction}
+    {pair_report}
     """
     res = _contrastive(E, y, margin, pos_margin, reduction, atol)
     warn_overflow(max(res.value, res.worst), "contrastive_report", "the loss")
@@ -510,13 +442,10 @@ def _contrastive(E, y, margin, pos_margin, reduction, atol) -> PairLossResult:
     return _pair_loss(E, y, pos_margin, margin, reduction, atol, margin)
 
 
+@fill_doc
 def contrastive_loss(
-    E: ArrayLike,
-    y: ArrayLike,
-    *,
-    margin: float = 0.0,
-    pos_margin: float = 0.0,
-    reduction: str = "mean",
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, pos_margin: float = 0.0,
+    reduction: str = "mean"
 ) -> float:
     """Pairwise contrastive loss ``[d_pos - pos_margin]_+ + [alpha - d_neg]_+``.
 
@@ -524,22 +453,11 @@ def contrastive_loss(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels (any layout; ``N >= 2``).
-    margin : float, default 0.0
-        ``alpha``: negatives closer than ``alpha`` are penalised.
-    pos_margin : float, default 0.0
-        Positives farther than ``pos_margin`` are penalised.
-    reduction : {"mean", "sum", "max"}
-        Over all ``N (N - 1) / 2`` pairs.
+    {E_y_pairs}
+    {contrastive}
+    {pair_reduction}
 
-    Returns
-    -------
-    float
-        The loss; ``inf``, with a ``RuntimeWarning``, when it exceeds the
-        largest float64.
+    {pair_value}
 
     Examples
     --------
@@ -550,38 +468,23 @@ def contrastive_loss(
     return warn_overflow(value, "contrastive_loss", "the loss")
 
 
+@fill_doc
 def margin_loss_report(
-    E: ArrayLike,
-    y: ArrayLike,
-    *,
-    margin: float = 0.0,
-    beta: float = 1.0,
-    reduction: str = "mean",
-    atol: float = 1e-9,
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, beta: float = 1.0,
+    reduction: str = "mean", atol: float = 1e-9
 ) -> PairLossResult:
     """Margin loss (Wu et al. 2017) with its worst pair and zero-loss check.
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels (``N >= 2``).
+    {E_y_pairs}
     margin : float, default 0.0
         ``alpha >= 0``, half the width of the band around ``beta``.
     beta : float, default 1.0
         Boundary between positive and negative distances (``>= 0``).  The
         zero set is empty when ``beta < alpha`` and a positive pair exists.
-    reduction : {"mean", "sum", "max"}
-        Over all ``N (N - 1) / 2`` pairs.
-    atol : float, default 1e-9
-        Tolerance of the zero-loss check.
-
-    Returns
-    -------
-    PairLossResult
-        ``value`` and ``worst`` are ``inf``, with a ``RuntimeWarning``, when
-        they exceed the largest float64.
+    {pair_reduction}
+    {pair_report}
     """
     res = _margin(E, y, margin, beta, reduction, atol)
     warn_overflow(max(res.value, res.worst), "margin_loss_report", "the loss")
@@ -594,13 +497,10 @@ def _margin(E, y, margin, beta, reduction, atol) -> PairLossResult:
     return _pair_loss(E, y, beta - margin, beta + margin, reduction, atol, beta + margin)
 
 
+@fill_doc
 def margin_loss(
-    E: ArrayLike,
-    y: ArrayLike,
-    *,
-    margin: float = 0.0,
-    beta: float = 1.0,
-    reduction: str = "mean",
+    E: ArrayLike, y: ArrayLike, *, margin: float = 0.0, beta: float = 1.0,
+    reduction: str = "mean"
 ) -> float:
     """Margin loss ``[d_pos - beta + alpha]_+ + [beta - d_neg + alpha]_+``.
 
@@ -608,22 +508,11 @@ def margin_loss(
 
     Parameters
     ----------
-    E : array_like of shape (N, n)
-        Embeddings.
-    y : array_like of shape (N,)
-        Class labels (``N >= 2``).
-    margin : float, default 0.0
-        ``alpha >= 0``, half the width of the band around ``beta``.
-    beta : float, default 1.0
-        Boundary between positive and negative distances (``>= 0``).
-    reduction : {"mean", "sum", "max"}
-        Over all ``N (N - 1) / 2`` pairs.
+    {E_y_pairs}
+    {margin_loss}
+    {pair_reduction}
 
-    Returns
-    -------
-    float
-        The loss; ``inf``, with a ``RuntimeWarning``, when it exceeds the
-        largest float64.
+    {pair_value}
 
     Examples
     --------
