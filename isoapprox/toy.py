@@ -9,9 +9,11 @@ reproducibility: see docs/toy.md.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,11 +36,10 @@ from ._validation import (
 from .exceptions import InvalidInputError
 from .geometry import min_enclosing_ball
 from .ideal import EFFORTS, safety_limit
-from .losses import batch_hard_loss, hardest_pairs
+from .losses import LOSSES, batch_hard_loss, hardest_pairs
 from .metrics import isometric_error_report
 from .runs import RunJournal, config_key, executor, progress_bar, run_units
 from .theory import TheoryOptions, evaluate_theory
-from .train.losses import LOSSES
 from .train.networks import MLP
 from .train.optim import SGD
 
@@ -315,7 +316,7 @@ def train_scenario(config: ToyConfig, scenario: Scenario) -> dict[str, Any]:
     if config.perturbation > 0.0:
         _perturb([*net.params, X], float(config.perturbation), config.perturbation_seed)
     opt = SGD(net.params, lr=scenario.lr)
-    loss_fn = LOSSES["batch_hard"][0]  # on validated arrays (validated once above)
+    loss_fn = LOSSES["batch_hard"].fn  # on validated arrays (validated once above)
     T = config.steps
     lrs = scenario.lr * learning_rate_schedule(T, decay_start=config.lr_decay_start,
                                                end=config.lr_end)
@@ -635,24 +636,82 @@ _RANDOM_DROP = frozenset({"fstar_aligned", "fhaus", "center", "hard_pos", "hard_
                           "fstar_hard_pos", "fstar_hard_neg"})
 
 
-def _warm_up(config: ToyConfig) -> None:
+def _warm_up(config: ToyConfig, ex: Any = None) -> None:
     """Compile (or load from numba's cache) the kernels of a training and of the
-    evaluations, on tiny toys, in this process before the progress bar counts work
-    and before any worker starts: from a fresh cache that is a minute or more (the
-    kernels log one line when they compile), which would otherwise read as the first
-    units' cost in the bar's estimate; from a warm cache, a fraction of a second.
-    The worker processes (``jobs > 1``) then load every kernel from the cache
-    instead of each compiling the same ones: so the evaluations take the paths of
-    the run, its effort included (a random toy of the run reaches the search the
-    ``"quick"`` effort skips; the small toy, the collapse statistics)."""
-    sc = config.scenarios[0]
-    train_scenario(config.replace(steps=2, n_logged=2, n_history=2), sc)
-    E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
-    evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
-                       tol=config.tol, effort="quick", n_starts=1)
-    E, labels, margin = _random_embedding(config.replace(seed=0), 0)
-    evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0), tol=config.tol,
-                       effort=config.effort, n_starts=1, time_limit=config.time_limit)
+    evaluations, on tiny toys, before the progress bar counts work: from a fresh
+    cache that is half a minute or more (the kernels log one line when they
+    compile), which would otherwise read as the first units' cost in the bar's
+    estimate; from a warm cache, a fraction of a second.  The evaluations take the
+    paths of the run, its effort included (a random toy of the run reaches the
+    search the ``"quick"`` effort skips; the small toy, the collapse statistics).
+
+    With local worker processes (``ex``, :func:`isoapprox.runs.executor`), one of
+    them evaluates the random toy while this process trains and evaluates the
+    small toy, so that two cores compile at once; each writes numba's cache
+    (:func:`_locked_cache_saves`), from which the other processes load what they
+    did not compile.  Without ``ex``, or where files cannot be locked, all three
+    run here.  Nothing here touches a seed or a result of the run.
+    """
+    with _locked_cache_saves() as locked:
+        far = ex.submit(_warm_random, config) if ex is not None and locked else None
+        train_scenario(config.replace(steps=2, n_logged=2, n_history=2), config.scenarios[0])
+        E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
+        evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
+                           tol=config.tol, effort="quick", n_starts=1)
+        if far is None:
+            _warm_random(config)
+        else:
+            far.result()
+
+
+def _warm_random(config: ToyConfig) -> None:
+    """The warm-up's random toy at the run's effort (top level: a worker runs it)."""
+    with _locked_cache_saves():
+        E, labels, margin = _random_embedding(config.replace(seed=0), 0)
+        evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0),
+                           tol=config.tol, effort=config.effort, n_starts=1,
+                           time_limit=config.time_limit)
+
+
+@contextlib.contextmanager
+def _locked_cache_saves():
+    """numba's cache saves, each under an exclusive lock of its cache folder; yields
+    whether they are (``False`` where files cannot be locked: then nothing changes).
+
+    numba reads a kernel's cache index, adds an entry and replaces the file
+    without a lock: two processes saving two signatures of one kernel at the
+    same moment can leave an entry that names the other's machine code (a crash
+    or a wrong result in a later run).  :func:`_warm_up` lets two processes
+    compile at once only under this lock (``.isoapprox-save.lock`` in each cache
+    folder).
+    """
+    try:
+        import fcntl
+
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:  # pragma: no cover - not POSIX, or another numba
+        yield False
+        return
+    save = IndexDataCacheFile.save
+    if getattr(save, "_isoapprox_locked", False):  # already locked (nested)
+        yield True
+        return
+
+    def locked_save(self: Any, key: Any, data: Any) -> None:
+        fd = os.open(os.path.join(self._cache_path, ".isoapprox-save.lock"),
+                     os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            save(self, key, data)
+        finally:
+            os.close(fd)  # releases the lock
+
+    locked_save._isoapprox_locked = True  # type: ignore[attr-defined]
+    IndexDataCacheFile.save = locked_save
+    try:
+        yield True
+    finally:
+        IndexDataCacheFile.save = save
 
 
 def _layout_name(labels: Sequence[int]) -> str:
@@ -718,56 +777,66 @@ def run_toy(
     jobs = check_int(jobs, "jobs", minimum=1)
     t_start = time.perf_counter()
     n_scen = len(config.scenarios)
-    _warm_up(config)
-    bar = progress_bar(progress, n_scen * (1 + config.n_logged) + config.n_random, "toy",
-                       log=logger)
+    # local workers start first and warm up beside this process (_warm_up); a Dask
+    # cluster's workers compile on their own machines, so it starts after training
+    ex = executor(jobs) if jobs > 1 and scheduler is None else None
+    try:
+        _warm_up(config, ex)
+        bar = progress_bar(progress, n_scen * (1 + config.n_logged) + config.n_random, "toy",
+                           log=logger)
 
-    # 1. training (cheap: every step is kept)
-    trained: list[dict[str, Any]] = []
-    tasks: list[tuple] = []
-    opts = {"tol": config.tol, "effort": config.effort, "n_starts": config.n_starts,
-            "time_limit": config.time_limit}
-    for si, sc in enumerate(config.scenarios):
-        bar.set_description(f"toy: training {sc.name}")
-        tr = analyse_training(config, sc, train_scenario(config, sc))
-        embs, last = tr["embeddings"], tr["last"]
-        logged = logged_steps(last, config.n_logged) if last > 0 else np.array([0])
-        snaps = _snapshots(tr, config)
-        snap_steps = [sn["step"] for sn in snaps]
-        eval_steps = np.unique(np.concatenate([logged, snap_steps])).astype(int)
-        hist = logged_steps(last, config.n_history) if last > 0 else np.array([0])
-        tr.update(eval_steps=eval_steps, snapshots=snaps, history_steps=hist)
-        trained.append(tr)
-        for s in eval_steps:
-            tasks.append(((0, si, int(s)), embs[s], sc.labels, sc.margin,
-                          (config.seed, 1, si, int(s)), opts))
-        bar.update(1)
-    # 2. random toys
-    for i in range(config.n_random):
-        E, lay, margin = _random_embedding(config, i)
-        tasks.append(((1, i, 0), E, lay, margin, (config.seed, 3, i), opts))
+        # 1. training (cheap: every step is kept)
+        trained: list[dict[str, Any]] = []
+        tasks: list[tuple] = []
+        opts = {"tol": config.tol, "effort": config.effort, "n_starts": config.n_starts,
+                "time_limit": config.time_limit}
+        for si, sc in enumerate(config.scenarios):
+            bar.set_description(f"toy: training {sc.name}")
+            tr = analyse_training(config, sc, train_scenario(config, sc))
+            embs, last = tr["embeddings"], tr["last"]
+            logged = logged_steps(last, config.n_logged) if last > 0 else np.array([0])
+            snaps = _snapshots(tr, config)
+            snap_steps = [sn["step"] for sn in snaps]
+            eval_steps = np.unique(np.concatenate([logged, snap_steps])).astype(int)
+            hist = logged_steps(last, config.n_history) if last > 0 else np.array([0])
+            tr.update(eval_steps=eval_steps, snapshots=snaps, history_steps=hist)
+            trained.append(tr)
+            for s in eval_steps:
+                tasks.append(((0, si, int(s)), embs[s], sc.labels, sc.margin,
+                              (config.seed, 1, si, int(s)), opts))
+            bar.update(1)
+        # 2. random toys
+        for i in range(config.n_random):
+            E, lay, margin = _random_embedding(config, i)
+            tasks.append(((1, i, 0), E, lay, margin, (config.seed, 3, i), opts))
 
-    bar.set_total(n_scen + len(tasks))
-    bar.set_description("toy: distances to F_TS")
-    results: dict[tuple, dict[str, Any]] = {}
-    jr = None
-    if journal is not None:
-        jr = RunJournal(journal, experiment="toy", config=config_key(config))
-        keys = {t[0] for t in tasks}
-        results = {k: v for k, v in jr.done.items() if k in keys}
-        if results:
-            bar.note(f"toy: {len(results)} of {len(tasks)} evaluations resumed from {journal}")
-            bar.update(len(results))
+        bar.set_total(n_scen + len(tasks))
+        bar.set_description("toy: distances to F_TS")
+        results: dict[tuple, dict[str, Any]] = {}
+        jr = None
+        if journal is not None:
+            jr = RunJournal(journal, experiment="toy", config=config_key(config))
+            keys = {t[0] for t in tasks}
+            results = {k: v for k, v in jr.done.items() if k in keys}
+            if results:
+                bar.note(f"toy: {len(results)} of {len(tasks)} evaluations resumed from {journal}")
+                bar.update(len(results))
 
-    def finish(done: tuple[tuple, dict[str, Any]]) -> None:
-        key, rec = done
-        results[key] = rec
-        if jr is not None:
-            jr.add(list(key), rec)
-        bar.update(1)
+        def finish(done: tuple[tuple, dict[str, Any]]) -> None:
+            key, rec = done
+            results[key] = rec
+            if jr is not None:
+                jr.add(list(key), rec)
+            bar.update(1)
 
-    todo = [t for t in tasks if t[0] not in results]
-    ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler, timeout=connect_timeout)
+        todo = [t for t in tasks if t[0] not in results]
+    except BaseException:
+        if ex is not None:  # the workers started for the warm-up
+            ex.close(cancel=True)
+        raise
+    if ex is None:
+        ex = executor(jobs if len(todo) > 1 else 1, scheduler=scheduler,
+                      timeout=connect_timeout)
     run_units(_eval_task, todo, ex, finish)
     bar.close()
 

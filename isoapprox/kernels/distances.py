@@ -326,7 +326,8 @@ def _diam_serial(X, ctl):
     XT = transpose(X)
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
-    _diam_rows(X, XT, 0, N, best, arg, ctl, 0)
+    zero = np.int64(0)  # typed as the parallel schedule's rows and slots: one specialisation
+    _diam_rows(X, XT, zero, N, best, arg, ctl, zero)
     return best, arg
 
 
@@ -337,7 +338,8 @@ def _diam_parallel(X, bs, ctl):
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
     M = (N + bs - 1) // bs
-    for t in prange((M + 1) // 2):
+    for p in prange((M + 1) // 2):
+        t = np.int64(p)  # prange counts in uint64: int64 rows and slots, one specialisation
         _diam_rows(X, XT, t * bs, min(N, (t + 1) * bs), best, arg, ctl, t)
         u = M - 1 - t
         if u != t:
@@ -420,7 +422,8 @@ def _iso_serial(X1, X2, ctl):
     XT2 = transpose(X2)
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
-    _iso_rows(X1, X2, XT1, XT2, 0, N, best, arg, ctl, 0)
+    zero = np.int64(0)  # as in _diam_serial
+    _iso_rows(X1, X2, XT1, XT2, zero, N, best, arg, ctl, zero)
     return best, arg
 
 
@@ -432,7 +435,8 @@ def _iso_parallel(X1, X2, bs, ctl):
     best = np.full(N, -1.0)
     arg = np.full(N, -1, dtype=np.int64)
     M = (N + bs - 1) // bs
-    for t in prange((M + 1) // 2):
+    for p in prange((M + 1) // 2):
+        t = np.int64(p)  # as in _diam_parallel
         _iso_rows(X1, X2, XT1, XT2, t * bs, min(N, (t + 1) * bs), best, arg, ctl, t)
         u = M - 1 - t
         if u != t:
@@ -452,7 +456,8 @@ def isometric_error_kernel(X1, X2):
     else:
         bs, M = partition(N)
         best, arg = _iso_parallel(X1, X2, bs, np.zeros(1 + (M + 1) // 2, dtype=np.int64))
-    return argmax_rows(best, arg, -1.0, 0, 1)
+    # int64 as from Python (constants would be typed as literals: a second specialisation)
+    return argmax_rows(best, arg, -1.0, np.int64(0), np.int64(1))
 
 
 def isometric_error_sweep(X1, X2):
