@@ -9,11 +9,9 @@ reproducibility: see docs/toy.md.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import math
-import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,6 +34,7 @@ from ._validation import (
 from .exceptions import InvalidInputError
 from .geometry import min_enclosing_ball
 from .ideal import EFFORTS, safety_limit
+from .kernels import cache
 from .losses import LOSSES, batch_hard_loss, hardest_pairs
 from .metrics import isometric_error_report
 from .runs import RunJournal, config_key, executor, progress_bar, run_units
@@ -648,70 +647,27 @@ def _warm_up(config: ToyConfig, ex: Any = None) -> None:
     With local worker processes (``ex``, :func:`isoapprox.runs.executor`), one of
     them evaluates the random toy while this process trains and evaluates the
     small toy, so that two cores compile at once; each writes numba's cache
-    (:func:`_locked_cache_saves`), from which the other processes load what they
-    did not compile.  Without ``ex``, or where files cannot be locked, all three
-    run here.  Nothing here touches a seed or a result of the run.
+    (under the lock of :mod:`isoapprox.kernels.cache`), from which the other
+    processes load what they did not compile.  Without ``ex``, or where files
+    cannot be locked, all three run here.  Nothing here touches a seed or a result of the run.
     """
-    with _locked_cache_saves() as locked:
-        far = ex.submit(_warm_random, config) if ex is not None and locked else None
-        train_scenario(config.replace(steps=2, n_logged=2, n_history=2), config.scenarios[0])
-        E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
-        evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
-                           tol=config.tol, effort="quick", n_starts=1)
-        if far is None:
-            _warm_random(config)
-        else:
-            far.result()
+    far = ex.submit(_warm_random, config) if ex is not None and cache.LOCKED else None
+    train_scenario(config.replace(steps=2, n_logged=2, n_history=2), config.scenarios[0])
+    E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
+    evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
+                       tol=config.tol, effort="quick", n_starts=1)
+    if far is None:
+        _warm_random(config)
+    else:
+        far.result()
 
 
 def _warm_random(config: ToyConfig) -> None:
     """The warm-up's random toy at the run's effort (top level: a worker runs it)."""
-    with _locked_cache_saves():
-        E, labels, margin = _random_embedding(config.replace(seed=0), 0)
-        evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0),
-                           tol=config.tol, effort=config.effort, n_starts=1,
-                           time_limit=config.time_limit)
-
-
-@contextlib.contextmanager
-def _locked_cache_saves():
-    """numba's cache saves, each under an exclusive lock of its cache folder; yields
-    whether they are (``False`` where files cannot be locked: then nothing changes).
-
-    numba reads a kernel's cache index, adds an entry and replaces the file
-    without a lock: two processes saving two signatures of one kernel at the
-    same moment can leave an entry that names the other's machine code (a crash
-    or a wrong result in a later run).  :func:`_warm_up` lets two processes
-    compile at once only under this lock (``.isoapprox-save.lock`` in each cache
-    folder).
-    """
-    try:
-        import fcntl
-
-        from numba.core.caching import IndexDataCacheFile
-    except ImportError:  # pragma: no cover - not POSIX, or another numba
-        yield False
-        return
-    save = IndexDataCacheFile.save
-    if getattr(save, "_isoapprox_locked", False):  # already locked (nested)
-        yield True
-        return
-
-    def locked_save(self: Any, key: Any, data: Any) -> None:
-        fd = os.open(os.path.join(self._cache_path, ".isoapprox-save.lock"),
-                     os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            save(self, key, data)
-        finally:
-            os.close(fd)  # releases the lock
-
-    locked_save._isoapprox_locked = True  # type: ignore[attr-defined]
-    IndexDataCacheFile.save = locked_save
-    try:
-        yield True
-    finally:
-        IndexDataCacheFile.save = save
+    E, labels, margin = _random_embedding(config.replace(seed=0), 0)
+    evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0),
+                       tol=config.tol, effort=config.effort, n_starts=1,
+                       time_limit=config.time_limit)
 
 
 def _layout_name(labels: Sequence[int]) -> str:

@@ -16,6 +16,8 @@ import threading
 
 from numba.core import event
 
+from .cache import lock_cache_saves
+
 __all__ = ["JIT", "COMPILE_NOTICE"]
 
 #: the one set of numba options of every kernel
@@ -51,3 +53,4 @@ class _FirstCompile(event.Listener):
 
 
 event.register("numba:compile", _FirstCompile())
+lock_cache_saves()
