@@ -44,7 +44,7 @@ from isoapprox import nearest_ideal
 
 # an open bracket is part of what these scripts measure, not a warning
 from isoapprox.exceptions import ConvergenceWarning
-from isoapprox.ideal import resolve_budget, solve_nearest
+from isoapprox.ideal import SolverOptions, solve_nearest
 from isoapprox.ideal._subbatch import sub_batch_bound
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
@@ -68,9 +68,9 @@ def batches(quick: bool) -> list[tuple[str, np.ndarray, np.ndarray]]:
 
 def iso_subproblems(E: np.ndarray, y: np.ndarray) -> float:
     def lower(X, c):
-        return solve_nearest(X, c, MARGIN, "iso", 0, tol=1e-6, solver="auto",
-                             budget=resolve_budget(n_starts=2, max_subbatches=0),
-                             time_limit=1e6).lower
+        return solve_nearest(X, c, MARGIN, 0, SolverOptions.from_effort(
+            time_limit=1e6, warn_uncertified=False, n_starts=2,
+            max_subbatches=0)).lower
     return sub_batch_bound(E, y.astype(np.int64), MARGIN, lower).value
 
 

@@ -55,7 +55,7 @@ from .exceptions import (
     SolverError,
 )
 from .geometry import BallResult, diameter, farthest_pair, min_enclosing_ball, pairwise_distances
-from .ideal import IdealResult, nearest_ideal, nearest_zero_loss
+from .ideal import IdealResult, SolverOptions, nearest_ideal, nearest_zero_loss
 from .losses import (
     HardestPairs,
     PairLossResult,
@@ -148,6 +148,7 @@ __all__ = [
     "Signature",
     "SignatureThresholds",
     "SolverError",
+    "SolverOptions",
     "TheoryDiagnosis",
     "TheoryOptions",
     "ThicknessResult",

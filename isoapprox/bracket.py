@@ -16,7 +16,8 @@ class Bracket:
     """A value with proven lower and upper ends and whether they certify it.
 
     The one bracket of :class:`isoapprox.IdealResult`,
-    :class:`isoapprox.DistanceResult` and :class:`isoapprox.ProcrustesResult`
+    :class:`isoapprox.DistanceResult`, :class:`isoapprox.ProcrustesResult`,
+    :class:`isoapprox.packing.DStar` and :class:`isoapprox.packing.PackingResult`
     (their ``value``, ``lower``, ``upper``, ``gap``, ``rel_gap``,
     ``certified`` and ``lower_source`` read it).
 

@@ -732,7 +732,7 @@ def _iso_in_span(X: np.ndarray, codes: np.ndarray, margin: float, opts: TheoryOp
     centre = X.mean(axis=0)
     Q, R = np.linalg.qr((X - centre).T)  # X - centre = R^T Q^T; the last row of R ~ 0
     Q, Y = Q[:, :m], np.ascontiguousarray(R.T[:, :m])
-    res = solve_nearest(Y, codes, margin, "iso", rng, **opts.solver_options())
+    res = solve_nearest(Y, codes, margin, rng, opts.solver_options("iso"))
     if res.value == 0.0:  # separated up to rounding: let the search in R^n say so
         return None, n
     G = centre + res.embedding @ Q.T

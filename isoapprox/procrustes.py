@@ -51,15 +51,13 @@ class ProcrustesResult(Bracketed):
         Translation.
     bracket : Bracket
         ``value``, ``lower``, ``upper`` and ``certified`` below (both ends'
-        source: ``method``); the constructor also takes them as keywords.
+        source: ``method``), read by the attributes below.
     value : float
         ``max_k ||Q E1_k + b - E2_k||``, re-scored in float64 for the
         returned ``(Q, b)``; equal to ``upper``.
-    lower, upper : float
+    lower, upper, gap : float
         Proven bounds ``lower <= min_{Q, b} max_k ||Q E1_k + b - E2_k|| <=
-        upper``.
-    gap : float
-        ``upper - lower``.
+        upper`` and ``gap = upper - lower``.
     certified : bool
         ``gap <= max(rtol * scale, atol)`` with ``scale = max(R(E1), R(E2))``
         (for ``n >= 3`` a proven lower bound of it within 0.1 %, so never a

@@ -37,15 +37,13 @@ from .bracket import BRACKET_FIELDS, Bracket, Bracketed
 from .exceptions import InvalidInputError, SolverError
 from .geometry import compute_farthest_pair, compute_min_enclosing_ball, diameter
 from .ideal import (
-    EFFORTS,
-    SOLVERS,
     IdealResult,
+    SolverOptions,
     embedding_kind,
     nearest_ideal,
     nearest_zero_loss,
     pair_bounds,
     resolve_budget,
-    safety_limit,
     solve_nearest,
 )
 from .losses import (
@@ -58,10 +56,10 @@ from .losses import (
 from .metrics import compute_isometric_error, compute_pointwise, hausdorff_like, isometric_error
 from .packing import (
     LOWER_BOUND_CURVES,
+    compute_d_star_bracket,
+    compute_packing_distance_bound,
+    compute_packing_radius_bound,
     d_star,
-    d_star_bracket,
-    packing_distance_bound,
-    packing_radius_bound,
     separated_count,
 )
 from .procrustes import ProcrustesResult, compute_minimax_procrustes, minimax_procrustes
@@ -374,11 +372,7 @@ class TheoryOptions:
     curve: str | Callable[[int, int, float], float] = "packing"
 
     def __post_init__(self) -> None:
-        check_option(self.effort, "effort", EFFORTS)
-        safety_limit(self.time_limit)
-        check_positive(self.tol, "tol")
-        check_option(self.solver, "solver", SOLVERS)
-        self.budget()  # checks n_starts, max_iter and max_subbatches
+        self.solver_options()  # checks effort, the counts, time_limit, tol and solver
         if self.haus_max_points is not None:
             check_int(self.haus_max_points, "haus_max_points", minimum=0)
         if self.procrustes_max_dim is not None:
@@ -399,10 +393,20 @@ class TheoryOptions:
         return resolve_budget(self.effort, n_starts=self.n_starts, max_iter=self.max_iter,
                               max_subbatches=self.max_subbatches)
 
-    def solver_options(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`isoapprox.ideal.solve_nearest` (checked)."""
-        return {"tol": self.tol, "solver": self.solver, "budget": self.budget(),
-                "time_limit": safety_limit(self.time_limit)}
+    def solver_options(self, objective: str = "iso") -> SolverOptions:
+        """The options of each solve (:func:`isoapprox.ideal.solve_nearest`), silent when
+        uncertified (the result says it).
+
+        Parameters
+        ----------
+        objective : {"iso", "haus"}, default "iso"
+
+        Returns
+        -------
+        SolverOptions
+        """
+        return SolverOptions(objective, self.solver, self.tol, self.budget(), self.time_limit,
+                             warn_uncertified=False)
 
 
 @dataclass(frozen=True)
@@ -414,8 +418,7 @@ class DistanceResult(Bracketed):
     objective : {"iso", "haus"}
     bracket : Bracket
         ``value``, ``lower``, ``upper``, ``certified``, ``lower_source`` and
-        ``upper_source`` (``solver``), read by the attributes below (the
-        constructor also takes them as keywords).
+        ``upper_source`` (``solver``), read by the attributes below.
     value, lower, upper : float
         ``lower <= d(E, F_TS) <= upper = value`` (re-scored in float64).
     gap, rel_gap : float
@@ -722,7 +725,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     scale = max(diam, alpha)
     L, L_mean = compute_batch_hard(X, codes, alpha, ("max", "mean"))
     P_sep = separated_count(codes)
-    solve = opts.solver_options()
+    iso_opts, haus_opts = opts.solver_options("iso"), opts.solver_options("haus")
     runs_haus = opts.haus_max_points is None or N <= opts.haus_max_points
     haus_rng = rng if haus_rng is None else haus_rng
 
@@ -746,12 +749,12 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
     stages: list[dict[str, Any]] | None = None
     if verdict and iso_res is None:
         stages = []
-        for budget in dict.fromkeys((_first_budget(solve["budget"]), solve["budget"])):
-            iso_res = solve_nearest(X, codes, alpha, "iso", rng, **{**solve, "budget": budget})
+        for budget in dict.fromkeys((_first_budget(iso_opts.budget), iso_opts.budget)):
+            iso_res = solve_nearest(X, codes, alpha, rng, replace(iso_opts, budget=budget))
             iso, iso_crossed = iso_bracket(iso_res)
             if not decided(iso) and runs_haus and haus_res is None:
                 # its solution is a d_iso candidate too (small batches only)
-                haus_res = solve_nearest(X, codes, alpha, "haus", haus_rng, **solve)
+                haus_res = solve_nearest(X, codes, alpha, haus_rng, haus_opts)
                 iso, iso_crossed = iso_bracket(iso_res)
             stages.append({"budget": budget.to_dict(), "n_starts": int(iso_res.n_starts),
                            "n_iter": int(iso_res.n_iter), "status": iso_res.status,
@@ -760,9 +763,9 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
                 break
     else:
         if iso_res is None:
-            iso_res = solve_nearest(X, codes, alpha, "iso", rng, **solve)
+            iso_res = solve_nearest(X, codes, alpha, rng, iso_opts)
         if haus_res is None and runs_haus:
-            haus_res = solve_nearest(X, codes, alpha, "haus", haus_rng, **solve)
+            haus_res = solve_nearest(X, codes, alpha, haus_rng, haus_opts)
         iso, iso_crossed = iso_bracket(iso_res)
     solvers = {"iso": iso_res} if haus_res is None else {"iso": iso_res, "haus": haus_res}
     fstar = iso.embedding
@@ -796,7 +799,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
             # the radius form of the packing bound (the solver, where it runs, has it)
             ball = (compute_min_enclosing_ball(X, _LOOSE_BALL_RTOL, _LOOSE_BALL_MAX_ITER) if verdict
                     else compute_min_enclosing_ball(X))
-            pr = packing_radius_bound(codes, n, alpha, ball.radius)
+            pr = compute_packing_radius_bound(codes, n, alpha, ball.radius)
             if pr > lower:
                 lower, source = pr, "packing_radius"
         elif haus_res.lower > lower:
@@ -831,7 +834,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
         f_val, f_lo, f_up = proc.value, proc.lower, proc.upper
     else:
         f_val = f_lo = f_up = math.nan
-    ds, ds_lo, ds_up, ds_exact, ds_src = d_star_bracket(codes, n, alpha)
+    ds, ds_lo, ds_up, ds_exact, ds_src = compute_d_star_bracket(codes, n, alpha)
 
     # the checks of SPEC section 3 -----------------------------------------------------
     iso_b = iso.bracket.triple
@@ -863,7 +866,7 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
         n_points=N, dim=n, n_classes=int(codes.max()) + 1, n_separated_classes=P_sep,
         margin=alpha, loss_max=L, loss_mean=L_mean, diameter=diam, iso=iso, haus=haus,
         iso_crossed=iso_crossed, haus_crossed=bool(haus_crossed),
-        packing_lower=packing_distance_bound(codes, n, alpha, diam),
+        packing_lower=compute_packing_distance_bound(codes, n, alpha, diam),
         c=c, c_lower=c_lo, c_upper=c_up, theta=theta, theta_lower=th_lo, theta_upper=th_up,
         implied_cn=c * theta if math.isfinite(c) else math.nan,
         d_haus_fstar=f_val, d_haus_fstar_lower=f_lo, d_haus_fstar_upper=f_up,

@@ -28,9 +28,10 @@ from isoapprox.batch import (
     run_batch,
     save_best,
 )
-from isoapprox.batch.expensive import collapse_quantities, solve_pair
+from isoapprox.batch.expensive import NO_TIME_LIMIT, collapse_quantities, solve_pair
 from isoapprox.batch.table import iter_cells
-from isoapprox.exceptions import InvalidInputError, IsoapproxError
+from isoapprox.exceptions import InvalidInputError, IsoapproxError, NoTripletError
+from isoapprox.ideal import SolverOptions, resolve_budget
 from isoapprox.losses import is_triplet_separated
 from isoapprox.metrics import hausdorff_like, isometric_error
 
@@ -255,6 +256,34 @@ def test_settings_enter_the_fingerprint(tmp_path, baseline):
     assert other.signature() != IDEAL.signature()
     with pytest.raises(IsoapproxError, match="holds a run of another configuration"):
         run_batch(_config(stages=("cheap", other)), baseline.out, jobs=1)
+
+
+def test_settings_fingerprint_is_the_fields_only():
+    # a resume of a run recorded before SolverOptions must still match its fingerprint
+    sig = IDEAL.signature()
+    assert sig["params"] == [["effort", "default"], ["max_iter", 200], ["n_starts", 24],
+                             ["seed", 0], ["solver", "auto"], ["tol", 0.0001]]
+    assert ideal_stage("ideal_q", settings=IdealSettings(effort="quick", n_starts=None)
+                       ).signature()["params"][1:3] == [["max_iter", 100], ["n_starts", 4]]
+
+
+def test_settings_build_the_solver_options_of_their_theory_options():
+    s = IdealSettings(tol=1e-3, effort="quick", n_starts=3, max_iter=7, solver="scipy", seed=4)
+    th = s.theory_options()
+    assert (th.tol, th.effort, th.n_starts, th.max_iter, th.solver, th.time_limit,
+            th.haus_max_points) == (1e-3, "quick", 3, 7, "scipy", NO_TIME_LIMIT, None)
+    for objective in ("iso", "haus"):
+        opts = s.solver_options(objective)
+        assert isinstance(opts, SolverOptions)
+        assert opts == th.solver_options(objective)
+        assert opts.objective == objective and not opts.warn_uncertified
+        assert opts.budget == resolve_budget("quick", n_starts=3, max_iter=7)
+        assert (opts.tol, opts.solver, opts.time_limit) == (1e-3, "scipy", NO_TIME_LIMIT)
+
+
+def test_collapse_quantities_need_a_triplet():
+    with pytest.raises(NoTripletError, match="at least two points for a triplet"):
+        collapse_quantities(np.array([0, 1, 2]), 2, 1.0)
 
 
 # --- points stage, best rows ------------------------------------------------

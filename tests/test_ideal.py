@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -17,11 +18,19 @@ from isoapprox import (
     IdealResult,
     InvalidInputError,
     NoTripletError,
+    SolverOptions,
     batch_hard_loss,
     hausdorff_like,
     is_triplet_separated,
     isometric_error,
     nearest_ideal,
+)
+from isoapprox.ideal import (
+    EFFORTS,
+    SAFETY_TIME_LIMIT,
+    resolve_budget,
+    safety_limit,
+    solve_nearest,
 )
 from isoapprox.tolerances import FLOOR_RTOL
 
@@ -539,3 +548,72 @@ def test_pow2_factor_of_stored_magnitudes_is_pow2_scale(a, b, length):
     E, G = np.array([[a, -a / 3]]), np.array([[-b], [b / 7]])
     m = max(max_magnitude(E), max_magnitude(G))
     assert pow2_factor(m, length) == pow2_scale(E, G, lengths=length)
+
+
+# --- SolverOptions: one options object, checked where it is built ---------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"objective": "hausdorff"}, InvalidInputError, "`objective` must be one of 'iso', 'haus'"),
+        ({"solver": "gurobi"}, InvalidInputError, "`solver` must be one of"),
+        ({"tol": 0.0}, InvalidInputError, "`tol` must be > 0"),
+        ({"time_limit": -1.0}, InvalidInputError, "`time_limit` must be > 0"),
+        ({"budget": {"n_starts": 2}}, TypeError, "`budget` must be a Budget"),
+        ({"warn_uncertified": "yes"}, TypeError, "`warn_uncertified` must be a bool"),
+    ],
+)
+def test_solver_options_errors_name_the_argument(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        SolverOptions(**kwargs)
+
+
+def test_solver_options_defaults_are_nearest_ideals():
+    opts = SolverOptions()
+    assert opts == SolverOptions.from_effort("default")
+    assert (opts.objective, opts.solver, opts.tol, opts.warn_uncertified) == (
+        "iso", "auto", 1e-6, True)
+    assert opts.budget == resolve_budget("default")
+    assert opts.time_limit == SAFETY_TIME_LIMIT  # None is stored resolved
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.tol = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.property
+@given(effort=st.sampled_from(EFFORTS),
+       n_starts=st.one_of(st.none(), st.integers(1, 50)),
+       max_iter=st.one_of(st.none(), st.integers(1, 500)),
+       max_subbatches=st.one_of(st.none(), st.integers(0, 40)),
+       time_limit=st.one_of(st.none(), st.floats(1e-3, 1e6)))
+@settings(max_examples=examples(25))
+def test_property_from_effort_is_the_resolved_budget(effort, n_starts, max_iter,
+                                                      max_subbatches, time_limit):
+    opts = SolverOptions.from_effort(effort, objective="haus", time_limit=time_limit,
+                                     n_starts=n_starts, max_iter=max_iter,
+                                     max_subbatches=max_subbatches)
+    assert opts.objective == "haus"
+    assert opts.budget == resolve_budget(effort, n_starts=n_starts, max_iter=max_iter,
+                                         max_subbatches=max_subbatches)
+    assert opts.time_limit == safety_limit(time_limit)
+    # a copy with one field changed is checked again and equal to one built so
+    assert dataclasses.replace(opts, objective="iso") == SolverOptions.from_effort(
+        effort, time_limit=time_limit, n_starts=n_starts, max_iter=max_iter,
+        max_subbatches=max_subbatches)
+
+
+@pytest.mark.parametrize("objective", ["iso", "haus"])
+def test_solve_nearest_with_options_is_nearest_ideal(objective):
+    rng = np.random.default_rng(11)
+    E, y = rng.normal(size=(7, 2)), [0, 0, 1, 1, 2, 2, 2]
+    kw = {"tol": 1e-5, "solver": "scipy", "effort": "quick", "n_starts": 3, "max_iter": 60}
+    public = nearest_ideal(E, y, margin=0.4, objective=objective, rng=5,
+                           warn_uncertified=False, **kw)
+    opts = SolverOptions.from_effort(kw.pop("effort"), objective=objective,
+                                     warn_uncertified=False, **kw)
+    core = solve_nearest(np.asarray(E, dtype=np.float64), np.array(y, dtype=np.int64), 0.4, 5,
+                         opts)
+    assert core.embedding.tobytes() == public.embedding.tobytes()
+    assert core.bracket == public.bracket
+    assert (core.status, core.n_starts, core.n_iter, core.solver) == (
+        public.status, public.n_starts, public.n_iter, public.solver)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from isoapprox import InvalidInputError, nearest_ideal
 from isoapprox.geometry import min_enclosing_ball
-from isoapprox.ideal import resolve_budget, solve_nearest
+from isoapprox.ideal import SolverOptions, solve_nearest
 from isoapprox.ideal._problem import Problem
 from isoapprox.ideal._relax import _triplets, hardest_triplets, shor_sdp_bound
 from isoapprox.ideal._subbatch import (
@@ -42,9 +42,9 @@ def _labels(draw_sizes) -> np.ndarray:
 def _sub_lower(objective, margin):
     """The package's machinery on a sub-problem: its proven lower end."""
     def lower(X, c):
-        return solve_nearest(X, c, margin, objective, 0, tol=1e-6, solver="auto",
-                             budget=resolve_budget(n_starts=2, max_subbatches=0),
-                             time_limit=1e6).lower
+        return solve_nearest(X, c, margin, 0, SolverOptions.from_effort(
+            objective=objective, time_limit=1e6, warn_uncertified=False, n_starts=2,
+            max_subbatches=0)).lower
     return lower
 
 

@@ -227,6 +227,29 @@ def test_evaluate_theory_haus_lower_end_uses_the_radius_form_above_haus_max_poin
     assert expect > 0.2 * 1.05 - 1e-3  # r*(16, 3) >= 1.053
 
 
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"tol": 0.0}, "`tol` must be > 0"), ({"solver": "gurobi"}, "`solver` must be one of"),
+     ({"time_limit": 0.0}, "`time_limit` must be > 0"), ({"n_starts": 0}, "`n_starts`"),
+     ({"max_iter": -1}, "`max_iter`")],
+)
+def test_theory_options_check_their_solver_options(kwargs, match):
+    with pytest.raises(InvalidInputError, match=match):
+        T.TheoryOptions(**kwargs)
+
+
+def test_theory_options_build_one_solver_options_object():
+    th = T.TheoryOptions(effort="quick", tol=1e-4, solver="scipy", n_starts=3, max_iter=40,
+                         max_subbatches=1, time_limit=30.0)
+    for objective in ("iso", "haus"):
+        so = th.solver_options(objective)
+        assert isinstance(so, ia.SolverOptions)
+        assert so == ia.SolverOptions(objective, "scipy", 1e-4, th.budget(), 30.0,
+                                      warn_uncertified=False)
+    assert th.solver_options().objective == "iso"
+    assert T.TheoryOptions().solver_options().time_limit == ia.ideal.SAFETY_TIME_LIMIT
+
+
 def test_theory_options_pass_the_sub_batch_budget_to_the_solver():
     from isoapprox.exceptions import InvalidInputError
 

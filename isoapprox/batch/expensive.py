@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 
 from .._blas import quiet_threads
-from .._validation import check_int, check_option, check_positive
-from ..ideal import SOLVER_LOCK, nearest_ideal, resolve_budget
+from .._validation import check_int
+from ..ideal import SOLVER_LOCK, SolverOptions, resolve_budget, solve_nearest
 from ..losses import batch_hard_loss
 from ..packing import d_star
 from ..theory import TheoryOptions, TheoryResult, evaluate_theory
@@ -77,24 +77,23 @@ class IdealSettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_positive(self.tol, "tol")
         # the resolved counts enter the fingerprint, whatever spelled them
         b = resolve_budget(self.effort, n_starts=self.n_starts, max_iter=self.max_iter)
         object.__setattr__(self, "n_starts", b.n_starts)
         object.__setattr__(self, "max_iter", b.max_iter)
-        check_option(self.solver, "solver", ("auto", "scipy", "cvxpy"))
+        self.solver_options()  # checks tol and solver
         check_int(self.seed, "seed", minimum=0)
-
-    def solver_options(self) -> dict:
-        """Keyword arguments of :func:`isoapprox.nearest_ideal`."""
-        return {"tol": self.tol, "effort": self.effort, "n_starts": self.n_starts,
-                "max_iter": self.max_iter, "solver": self.solver, "time_limit": NO_TIME_LIMIT}
 
     def theory_options(self) -> TheoryOptions:
         """The :func:`isoapprox.evaluate_theory` options: both objectives solved, no time limit."""
-        return TheoryOptions(time_limit=NO_TIME_LIMIT, haus_max_points=None,
-                             **{k: v for k, v in self.solver_options().items()
-                                if k != "time_limit"})
+        return TheoryOptions(effort=self.effort, time_limit=NO_TIME_LIMIT, tol=self.tol,
+                             solver=self.solver, n_starts=self.n_starts, max_iter=self.max_iter,
+                             haus_max_points=None)
+
+    def solver_options(self, objective: str = "iso") -> SolverOptions:
+        """:meth:`theory_options`'s :meth:`~isoapprox.TheoryOptions.solver_options`: the
+        :class:`~isoapprox.SolverOptions` of each ``objective`` solve."""
+        return self.theory_options().solver_options(objective)
 
 
 _C = Column
@@ -195,9 +194,9 @@ def _collapse_cached(sizes: tuple[int, ...], dim: int, margin: float,
                      settings: IdealSettings) -> tuple[tuple[str, float], ...]:
     codes = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     E0 = np.zeros((codes.shape[0], dim))
+    # batch_hard_loss checks dim, margin and that the labels admit a triplet
     L = batch_hard_loss(E0, codes, margin=margin, reduction="max")
-    iso = nearest_ideal(E0, codes, margin=margin, objective="iso", rng=settings.seed,
-                        warn_uncertified=False, **settings.solver_options())
+    iso = solve_nearest(E0, codes, margin, settings.seed, settings.solver_options("iso"))
     P = len(sizes)
     ds = d_star(P, dim, margin)
     # Proven bracket of d_iso(0, F_TS) from D*: any G in F_TS keeps every point

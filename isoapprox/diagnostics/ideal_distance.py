@@ -35,7 +35,6 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
-from ..ideal import safety_limit
 from ..packing import (
     DSTAR_P_MAX,
     LOWER_BOUND_CURVES,
@@ -43,6 +42,7 @@ from ..packing import (
     lower_bound_curve,
     separated_class_count,
 )
+from ..sampling import class_members, pk_draw
 from ..theory import (
     CERTIFY,
     FAITHFUL_RATIO,
@@ -442,20 +442,10 @@ def theory_subsample(y: ArrayLike, max_points: int, *, rng: Any = 0) -> IntArray
     N = codes.shape[0]
     if N <= max_points:
         return np.arange(N)
-    gen = as_rng(rng)
-    counts = class_counts(codes)
-    multi = gen.permutation(np.flatnonzero(counts >= 2))
-    single = gen.permutation(np.flatnonzero(counts == 1))
-    order = np.concatenate([multi, single]).astype(np.int64)
-    n_cls = max(2, min(len(order), max_points // _SUBSAMPLE_PER_CLASS))
-    chosen = order[:n_cls]
-    per = max_points // n_cls
-    rows = []
-    for c in np.sort(chosen):
-        members = np.flatnonzero(codes == c)
-        take = min(per, members.size)
-        rows.append(gen.choice(members, size=take, replace=False))
-    return np.sort(np.concatenate(rows))
+    members = class_members(codes)
+    n_cls = max(2, min(len(members), max_points // _SUBSAMPLE_PER_CLASS))
+    return pk_draw(members, n_cls, max_points // n_cls, as_rng(rng),
+                   draw="permutation", sort=True)
 
 
 # --- the section --------------------------------------------------------------------
@@ -594,7 +584,7 @@ def theory_budget(options: TheoryOptions, res: TheoryResult, *, certify: str = "
 
     ``certify`` (:data:`CERTIFY`) and ``skipped`` (what ``"verdict"`` left
     out); ``effort`` and ``per_solve``, the budget of each ``nearest_ideal``
-    solve (:meth:`TheoryOptions.budget`: ``n_starts`` local solves up to 16
+    solve (:meth:`TheoryOptions.solver_options`: ``n_starts`` local solves up to 16
     points, fewer beyond, each of at most ``max_iter`` iterations,
     ``max_nodes`` boxes, ``max_lps`` linear programmes, ``max_subbatches``
     sub-problems); ``solves``: what each solve used (``n_starts``,
@@ -616,14 +606,15 @@ def theory_budget(options: TheoryOptions, res: TheoryResult, *, certify: str = "
     solves = {k: {"n_starts": int(r.n_starts), "n_iter": int(r.n_iter), "status": r.status,
                   "reproducible": bool(r.reproducible)}
               for k, r in res.solver_results.items()}
+    solve = options.solver_options()
     return {
         "certify": certify,
         "skipped": list(_SKIPPED) if certify == "verdict" else [],
         "effort": options.effort,
-        "per_solve": options.budget().to_dict(),
+        "per_solve": solve.budget.to_dict(),
         "solves": solves,
         "iso_stages": None if stages is None else [dict(st) for st in stages],
-        "safety_net_seconds": safety_limit(options.time_limit),
+        "safety_net_seconds": solve.time_limit,
         "reproducible": all(v["reproducible"] for v in solves.values()),
         "points": res.n_points,
         "input_points": res.n_points if n_input_points is None else int(n_input_points),

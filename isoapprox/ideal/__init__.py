@@ -7,7 +7,14 @@ from ._budget import EFFORTS, SAFETY_TIME_LIMIT, Budget, resolve_budget, safety_
 from ._result import IdealResult
 from ._session import SOLVER_LOCK
 from ._subbatch import SUB_BATCH_COUNT
-from .nearest import OBJECTIVES, SOLVERS, embedding_kind, nearest_ideal, solve_nearest
+from .nearest import (
+    OBJECTIVES,
+    SOLVERS,
+    SolverOptions,
+    embedding_kind,
+    nearest_ideal,
+    solve_nearest,
+)
 from .zero_loss import nearest_zero_loss, pair_bounds
 
 __all__ = [
@@ -19,6 +26,7 @@ __all__ = [
     "SUB_BATCH_COUNT",
     "Budget",
     "IdealResult",
+    "SolverOptions",
     "embedding_kind",
     "nearest_ideal",
     "nearest_zero_loss",

@@ -19,7 +19,6 @@ from ._problem import PairBounds, Problem
 from ._starts import class_means, smacof, spread_centres
 
 __all__ = [
-    "LOSSES",
     "PAIR_LOSSES",
     "PairSpec",
     "class_ball_bound",
@@ -34,8 +33,6 @@ __all__ = [
 #: the pair losses whose zero-loss sets :func:`~isoapprox.ideal.nearest_zero_loss` reaches
 #: (not the training losses of :data:`isoapprox.losses.LOSSES`)
 PAIR_LOSSES = ("contrastive", "margin")
-#: former name of :data:`PAIR_LOSSES`, until ideal/zero_loss.py imports it by that name
-LOSSES = PAIR_LOSSES
 
 #: greedy transversals are grown from at most this many seeds
 PACKING_MAX_SEEDS = 256

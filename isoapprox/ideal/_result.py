@@ -37,8 +37,7 @@ class IdealResult(Bracketed):
         (``slack >= 0``), in the caller's coordinates.
     bracket : Bracket
         ``value``, ``lower``, ``upper``, ``certified``, ``lower_source``
-        and ``upper_source`` (``solver``), read by the attributes below
-        (the constructor also takes them as keywords).
+        and ``upper_source`` (``solver``), read by the attributes below.
     value : float
         The objective re-scored at ``embedding`` with
         :func:`isoapprox.isometric_error` (``"iso"``) or
@@ -48,11 +47,9 @@ class IdealResult(Bracketed):
         The largest proven lower bound (see ``bounds``).
     upper : float
         Equal to ``value`` (the objective at a feasible point).
-    gap : float
-        ``upper - lower >= 0``.
-    rel_gap : float
-        ``gap / max(value, FLOOR_RTOL * scale)`` (:mod:`isoapprox.tolerances`) with
-        ``scale = max(diam(E), margin)``.
+    gap, rel_gap : float
+        ``gap = upper - lower >= 0`` and ``rel_gap = gap / max(value, FLOOR_RTOL *
+        scale)`` (:mod:`isoapprox.tolerances`) with ``scale = max(diam(E), margin)``.
     certified : bool
         ``rel_gap <= tol`` with a finite bracket (never from ``inf`` or ``nan``).
     tol : float

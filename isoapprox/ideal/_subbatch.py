@@ -59,7 +59,11 @@ from .._scaling import pow2_scale
 from .._validation import class_counts
 from ..geometry import compute_min_enclosing_ball
 from ..kernels import ideal as K
-from ..packing import separated_distance_bound, separated_radius_bound, unit_radius_lower
+from ..packing import (
+    compute_separated_distance_bound,
+    compute_separated_radius_bound,
+    compute_unit_radius_lower,
+)
 from ._pairs import greedy_transversals
 
 __all__ = [
@@ -367,12 +371,12 @@ def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
     pseudo = np.where(multi[codes], (np.cumsum(multi) - 1)[codes], P - 1).astype(np.int64)
     best = _NONE
     for k, (diam, S) in sorted(greedy_transversals(_distance_matrix(E), pseudo, P, 2).items()):
-        v = separated_distance_bound(k, n, margin, diam)
+        v = compute_separated_distance_bound(k, n, margin, diam)
         if objective == "haus":
             v = 0.5 * v
             # the least ball is computed only where its bound could win
-            if margin * unit_radius_lower(k, n)[0] > max(v, best.value):
-                v = max(v, separated_radius_bound(k, n, margin,
+            if margin * compute_unit_radius_lower(k, n)[0] > max(v, best.value):
+                v = max(v, compute_separated_radius_bound(k, n, margin,
                                                   compute_min_enclosing_ball(E[S]).radius))
         if v > best.value:
             best = SubBatchBound(float(v), np.sort(S))

@@ -12,7 +12,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -38,9 +38,9 @@ from ..metrics import compute_isometric_error, compute_pointwise
 from ..packing import (
     DSTAR_N_MAX,
     DSTAR_P_MAX,
-    d_star_witness,
-    packing_distance_bound,
-    packing_radius_bound,
+    compute_d_star_witness,
+    compute_packing_distance_bound,
+    compute_packing_radius_bound,
     separated_count,
 )
 from ..tolerances import FLOOR_RTOL, KIND_RTOL
@@ -153,7 +153,7 @@ class _Search:
     read and write.  ``done`` holds the names of the stages that ran, so that a
     stage's condition can depend on another's without a field of its own."""
 
-    def __init__(self, E, codes, margin, opts: _SolveOptions, deadline, rng,
+    def __init__(self, E, codes, margin, opts: SolverOptions, deadline, rng,
                  spec: PairSpec | None = None, *, start: np.ndarray | None = None,
                  polish: bool = True, support: bool = True):
         self.E = E
@@ -365,7 +365,7 @@ def _witness_layout(S: _Search) -> None:
     P_sep = separated_count(S.codes)
     if S.margin <= 0.0 or P_sep <= n + 1 or P_sep > DSTAR_P_MAX or n > DSTAR_N_MAX:
         return
-    W = d_star_witness(P_sep, n, S.margin)
+    W = compute_d_star_witness(P_sep, n, S.margin)
     counts = np.bincount(S.codes, minlength=S.n_classes)
     slot = np.empty(S.n_classes, dtype=np.int64)
     multi = np.flatnonzero(counts >= 2)
@@ -397,7 +397,7 @@ def _group_layouts(S: _Search) -> None:
         cs = np.flatnonzero(owner == comp)
         if cs.size < 2 or cs.size > DSTAR_P_MAX:
             continue
-        W = d_star_witness(int(cs.size), n, S.margin)
+        W = compute_d_star_witness(int(cs.size), n, S.margin)
         rows = np.flatnonzero(np.isin(S.codes, cs))
         slot[cs] = np.arange(cs.size)
         G[rows] = W[slot[S.codes[rows]]] - W.mean(axis=0) + S.E[rows].mean(axis=0)
@@ -678,57 +678,115 @@ def nearest_ideal(
     X = as_points(E, "E", min_points=3)
     codes, _ = as_labels(y, X.shape[0], "y")
     alpha = check_margin(margin)
-    opts = check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
-                                n_starts=n_starts, max_iter=max_iter,
-                                max_subbatches=max_subbatches, max_nodes=max_nodes,
-                                max_lps=max_lps)
+    opts = SolverOptions.from_effort(effort, objective=objective, solver=solver, tol=tol,
+                                     time_limit=time_limit, warn_uncertified=warn_uncertified,
+                                     n_starts=n_starts, max_iter=max_iter,
+                                     max_subbatches=max_subbatches, max_nodes=max_nodes,
+                                     max_lps=max_lps)
     require_triplets(codes)
     return run_solve(X, codes, alpha, opts, rng, t_start, "nearest_ideal")
 
 
-def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, objective: str, rng: RNGLike,
-                  *, tol: float, solver: str, budget: Budget,
-                  time_limit: float) -> IdealResult:
+def solve_nearest(X: np.ndarray, codes: np.ndarray, margin: float, rng: RNGLike,
+                  options: SolverOptions) -> IdealResult:
     """:func:`nearest_ideal` without its checks, for callers that validated everything.
 
     ``X`` float64 (N, n) with ``N >= 3``, ``codes`` dense int64 admitting a
-    triplet, ``margin >= 0``, a resolved ``budget``
-    (:func:`isoapprox.ideal._budget.resolve_budget`), the safety net's
-    seconds (:func:`isoapprox.ideal._budget.safety_limit`) and the other
-    options as :func:`nearest_ideal` accepts them.
+    triplet, ``margin >= 0``; ``options`` (:class:`SolverOptions`, checked
+    where it was built) says the objective, the solver, the tolerance, the
+    work budget, the safety net and whether to warn when uncertified.
     """
-    opts = _SolveOptions(objective, solver, tol, budget, time_limit, False)
-    return run_solve(X, codes, margin, opts, rng, time.perf_counter(), "nearest_ideal")
+    return run_solve(X, codes, margin, options, rng, time.perf_counter(), "nearest_ideal")
 
 
 @dataclass(frozen=True)
-class _SolveOptions:
-    objective: str
-    solver: str
-    tol: float
-    budget: Budget
+class SolverOptions:
+    """The options of one nearest-ideal solve, checked once where they are built.
+
+    What :func:`nearest_ideal` and :func:`~isoapprox.nearest_zero_loss` take as
+    keywords, in one object that the theory (:meth:`isoapprox.TheoryOptions.solver_options`),
+    the batch's ``ideal`` stage and the monitor build once and hand to
+    :func:`solve_nearest`.  :meth:`from_effort` builds it from an effort and
+    overrides of its counts, as the public functions' keywords spell them.
+
+    Attributes
+    ----------
+    objective : {"iso", "haus"}, default "iso"
+        The distance to minimise (:func:`nearest_ideal`'s ``objective``).
+    solver : {"auto", "scipy", "cvxpy"}, default "auto"
+    tol : float, default 1e-6
+        Requested relative gap (> 0).
+    budget : Budget, default ``resolve_budget("default")``
+        The work budget (:func:`isoapprox.ideal._budget.resolve_budget`).
+    time_limit : float or None, default None
+        The safety net's seconds (> 0) on the solver clock; None is
+        :data:`~isoapprox.ideal._budget.SAFETY_TIME_LIMIT`, stored resolved.
+    warn_uncertified : bool, default True
+        Warn with :class:`~isoapprox.ConvergenceWarning` when the result is
+        not certified.
+
+    Raises
+    ------
+    InvalidInputError
+        Unknown ``objective`` or ``solver``, non-positive ``tol`` or
+        ``time_limit``.
+    TypeError
+        ``budget`` not a :class:`~isoapprox.ideal.Budget`, ``warn_uncertified``
+        not a bool.
+
+    Examples
+    --------
+    >>> opts = SolverOptions.from_effort("quick", objective="haus", n_starts=2)
+    >>> opts.objective, opts.budget.n_starts, opts.time_limit
+    ('haus', 2, 600.0)
+    """
+
+    objective: str = "iso"
+    solver: str = "auto"
+    tol: float = 1e-6
+    budget: Budget = field(default_factory=resolve_budget)
     #: the safety net's seconds (resolved: never None)
-    time_limit: float
-    warn_uncertified: bool
+    time_limit: float | None = None
+    warn_uncertified: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.budget, Budget):
+            raise TypeError(f"`budget` must be a Budget (isoapprox.ideal.resolve_budget); "
+                            f"got {type(self.budget).__name__}: {self.budget!r}")
+        if not isinstance(self.warn_uncertified, (bool, np.bool_)):
+            raise TypeError(f"`warn_uncertified` must be a bool; got {self.warn_uncertified!r}")
+        set_ = object.__setattr__
+        set_(self, "objective", check_option(self.objective, "objective", OBJECTIVES))
+        set_(self, "solver", check_option(self.solver, "solver", SOLVERS))
+        set_(self, "tol", check_positive(self.tol, "tol"))
+        set_(self, "time_limit", safety_limit(self.time_limit))
+        set_(self, "warn_uncertified", bool(self.warn_uncertified))
+
+    @classmethod
+    def from_effort(cls, effort: str = "default", *, objective: str = "iso",
+                    solver: str = "auto", tol: float = 1e-6, time_limit: float | None = None,
+                    warn_uncertified: bool = True, **counts: int | None) -> SolverOptions:
+        """The options with the budget of ``effort`` and ``counts`` overriding its fields.
+
+        Parameters
+        ----------
+        effort : {"quick", "default", "thorough"}, default "default"
+        objective, solver, tol, time_limit, warn_uncertified
+            As the class's fields.
+        **counts : int or None
+            Overrides of the budget's counts (``n_starts``, ``max_iter``,
+            ``max_subbatches``, ``max_nodes``, ``max_lps``; None keeps the
+            effort's), as :func:`isoapprox.ideal._budget.resolve_budget` takes them.
+
+        Returns
+        -------
+        SolverOptions
+        """
+        return cls(objective, solver, tol, resolve_budget(effort, **counts), time_limit,
+                   warn_uncertified)
 
 
-def check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
-                        **budget) -> _SolveOptions:
-    """Validate the options shared by :func:`nearest_ideal` and ``nearest_zero_loss``
-    (``budget``: the overrides of :func:`isoapprox.ideal._budget.resolve_budget`)."""
-    if not isinstance(warn_uncertified, (bool, np.bool_)):
-        raise TypeError(f"`warn_uncertified` must be a bool; got {warn_uncertified!r}")
-    return _SolveOptions(
-        objective=check_option(objective, "objective", OBJECTIVES),
-        solver=check_option(solver, "solver", SOLVERS),
-        tol=check_positive(tol, "tol"),
-        budget=resolve_budget(effort, **budget),
-        time_limit=safety_limit(time_limit),
-        warn_uncertified=bool(warn_uncertified),
-    )
-
-
-def run_solve(X, codes, alpha: float, opts: _SolveOptions, rng, t_start: float, caller: str,
+def run_solve(X, codes, alpha: float, opts: SolverOptions, rng, t_start: float, caller: str,
               spec: PairSpec | None = None) -> IdealResult:
     """Search, bound and re-score under the solver session; warn if asked and uncertified.
 
@@ -951,13 +1009,13 @@ def _packing_bound(S: _Search) -> None:
     ``"haus"`` (statement 1), and for ``"haus"`` its radius form
     (:func:`isoapprox.packing.packing_radius_bound` with the least ball of
     ``E``); applied after the search so that it changes no incumbent."""
-    v = packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
+    v = compute_packing_distance_bound(S.codes, S.E.shape[1], S.margin, S.diam)
     if v > 0.0:
         S.add_bound("packing" if S.objective == "iso" else "packing_half",
                     v if S.objective == "iso" else v / 2.0)
     if S.objective == "haus" and S.margin > 0.0:
         # the ball's radius is re-scored from its centre: an upper bound of R(E)
-        r = packing_radius_bound(S.codes, S.E.shape[1], S.margin,
+        r = compute_packing_radius_bound(S.codes, S.E.shape[1], S.margin,
                                  compute_min_enclosing_ball(S.E).radius)
         if r > 0.0:
             S.add_bound("packing_radius", r)
@@ -1001,7 +1059,7 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
-def _solve(X: np.ndarray, codes: np.ndarray, alpha: float, opts: _SolveOptions, gen,
+def _solve(X: np.ndarray, codes: np.ndarray, alpha: float, opts: SolverOptions, gen,
            deadline: float, spec: PairSpec | None = None, **flags) -> tuple[_Search, str]:
     """The search (:data:`STAGES`) on checked input; the state and the status
     (``flags``: ``start``, ``polish``, ``support`` of :class:`_Search`)."""

@@ -18,12 +18,12 @@ from .._validation import (
     check_option,
 )
 from ..exceptions import InvalidInputError
-from ._pairs import LOSSES, PairSpec
+from ._pairs import PAIR_LOSSES, PairSpec
 from ._problem import PairBounds
 from ._result import IdealResult
-from .nearest import check_solve_options, run_solve
+from .nearest import SolverOptions, run_solve
 
-__all__ = ["LOSSES", "nearest_zero_loss", "pair_bounds"]
+__all__ = ["PAIR_LOSSES", "nearest_zero_loss", "pair_bounds"]
 
 
 def pair_bounds(loss: str, *, margin: float = 0.0, pos_margin: float = 0.0,
@@ -52,7 +52,7 @@ def pair_bounds(loss: str, *, margin: float = 0.0, pos_margin: float = 0.0,
     >>> pair_bounds("margin", margin=0.2, beta=1.0)
     (0.8, 1.2)
     """
-    return _pair_bounds(check_option(loss, "loss", LOSSES), check_margin(margin),
+    return _pair_bounds(check_option(loss, "loss", PAIR_LOSSES), check_margin(margin),
                         check_nonnegative(pos_margin, "pos_margin"),
                         check_nonnegative(beta, "beta"))
 
@@ -141,12 +141,13 @@ def nearest_zero_loss(
     t_start = time.perf_counter()
     X = as_points(E, "E", min_points=2)
     codes, _ = as_labels(y, X.shape[0], "y")
-    loss = check_option(loss, "loss", LOSSES)
+    loss = check_option(loss, "loss", PAIR_LOSSES)
     alpha, tau, b = (check_margin(margin), check_nonnegative(pos_margin, "pos_margin"),
                      check_nonnegative(beta, "beta"))
     u, l = _pair_bounds(loss, alpha, tau, b)
-    opts = check_solve_options(objective, solver, tol, effort, time_limit, warn_uncertified,
-                                n_starts=n_starts, max_iter=max_iter, max_subbatches=0)
+    opts = SolverOptions.from_effort(effort, objective=objective, solver=solver, tol=tol,
+                                     time_limit=time_limit, warn_uncertified=warn_uncertified,
+                                     n_starts=n_starts, max_iter=max_iter, max_subbatches=0)
     counts = np.bincount(codes)
     if u < 0.0 and np.any(counts >= 2):
         raise InvalidInputError(

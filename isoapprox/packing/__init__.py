@@ -12,7 +12,9 @@ not at run time.
 
 This module only re-exports: the table and ``D*`` (``_dstar``), the
 enclosing radius (``_radius``), the bounds of the applications
-(``_classes``) and the layouts with a witness (``_search``).
+(``_classes``) and the layouts with a witness (``_search``).  Each validating
+function has an unchecked core, ``compute_<name>`` (importable, not in
+``__all__``), for callers whose arguments are already checked.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from __future__ import annotations
 from ._classes import (
     LOWER_BOUND_CURVES,
     class_representatives,
+    compute_d_star_bracket,  # noqa: F401 (the unchecked cores: importable, not in __all__)
+    compute_packing_distance_bound,  # noqa: F401
+    compute_packing_radius_bound,  # noqa: F401
+    compute_separated_distance_bound,  # noqa: F401
+    compute_separated_radius_bound,  # noqa: F401
     d_star_bracket,
     lower_bound_curve,
     packing_distance_bound,
@@ -38,13 +45,21 @@ from ._dstar import (
     WITNESS_P_MAX,  # noqa: F401
     WITNESS_SIZE_MAX,  # noqa: F401
     DStar,
+    compute_d_star,  # noqa: F401
+    compute_d_star_witness,  # noqa: F401
     d_star,
     d_star_witness,
     packing_lower_bound,
     table_entries,
     unit_lower_bound,
 )
-from ._radius import RADIUS_P_MAX, radius_lower_bound, unit_radius_lower  # noqa: F401
+from ._radius import (  # noqa: F401
+    RADIUS_P_MAX,
+    compute_radius_lower_bound,
+    compute_unit_radius_lower,
+    radius_lower_bound,
+    unit_radius_lower,
+)
 from ._search import PackingResult, min_separated_diameter
 
 __all__ = [

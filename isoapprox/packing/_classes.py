@@ -14,12 +14,22 @@ from .._typing import ArrayLike, FloatArray
 from .._validation import as_labels, check_int, check_margin, check_option, class_counts
 from ..exceptions import InvalidInputError
 from ..tolerances import PACKING_RTOL
-from ._dstar import BOUND_N_MAX, BOUND_P_MAX, check_counts, d_star, packing_lower_bound, unit_bounds
-from ._radius import unit_radius
+from ._dstar import BOUND_N_MAX, BOUND_P_MAX, check_counts, compute_d_star, unit_bounds
+from ._radius import compute_unit_radius_lower
 
 #: the named curves of :func:`lower_bound_curve`: ``"packing"`` (the proven
 #: ``D*`` bracket) and ``"simplex"`` (its upper end, one curve)
 LOWER_BOUND_CURVES = ("packing", "simplex")
+
+
+def check_dim(codes: np.ndarray, dim: object) -> int:
+    """The embedding dimension of a bound of ``codes``, an int in ``[1, BOUND_N_MAX]``
+    (``TypeError`` or ``InvalidInputError`` naming ``dim`` otherwise; and, as
+    :func:`d_star`, ``InvalidInputError`` naming ``P`` for empty codes)."""
+    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
+    if codes.size == 0:  # P' = 0, refused as d_star refuses it (P' >= 1 otherwise)
+        check_counts(0, dim)
+    return dim
 
 
 def separated_class_count(y: ArrayLike) -> int:
@@ -92,6 +102,11 @@ def separated_distance_bound(P: int, n: int, margin: float, diam: float) -> floa
     1.414213562
     """
     P, n = check_counts(P, n)
+    return compute_separated_distance_bound(P, n, margin, diam)
+
+
+def compute_separated_distance_bound(P: int, n: int, margin: float, diam: float) -> float:
+    """:func:`separated_distance_bound` of checked ``P`` and ``n``."""
     ds = margin * unit_bounds(P, n).lower
     return max(0.0, ds - diam - PACKING_RTOL * max(ds, diam))
 
@@ -116,7 +131,12 @@ def separated_radius_bound(P: int, n: int, margin: float, radius: float) -> floa
     1.0534
     """
     P, n = check_counts(P, n)
-    rs = margin * unit_radius(P, n)[0]
+    return compute_separated_radius_bound(P, n, margin, radius)
+
+
+def compute_separated_radius_bound(P: int, n: int, margin: float, radius: float) -> float:
+    """:func:`separated_radius_bound` of checked ``P`` and ``n``."""
+    rs = margin * compute_unit_radius_lower(P, n)[0]
     return max(0.0, rs - radius - PACKING_RTOL * max(rs, radius))
 
 
@@ -135,8 +155,13 @@ def packing_distance_bound(codes: np.ndarray, dim: int, margin: float, diam: flo
     >>> round(packing_distance_bound(codes, 2, 1.0, 0.0), 9)  # sqrt 2
     1.414213562
     """
-    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
-    return separated_distance_bound(separated_count(codes), dim, margin, diam)
+    return compute_packing_distance_bound(codes, check_dim(codes, dim), margin, diam)
+
+
+def compute_packing_distance_bound(codes: np.ndarray, dim: int, margin: float,
+                                   diam: float) -> float:
+    """:func:`packing_distance_bound` of a checked ``dim``."""
+    return compute_separated_distance_bound(separated_count(codes), dim, margin, diam)
 
 
 def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: float) -> float:
@@ -158,8 +183,13 @@ def packing_radius_bound(codes: np.ndarray, dim: int, margin: float, radius: flo
     >>> round(packing_radius_bound(codes, 3, 1.0, 0.0), 4)
     1.0534
     """
-    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
-    return separated_radius_bound(separated_count(codes), dim, margin, radius)
+    return compute_packing_radius_bound(codes, check_dim(codes, dim), margin, radius)
+
+
+def compute_packing_radius_bound(codes: np.ndarray, dim: int, margin: float,
+                                 radius: float) -> float:
+    """:func:`packing_radius_bound` of a checked ``dim``."""
+    return compute_separated_radius_bound(separated_count(codes), dim, margin, radius)
 
 
 def d_star_bracket(codes: np.ndarray, dim: int, margin: float) -> tuple[float, float, float, bool,
@@ -176,8 +206,13 @@ def d_star_bracket(codes: np.ndarray, dim: int, margin: float) -> tuple[float, f
     >>> d_star_bracket(np.repeat(np.arange(3), 2), 2, 0.5)[:4]
     (0.5, 0.5, 0.5, True)
     """
-    dim = check_int(dim, "dim", minimum=1, maximum=BOUND_N_MAX)
-    r = d_star(separated_count(codes), dim, margin)
+    return compute_d_star_bracket(codes, check_dim(codes, dim), check_margin(margin))
+
+
+def compute_d_star_bracket(codes: np.ndarray, dim: int,
+                           margin: float) -> tuple[float, float, float, bool, str]:
+    """:func:`d_star_bracket` of a checked ``dim`` and ``margin``."""
+    r = compute_d_star(separated_count(codes), dim, margin)
     src = r.lower_source if r.exact else f"lower: {r.lower_source}; upper: {r.upper_source}"
     return r.upper, r.lower, r.upper, r.exact, src
 
@@ -242,13 +277,13 @@ def lower_bound_curve(
         if name == "packing":
 
             def func(p, n_, m_):
-                return packing_lower_bound(p, n_, margin=m_)
+                return compute_d_star(p, n_, m_).lower
         else:
 
             def func(p, n_, m_):
                 if p <= n_ + 1:
                     return 0.0 if p == 1 else m_
-                return d_star(p, n_, m_).upper
+                return compute_d_star(p, n_, m_).upper
 
     arr = np.asarray(P)
     # Python integers beyond the int64 range come as an object array

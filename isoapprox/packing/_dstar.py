@@ -20,6 +20,7 @@ import numpy as np
 from .._scaling import pow2_scale
 from .._typing import FloatArray
 from .._validation import check_int, check_margin
+from ..bracket import Bracket, Bracketed
 from ..exceptions import InvalidInputError
 from ..tolerances import DSTAR_RTOL
 from .bounds import exact_unit, unit_lower_candidates
@@ -81,14 +82,23 @@ def check_counts(P: object, n: object) -> tuple[int, int]:
             check_int(n, "n", minimum=1, maximum=BOUND_N_MAX))
 
 
-@dataclass(frozen=True)
-class DStar:
+def fields_repr(obj: object, names: tuple[str, ...]) -> str:
+    """``Name(a=..., b=...)`` of the attributes ``names``: the repr of a dataclass
+    whose bracket's fields were its own (:class:`DStar`, :class:`PackingResult`)."""
+    return f"{type(obj).__qualname__}(" + ", ".join(f"{k}={getattr(obj, k)!r}" for k in names) + ")"
+
+
+@dataclass(frozen=True, repr=False)
+class DStar(Bracketed):
     """``D*(P, n, margin)`` with its proven bracket: ``lower <= D* <= upper``.
 
     Attributes
     ----------
     P, n : int
     margin : float
+    bracket : Bracket
+        ``value`` (``upper``), ``lower``, ``upper``, ``certified`` (``exact``),
+        ``lower_source`` and ``upper_source``, read by the attributes below.
     lower, upper : float
         Proven bounds (``margin`` times the unit values).  ``upper`` is the
         diameter of an explicit layout (:func:`d_star_witness`).  When
@@ -108,17 +118,25 @@ class DStar:
     P: int
     n: int
     margin: float
-    lower: float
-    upper: float
+    bracket: Bracket
     exact: bool
-    lower_source: str
-    upper_source: str
     in_table: bool
+    #: the attributes of the repr and of a serialised copy, in order
+    SERIAL_FIELDS = ("P", "n", "margin", "lower", "upper", "exact", "lower_source",
+                     "upper_source", "in_table")
+    upper_source = property(lambda self: self.bracket.upper_source,
+                            doc="What gives the upper end.")
 
-    @property
-    def value(self) -> float:
-        """The best known value: ``upper`` (the least diameter of a known layout)."""
-        return self.upper
+    @classmethod
+    def of(cls, P: int, n: int, margin: float, lower: float, upper: float, exact: bool,
+           lower_source: str, upper_source: str, in_table: bool) -> DStar:
+        """The entry of these fields (its bracket ``[lower, upper]``, value ``upper``,
+        certified when ``exact``)."""
+        return cls(P, n, margin, Bracket(upper, lower, upper, exact, lower_source, upper_source),
+                   exact, in_table)
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.SERIAL_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -306,7 +324,7 @@ def table_entries() -> dict[tuple[int, int], DStar]:
     >>> len(t), t[4, 2].exact
     (1024, True)
     """
-    return {(P, n): d_star(P, n) for (P, n) in _unit_table()}
+    return {(P, n): compute_d_star(P, n, 1.0) for (P, n) in _unit_table()}
 
 
 # ---------------------------------------------------------------------------
@@ -365,18 +383,23 @@ def d_star(P: int, n: int, margin: float = 1.0) -> DStar:
     (0.6627, 'linear programming (certificate in dstar_lp.json)')
     """
     P, n = check_counts(P, n)
-    margin = check_margin(margin)
+    return compute_d_star(P, n, check_margin(margin))
+
+
+def compute_d_star(P: int, n: int, margin: float) -> DStar:
+    """:func:`d_star` of checked ``P``, ``n`` (ints) and ``margin`` (a float ``>= 0``)."""
     u = unit_bounds(P, n)
     in_table = P <= DSTAR_P_MAX and n <= DSTAR_N_MAX
     if margin == 0.0 and P > 1:
-        return DStar(P, n, 0.0, 0.0, 0.0, True, "exact: margin 0", "exact: margin 0", in_table)
+        return DStar.of(P, n, 0.0, 0.0, 0.0, True, "exact: margin 0", "exact: margin 0",
+                        in_table)
     lower, upper, exact = margin * u.lower, margin * u.upper, u.exact
     if not math.isfinite(upper):
         # beyond the float64 range: inf is a true upper bound, and the largest
         # float64 a true lower bound when the product overflows (it exceeds it)
         exact = False
         lower = min(lower, _FLOAT_MAX)
-    return DStar(P, n, margin, lower, upper, exact, u.lower_source, u.upper_source, in_table)
+    return DStar.of(P, n, margin, lower, upper, exact, u.lower_source, u.upper_source, in_table)
 
 
 def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
@@ -416,7 +439,12 @@ def d_star_witness(P: int, n: int, margin: float = 1.0) -> FloatArray:
     """
     P = check_int(P, "P", minimum=1)
     n = check_int(n, "n", minimum=1)
-    margin = check_margin(margin)
+    return compute_d_star_witness(P, n, check_margin(margin))
+
+
+def compute_d_star_witness(P: int, n: int, margin: float) -> FloatArray:
+    """:func:`d_star_witness` of checked ``P``, ``n`` (ints ``>= 1``) and ``margin``
+    (a float ``>= 0``); a layout too large to build is still refused (:func:`check_witness`)."""
     check_witness(P, n, margin)
     if P == 1 or margin == 0.0:
         return np.zeros((P, n))
@@ -534,7 +562,8 @@ def packing_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     >>> round(packing_lower_bound(5, 2), 9)  # Bateman-Erdos: the golden ratio
     1.618033989
     """
-    return d_star(P, n, margin).lower
+    P, n = check_counts(P, n)
+    return compute_d_star(P, n, check_margin(margin)).lower
 
 
 def feasible(X: np.ndarray) -> np.ndarray:

@@ -84,10 +84,10 @@ def unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     (1.0534, 'shells about the centre')
     """
     P, n = check_counts(P, n)
-    return unit_radius(P, n)
+    return compute_unit_radius_lower(P, n)
 
 
-def unit_radius(P: int, n: int) -> tuple[float, str]:
+def compute_unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     """:func:`unit_radius_lower` of checked ``P`` and ``n``."""
     if n == 1:
         return (0.5 * (P - 1), "exact: equally spaced points on a line") if P > 1 else \
@@ -132,7 +132,11 @@ def radius_lower_bound(P: int, n: int, *, margin: float = 1.0) -> float:
     0.1
     """
     P, n = check_counts(P, n)
-    margin = check_margin(margin)
+    return compute_radius_lower_bound(P, n, check_margin(margin))
+
+
+def compute_radius_lower_bound(P: int, n: int, margin: float) -> float:
+    """:func:`radius_lower_bound` of checked ``P``, ``n`` and ``margin``."""
     if not margin > 0.0:
         return 0.0
-    return margin * unit_radius(P, n)[0]
+    return margin * compute_unit_radius_lower(P, n)[0]

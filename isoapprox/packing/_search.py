@@ -17,20 +17,31 @@ from scipy.optimize import minimize
 from .._blas import single_threaded_blas
 from .._typing import FloatArray, RNGLike
 from .._validation import as_rng, check_int, check_margin, check_positive
-from ._dstar import check_witness, d_star, feasible, scaled_feasible, unit_witness
+from ..bracket import Bracket, Bracketed
+from ._dstar import (
+    check_witness,
+    compute_d_star,
+    feasible,
+    fields_repr,
+    scaled_feasible,
+    unit_witness,
+)
 from .constructions import min_max_distance
 
 
-@dataclass(frozen=True)
-class PackingResult:
+@dataclass(frozen=True, repr=False)
+class PackingResult(Bracketed):
     """Least diameter of ``P`` separated points, with a bracket and a witness.
 
     Attributes
     ----------
-    value, lower, upper : float
-        ``lower <= D*(P, n, margin) <= upper = value``, the diameter of ``points``.
     points : ndarray of shape (P, n)
         Pairwise distances ``>= margin`` (checked in float64 by direct differences).
+    bracket : Bracket
+        ``value``, ``lower``, ``upper``, ``certified``, ``lower_source`` and
+        ``upper_source`` (``method``), read by the attributes below.
+    value, lower, upper : float
+        ``lower <= D*(P, n, margin) <= upper = value``, the diameter of ``points``.
     exact : bool
         Known in closed form (``P <= n + 1``, ``n = 1``, planar ``P <= 8``,
         ``P = 1`` or ``margin = 0``).
@@ -42,15 +53,25 @@ class PackingResult:
         Optimiser starts tried (0 unless ``method`` is ``"slsqp-multistart"``).
     """
 
-    value: float
-    lower: float
-    upper: float
     points: FloatArray
+    bracket: Bracket
     exact: bool
-    certified: bool
-    lower_source: str
     method: str
     n_starts: int
+    #: the attributes of the repr and of a serialised copy, in order
+    SERIAL_FIELDS = ("value", "lower", "upper", "points", "exact", "certified", "lower_source",
+                     "method", "n_starts")
+
+    @classmethod
+    def of(cls, upper: float, lower: float, points: FloatArray, exact: bool, certified: bool,
+           lower_source: str, method: str, n_starts: int) -> PackingResult:
+        """The result of these fields (its bracket ``[lower, upper]``, value ``upper``,
+        the upper end's source ``method``)."""
+        return cls(points, Bracket(upper, lower, upper, certified, lower_source, method),
+                   exact, method, n_starts)
+
+    def __repr__(self) -> str:
+        return fields_repr(self, self.SERIAL_FIELDS)
 
 
 def slsqp(X0: np.ndarray, maxiter: int = 400, ftol: float = 1e-15, *,
@@ -215,14 +236,14 @@ def min_separated_diameter(
         seed = check_int(rng, "rng", minimum=0)
     else:
         seed = int(as_rng(rng).integers(2**31))
-    ds = d_star(P, n, margin)
+    ds = compute_d_star(P, n, margin)
     if P == 1 or margin == 0.0:
-        return PackingResult(0.0, 0.0, 0.0, np.zeros((P, n)), True, True, ds.lower_source,
-                             "closed-form", 0)
+        return PackingResult.of(0.0, 0.0, np.zeros((P, n)), True, True, ds.lower_source,
+                                "closed-form", 0)
     if ds.exact:
         X, _ = scaled_feasible(unit_witness(P, n), margin)
-        return PackingResult(ds.upper, ds.lower, ds.upper, X, True, True, ds.lower_source,
-                             "closed-form", 0)
+        return PackingResult.of(ds.upper, ds.lower, X, True, True, ds.lower_source,
+                                "closed-form", 0)
     Xu, method, tried = unit_witness(P, n), ("table" if ds.in_table else "construction"), 0
     if not ds.in_table and P <= max_opt_points and ds.upper - ds.lower > rtol * ds.upper:
         Xo, tried = unit_packing(P, n, n_random, seed)
@@ -230,5 +251,5 @@ def min_separated_diameter(
             Xu, method = Xo, "slsqp-multistart"
     X, d = scaled_feasible(np.array(Xu), margin)
     upper = min(d, ds.upper)
-    return PackingResult(upper, ds.lower, upper, X, False,
-                         bool(upper - ds.lower <= rtol * upper), ds.lower_source, method, tried)
+    return PackingResult.of(upper, ds.lower, X, False, bool(upper - ds.lower <= rtol * upper),
+                            ds.lower_source, method, tried)
