@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -149,9 +150,16 @@ SPIN = textwrap.dedent(
 )
 
 
+def _as_from_a_terminal() -> None:
+    # a pytest-xdist worker ignores SIGINT, and an ignored signal stays ignored
+    # across exec: the child starts with the default disposition, as from a shell,
+    # so that Python installs its KeyboardInterrupt handler
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_a_watched_kernel():
     out = subprocess.run([sys.executable, "-c", SPIN], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, preexec_fn=_as_from_a_terminal)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "STOPPED"
 
