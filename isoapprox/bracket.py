@@ -127,3 +127,5 @@ class Bracketed:
     certified = property(lambda self: self.bracket.certified, doc="The bracket certifies.")
     lower_source = property(lambda self: self.bracket.lower_source,
                             doc="What gives the lower end.")
+    upper_source = property(lambda self: self.bracket.upper_source,
+                            doc="What gives the upper end.")

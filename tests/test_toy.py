@@ -503,3 +503,15 @@ def test_numba_cache_saves_are_locked(tmp_path):
     store.save("b", ("machine code", 2))
     assert store.load("a") == ("machine code", 1) and store.load("b") == ("machine code", 2)
     assert (tmp_path / ".isoapprox-save.lock").is_file()
+
+
+def test_the_cache_lock_is_not_followed_through_a_symlink(tmp_path):
+    """A symlink planted as the lock file is refused (ELOOP), never followed to write elsewhere."""
+    from numba.core.caching import IndexDataCacheFile
+
+    elsewhere = tmp_path / "elsewhere"
+    (tmp_path / ".isoapprox-save.lock").symlink_to(elsewhere)
+    store = IndexDataCacheFile(str(tmp_path), "kernel", ("stamp", 1))
+    with pytest.raises(OSError):
+        store.save("a", ("machine code", 1))
+    assert not elsewhere.exists()

@@ -27,6 +27,9 @@ except ImportError:  # pragma: no cover - not POSIX: no lock, the toy compiles i
 
 __all__ = ["LOCKED", "lock_cache_saves"]
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
 #: whether this process's numba cache saves hold the folder lock (False where
 #: files cannot be locked, or numba's cache class is not the one expected)
 LOCKED = False
@@ -45,8 +48,9 @@ def lock_cache_saves() -> bool:
         return False
 
     def locked_save(self: Any, key: Any, data: Any) -> None:
+        # no symlink followed, not inherited by the processes this one starts
         fd = os.open(os.path.join(self._cache_path, ".isoapprox-save.lock"),
-                     os.O_RDWR | os.O_CREAT, 0o644)
+                     os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             save(self, key, data)

@@ -124,8 +124,6 @@ class DStar(Bracketed):
     #: the attributes of the repr and of a serialised copy, in order
     SERIAL_FIELDS = ("P", "n", "margin", "lower", "upper", "exact", "lower_source",
                      "upper_source", "in_table")
-    upper_source = property(lambda self: self.bracket.upper_source,
-                            doc="What gives the upper end.")
 
     @classmethod
     def of(cls, P: int, n: int, margin: float, lower: float, upper: float, exact: bool,
