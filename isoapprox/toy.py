@@ -33,7 +33,6 @@ from ._validation import (
 )
 from .exceptions import InvalidInputError
 from .geometry import min_enclosing_ball
-from .ideal import EFFORTS, safety_limit
 from .kernels import cache
 from .losses import LOSSES, batch_hard_loss, hardest_pairs
 from .metrics import isometric_error_report
@@ -49,6 +48,7 @@ __all__ = [
     "RANDOM_LAYOUTS",
     "MAX_PERTURBATION",
     "SMOKE",
+    "TOY_THEORY",
     "Scenario",
     "ToyConfig",
     "analyse_training",
@@ -172,7 +172,7 @@ class ToyConfig:
     def __post_init__(self) -> None:
         for name, minimum in (("n_points", 3), ("steps", 1), ("n_logged", 2), ("n_history", 2),
                               ("example_step", 0), ("n_random", 0), ("seed", 0),
-                              ("input_seed", 0), ("n_starts", 1)):
+                              ("input_seed", 0)):
             if name != "example_step" or self.example_step is not None:
                 check_int(getattr(self, name), name, minimum=minimum)
         check_positive(self.merge_rtol, "merge_rtol")
@@ -185,10 +185,8 @@ class ToyConfig:
             raise InvalidInputError(f"`perturbation` must be < {MAX_PERTURBATION:g} (a relative "
                                     f"size); got {self.perturbation!r}")
         check_int(self.perturbation_seed, "perturbation_seed", minimum=0)
-        for name in ("collapse_rtol", "tol"):
-            check_positive(getattr(self, name), name)
-        check_option(self.effort, "effort", EFFORTS)
-        safety_limit(self.time_limit)
+        check_positive(self.collapse_rtol, "collapse_rtol")
+        self.theory_options()  # checks tol, effort, n_starts and time_limit
         check_option(self.activation, "activation", ("tanh", "relu"))
         if not self.scenarios:
             raise InvalidInputError("`scenarios` must hold at least one Scenario; got ()")
@@ -228,6 +226,14 @@ class ToyConfig:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
+    def theory_options(self, **changes: Any) -> TheoryOptions:
+        """The options of :func:`evaluate_embedding` for this run (``tol``, ``effort``,
+        ``n_starts``, ``time_limit``; the ``d_haus`` search at any number of points),
+        with ``changes`` applied."""
+        opts = {"tol": self.tol, "effort": self.effort, "n_starts": self.n_starts,
+                "time_limit": self.time_limit, "haus_max_points": None, **changes}
+        return TheoryOptions(**opts)
+
     def with_margin(self, margin: float) -> ToyConfig:
         """A copy whose positive-margin scenarios use ``margin`` instead.
 
@@ -238,6 +244,10 @@ class ToyConfig:
                      for s in self.scenarios)
         return dataclasses.replace(self, scenarios=scen)
 
+
+#: the options of :func:`evaluate_embedding` by default (``ToyConfig()``'s but
+#: ``n_starts``: the effort's)
+TOY_THEORY = TheoryOptions(haus_max_points=None)
 
 #: a tiny configuration for tests (seconds once compiled)
 SMOKE = ToyConfig(steps=60, n_logged=5, n_history=20, n_random=6, n_starts=4)
@@ -558,22 +568,33 @@ def evaluate_embedding(
     *,
     margin: float,
     rng: Any = None,
-    tol: float = 1e-6,
-    effort: str = "default",
-    n_starts: int | None = None,
-    time_limit: float | None = None,
+    options: TheoryOptions = TOY_THEORY,
 ) -> dict[str, Any]:
     """Every quantity of the theory for one embedding (a flat, JSON-ready record).
 
     :func:`isoapprox.evaluate_theory` formatted for the toy (fields: docs/toy.md,
-    "What is computed"); ``tol``, ``effort``, ``n_starts`` and ``time_limit`` go to
-    :func:`isoapprox.nearest_ideal`.  Undefined ratios (``E`` already
-    separated) are ``None``.
-    """
+    "What is computed").  Undefined ratios (``E`` already separated) are ``None``.
 
-    opts = TheoryOptions(tol=tol, effort=effort, n_starts=n_starts, time_limit=time_limit,
-                         haus_max_points=None)
-    r = evaluate_theory(E, y, margin=margin, options=opts, rng=rng)
+    Parameters
+    ----------
+    E : array_like, shape (N, n)
+        The embedding.
+    y : array_like, shape (N,)
+        Its labels.
+    margin : float
+        The margin ``alpha >= 0``.
+    rng : int or numpy.random.Generator, optional
+        Seeds the solvers' starts.
+    options : TheoryOptions, default :data:`TOY_THEORY`
+        Options of the evaluation (:meth:`ToyConfig.theory_options` gives a run's).
+
+    Returns
+    -------
+    dict
+    """
+    if not isinstance(options, TheoryOptions):
+        raise TypeError(f"`options` must be a TheoryOptions; got {type(options).__name__}")
+    r = evaluate_theory(E, y, margin=margin, options=options, rng=rng)
     X = as_points(E, "E", min_points=3)  # validated by evaluate_theory: a cheap float64 view
     codes = as_labels(y, X.shape[0], "y")[0]
     iso, haus = r.iso, r.haus
@@ -625,7 +646,7 @@ def _eval_task(task: tuple) -> tuple[tuple, dict[str, Any]]:
     """One unit of work: evaluate one embedding (top level, so executors can pickle it)."""
     key, E, labels, margin, seed_key, opts = task
     rec = evaluate_embedding(np.asarray(E), np.asarray(labels), margin=margin,
-                             rng=np.random.default_rng(list(seed_key)), **opts)
+                             rng=np.random.default_rng(list(seed_key)), options=opts)
     return key, rec
 
 
@@ -655,7 +676,7 @@ def _warm_up(config: ToyConfig, ex: Any = None) -> None:
     train_scenario(config.replace(steps=2, n_logged=2, n_history=2), config.scenarios[0])
     E = np.array([[0.0, 0.0], [1.0, 0.2], [0.3, 1.0], [2.0, 0.5], [1.5, 1.5]])
     evaluate_embedding(E, (0, 0, 0, 1, 1), margin=1.0, rng=np.random.default_rng(0),
-                       tol=config.tol, effort="quick", n_starts=1)
+                       options=config.theory_options(effort="quick", n_starts=1))
     if far is None:
         _warm_random(config)
     else:
@@ -666,8 +687,7 @@ def _warm_random(config: ToyConfig) -> None:
     """The warm-up's random toy at the run's effort (top level: a worker runs it)."""
     E, labels, margin = _random_embedding(config.replace(seed=0), 0)
     evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0),
-                       tol=config.tol, effort=config.effort, n_starts=1,
-                       time_limit=config.time_limit)
+                       options=config.theory_options(n_starts=1))
 
 
 def _layout_name(labels: Sequence[int]) -> str:
@@ -744,8 +764,7 @@ def run_toy(
         # 1. training (cheap: every step is kept)
         trained: list[dict[str, Any]] = []
         tasks: list[tuple] = []
-        opts = {"tol": config.tol, "effort": config.effort, "n_starts": config.n_starts,
-                "time_limit": config.time_limit}
+        opts = config.theory_options()
         for si, sc in enumerate(config.scenarios):
             bar.set_description(f"toy: training {sc.name}")
             tr = analyse_training(config, sc, train_scenario(config, sc))

@@ -156,15 +156,15 @@ WARM_UP = textwrap.dedent(
     cfg = toy.ToyConfig()
     toy._warm_up(cfg)
     before = signatures()
-    opts = dict(tol=cfg.tol, effort=cfg.effort, n_starts=cfg.n_starts, time_limit=cfg.time_limit)
+    opts = cfg.theory_options()
     for i in range(6):  # every label layout and margin of the random toys
         E, lay, margin = toy._random_embedding(cfg, i)
-        toy.evaluate_embedding(E, lay, margin=margin, rng=np.random.default_rng(i), **opts)
+        toy.evaluate_embedding(E, lay, margin=margin, rng=np.random.default_rng(i), options=opts)
     sc = cfg.scenarios[0]
     rng = np.random.default_rng(1)
     for E in (1e-3 * rng.normal(size=(5, 2)),  # nearly collapsed, as a trajectory's end
               np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1], [3.0, 0.0], [3.1, 0.1]])):
-        toy.evaluate_embedding(E, sc.labels, margin=sc.margin, rng=rng, **opts)
+        toy.evaluate_embedding(E, sc.labels, margin=sc.margin, rng=rng, options=opts)
     after = signatures()
     new = sorted(k for k in after if after[k] > before.get(k, 0))
     print("NEW", new)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from isoapprox import toy
+from isoapprox import TheoryOptions, toy
 from isoapprox.commands import toy_report
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.geometry import pairwise_distances
@@ -296,7 +296,8 @@ def test_evaluate_embedding_brackets_hold(rng, margin):
     y = np.array([0, 0, 0, 1, 1])
     for _ in range(2):
         E = rng.normal(size=(5, 2))
-        rec = toy.evaluate_embedding(E, y, margin=margin, rng=rng, n_starts=3)
+        rec = toy.evaluate_embedding(E, y, margin=margin, rng=rng,
+                                     options=TheoryOptions(haus_max_points=None, n_starts=3))
         tol = BRACKET_RTOL * max(1.0, rec["diameter"])
         for name in ("d_iso", "d_haus", "d_haus_fstar", "theta"):
             assert rec[f"{name}_lower"] - tol <= rec[name] <= rec[f"{name}_upper"] + tol, name
@@ -330,7 +331,8 @@ def test_evaluate_embedding_separated_has_no_constant():
     y = np.array([0, 0, 0, 1, 1])
     E = _class_collapsed_ideal(y, 1.0) + np.array([[0.0, 0.01], [0.0, -0.01], [0.0, 0.0],
                                                    [0.0, 0.01], [0.0, -0.01]])
-    rec = toy.evaluate_embedding(E, y, margin=1.0, rng=0, n_starts=2)
+    rec = toy.evaluate_embedding(E, y, margin=1.0, rng=0,
+                                 options=TheoryOptions(haus_max_points=None, n_starts=2))
     assert rec["separated"] and rec["d_iso"] == 0.0
     assert rec["c"] is None and rec["c_lower"] is None and rec["ratio_fstar"] is None
 
@@ -340,6 +342,17 @@ def test_evaluate_embedding_errors():
         toy.evaluate_embedding(np.zeros((5, 2)), [0, 0, 0, 1, 1], margin=-1.0)
     with pytest.raises(InvalidInputError, match="triplet"):
         toy.evaluate_embedding(np.zeros((5, 2)), [0, 1, 2, 3, 4], margin=0.0)
+    with pytest.raises(TypeError, match="`options` must be a TheoryOptions; got dict"):
+        toy.evaluate_embedding(np.zeros((5, 2)), [0, 0, 0, 1, 1], margin=0.0,
+                               options={"n_starts": 2})
+
+
+def test_the_run_options_are_the_configuration_s():
+    cfg = toy.ToyConfig(tol=1e-5, effort="quick", n_starts=3, time_limit=50.0)
+    assert cfg.theory_options() == TheoryOptions(tol=1e-5, effort="quick", n_starts=3,
+                                                 time_limit=50.0, haus_max_points=None)
+    assert cfg.theory_options(n_starts=1).n_starts == 1
+    assert toy.TOY_THEORY == TheoryOptions(haus_max_points=None)
 
 
 # ---------------------------------------------------------------------------
@@ -389,7 +402,8 @@ def test_run_is_deterministic(tiny_run):
         assert {k: s1[k] for k in derived} == {k: s2[k] for k in derived}
 
 
-@pytest.mark.reproducibility
+# not rerun under other kernels: that a resumed run equals a fresh one follows from the
+# journal (kernel-independent) and determinism (test_run_is_deterministic, rerun)
 def test_journal_resumes_to_the_same_result(tiny_run, tmp_path):
     path = tmp_path / "toy.journal.partial"
     full = toy.run_toy(TINY, journal=path)
