@@ -1,8 +1,9 @@
 """The ``isoapprox`` command line: one program, one subcommand per job.
 
 Each subcommand lives in :mod:`isoapprox.commands` as a module with
-``register(subparsers)``; the module is imported only when its subcommand
-runs (``isoapprox --help`` stays fast).
+``DESCRIPTION`` (filled to 78 columns unless ``FILL_DESCRIPTION = False``),
+``EPILOG`` (printed as written), ``add_arguments(parser)`` and ``run(args)``;
+:func:`build_parser` makes the subcommand's parser and adds ``-v``/``-q``.
 
 Exit statuses: 0 success; 2 a user's mistake (bad file, bad value: one
 line on stderr, never the usage, never a traceback); 3 ``diagnose
@@ -20,6 +21,7 @@ import argparse
 import importlib
 import logging
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from ._progress import show_progress
@@ -56,7 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():
         mod = importlib.import_module(f".commands.{module}", __package__)
-        p = mod.register(sub, name, help_text)
+        description = mod.DESCRIPTION
+        if getattr(mod, "FILL_DESCRIPTION", True):
+            description = textwrap.fill(description, width=78)
+        p = sub.add_parser(name, help=help_text, description=description, epilog=mod.EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(p)
+        p.set_defaults(func=mod.run)
         p.add_argument("-v", "--verbose", action="count", default=0,
                        help="more log output (repeat for debug)")
         p.add_argument("-q", "--quiet", action="store_true",

@@ -246,20 +246,14 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 def write_csv(path: str | os.PathLike, records: Sequence[Mapping[str, Any]]) -> Path:
     """Write flat records as CSV (columns: the union of keys, in first-seen order)."""
-    columns: list[str] = []
-    for rec in records:
-        for key in rec:
-            if key not in columns:
-                columns.append(key)
+    columns = list(dict.fromkeys(key for rec in records for key in rec))
     buf = _io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for rec in records:
-        row = {}
-        for k in columns:
-            v = to_jsonable(rec.get(k))
-            row[k] = json.dumps(v) if isinstance(v, (list, dict)) else v
-        writer.writerow(row)
+        row = {k: to_jsonable(rec.get(k)) for k in columns}
+        writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v
+                         for k, v in row.items()})
     return atomic_write_text(path, buf.getvalue())
 
 
@@ -313,9 +307,7 @@ def write_results(
         "seed": to_jsonable(seed),
         "records": to_jsonable(list(records)),
     }
-    if extra:
-        for k, v in extra.items():
-            doc[k] = to_jsonable(v)
+    doc.update({k: to_jsonable(v) for k, v in (extra or {}).items()})
     path = Path(path)
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     # the CSV first: the JSON, the document a reader checks for, comes last
@@ -622,18 +614,16 @@ class EmbeddingFile:
         }
 
 
-def load_embeddings(
-    path: str | os.PathLike,
-    *,
-    labels: str | os.PathLike | None = None,
-    embeddings_key: str | None = None,
-    labels_key: str | None = None,
-    label_column: str | int | None = None,
-    index_col: str | int | bool | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+def load_embeddings(path: str | os.PathLike, **options: Any) -> tuple[np.ndarray, np.ndarray]:
     """Read embeddings and labels: :func:`read_embeddings`'s two arrays.
 
-    Parameters are those of :func:`read_embeddings`.
+    Parameters
+    ----------
+    path : path-like
+        The embedding file.
+    **options
+        The keyword arguments of :func:`read_embeddings` (``labels``,
+        ``embeddings_key``, ``labels_key``, ``label_column``, ``index_col``).
 
     Returns
     -------
@@ -641,8 +631,7 @@ def load_embeddings(
     y : ndarray of shape (N,)
         Raw arrays; the caller validates them.
     """
-    got = read_embeddings(path, labels=labels, embeddings_key=embeddings_key,
-                          labels_key=labels_key, label_column=label_column, index_col=index_col)
+    got = read_embeddings(path, **options)
     return got.embeddings, got.labels
 
 
@@ -750,10 +739,7 @@ def read_embeddings(
     table: _CsvTable | _ParquetTable | None = None
     labels_from = "array 'labels'"
     with open_regular(path, "embedding") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0:
-            raise InvalidInputError(
-                f"`{path}` is empty (0 bytes); expected embeddings and labels")
+        size = _nonempty(fh, f"`{path}`", "embeddings and labels")
         if suffix == ".npz":
             E, y, lk = _load_npz(fh, path, labels is None, embeddings_key, labels_key)
             labels_from = f"array {lk!r}"
@@ -797,14 +783,12 @@ def read_embeddings(
                          index_columns=index_names, index_rule=rule)
 
 
-def _load_npy(path: Path, what: str) -> np.ndarray:
-    """The array of the ``.npy`` file ``path`` (``what`` names it in messages)."""
-    with open_regular(path, what) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0:
-            raise InvalidInputError(
-                f"`{path}` is empty (0 bytes); expected a .npy array of {what}")
-        return _read_npy(fh, size, f"`{path}`")
+def _nonempty(fh: BinaryIO, name: str, expected: str) -> int:
+    """The size in bytes of the open file ``fh`` (``name`` in messages); empty is refused."""
+    size = os.fstat(fh.fileno()).st_size
+    if size == 0:
+        raise InvalidInputError(f"{name} is empty (0 bytes); expected {expected}")
+    return size
 
 
 _NPY_MAGIC = b"\x93NUMPY"
@@ -990,7 +974,14 @@ def _names_list(names: Sequence[str], most: int = 12) -> str:
 
 
 def _integer_span(values: Any) -> tuple[int, int] | None:
-    """``(lo, hi)`` when the integers ``values`` are ``lo..hi``, each once; else ``None``."""
+    """``(lo, hi)`` when the integers ``values`` are ``lo..hi``, each once; else ``None``.
+
+    A list holds text cells: each must be written as an integer (:data:`_INTEGER_TEXT`).
+    """
+    if isinstance(values, list):
+        if not all(_INTEGER_TEXT.fullmatch(c) for c in values):
+            return None
+        values = [int(c) for c in values]
     arr = np.asarray(values, dtype=np.int64)
     if arr.size == 0:
         return None
@@ -1026,10 +1017,7 @@ class _CsvTable:
         return repr(self.names[i]) if self.names is not None else str(i)
 
     def integer_span(self, i: int) -> tuple[int, int] | None:
-        cells = [row[i] for row in self.rows]
-        if not all(_INTEGER_TEXT.fullmatch(c) for c in cells):
-            return None
-        return _integer_span([int(c) for c in cells])
+        return _integer_span([row[i] for row in self.rows])
 
     def labels(self, i: int) -> np.ndarray:
         return _label_array([row[i].strip() for row in self.rows])
@@ -1289,7 +1277,8 @@ def _load_labels(path: Path, n: int | None, emb_path: Path) -> tuple[np.ndarray,
     suffix = path.suffix.lower()
     source = f"file {str(path)!r}"
     if suffix == ".npy":
-        y = _load_npy(path, "labels")
+        with open_regular(path, "labels") as fh:
+            y = _read_npy(fh, _nonempty(fh, f"`{path}`", "a .npy array of labels"), f"`{path}`")
         y = y.reshape(-1) if y.ndim == 2 and 1 in y.shape else y
         if y.ndim == 1 and n is not None and y.shape[0] != n:
             raise InvalidInputError(
@@ -1301,8 +1290,7 @@ def _load_labels(path: Path, n: int | None, emb_path: Path) -> tuple[np.ndarray,
             f"labels file `{path}` must end in .npy, .csv, .tsv or .txt (one label per line); "
             f"got suffix {suffix!r}")
     with open_regular(path, "labels") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            raise InvalidInputError(f"labels file `{path}` is empty (0 bytes); expected labels")
+        _nonempty(fh, f"labels file `{path}`", "labels")
         if suffix == ".txt":
             rows = [(k, [line.strip()]) for k, line in enumerate(_text_lines(fh, path), 1)
                     if line.strip()]
@@ -1330,10 +1318,7 @@ def _load_labels(path: Path, n: int | None, emb_path: Path) -> tuple[np.ndarray,
                if len(rows) == n + 1 else ""))
     if width == 2:
         named = header is not None and _INDEX_NAMES.fullmatch(header[0])
-        cells = [row[0] for _, row in rows]
-        counts = all(_INTEGER_TEXT.fullmatch(c) for c in cells) and _integer_span(
-            [int(c) for c in cells]) is not None
-        if not (named or counts):
+        if not named and _integer_span([row[0] for _, row in rows]) is None:
             raise InvalidInputError(
                 f"labels file `{path}` has 2 columns, and the first is not a row index (named "
                 "'', 'index' or 'id', or the integers 0..N-1); expected one column of labels")

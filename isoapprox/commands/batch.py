@@ -20,7 +20,7 @@ from ..batch.generators import DISTRIBUTIONS, LAYOUTS
 from ..batch.grid import FORMATS
 from ..batch.stages import STAGES, resolve_stages
 from ..exceptions import IsoapproxError
-from .common import add_run_arguments, check_jobs
+from .common import add_run_arguments, bounded_int, check_jobs
 
 #: default chunk sizes: vector stages only / with a per-configuration stage
 VECTOR_CHUNK = 4096
@@ -35,7 +35,7 @@ DEFAULT_STAGES = ("cheap", "ideal", "points")
 CONFIG_STAGE_REPETITIONS = 200
 VECTOR_REPETITIONS = 1000
 
-_EPILOG = """\
+EPILOG = """\
 The default run evaluates the bounds: stages cheap, ideal and points, 200
 configurations of N = 5 points in the plane, 2 classes (under a minute on 2
 cores; then `isoapprox figures OUT` draws them).  --stages cheap is the
@@ -79,37 +79,29 @@ interrupted, 143 if terminated.
 """
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0; got {value}")
-    return value
+_nonneg_int = bounded_int(0)
 
 
 def _pos_int(text: str) -> int:
+    """An integer >= 1; a negative one is refused as :func:`_nonneg_int` refuses it."""
     value = _nonneg_int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
     return value
 
 
-def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Add the ``batch`` subcommand."""
-    p = sub.add_parser(
-        name,
-        help=help_text,
-        description=(
-            "Evaluate every quantity and bound of every registered stage over a grid "
-            "(N, n, classes, layout, margin, distribution) x repetitions of seeded random "
-            "configurations, in parallel on all local cores or on a Dask cluster, "
-            "writing a tidy, resumable result table and a per-cell summary."
-        ),
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+#: the description of ``isoapprox batch --help`` (printed as written, not filled)
+DESCRIPTION = (
+    "Evaluate every quantity and bound of every registered stage over a grid "
+    "(N, n, classes, layout, margin, distribution) x repetitions of seeded random "
+    "configurations, in parallel on all local cores or on a Dask cluster, "
+    "writing a tidy, resumable result table and a per-cell summary."
+)
+FILL_DESCRIPTION = False
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the options of ``isoapprox batch``."""
     g = p.add_argument_group("grid")
     g.add_argument("--n-points", type=_pos_int, nargs="+", default=[5], metavar="N",
                    help="numbers of points N (default 5)")
@@ -125,7 +117,7 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     g.add_argument("--distributions", nargs="+", default=["gaussian"], choices=DISTRIBUTIONS,
                    metavar="DIST",
                    help=f"point distributions {{{', '.join(DISTRIBUTIONS)}}} (default gaussian)")
-    g.add_argument("--repetitions", type=_pos_int, default=None, metavar="R",
+    g.add_argument("--repetitions", type=_pos_int, metavar="R",
                    help=f"configurations per grid cell (default {CONFIG_STAGE_REPETITIONS} "
                         f"with a per-configuration stage such as ideal, as by default; "
                         f"{VECTOR_REPETITIONS} with vector stages only, e.g. --stages cheap)")
@@ -151,7 +143,7 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                               "it is resumed, or reused when finished)",
         jobs=None, jobs_help="local worker processes (default: one per core; 1: in this "
                              "process)")
-    r.add_argument("--workers", type=_nonneg_int, default=None, metavar="W",
+    r.add_argument("--workers", type=_nonneg_int, metavar="W",
                    help="the old spelling of --jobs (W processes; 0: in this process)")
     r.add_argument("--stages", nargs="+", default=list(DEFAULT_STAGES), metavar="STAGE",
                    help="evaluation stages in order: registered names or module:attribute "
@@ -160,13 +152,13 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                         "--list-stages)")
     r.add_argument("--list-stages", action="store_true", help="list the registered stages and exit")
     r.add_argument("--seed", type=_nonneg_int, default=0, help="root seed (default 0)")
-    r.add_argument("--chunk-size", type=_pos_int, default=None,
+    r.add_argument("--chunk-size", type=_pos_int,
                    help="configurations per task (default 4096 with vector stages only, "
                         "32 when a per-configuration stage such as ideal is listed: a chunk "
                         "is the unit of resumption)")
     r.add_argument("--format", choices=FORMATS, default="csv",
                    help="result table format (default csv)")
-    r.add_argument("--save-best", default=None, metavar="COLUMN",
+    r.add_argument("--save-best", metavar="COLUMN",
                    help="write the rows with the largest COLUMN (with their points) to "
                         "OUT/best_COLUMN.json (default with the adversarial distribution: the "
                         "objective's column, e.g. c_lower for --objective c)")
@@ -174,8 +166,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                    help="how many rows --save-best keeps (default 5)")
     r.add_argument("--keep-parts", action="store_true",
                    help="keep the per-chunk files after the final table is written")
-    p.set_defaults(func=run)
-    return p
 
 
 def _list_stages() -> str:
@@ -197,9 +187,9 @@ def run(args: argparse.Namespace) -> int:
     if jobs is not None:
         check_jobs(jobs)
     per_config = any(st.kind == "config" for st in resolve_stages(args.stages))
-    repetitions = args.repetitions
-    if repetitions is None:
-        repetitions = CONFIG_STAGE_REPETITIONS if per_config else VECTOR_REPETITIONS
+    # --repetitions and --chunk-size are >= 1 when given (_pos_int)
+    repetitions = args.repetitions or (
+        CONFIG_STAGE_REPETITIONS if per_config else VECTOR_REPETITIONS)
     grid = Grid(
         n_points=tuple(args.n_points), dims=tuple(args.dims), classes=tuple(args.classes),
         layouts=tuple(args.layouts), margins=tuple(args.margins),
@@ -212,9 +202,7 @@ def run(args: argparse.Namespace) -> int:
         search_budget=args.search_budget, search_population=args.search_population,
         search_restarts=args.search_restarts,
     )
-    chunk_size = args.chunk_size
-    if chunk_size is None:
-        chunk_size = CONFIG_STAGE_CHUNK if per_config else VECTOR_CHUNK
+    chunk_size = args.chunk_size or (CONFIG_STAGE_CHUNK if per_config else VECTOR_CHUNK)
     config = BatchConfig(grid=grid, seed=args.seed, stages=tuple(args.stages),
                          chunk_size=chunk_size, options=options, format=args.format)
     column = _best_column(args, config)

@@ -23,7 +23,8 @@ from ..runs import SYSTEM_REFUSALS, claim_output
 
 __all__ = ["SYSTEM_ERROR_STATUS", "USER_ERRORS", "USER_ERROR_STATUS", "CommandParser",
            "SubcommandParser", "add_run_arguments", "bounded_int", "check_jobs",
-           "claim_outputs", "error_exit", "guarded", "positive_float", "system_failure"]
+           "claim_outputs", "error_exit", "file_name", "guarded", "positive_float",
+           "system_failure"]
 
 #: exceptions that are a user's mistake: one line, exit status 2
 USER_ERRORS = (IsoapproxError, FileNotFoundError, FileExistsError, IsADirectoryError,
@@ -268,6 +269,11 @@ def _interrupt_in_chain(exc: BaseException) -> KeyboardInterrupt | None:
     return None
 
 
+def file_name(text: str) -> str:
+    """``text`` as a safe file name: letters, digits, ``-`` and ``_``; ``_`` for the rest."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, *, out: Path | None, out_help: str,
                       jobs: int | None, jobs_help: str) -> argparse._ArgumentGroup:
     """Add ``--out``, ``--overwrite``, ``--resume``, ``--jobs``, ``--scheduler``."""
@@ -280,7 +286,7 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, out: Path | None, out_
                         "units (an interrupted run of the same configuration is always "
                         "resumed)")
     g.add_argument("--jobs", type=int, default=jobs, metavar="N", help=jobs_help)
-    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+    g.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on the Dask cluster at ADDRESS (tcp://host:8786; needs "
                         "isoapprox[dask]); only this process writes files")
     g.add_argument("--connect-timeout", type=positive_float, default=10.0, metavar="S",

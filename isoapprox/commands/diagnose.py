@@ -93,57 +93,62 @@ examples:
   isoapprox diagnose --history run.jsonl --plot figs
 """
 
+#: the epilog of ``isoapprox diagnose --help`` (``_EPILOG``: its old name)
+EPILOG = _EPILOG
+
+#: the description of ``isoapprox diagnose --help`` (printed as written, not filled)
+DESCRIPTION = (
+    "Diagnose embeddings trained with a triplet loss: the losses (batch-hard, "
+    "soft-margin, triplet), triplet separation, the distances to the collapsed "
+    "embedding, exact pair-distance quantiles, effective rank, RankMe, the std of "
+    "L2-normalised embeddings, alignment and uniformity, per-class spread against "
+    "class separation; then the known collapse signatures (loss stuck at the margin "
+    "or at ln 2, all distances tiny, partial collapse: which classes merged, class "
+    "collapse, dimensional collapse; a reported loss that is not the file's) and a "
+    "verdict in words; and the theory: the loss against the distance to the ideal "
+    "(triplet-separated) set, the nearest ideal embedding, D*(P, n, margin) and the "
+    "batch layout it suggests. With --batch-size the same over random P x K batches "
+    "drawn from the file, as training sees them."
+)
+FILL_DESCRIPTION = False
 
 
-def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Add the ``diagnose`` subcommand."""
-    p = sub.add_parser(
-        name,
-        help=help_text,
-        description=(
-            "Diagnose embeddings trained with a triplet loss: the losses (batch-hard, "
-            "soft-margin, triplet), triplet separation, the distances to the collapsed "
-            "embedding, exact pair-distance quantiles, effective rank, RankMe, the std of "
-            "L2-normalised embeddings, alignment and uniformity, per-class spread against "
-            "class separation; then the known collapse signatures (loss stuck at the margin "
-            "or at ln 2, all distances tiny, partial collapse: which classes merged, class "
-            "collapse, dimensional collapse; a reported loss that is not the file's) and a "
-            "verdict in words; and the theory: the loss against the distance to the ideal "
-            "(triplet-separated) set, the nearest ideal embedding, D*(P, n, margin) and the "
-            "batch layout it suggests. With --batch-size the same over random P x K batches "
-            "drawn from the file, as training sees them."
-        ),
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("file", type=Path, nargs="?", default=None,
+def _column(text: str) -> str | int:
+    """A table's column as ``--label-col`` and ``--index-col`` name it: a name, or digits
+    (maybe after ``-``) for a 0-based position."""
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the options of ``isoapprox diagnose``."""
+    p.add_argument("file", type=Path, nargs="?",
                    help="embedding file (.npz, .npy, .csv, .tsv, .txt or .parquet)")
-    p.add_argument("--history", type=Path, default=None, metavar="LOG",
+    p.add_argument("--history", type=Path, metavar="LOG",
                    help="instead of FILE: a CollapseMonitor log (JSON lines); print when each "
                         "signature started and draw the curves over training into --plot DIR "
                         "(default: beside LOG); --json OUT writes the summary")
-    p.add_argument("--labels", type=Path, default=None, metavar="LABELS",
+    p.add_argument("--labels", type=Path, metavar="LABELS",
                    help="labels file, one per embedding: .npy, .csv, .tsv or .txt (one per "
                         "line), class names or integers (required with an .npy FILE; "
                         "replaces the labels of FILE)")
-    p.add_argument("--embeddings-key", default=None, metavar="KEY",
+    p.add_argument("--embeddings-key", metavar="KEY",
                    help="array name of the embeddings in the .npz (default 'embeddings')")
-    p.add_argument("--labels-key", default=None, metavar="KEY",
+    p.add_argument("--labels-key", metavar="KEY",
                    help="array name of the labels in the .npz (default 'labels')")
-    p.add_argument("--label-col", "--label-column", dest="label_column", default=None,
+    p.add_argument("--label-col", "--label-column", dest="label_column", type=_column,
                    metavar="COLUMN",
                    help="label column of a table (.csv, .tsv, .parquet), by name or 0-based "
                         "position (default 'label', 'labels' or 'y', else the last)")
     index = p.add_mutually_exclusive_group()
-    index.add_argument("--index-col", default=None, metavar="COLUMN",
+    index.add_argument("--index-col", type=_column, metavar="COLUMN",
                        help="row-index column of a table, by name or 0-based position: "
                             "dropped (default: detected, see input files below)")
     index.add_argument("--no-index", action="store_true",
                        help="no column of the table is a row index: keep them all")
-    p.add_argument("--margin", type=float, default=None,
+    p.add_argument("--margin", type=float,
                    help="the training margin alpha >= 0 (default: not given; the losses are "
                         "then at margin 0, the margin-relative checks and the theory are off)")
-    p.add_argument("--loss", type=float, default=None, metavar="VALUE",
+    p.add_argument("--loss", type=float, metavar="VALUE",
                    help="the loss value training reports (checked against the margin and ln 2)")
     p.add_argument("--loss-reduction", default="mean",
                    choices=("mean", "sum", "max", "mean_nonzero"),
@@ -153,12 +158,12 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--loss-kind", default="batch_hard", choices=("batch_hard", "all"),
                    help="the terms of --loss: one per anchor (batch_hard, default) or one per "
                         "triplet (all)")
-    p.add_argument("--quantiles", default=None, metavar="Q1,Q2,...",
+    p.add_argument("--quantiles", metavar="Q1,Q2,...",
                    help="pair-distance quantile levels in [0, 1] (default "
                         "0.01,0.1,0.25,0.5,0.75,0.9,0.99)")
     p.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
                    help="override a signature threshold (repeatable; names in the list below)")
-    p.add_argument("--batch-size", type=int, default=None, metavar="B",
+    p.add_argument("--batch-size", type=int, metavar="B",
                    help="evaluate random batches of B = P x K points instead of the whole file")
     p.add_argument("--samples-per-class", type=bounded_int(2), default=4, metavar="K",
                    help="K points per class in each batch (default 4)")
@@ -167,11 +172,11 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
     p.add_argument("--seed", type=int, default=0, help="seed of the batch draws (default 0)")
     p.add_argument("--summary", action="store_true",
                    help="print only the verdict block (verdict word, evidence, what to do)")
-    p.add_argument("--fail-on", default=None, metavar="SIG[,SIG...]",
+    p.add_argument("--fail-on", metavar="SIG[,SIG...]",
                    help="exit with status 3 when one of these signatures holds (names in the "
                         "list below), or the verdict is one of these words (collapsed, "
                         "partial-collapse, compressed, ...); 'any': any verdict but healthy")
-    p.add_argument("--json", dest="json_out", type=Path, default=None, metavar="OUT",
+    p.add_argument("--json", dest="json_out", type=Path, metavar="OUT",
                    help="also write the full report as JSON to OUT")
     p.add_argument("--no-theory", action="store_true",
                    help="skip the theory section (nearest ideal embedding, D*, layout)")
@@ -183,24 +188,22 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
                         "reads: d_haus by the minimax Procrustes isometry and a certified "
                         "enclosing ball, the thickness theta (default: d_iso against L, D* "
                         "and the layout only)")
-    p.add_argument("--theory-time-limit", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--theory-time-limit", type=float, metavar="SECONDS",
                    help="safety net: wall-clock seconds per solve after which it stops "
                         "with a machine-dependent bracket (default 600)")
-    p.add_argument("--theory-max-points", type=int, default=None, metavar="N",
+    p.add_argument("--theory-max-points", type=int, metavar="N",
                    help="evaluate the theory on random P x K batches of at most N points "
                         "(default 200)")
-    p.add_argument("--theory-batches", type=int, default=None, metavar="M",
+    p.add_argument("--theory-batches", type=int, metavar="M",
                    help="evaluate the theory on M random batches (default 1); with "
                         "--batch-size on the first M of its batches (default 3); 0 skips "
                         "the theory, as --no-theory does")
-    p.add_argument("--out", type=Path, default=None, metavar="FILE.npz",
+    p.add_argument("--out", type=Path, metavar="FILE.npz",
                    help="save the nearest ideal embedding (arrays 'embedding', 'labels', the "
                         "brackets, ...) to FILE.npz")
-    p.add_argument("--plot", type=Path, default=None, metavar="DIR",
+    p.add_argument("--plot", type=Path, metavar="DIR",
                    help="draw a 2-D view of the embeddings with their nearest ideal embedding "
                         "and the pair-distance histogram into DIR (PNG and PDF)")
-    p.set_defaults(func=run)
-    return p
 
 
 # --- formatting -------------------------------------------------------------
@@ -738,10 +741,6 @@ def _exit_status(report: dict, fail_on: tuple[str, ...]) -> int:
     return 3 if held.intersection(fail_on) else 0
 
 
-def _summary(report: dict) -> str:
-    return "\n".join(_verdict_block(report))
-
-
 def save_ideal(path: Path, res, *, margin: float) -> Path:
     """Write the nearest ideal embedding of a theory result to ``path`` (.npz)."""
     labels = np.asarray(res.labels)
@@ -789,9 +788,6 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("diagnose needs an embedding FILE (or --history LOG)")
     from ..diagnostics import DiagnoseOptions
 
-    label_column = args.label_column
-    if label_column is not None and label_column.lstrip("-").isdigit():
-        label_column = int(label_column)
     options = DiagnoseOptions(
         margin=args.margin,
         loss=args.loss,
@@ -806,23 +802,15 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as claims:
         claim_outputs(claims, files={"--out": args.out, "--json": args.json_out},
                       folders={"--plot": args.plot})
-        return _run(args, options, theory, label_column)
+        return _run(args, options, theory)
 
 
-def _run(args: argparse.Namespace, options, theory, label_column) -> int:
+def _run(args: argparse.Namespace, options, theory) -> int:
     from ..diagnostics import add_theory, diagnose, diagnose_batches, diagnose_theory
 
-    index_col = args.index_col
-    if index_col is not None and index_col.lstrip("-").isdigit():
-        index_col = int(index_col)
-    loaded = read_embeddings(
-        args.file,
-        labels=args.labels,
-        embeddings_key=args.embeddings_key,
-        labels_key=args.labels_key,
-        label_column=label_column,
-        index_col=False if args.no_index else index_col,
-    )
+    loaded = read_embeddings(args.file, labels=args.labels, embeddings_key=args.embeddings_key,
+                             labels_key=args.labels_key, label_column=args.label_column,
+                             index_col=False if args.no_index else args.index_col)
     E, y = loaded.embeddings, loaded.labels
     X = _validated(args.file, E, y)
     res = None
@@ -834,11 +822,10 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
             theory_batches=3 if args.theory_batches is None else args.theory_batches,
             certify=certify,
         )
-        report = {"file": str(args.file), "input": loaded.to_dict(), **report}
-        text = _summary(report) if args.summary else format_batch_report(report)
     else:
-        report = {"file": str(args.file), "input": loaded.to_dict(),
-                  **diagnose(X, y, options=options)}
+        report = diagnose(X, y, options=options)
+    report = {"file": str(args.file), "input": loaded.to_dict(), **report}
+    if args.batch_size is None:
         m = 1 if args.theory_batches is None else args.theory_batches
         if theory is not None and m > 0 and options.margin is None:
             report["verdict"]["notes"].append(THEORY_NEEDS_MARGIN)
@@ -850,8 +837,8 @@ def _run(args: argparse.Namespace, options, theory, label_column) -> int:
                                     certify=certify)
                     for b in range(1, m)] if res.evaluated != "all" else []
             report = add_theory(report, res, more)
-        text = _summary(report) if args.summary else format_report(report)
-    print(text)
+    form = format_report if args.batch_size is None else format_batch_report
+    print("\n".join(_verdict_block(report)) if args.summary else form(report))
     written: list[str] = []
     if args.out is not None and res is not None:
         written.append(str(save_ideal(args.out, res, margin=options.margin)))

@@ -10,56 +10,48 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import textwrap
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
 from ..io import read_results
 from ..runs import claim_output
+from .common import file_name
 
 DEFAULT_ROOT = Path("figures")
 
+#: the epilog of ``isoapprox figures --help``
+EPILOG = (
+    "output folder:\n"
+    "  with --out DIR every figure goes into DIR; without it, the figures of each file\n"
+    f"  go into {DEFAULT_ROOT}/<experiment>/ (relative to the current folder)\n\n"
+    "exit status: 0 on success; 2 on a missing or unreadable file, or an experiment\n"
+    "without registered figures (one line on stderr); 4 if the system fails a file\n"
+    "operation (disk full, permission denied: one line naming the path).\n\n"
+    "examples:\n"
+    "  isoapprox figures experiments/results/toy.json\n"
+    "  isoapprox figures runs/default   (an `isoapprox batch` output folder: the\n"
+    "      survey's figures of its configurations; also its summary.json)\n"
+    "  isoapprox figures experiments/results/*.json --out /tmp/figs\n"
+    "  isoapprox figures --list"
+)
 
 
-def _epilog() -> str:
-    return (
-        "output folder:\n"
-        "  with --out DIR every figure goes into DIR; without it, the figures of each file\n"
-        f"  go into {DEFAULT_ROOT}/<experiment>/ (relative to the current folder)\n\n"
-        "exit status: 0 on success; 2 on a missing or unreadable file, or an experiment\n"
-        "without registered figures (one line on stderr); 4 if the system fails a file\n"
-        "operation (disk full, permission denied: one line naming the path).\n\n"
-        "examples:\n"
-        "  isoapprox figures experiments/results/toy.json\n"
-        "  isoapprox figures runs/default   (an `isoapprox batch` output folder: the\n"
-        "      survey's figures of its configurations; also its summary.json)\n"
-        "  isoapprox figures experiments/results/*.json --out /tmp/figs\n"
-        "  isoapprox figures --list"
-    )
+#: the description of ``isoapprox figures --help``
+DESCRIPTION = (
+    "Draw the figures of one or more results files (PNG and PDF, with a provenance "
+    "sidecar naming the source file and its SHA-256).  Only the files are read; no "
+    "experiment is rerun."
+)
 
 
-def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Add the ``figures`` subcommand."""
-    p = sub.add_parser(
-        name,
-        help=help_text,
-        description=textwrap.fill(
-            "Draw the figures of one or more results files (PNG and PDF, with a provenance "
-            "sidecar naming the source file and its SHA-256).  Only the files are read; no "
-            "experiment is rerun.",
-            width=78,
-        ),
-        epilog=_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the options of ``isoapprox figures``."""
     p.add_argument("results", nargs="*", type=Path, metavar="RESULTS",
                    help="results files (.json), or output folders of `isoapprox batch`")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+    p.add_argument("--out", type=Path, metavar="DIR",
                    help=f"folder for every figure (default {DEFAULT_ROOT}/<experiment>/)")
     p.add_argument("--list", action="store_true",
                    help="list the experiments that have figures, and exit")
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,8 +79,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidInputError(
                 f"no figures are defined for experiment {exp!r} (file {path}); known: "
                 f"{', '.join(sorted(FIGURE_BUILDERS))}")
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in exp)
-        targets.append((path, args.out if args.out is not None else DEFAULT_ROOT / safe))
+        targets.append((path, args.out if args.out is not None else DEFAULT_ROOT / file_name(exp)))
     written: list[Path] = []
     with contextlib.ExitStack() as claims:
         for out_dir in dict.fromkeys(d for _, d in targets):

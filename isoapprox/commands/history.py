@@ -13,7 +13,7 @@ from typing import Any
 
 from ..exceptions import InvalidInputError
 from ..io import atomic_write_text, to_jsonable
-from .common import claim_outputs
+from .common import claim_outputs, file_name
 
 
 def _num(v: Any, digits: int = 4) -> str:
@@ -49,10 +49,8 @@ def _intervals(d: dict[str, Any] | None) -> str:
         return "never"
     if d["onsets"] == 1:
         return _interval(d["first"])
-    last = d["last"]
-    end = "held to the end" if last["end"] is None else f"ended at step {last['end']}"
     return (f"{d['onsets']} onsets, first at step {d['first']['start']}, held at "
-            f"{d['held_updates']} update(s); last started at step {last['start']}, {end}")
+            f"{d['held_updates']} update(s); last {_interval(d['last'])}")
 
 
 def _wrap(line: str, indent: int) -> list[str]:
@@ -119,10 +117,6 @@ _UPPER = {True: "holds (certified): the loss is within a factor 2 of the distanc
           None: "undecided: the bracket straddles L_max"}
 
 
-def _clean(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
-
-
 def _figure_source(sidecar: Path) -> set[str] | None:
     """The resolved logs a figure's sidecar names (None: unreadable, no sidecar)."""
     try:
@@ -143,7 +137,7 @@ def figure_name(log: Path, out_dir: Path) -> str:
     if that name is taken by another log too, :class:`InvalidInputError`.
     """
     log = log.resolve()
-    base = "_".join(p for p in (_clean(log.parent.name), _clean(log.stem)) if p) or "monitor"
+    base = "_".join(p for p in (file_name(log.parent.name), file_name(log.stem)) if p) or "monitor"
     tag = hashlib.sha256(str(log).encode()).hexdigest()[:8]
     for name in (f"{base}_history", f"{base}_{tag}_history"):
         taken = [out_dir / f"{name}.{ext}" for ext in ("png", "pdf", "json")

@@ -6,14 +6,13 @@ import argparse
 import contextlib
 import logging
 import os
-import textwrap
 import time
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
 from ..runs import check_results_name, claim_output, config_key, journal_path, prepare_output
 from ..toy import DEFAULT_SCENARIOS, run_toy
-from .common import add_run_arguments, check_jobs
+from .common import add_run_arguments, check_jobs, claim_outputs
 from .toy_report import format_summary, write_toy_results
 
 logger = logging.getLogger(__name__)
@@ -58,50 +57,46 @@ examples:
 """
 
 #: the epilog names the default scenarios as toy.DEFAULT_SCENARIOS sets them
-_EPILOG = _EPILOG_TEMPLATE.format(scenarios="\n".join(
+EPILOG = _EPILOG_TEMPLATE.format(scenarios="\n".join(
     f"       {sc.name:<9} {sc.description}" for sc in DEFAULT_SCENARIOS))
 
 
-def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse.ArgumentParser:
-    """Add the ``toy`` subcommand."""
-    p = sub.add_parser(
-        name,
-        help=help_text,
-        description=textwrap.fill(
-            "A toy system of the paper's shape (its own points are not published): five "
-            "labelled points in the plane embedded by a small network trained with hard "
-            "negative mining.  Measures, along training, the "
-            "distances of the embedding to the triplet-separated set (certified brackets), "
-            "its nearest ideal embedding f*, the diameter and the empirical constant "
-            "c = d_haus / d_iso (the paper reports 0.53; the theory's floor is 1/2), and the "
-            "same constant over random toys.  Writes results and figures; computes for about "
-            "65 s on two cores once the numba kernels are compiled; a later run reuses the "
-            "results and only redraws the figures (about 15 s).  See docs/toy.md.",
-            width=78,
-        ),
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+#: the description of ``isoapprox toy --help``
+DESCRIPTION = (
+    "A toy system of the paper's shape (its own points are not published): five "
+    "labelled points in the plane embedded by a small network trained with hard "
+    "negative mining.  Measures, along training, the "
+    "distances of the embedding to the triplet-separated set (certified brackets), "
+    "its nearest ideal embedding f*, the diameter and the empirical constant "
+    "c = d_haus / d_iso (the paper reports 0.53; the theory's floor is 1/2), and the "
+    "same constant over random toys.  Writes results and figures; computes for about "
+    "65 s on two cores once the numba kernels are compiled; a later run reuses the "
+    "results and only redraws the figures (about 15 s).  See docs/toy.md."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the options of ``isoapprox toy``."""
     p.add_argument("--figures", type=Path, default=DEFAULT_FIGURES, metavar="DIR",
                    help=f"folder for the figures (default {DEFAULT_FIGURES})")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=int,
                    help="root seed of the random toys and the solvers' starts (default 0)")
-    p.add_argument("--margin", type=float, default=None,
+    p.add_argument("--margin", type=float,
                    help="margin alpha > 0 of the margin-1 scenarios (default 1; the other "
                         "settings were chosen for 1, so another margin may change which "
                         "scenario collapses: the summary says what happened)")
-    p.add_argument("--steps", type=int, default=None,
+    p.add_argument("--steps", type=int,
                    help="gradient steps per scenario (default 3000)")
-    p.add_argument("--n-random", type=int, default=None, metavar="N",
+    p.add_argument("--n-random", type=int, metavar="N",
                    help="random toys for the distribution of c (default 300)")
-    p.add_argument("--scenario", action="append", default=None, metavar="NAME",
+    p.add_argument("--scenario", action="append", metavar="NAME",
                    help="run only this scenario (collapse, separate, margin0; repeat for "
                         "several; default all)")
-    p.add_argument("--perturbation", type=float, default=None, metavar="EPS",
+    p.add_argument("--perturbation", type=float, metavar="EPS",
                    help="move the initial weights and inputs by this relative amount before "
                         "training (e.g. 1e-12, the size by which machines differ) to check "
                         "that the outcomes do not hang on the last bits (default 0)")
-    p.add_argument("--perturbation-seed", type=int, default=None, metavar="N",
+    p.add_argument("--perturbation-seed", type=int, metavar="N",
                    help="seed of --perturbation (default 0)")
     p.add_argument("--smoke", action="store_true",
                    help="a tiny run (60 steps, 6 random toys) to check the installation")
@@ -111,8 +106,6 @@ def register(sub: argparse._SubParsersAction, name: str, help_text: str) -> argp
         out_help=f"results JSON, a CSV is written beside it (default {DEFAULT_RESULTS})",
         jobs=None, jobs_help="worker processes for the distance computations (default: 2, or "
                              "1 on a single core); the seeds do not depend on it")
-    p.set_defaults(func=run)
-    return p
 
 
 def build_config(args: argparse.Namespace):
@@ -151,23 +144,17 @@ def build_config(args: argparse.Namespace):
     return config
 
 
-def _default_jobs() -> int:
-    n = os.cpu_count() or 1
-    return 2 if n >= 2 else 1
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox toy``."""
     results = check_results_name(args.out)
-    jobs = check_jobs(_default_jobs() if args.jobs is None else args.jobs)
+    jobs = check_jobs(min(2, os.cpu_count() or 1) if args.jobs is None else args.jobs)
     config = build_config(args)
     journal = journal_path(results)
     with contextlib.ExitStack() as claims:
         # every output checked, created and locked before any work; removed if the run fails
         claims.enter_context(claim_output(results, files=(results.with_suffix(".csv"), journal),
                                           journal=journal))
-        if not args.no_figures:
-            claims.enter_context(claim_output(args.figures, folder=True, flag="--figures"))
+        claim_outputs(claims, folders={"--figures": None if args.no_figures else args.figures})
         return _run(args, config, jobs)
 
 

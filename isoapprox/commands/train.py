@@ -15,7 +15,6 @@ import contextlib
 import dataclasses
 import json
 import logging
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -50,43 +49,38 @@ _AXES = (
 )
 
 
-def register(
-    sub: argparse._SubParsersAction, name: str, help_text: str
-) -> argparse.ArgumentParser:
-    """Add the ``train`` subcommand."""
-    p = sub.add_parser(
-        name,
-        help=help_text,
-        description=textwrap.fill(
-            "Train small numpy networks with triplet losses (hard negative mining and "
-            "others) on P x K batches, logging the loss, the share of active triplets, "
-            "the embedding diameter and median distance on held-out classes and "
-            "Recall@K.  Options given several values span a grid; finished cells are "
-            "journalled so an interrupted sweep resumes where it stopped.",
-            width=78,
-        ),
-        epilog=(
-            "examples:\n"
-            "  isoapprox train --out cell.json\n"
-            "  isoapprox train --batch-size 8 32 128 512 --dim 2 8 32 "
-            "--loss batch_hard selectively_contrastive --normalize yes --seeds 0 1 2 "
-            "--jobs 2 --out sweep.json\n"
-            "  isoapprox train --dataset gaussian --set n_classes=300 --set "
-            "n_train_classes=256 --batch-size 512 --dry-run\n\n"
-            "exit status: 0 on success; 2 on a bad option or output (one line on stderr);\n"
-            "  4 if the system fails a file operation (disk full, permission denied: one\n"
-            "  line naming the path; rerunning resumes from the journal); 130 if\n"
-            "  interrupted, 143 if terminated."
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+#: the description of ``isoapprox train --help``
+DESCRIPTION = (
+    "Train small numpy networks with triplet losses (hard negative mining and "
+    "others) on P x K batches, logging the loss, the share of active triplets, "
+    "the embedding diameter and median distance on held-out classes and "
+    "Recall@K.  Options given several values span a grid; finished cells are "
+    "journalled so an interrupted sweep resumes where it stopped."
+)
+#: the epilog of ``isoapprox train --help``
+EPILOG = (
+    "examples:\n"
+    "  isoapprox train --out cell.json\n"
+    "  isoapprox train --batch-size 8 32 128 512 --dim 2 8 32 "
+    "--loss batch_hard selectively_contrastive --normalize yes --seeds 0 1 2 "
+    "--jobs 2 --out sweep.json\n"
+    "  isoapprox train --dataset gaussian --set n_classes=300 --set "
+    "n_train_classes=256 --batch-size 512 --dry-run\n\n"
+    "exit status: 0 on success; 2 on a bad option or output (one line on stderr);\n"
+    "  4 if the system fails a file operation (disk full, permission denied: one\n"
+    "  line naming the path; rerunning resumes from the journal); 130 if\n"
+    "  interrupted, 143 if terminated."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Declare the options of ``isoapprox train``."""
     for flag, dest, _field, typ, help_ in _AXES:
         p.add_argument(
             flag,
             dest=dest,
             nargs="+",
             type=typ,
-            default=None,
             metavar="V",
             help=f"{help_} (several values: a grid axis)",
         )
@@ -102,31 +96,27 @@ def register(
         "--root-seed", type=int, default=0, help="root of every cell's seed (default 0)"
     )
     p.add_argument(
-        "--steps", type=int, default=None, help="updates per cell (default 2000)"
+        "--steps", type=int, help="updates per cell (default 2000)"
     )
     p.add_argument(
         "--log-every",
         type=int,
-        default=None,
         help="log interval in updates (default 100)",
     )
     p.add_argument(
         "--hidden",
-        default=None,
         metavar="W[,W...]",
         help="hidden widths of the MLP, comma-separated; 'none' for linear "
         "(default 64)",
     )
     p.add_argument(
         "--samples-per-class",
-        default=None,
         metavar="K",
         help="K of the P x K batches, or 'auto' (default)",
     )
     p.add_argument(
         "--theory-every",
         type=int,
-        default=None,
         metavar="T",
         help="log d_iso and d_haus to the triplet-separated set (with brackets), c and "
         "theta of the training batch every T updates (a multiple of --log-every; "
@@ -135,7 +125,6 @@ def register(
     p.add_argument(
         "--crosscheck",
         type=int,
-        default=None,
         metavar="B",
         help="after training, evaluate every bound of the theory on B held-out P x K "
         "batches (default 0: off)",
@@ -162,8 +151,6 @@ def register(
     p.add_argument(
         "--no-estimate", action="store_true", help="skip the up-front runtime estimate"
     )
-    p.set_defaults(func=run)
-    return p
 
 
 def _parse_override(text: str) -> tuple[str, Any]:
@@ -179,17 +166,16 @@ def _parse_override(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
+#: the spellings of --normalize
+_YES_NO = {**dict.fromkeys(("yes", "true", "1", "on"), True),
+           **dict.fromkeys(("no", "false", "0", "off"), False)}
+
+
 def _yes_no(values: list[str]) -> list[bool]:
-    out = []
     for v in values:
-        low = v.lower()
-        if low in ("yes", "true", "1", "on"):
-            out.append(True)
-        elif low in ("no", "false", "0", "off"):
-            out.append(False)
-        else:
+        if v.lower() not in _YES_NO:
             raise InvalidInputError(f"--normalize takes yes or no; got {v!r}")
-    return out
+    return [_YES_NO[v.lower()] for v in values]
 
 
 def build_cells(args: argparse.Namespace):
