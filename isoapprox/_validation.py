@@ -6,30 +6,12 @@ Design notes: docs/dev/kernels_design.md, section ``isoapprox._validation``.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from .exceptions import InvalidInputError, NoTripletError
-
-__all__ = [
-    "as_labels",
-    "as_points",
-    "as_rng",
-    "check_bool",
-    "check_int",
-    "check_magnitudes",
-    "check_margin",
-    "check_nonnegative",
-    "check_option",
-    "check_positive",
-    "check_probability",
-    "check_quantiles",
-    "check_same_shape",
-    "class_counts",
-    "require_triplets",
-]
 
 
 def _describe(value: Any) -> str:
@@ -40,6 +22,39 @@ def _describe(value: Any) -> str:
     if len(text) > 60:
         text = text[:57] + "..."
     return f"{text} ({type(value).__name__})"
+
+
+def as_array(x: Any, name: str, shape: str, *, labels: bool = False) -> np.ndarray:
+    """``x`` as an array of real numbers (``labels``: class labels) with the
+    dimensions of ``shape`` (``"(N,)"``: 1-D, ``"(N, n)"``: 2-D, ``"(B, N, n)"``: 3-D).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is None, a string or a dict, or its dtype is not real numeric
+        (``labels``: nor text; an object array's labels must be of one kind).
+    InvalidInputError
+        If ``x`` has another number of dimensions.
+    """
+    if labels:
+        what, kinds = "a 1-D array of class labels", "biufUS"
+        typed = "hold integer or string class labels"
+    else:
+        what, kinds = f"a numeric array of shape {shape}", "biuf"
+        typed = f"be a real numeric array of shape {shape}"
+    if x is None or isinstance(x, (str, bytes, dict)):
+        raise TypeError(f"`{name}` must be {what}; got {_describe(x)}")
+    arr = np.asarray(x)
+    if labels and arr.dtype == object:
+        arr = _from_objects(arr, name)
+    if arr.dtype.kind not in kinds:
+        raise TypeError(f"`{name}` must {typed}; got dtype {arr.dtype}")
+    ndim = shape.count(" ") + 1
+    if arr.ndim != ndim:
+        raise InvalidInputError(
+            f"`{name}` must be a {ndim}-D array of shape {shape}; got shape {arr.shape}"
+        )
+    return arr
 
 
 def as_points(
@@ -77,17 +92,7 @@ def as_points(
         If ``X`` is not 2-D, has too few rows, no columns, the wrong number
         of columns, or non-finite values.
     """
-    if X is None or isinstance(X, (str, bytes, dict)):
-        raise TypeError(f"`{name}` must be a numeric array of shape (N, n); got {_describe(X)}")
-    arr = np.asarray(X)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"`{name}` must be a real numeric array of shape (N, n); got dtype {arr.dtype}"
-        )
-    if arr.ndim != 2:
-        raise InvalidInputError(
-            f"`{name}` must be a 2-D array of shape (N, n); got shape {arr.shape}"
-        )
+    arr = as_array(X, name, "(N, n)")
     if arr.shape[1] == 0:
         raise InvalidInputError(
             f"`{name}` must have at least one column (embedding dimension n >= 1); "
@@ -144,19 +149,7 @@ def as_labels(y: Any, n_points: int | None, name: str = "y") -> tuple[np.ndarray
         If ``y`` is not 1-D, has the wrong length, or holds non-integral or
         non-finite floats.
     """
-    if y is None or isinstance(y, (str, bytes, dict)):
-        raise TypeError(f"`{name}` must be a 1-D array of class labels; got {_describe(y)}")
-    arr = np.asarray(y)
-    if arr.dtype == object:
-        arr = _from_objects(arr, name)
-    if arr.dtype.kind not in "biufUS":
-        raise TypeError(
-            f"`{name}` must hold integer or string class labels; got dtype {arr.dtype}"
-        )
-    if arr.ndim != 1:
-        raise InvalidInputError(
-            f"`{name}` must be a 1-D array of shape (N,); got shape {arr.shape}"
-        )
+    arr = as_array(y, name, "(N,)", labels=True)
     if n_points is not None and arr.shape[0] != n_points:
         raise InvalidInputError(
             f"`{name}` must have one label per point, length {n_points}; got length "
@@ -255,7 +248,10 @@ def check_same_shape(A: np.ndarray, B: np.ndarray, names: tuple[str, str]) -> No
         )
 
 
-def _as_real(value: Any, name: str) -> float:
+def _as_real(value: Any, name: str, rule: str = "",
+             ok: Callable[[float], bool] | None = None) -> float:
+    """``value`` as a finite float; with ``ok``, one for which it holds (else the
+    error says the ``rule``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"`{name}` must be a real number; got {_describe(value)}")
     try:
@@ -267,15 +263,14 @@ def _as_real(value: Any, name: str) -> float:
         ) from None
     if not np.isfinite(out):
         raise InvalidInputError(f"`{name}` must be finite; got {out!r}")
+    if ok is not None and not ok(out):
+        raise InvalidInputError(f"`{name}` must {rule}; got {out!r}")
     return out
 
 
 def check_margin(margin: Any, name: str = "margin") -> float:
     """Validate a margin ``alpha >= 0`` and return it as a float."""
-    out = _as_real(margin, name)
-    if out < 0.0:
-        raise InvalidInputError(f"`{name}` must be >= 0; got {out!r}")
-    return out
+    return check_nonnegative(margin, name)
 
 
 #: least and largest magnitude accepted by :func:`check_magnitudes`
@@ -321,26 +316,17 @@ def check_magnitudes(values: dict[str, Any], *, what: str) -> None:
 
 def check_nonnegative(value: Any, name: str) -> float:
     """Validate a finite real number ``>= 0``."""
-    out = _as_real(value, name)
-    if out < 0.0:
-        raise InvalidInputError(f"`{name}` must be >= 0; got {out!r}")
-    return out
+    return _as_real(value, name, "be >= 0", lambda v: v >= 0.0)
 
 
 def check_positive(value: Any, name: str) -> float:
     """Validate a finite real number ``> 0``."""
-    out = _as_real(value, name)
-    if out <= 0.0:
-        raise InvalidInputError(f"`{name}` must be > 0; got {out!r}")
-    return out
+    return _as_real(value, name, "be > 0", lambda v: v > 0.0)
 
 
 def check_probability(value: Any, name: str) -> float:
     """Validate a real number in ``[0, 1]``."""
-    out = _as_real(value, name)
-    if not 0.0 <= out <= 1.0:
-        raise InvalidInputError(f"`{name}` must lie in [0, 1]; got {out!r}")
-    return out
+    return _as_real(value, name, "lie in [0, 1]", lambda v: 0.0 <= v <= 1.0)
 
 
 def check_quantiles(q: Any, name: str = "quantiles") -> np.ndarray:

@@ -146,6 +146,14 @@ def class_owners(labels: np.ndarray, codes: np.ndarray, n_classes: int) -> np.nd
     return owner
 
 
+def dense_distances(X: np.ndarray) -> np.ndarray:
+    """``||X_i - X_j||`` of every pair of a few validated rows, by direct
+    differences through an ``(N, N, n)`` temporary (numpy; the sweeps of
+    :func:`pairwise_distances` are for larger ``N``)."""
+    diff = X[:, None, :] - X[None, :, :]
+    return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+
+
 def pairwise_distances(E: ArrayLike) -> FloatArray:
     """Euclidean distance matrix of the rows of ``E``.
 
@@ -182,7 +190,7 @@ def farthest_pair(E: ArrayLike) -> tuple[float, int, int]:
     Parameters
     ----------
     E : array_like of shape (N, n)
-        Points, ``N >= 2``.
+        Points, one per row (at least two).
 
     Returns
     -------

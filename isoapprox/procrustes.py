@@ -27,7 +27,7 @@ from ._validation import (
 )
 from .bracket import Bracket, Bracketed
 from .exceptions import ConvergenceWarning
-from .geometry import ball_bracket
+from .geometry import ball_bracket, dense_distances
 from .kernels import distances as KD
 from .kernels import meb as KM
 from .kernels import planar as KP
@@ -199,11 +199,6 @@ def _triangle_radii(D: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.where(obtuse | ~(area4 > 0.0), half, circ)
 
 
-def _pairwise(X: np.ndarray) -> np.ndarray:
-    diff = X[:, None, :] - X[None, :, :]
-    return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-
-
 def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) -> float:
     """``max |R(E1_S) - R(E2_S)|`` over pairs and triples ``S`` (proven lower bound).
 
@@ -216,8 +211,8 @@ def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) ->
         value, _, _ = KD.isometric_error_sweep(X1, X2)  # fused, O(N) memory
         slack = 64 * _EPS * 2 * (_absmax(X1) + _absmax(X2))
         return max(0.5 * float(value) - slack, 0.0)
-    D1 = _pairwise(X1)
-    D2 = _pairwise(X2)
+    D1 = dense_distances(X1)
+    D2 = dense_distances(X2)
     iu = np.triu_indices(N, 1)
     best = 0.5 * float(np.max(np.abs(D1[iu] - D2[iu]))) if N >= 2 else 0.0
     if N >= 3:
@@ -383,18 +378,13 @@ def _dual_lower_bound(
 
 
 def _solve_1d(X1, X2):
-    best = None
-    for sgn in (1.0, -1.0):
+    def fit(sgn):  # the best translation for Q = [sgn]: radius, sign, centre
         p = X2[:, 0] - sgn * X1[:, 0]
         lo, hi = float(p.min()), float(p.max())
-        c = 0.5 * (lo + hi)
-        r = 0.5 * (hi - lo)
-        if best is None or r < best[0]:
-            best = (r, sgn, c)
-    r, sgn, c = best
-    Q = np.array([[sgn]])
-    b = np.array([c])
-    return Q, b, max(r * (1 - 4 * _EPS), 0.0), 2, "exact-1d", True
+        return 0.5 * (hi - lo), sgn, 0.5 * (lo + hi)
+
+    r, sgn, c = min(fit(1.0), fit(-1.0), key=lambda t: t[0])  # ties: the rotation
+    return np.array([[sgn]]), np.array([c]), max(r * (1 - 4 * _EPS), 0.0), 2, "exact-1d", True
 
 
 def _solve_2d(X1, X2, tol, max_iter):
@@ -823,24 +813,21 @@ def _refine_slsqp(a, e, Q0, max_iter):
     c0, r0, _ = _meb(p0)
     z0 = np.concatenate([np.zeros(m), c0, [r0]])
 
-    def unpack(z):
+    def chart(z):
+        """``A = (I - S)^-1`` at the skew ``S`` of ``z``, ``Q = Q0 cay(S)`` and the
+        residuals ``a Q^T + b - e``."""
         S = np.zeros((n, n))
         S[iu] = z[:m]
-        S = S - S.T
-        return S, z[m : m + n], z[-1]
+        A, C = _cayley_parts(S - S.T)
+        Q = Q0 @ C
+        return A, Q, a @ Q.T + z[m : m + n] - e
 
     def cons(z):
-        S, b, t = unpack(z)
-        _, C = _cayley_parts(S)
-        Q = Q0 @ C
-        r = a @ Q.T + b - e
-        return t * t - np.einsum("ij,ij->i", r, r)
+        _, _, r = chart(z)
+        return z[-1] * z[-1] - np.einsum("ij,ij->i", r, r)
 
     def cons_jac(z):
-        S, b, t = unpack(z)
-        A, C = _cayley_parts(S)
-        Q = Q0 @ C
-        r = a @ Q.T + b - e
+        A, _, r = chart(z)
         G = Q0 @ A
         W = A @ a.T  # (n, N)
         RG = r @ G  # (N, n)
@@ -849,7 +836,7 @@ def _refine_slsqp(a, e, Q0, max_iter):
         J = np.empty((N, m + n + 1))
         J[:, :m] = dS
         J[:, m : m + n] = -2.0 * r
-        J[:, -1] = 2.0 * t
+        J[:, -1] = 2.0 * z[-1]
         return J
 
     grad = np.zeros(m + n + 1)
@@ -873,9 +860,7 @@ def _refine_slsqp(a, e, Q0, max_iter):
             return Q0, None, 0
     if not np.all(np.isfinite(res.x)):
         return Q0, None, int(res.nit)
-    S, _, _ = unpack(res.x)
-    _, C = _cayley_parts(S)
-    Q = _polar(Q0 @ C)  # re-orthogonalise (Cayley is orthogonal in exact arithmetic)
+    Q = _polar(chart(res.x)[1])  # re-orthogonalise (Cayley is orthogonal in exact arithmetic)
     mult = getattr(res, "multipliers", None)
     mult = None if mult is None else np.asarray(mult, dtype=float).ravel()
     if mult is not None and mult.shape[0] != N:
@@ -970,20 +955,22 @@ def _solve_nd(X1, X2, tol, rng, n_starts, max_iter):
         # the dual at the multipliers of a converged refinement often closes the bracket
         lower = max(lower, _dual_lower_bound(al, ep, new, max_evals=len(new))[0] - slack)
     evals = int(min(_DUAL_EVALS, max(8, _DUAL_WORK // (N * d * d + 10 * d**3))))
-    lo_dual, w_best = _dual_lower_bound(
-        al, ep, [state["w"]] + mults, state["r"] + slack - tol, max_evals=evals
-    )
-    lower = max(lower, lo_dual - slack)
+
+    def dual(starts):
+        """Raise ``lower`` by the dual from ``starts`` (up to the incumbent); its weights."""
+        nonlocal lower
+        lo_dual, w = _dual_lower_bound(al, ep, starts, state["r"] + slack - tol, max_evals=evals)
+        lower = max(lower, lo_dual - slack)
+        return w
+
+    w_best = dual([state["w"]] + mults)
     for _ in range(n_starts):
         if state["r"] - lower <= tol:
             break
         r_before = state["r"]
         new = refine(*start(_random_orthogonal(rng, d)), work=_RANDOM_START_WORK)
         if state["r"] < r_before:
-            lo_dual, w_best = _dual_lower_bound(
-                al, ep, [state["w"], w_best] + new, state["r"] + slack - tol, max_evals=evals
-            )
-            lower = max(lower, lo_dual - slack)
+            w_best = dual([state["w"], w_best] + new)
     return _finish(B, state, m1, m2, lower, n_iter, True)
 
 

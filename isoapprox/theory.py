@@ -255,10 +255,8 @@ def check_pair_loss(
     iso : IdealResult, optional
         A precomputed ``nearest_zero_loss(..., objective="iso")`` of the
         same loss and parameters.
-    rng : None, int or Generator
-        Seeds the solver's starts when ``iso`` is not given.
-    tol : float, default 1e-6
-        The solver's requested relative gap when ``iso`` is not given.
+    rng, tol
+        As in :func:`check_loss_iso`.
 
     Returns
     -------
@@ -450,8 +448,7 @@ class DistanceResult(Bracketed):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary without the embedding (JSON-ready)."""
-        return {k: getattr(self, k) for k in ("objective", *BRACKET_FIELDS, "solver", "status",
-                                              "kind", "seconds")}
+        return {k: getattr(self, k) for k in self.SERIAL_FIELDS if k != "embedding"}
 
     @classmethod
     def from_bracket(cls, objective: str, value: float, lower: float, source: str,
@@ -1102,23 +1099,20 @@ def check_collapse(
     """
     dim = check_int(dim, "dim", minimum=1)
     margin = check_margin(margin)
-    y_arr = np.asarray(y)
-    codes, classes = as_labels(y_arr, None, "y")
+    codes, classes = as_labels(y, None, "y")
     require_triplets(codes)
-    N = codes.shape[0]
     P = int(len(classes))
-    E = np.zeros((N, dim))
-    L = batch_hard_loss(E, codes, margin=margin, reduction="max")
-    L_mean = batch_hard_loss(E, codes, margin=margin, reduction="mean")
+    E = np.zeros((codes.shape[0], dim))
+    L, L_mean = compute_batch_hard(E, codes, margin, ("max", "mean"))
     iso = nearest_ideal(E, codes, margin=margin, objective="iso", rng=rng, tol=tol,
                         warn_uncertified=False)
     ds = d_star(P, dim, margin)
     # agreement: |d_iso - D*| <= 0, i.e. both d_iso <= D* and D* <= d_iso;
     # encode as the larger violation of the two one-sided checks
     a = check_bound("d_iso(collapsed, F_TS) <= D*(P, n, alpha)",
-               iso.bracket.triple, (ds.value, ds.lower, ds.upper), margin)
+                    iso.bracket.triple, ds.bracket.triple, margin)
     b = check_bound("D*(P, n, alpha) <= d_iso(collapsed, F_TS)",
-               (ds.value, ds.lower, ds.upper), iso.bracket.triple, margin)
+                    ds.bracket.triple, iso.bracket.triple, margin)
     verdict = False if False in (a.holds, b.holds) else (True if a.holds and b.holds else None)
     agreement = CheckResult(
         "d_iso(collapsed, F_TS) == D*(P, n, alpha)", iso.value, ds.value, iso.lower, iso.upper,

@@ -95,6 +95,15 @@ def _diameter(X: np.ndarray) -> float:
     return float(KD.diameter_kernel(np.ascontiguousarray(X))[0])
 
 
+def _extremes(X: np.ndarray, dirs: np.ndarray) -> set[int]:
+    """Indices of the extreme points of ``X`` along each row of ``dirs``."""
+    out: set[int] = set()
+    for d in dirs:
+        _, i0, i1 = KP.width_along(X, d)
+        out.update((int(i0), int(i1)))
+    return out
+
+
 def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
@@ -334,22 +343,14 @@ def compute_thickness(X: np.ndarray, rtol: float = 1e-9, rank_tol: float = 1e-12
     allow = 1e-12 * n * diam  # qhull normals/offsets: rounding of a few ulps
     method = "bracket"
     if n in _CORE_CAP:
-        # core set: the extremes along the principal axes and the diameter pair
-        ext = set()
-        for k in range(n):
-            _, i0, i1 = KP.width_along(X, Vt[k])
-            ext.update((int(i0), int(i1)))
-        core = sorted(ext)
+        # core set: the extremes along the principal axes
+        core = sorted(_extremes(X, Vt))
         while len(core) <= _CORE_CAP[n]:
             try:
                 normals, _ = _difference_body(X[core])
             except (QhullError, ValueError):
                 # core set not full-dimensional yet: add extremes of random axes
-                dirs = gen.normal(size=(n, n))
-                new = set(core)
-                for d in dirs:
-                    _, i0, i1 = KP.width_along(X, d)
-                    new.update((int(i0), int(i1)))
+                new = set(core) | _extremes(X, gen.normal(size=(n, n)))
                 if len(new) == len(core):
                     break
                 core = sorted(new)

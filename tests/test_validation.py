@@ -40,6 +40,29 @@ def test_as_points_errors(value, exc, pattern):
         V.as_points(value)
 
 
+@pytest.mark.parametrize(
+    "value,exc,pattern",
+    [
+        (None, TypeError, r"`X` must be a numeric array of shape \(B, N, n\); got None"),
+        ({"a": 1}, TypeError, r"`X` must be a numeric array of shape \(B, N, n\); got \{"),
+        (np.array([[["a"]]]), TypeError,
+         r"`X` must be a real numeric array of shape \(B, N, n\); got dtype <U1"),
+        (np.zeros((2, 2)), InvalidInputError,
+         r"`X` must be a 3-D array of shape \(B, N, n\); got shape \(2, 2\)"),
+    ],
+)
+def test_as_array_errors_name_the_shape(value, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        V.as_array(value, "X", "(B, N, n)")
+
+
+def test_as_array_keeps_the_values():
+    x = np.arange(8).reshape(2, 2, 2)
+    assert V.as_array(x, "X", "(B, N, n)") is x  # no conversion: the caller converts
+    labels = V.as_array(np.array(["a", "b"], dtype=object), "y", "(N,)", labels=True)
+    assert labels.dtype.kind == "U" and labels.tolist() == ["a", "b"]
+
+
 def test_as_points_row_and_column_requirements():
     with pytest.raises(
         InvalidInputError, match=r"`Z` must hold at least 3 point\(s\) \(rows\); got shape \(2, 1\)"

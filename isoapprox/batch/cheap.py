@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._typing import ArrayLike
-from .._validation import check_margin, check_nonnegative
+from .._validation import as_array, check_margin, check_nonnegative
 from ..exceptions import InvalidInputError, NoTripletError
 from ..kernels import batch as BK
 from ..tolerances import BOUND_RTOL
@@ -44,17 +44,7 @@ CHEAP_FIELDS: tuple[tuple[str, str, str], ...] = (
 
 
 def _as_batch(X: ArrayLike) -> np.ndarray:
-    if X is None or isinstance(X, (str, bytes, dict)):
-        raise TypeError(f"`X` must be a numeric array of shape (B, N, n); got {type(X).__name__}")
-    arr = np.asarray(X)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(
-            f"`X` must be a real numeric array of shape (B, N, n); got dtype {arr.dtype}"
-        )
-    if arr.ndim != 3:
-        raise InvalidInputError(
-            f"`X` must be a 3-D array of shape (B, N, n); got shape {arr.shape}"
-        )
+    arr = as_array(X, "X", "(B, N, n)")
     if arr.shape[1] < 2 or arr.shape[2] < 1:
         raise InvalidInputError(
             f"`X` must hold at least 2 points of dimension >= 1 per configuration; got "

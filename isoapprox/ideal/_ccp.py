@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._clock import cvxpy, solver_clock
-from ._problem import Program, ProgramCache
+from ._problem import Program, ProgramCache, unit_rows
 
 __all__ = ["CCP_MARGIN", "ccp_solve"]
 
@@ -121,15 +121,8 @@ class _CCPProblem:
             if k not in self.params:
                 continue
             s = self.sel[k]
-            diff = Gr[ri[s]] - Gr[rj[s]]
-            norm = np.sqrt(np.sum(diff * diff, axis=1))
-            U = np.zeros_like(diff)
-            ok = norm > 0
-            U[ok] = diff[ok] / norm[ok, None]
-            # coincident points: any unit vector keeps the inner approximation valid
-            U[~ok, 0] = 1.0
             par = self.params[k][1] if k in (1, 6) else self.params[4]
-            par.value = U
+            par.value = unit_rows(Gr[ri[s]] - Gr[rj[s]])
 
 
 def _key(prog: Program) -> tuple:

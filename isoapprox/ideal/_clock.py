@@ -22,6 +22,7 @@ import of cvxpy took 29 s on a loaded machine) does not count either.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from types import ModuleType
@@ -76,23 +77,16 @@ def _uncounted(load) -> ModuleType:
     return mod
 
 
-_LOADED: dict[str, ModuleType] = {}
-
-
+@functools.cache
 def cvxpy() -> ModuleType:
     """:func:`isoapprox._lazy.cvxpy`, its first import off the solver clock."""
-    mod = _LOADED.get("cvxpy")
-    if mod is None:
-        mod = _LOADED["cvxpy"] = _uncounted(_lazy.cvxpy)
-    return mod
+    return _uncounted(_lazy.cvxpy)
 
 
+@functools.cache
 def highspy() -> ModuleType:
     """:func:`isoapprox._lazy.highspy`, its first import off the solver clock."""
-    mod = _LOADED.get("highspy")
-    if mod is None:
-        mod = _LOADED["highspy"] = _uncounted(_lazy.highspy)
-    return mod
+    return _uncounted(_lazy.highspy)
 
 
 def solver_clock() -> float:

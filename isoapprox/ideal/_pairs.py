@@ -16,7 +16,7 @@ from ..kernels import ideal as K
 from ..losses import contrastive_report, margin_loss_report
 from ..packing import packing_lower_bound, radius_lower_bound
 from ._problem import PairBounds, Problem
-from ._starts import class_means, smacof, spread_centres
+from ._starts import class_means, spread_centres, table_start
 
 __all__ = [
     "PAIR_LOSSES",
@@ -131,13 +131,8 @@ def repair_pairs(G: np.ndarray, codes: np.ndarray, pairs: PairBounds, n_classes:
 
 def pair_target_start(prob: Problem) -> np.ndarray:
     """SMACOF realisation of the clipped table (``min(D, u)``, ``max(D, l)``)."""
-    E = prob.E
-    diff = E[:, None, :] - E[None, :, :]
-    D = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-    same = prob.codes[:, None] == prob.codes[None, :]
-    T = np.where(same, np.minimum(D, prob.pairs.upper), np.maximum(D, prob.pairs.lower))
-    np.fill_diagonal(T, 0.0)
-    return smacof(T, E.copy())
+    u, l = prob.pairs.upper, prob.pairs.lower
+    return table_start(prob, lambda D: np.minimum(D, u), lambda D: np.maximum(D, l))
 
 
 def clipped_layouts(prob: Problem, rng: np.random.Generator) -> list[np.ndarray]:

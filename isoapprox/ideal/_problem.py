@@ -15,7 +15,18 @@ import numpy as np
 
 from ..kernels import ideal as K
 
-__all__ = ["PairBounds", "Problem", "Program", "ProgramCache"]
+__all__ = ["PairBounds", "Problem", "Program", "ProgramCache", "unit_rows"]
+
+
+def unit_rows(diff: np.ndarray) -> np.ndarray:
+    """The rows of ``diff`` scaled to unit length; a zero row (coincident points)
+    becomes ``e_0``: any unit vector keeps the inner approximations valid."""
+    norm = np.sqrt(np.sum(diff * diff, axis=1))
+    U = np.zeros_like(diff)
+    ok = norm > 0
+    U[ok] = diff[ok] / norm[ok, None]
+    U[~ok, 0] = 1.0
+    return U
 
 
 def _pow2_near(x: float) -> float:

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._clock import cvxpy, solver_clock
-from ._problem import Problem, ProgramCache
+from ._problem import Problem, ProgramCache, unit_rows
 from ._sdpdual import Rows, gram_bound, make_rows, q_of, shor_bound, triplet_rows
 
 __all__ = ["gram_sdp_bound", "hardest_triplets", "shor_sdp_bound"]
@@ -133,6 +133,39 @@ class _SDP:
     ap: np.ndarray
     am: np.ndarray
 
+    def _family(self, prob: Problem, q, cons: list) -> bool:
+        """Append the family's constraints on ``q`` to ``cons``: the pair rows, or
+        ``q[am] >= q[ap]`` for the triplets (``ap``, ``am``: their pairs' indices),
+        with a margin by the chords of sqrt (parameters ``c0``, ``c1``, ``alpha``).
+        Whether it is the chords."""
+        cp = cvxpy()
+        self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
+        self.ap = ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
+        self.am = am = self.pid[self.trip[:, 0], self.trip[:, 2]]
+        self.margin = prob.alpha > 0.0
+        if self.pair_params is not None:
+            return False
+        if not self.margin:
+            cons.append(q[am] >= q[ap])
+            return False
+        self.c0 = cp.Parameter(len(self.trip))
+        self.c1 = cp.Parameter(len(self.trip), nonneg=True)
+        self.alpha = cp.Parameter(nonneg=True)
+        cons.append(cp.square(self.c0 + cp.multiply(self.c1, q[ap]) + self.alpha) <= q[am])
+        return True
+
+    def _set_family(self, prob: Problem, width: float) -> bool:
+        """The values of :meth:`_family`'s parameters (the chords over ``width``);
+        whether it is the chords."""
+        if self.pair_params is not None:
+            _set_pairs(prob, self.pair_params)
+            return False
+        if not self.margin:
+            return False
+        self.c0.value, self.c1.value = _chords(prob, self.trip, self.pid, width)
+        self.alpha.value = prob.alpha
+        return True
+
     def _family_rows(self, q0: np.ndarray, n: int) -> Rows:
         """The pair rows or the triplet rows, in the order of their
         constraints (and so of their multipliers)."""
@@ -167,20 +200,7 @@ class _GramSDP(_SDP):
         self.s_hi = cp.Parameter()
         cons = [cp.sum(K, axis=0) == 0, s >= self.s_lo, s <= self.s_hi,
                 cp.square(cp.pos(self.D - s)) <= q, q <= self.A + cp.multiply(self.B, s)]
-        self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
-        ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
-        am = self.pid[self.trip[:, 0], self.trip[:, 2]]
-        self.ap, self.am = ap, am
-        self.margin = prob.alpha > 0.0
-        if self.pair_params is not None:
-            pass
-        elif self.margin:
-            self.c0 = cp.Parameter(len(self.trip))
-            self.c1 = cp.Parameter(len(self.trip), nonneg=True)
-            self.alpha = cp.Parameter(nonneg=True)
-            cons.append(cp.square(self.c0 + cp.multiply(self.c1, q[ap]) + self.alpha) <= q[am])
-        else:
-            cons.append(q[am] >= q[ap])
+        self._family(prob, q, cons)
         self.K, self.s, self.cons = K, s, cons
         self.problem = cp.Problem(cp.Minimize(s), cons)
 
@@ -194,13 +214,7 @@ class _GramSDP(_SDP):
         self.B.value = np.maximum(slope, 0.0)
         self.s_lo.value = s_lo
         self.s_hi.value = s_hi
-        if self.pair_params is not None:
-            _set_pairs(prob, self.pair_params)
-        elif self.margin:
-            c0, c1 = _chords(prob, self.trip, self.pid, s_hi)
-            self.c0.value = c0
-            self.c1.value = c1
-            self.alpha.value = prob.alpha
+        self._set_family(prob, s_hi)
         # an "infeasible" answer is not used: the incumbent's own Gram matrix
         # is feasible at s_hi, so it can only come from solver tolerances
         if not _solve(self.problem):
@@ -265,30 +279,17 @@ class _ShorSDP(_SDP):
         self.E2 = cp.Parameter(N)
         cons = [cp.bmat([[np.eye(n), G.T], [G, K]]) >> 0,
                 cp.diag(K) - 2 * cp.sum(cp.multiply(self.E, G), axis=1) + self.E2 <= tau]
-        self.pair_params = _pair_rows(prob, q, cons) if prob.pairs is not None else None
-        ap = self.pid[self.trip[:, 0], self.trip[:, 1]]
-        am = self.pid[self.trip[:, 0], self.trip[:, 2]]
-        self.ap, self.am = ap, am
-        self.margin = prob.alpha > 0.0
         self.cut_cons: list = []
-        if self.pair_params is not None:
-            pass
-        elif self.margin:
+        if self._family(prob, q, cons):  # with the margin: the tangent cuts too
             T = len(self.trip)
-            self.c0 = cp.Parameter(T)
-            self.c1 = cp.Parameter(T, nonneg=True)
-            self.alpha = cp.Parameter(nonneg=True)
             self.alpha2 = cp.Parameter(nonneg=True)
-            cons.append(cp.square(self.c0 + cp.multiply(self.c1, q[ap]) + self.alpha) <= q[am])
             diff = G[self.trip[:, 0]] - G[self.trip[:, 1]]
             self.U = [cp.Parameter((T, n)), cp.Parameter((T, n))]
             # U holds 2 alpha u (one parameter, so that the problem stays DPP)
             for U in self.U:
-                cons.append(q[am] >= q[ap] + self.alpha2
+                cons.append(q[self.am] >= q[self.ap] + self.alpha2
                             + cp.sum(cp.multiply(U, diff), axis=1))
                 self.cut_cons.append((cons[-1], U))
-        else:
-            cons.append(q[am] >= q[ap])
         self.G, self.K, self.tau, self.cons = G, K, tau, cons
         self.problem = cp.Problem(cp.Minimize(tau), cons)
 
@@ -297,22 +298,10 @@ class _ShorSDP(_SDP):
         E = prob.E
         self.E.value = E
         self.E2.value = np.sum(E * E, axis=1)
-        if self.pair_params is not None:
-            _set_pairs(prob, self.pair_params)
-        elif self.margin:
-            c0, c1 = _chords(prob, self.trip, self.pid, 2.0 * upper)
-            self.c0.value = c0
-            self.c1.value = c1
-            self.alpha.value = prob.alpha
+        if self._set_family(prob, 2.0 * upper):
             self.alpha2.value = prob.alpha ** 2
             for U, X in zip(self.U, (E, E if G_hint is None else G_hint), strict=True):
-                diff = X[self.trip[:, 0]] - X[self.trip[:, 1]]
-                nrm = np.sqrt(np.sum(diff * diff, axis=1))
-                Uv = np.zeros_like(diff)
-                ok = nrm > 0
-                Uv[ok] = diff[ok] / nrm[ok, None]
-                Uv[~ok, 0] = 1.0
-                U.value = 2.0 * prob.alpha * Uv
+                U.value = 2.0 * prob.alpha * unit_rows(X[self.trip[:, 0]] - X[self.trip[:, 1]])
         if not _solve(self.problem):
             return None
         v = self.proven(E, upper)

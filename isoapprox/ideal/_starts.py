@@ -5,12 +5,15 @@ Design notes: docs/dev/zero_loss_design.md, section ``isoapprox.ideal._starts``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from ..geometry import dense_distances
 from ._problem import Problem
 
 __all__ = ["class_means", "noise_scales", "shrink_family", "smacof", "spread_centres",
-           "target_start"]
+           "table_start", "target_start"]
 
 #: standard deviations of the noisy starts, cycled (normalised units: the
 #: instance has diameter about 1)
@@ -47,8 +50,7 @@ def smacof(T: np.ndarray, X: np.ndarray, n_iter: int = 40) -> np.ndarray:
     N = X.shape[0]
     X = X - X.mean(axis=0)
     for _ in range(n_iter):
-        diff = X[:, None, :] - X[None, :, :]
-        d = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        d = dense_distances(X)
         with np.errstate(divide="ignore", invalid="ignore"):
             B = np.where(d > 0, -T / d, 0.0)
         np.fill_diagonal(B, 0.0)
@@ -57,15 +59,19 @@ def smacof(T: np.ndarray, X: np.ndarray, n_iter: int = 40) -> np.ndarray:
     return X
 
 
+def table_start(prob: Problem, within: Callable[[np.ndarray], np.ndarray],
+                between: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """SMACOF realisation of the table ``within(D)`` on the pairs of one class and
+    ``between(D)`` on the others (``D`` the distances of ``E``, zero diagonal)."""
+    D = dense_distances(prob.E)
+    T = np.where(prob.codes[:, None] == prob.codes[None, :], within(D), between(D))
+    np.fill_diagonal(T, 0.0)
+    return smacof(T, prob.E.copy())
+
+
 def target_start(prob: Problem, level: float) -> np.ndarray:
     """SMACOF realisation of the table suggested by a lower bound ``level``."""
-    E = prob.E
-    diff = E[:, None, :] - E[None, :, :]
-    D = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
-    same = prob.codes[:, None] == prob.codes[None, :]
-    T = np.where(same, np.maximum(D - level, 0.0), D + level)
-    np.fill_diagonal(T, 0.0)
-    return smacof(T, E.copy())
+    return table_start(prob, lambda D: np.maximum(D - level, 0.0), lambda D: D + level)
 
 
 def shrink_family(prob: Problem, C: np.ndarray, lam: float) -> np.ndarray:

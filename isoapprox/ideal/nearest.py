@@ -119,6 +119,8 @@ BLAS_LIMIT_ABOVE = 6
 #: tenth of the requested tolerance the collapsed or class-collapsed one is
 #: returned
 PREFER_STRUCTURE = 0.1
+#: the CCP polish in "auto" mode is skipped beyond this many rows
+CCP_MAX_ROWS = 1500
 
 
 @contextmanager
@@ -136,13 +138,18 @@ def embedding_kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
     """``"collapsed"``, ``"class-collapsed"`` or ``"general"`` (the one rule; see
     :data:`isoapprox.tolerances.KIND_RTOL`); validated codes ``0, ..., P-1``."""
     tol = KIND_RTOL * scale
-    s = pow2_scale(G)
-    diams = K.class_diameters(G * s, codes, int(codes.max()) + 1) / s
+    diams = _class_diameters(G, codes, int(codes.max()) + 1)
     if diams[-1] <= tol:
         return "collapsed"
     if np.all(diams[:-1] <= tol):
         return "class-collapsed"
     return "general"
+
+
+def _class_diameters(G: np.ndarray, codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """The diameter of each class of ``G``, then of all of ``G`` (exactly rescaled)."""
+    s = pow2_scale(G)
+    return K.class_diameters(G * s, codes, n_classes) / s
 
 
 _KIND_RANK = {"collapsed": 2, "class-collapsed": 1, "general": 0}
@@ -230,22 +237,12 @@ class _Search:
         """Objective and worst slack of ``G`` in the caller's units (float64)."""
         E, codes, margin, objective = self.E, self.codes, self.margin, self.objective
         m = max(self.e_max, max_magnitude(G))  # pow2_scale(E, G, ...)
+        s = pow2_factor(m) if self.pairs is not None else pow2_factor(m, (margin,))
+        Es, Gs = (E * s, G * s) if s != 1.0 else (E, G)
+        value = float(K.iso_value(Es, Gs) if objective == "iso" else K.haus_value(Es, Gs)) / s
         if self.pairs is not None:
-            s = pow2_factor(m)
-            if s != 1.0:
-                value = (K.iso_value(E * s, G * s) if objective == "iso"
-                         else K.haus_value(E * s, G * s))
-            else:
-                value = K.iso_value(E, G) if objective == "iso" else K.haus_value(E, G)
-            return float(value) / s, pair_slack(G, codes, self.pairs)
-        s = pow2_factor(m, (margin,))
-        if s != 1.0:
-            Es, Gs, a = E * s, G * s, margin * s
-        else:
-            Es, Gs, a = E, G, margin
-        value = K.iso_value(Es, Gs) if objective == "iso" else K.haus_value(Es, Gs)
-        slack = float(np.min(K.anchor_slack(Gs, codes, a)))
-        return float(value) / s, slack / s
+            return value, pair_slack(G, codes, self.pairs)
+        return value, float(np.min(K.anchor_slack(Gs, codes, margin * s))) / s
 
     def _repair(self, G: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         """A separated ``G`` near ``G`` (whose slack is negative) with its
@@ -283,8 +280,7 @@ class _Search:
     def _snap(self, G: np.ndarray) -> np.ndarray:
         G = G.copy()
         tol = SNAP_RTOL * self.scale
-        s = pow2_scale(G)
-        diams = K.class_diameters(G * s, self.codes, self.n_classes) / s
+        diams = _class_diameters(G, self.codes, self.n_classes)
         for c in np.flatnonzero(diams[:-1] <= tol):
             idx = np.flatnonzero(self.codes == c)
             if idx.size > 1:
@@ -882,7 +878,7 @@ def _multistart(S: _Search) -> str | None:
 def _polish(S: _Search) -> None:
     """The CCP from the incumbent, when affordable."""
     prog = S.prob.program(())
-    if _affordable_ccp(prog):
+    if prog.kind.size <= CCP_MAX_ROWS:
         G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=S.max_iter,
                           deadline=S.deadline)
         S.n_iter += it
@@ -994,14 +990,6 @@ def _support_bound(S: _Search) -> None:
     logger.debug("support bound %.12g from points %s", value, idx.tolist())
     if value > 0.0:
         S.add_bound("sub_batch_support", value)
-
-
-#: the CCP polish in "auto" mode is skipped beyond this many rows
-CCP_MAX_ROWS = 1500
-
-
-def _affordable_ccp(prog: Program) -> bool:
-    return prog.kind.size <= CCP_MAX_ROWS
 
 
 def _packing_bound(S: _Search) -> None:
