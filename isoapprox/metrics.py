@@ -7,7 +7,7 @@ Design notes: docs/dev/kernels_design.md, section ``isoapprox.metrics``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -265,9 +265,7 @@ def hausdorff_distance(A: ArrayLike, B: ArrayLike, *, directed: bool = False) ->
         raise InvalidInputError(
             f"`A` and `B` must have the same dimension (columns); got {XA.shape[1]} and "
             f"{XB.shape[1]}")
-    s = pow2_scale(XA, XB)
-    if s != 1.0:
-        XA, XB = XA * s, XB * s
+    XA, XB, s = _scaled_pair(XA, XB)
     value = _root(KH.directed(XA, XB)[0])
     if not directed:
         value = max(value, _root(KH.directed(XB, XA)[0]))
@@ -313,12 +311,8 @@ class RetrievalMetrics:
     class_r_precision: FloatArray = field(repr=False)
 
     def _rp_and_chance(self, members: np.ndarray | None) -> tuple[float, float]:
-        P = len(self.class_sizes)
-        mask = np.zeros(P, dtype=bool)
-        if members is None:
-            mask[:] = True
-        else:
-            mask[np.asarray(members, dtype=np.int64)] = True
+        mask = np.zeros(len(self.class_sizes), dtype=bool)
+        mask[slice(None) if members is None else np.asarray(members, dtype=np.int64)] = True
         q = np.where(mask, self.class_queries, 0).astype(np.float64)
         total = float(q.sum())
         Ng = int(self.class_sizes[mask].sum())
@@ -351,17 +345,11 @@ class RetrievalMetrics:
         return (rp - chance) / (1.0 - chance)
 
     def to_dict(self) -> dict:
-        """Plain-Python dictionary of the scalars (JSON-serialisable)."""
-        return {
-            "recall_at_1": self.recall_at_1,
-            "r_precision": self.r_precision,
-            "map_at_r": self.map_at_r,
-            "n_queries": self.n_queries,
-            "n_eligible": self.n_eligible,
-            "sampled": self.sampled,
-            "structure_score": self.structure_score(),
-            "chance_r_precision": self.chance(),
-        }
+        """Plain-Python dictionary of the scalars (the fields shown by ``repr``) and the
+        structure score (JSON-serialisable)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        return {**out, "structure_score": self.structure_score(),
+                "chance_r_precision": self.chance()}
 
 
 def retrieval_metrics(

@@ -173,6 +173,31 @@ def test_report_is_json_ready_and_flat_numbers_first():
     assert set(d["suggestion"]) >= {"max_classes", "min_dim", "batch_size", "curve"}
 
 
+def test_report_flat_numbers_order_and_values():
+    """The flat entries of ``to_dict``, in the order the report and ``theory.*`` rows list
+    them, each the attribute of its name (the theory's read through the diagnosis)."""
+    E, y = planted.healthy(np.random.default_rng(3), P=3, K=3, n=2)
+    t = diagnose_theory(E, y, margin=0.2, options=FAST)
+    d = t.to_dict()
+    trio = [f"{k}{e}" for k in ("d_iso", "d_haus") for e in ("", "_lower", "_upper")]
+    head = ["n_points", "dim", "n_classes", "n_separated_classes", "samples_per_class",
+            "margin", "loss_max", "loss_mean", "diameter"]
+    ratios = ["packing_lower", "proxy_ratio", "proxy_ratio_lower", "proxy_ratio_upper",
+              "d_star", "d_star_lower", "d_star_upper", "collapse_ratio",
+              "collapse_ratio_lower", "collapse_ratio_upper", "ideal_diameter", "c", "c_lower",
+              "c_upper", "theta", "theta_lower", "theta_upper"]
+    tail = ["max_classes", "min_dim", "seconds", "beyond_simplex", "loss_faithful", "kind",
+            "kind_haus", "d_star_exact", "d_star_source", "certify"]
+    assert list(d)[: 1 + len(head + trio + ratios + tail)] == ["findings", *head, *trio,
+                                                                *ratios, *tail]
+    for k in head + ratios:
+        assert d[k] == getattr(t, k) or (math.isnan(d[k]) and math.isnan(getattr(t, k))), k
+    for k, r in (("d_iso", t.iso), ("d_haus", t.haus)):
+        assert (d[k], d[f"{k}_lower"], d[f"{k}_upper"]) == (r.value, r.lower, r.upper)
+    assert (d["kind"], d["kind_haus"]) == (t.iso.kind, t.haus.kind)
+    assert (d["max_classes"], d["min_dim"]) == (t.suggestion.max_classes, t.suggestion.min_dim)
+
+
 def test_options_and_input_errors():
     with pytest.raises(InvalidInputError, match="`time_limit` must be > 0"):
         TheoryOptions(time_limit=0)

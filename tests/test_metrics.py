@@ -184,3 +184,27 @@ def test_metric_errors():
         ia.hausdorff_like(A, np.array([[0.0, 1.0], [np.nan, 0.0], [1.0, 1.0]]))
     with pytest.raises(TypeError, match=r"`E1` must be a real numeric array"):
         ia.isometric_error(np.array([["a", "b"]]), A)
+
+
+def test_retrieval_to_dict_lists_the_scalars_then_the_structure_score(rng):
+    from isoapprox.metrics import retrieval_metrics
+
+    E = rng.normal(size=(30, 3))
+    m = retrieval_metrics(E, np.repeat(np.arange(6), 5))
+    d = m.to_dict()
+    scalars = ["recall_at_1", "r_precision", "map_at_r", "n_queries", "n_eligible", "sampled"]
+    assert list(d) == [*scalars, "structure_score", "chance_r_precision"]
+    assert all(d[k] == getattr(m, k) for k in scalars)
+    assert d["structure_score"] == m.structure_score()
+    assert d["chance_r_precision"] == m.chance()
+
+
+def test_retrieval_chance_of_all_classes_and_of_a_subset():
+    from isoapprox.metrics import retrieval_metrics
+
+    y = np.repeat([0, 1, 2], [2, 3, 5])
+    m = retrieval_metrics(np.arange(10.0)[:, None], y)
+    # mean over the queries of (|c| - 1) / (N_g - 1), N_g the points of the classes asked
+    assert m.chance() == pytest.approx((2 * 1 / 9 + 3 * 2 / 9 + 5 * 4 / 9) / 10, rel=1e-15)
+    assert m.chance([0, 2]) == pytest.approx((2 * 1 / 6 + 5 * 4 / 6) / 7, rel=1e-15)
+    assert m.chance(np.array([1])) == pytest.approx(1.0, rel=1e-15)

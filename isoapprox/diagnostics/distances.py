@@ -161,8 +161,8 @@ class _PairSweeps:
 
 def _quantiles_from(q: np.ndarray, m: int, values: Mapping[int, float]) -> np.ndarray:
     prev, nxt, gamma = _linear_quantile_ranks(q, m)
-    a = np.array([values[int(r)] for r in prev.ravel()], dtype=np.float64).reshape(prev.shape)
-    b = np.array([values[int(r)] for r in nxt.ravel()], dtype=np.float64).reshape(nxt.shape)
+    a, b = (np.array([values[int(r)] for r in ranks.ravel()], dtype=np.float64).reshape(ranks.shape)
+            for ranks in (prev, nxt))
     return _lerp(a, b, gamma)
 
 
@@ -225,15 +225,10 @@ def _coarse_histogram(
     return tuple(int(c) for c in coarse), tuple(float(e) for e in edges / s)
 
 
-def summary_from_extremes(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_candidates):
-    """Summary from known extremes (rescaled units); values returned in input units."""
-    return summary_and_components(Xs, XT, s, levels, lo, hi, total_sum, n_bins=n_bins,
-                                  max_candidates=max_candidates, height=-1.0)[0]
-
-
 def summary_and_components(Xs, XT, s, levels, lo, hi, total_sum, *, n_bins, max_candidates,
                            height):
-    """:func:`summary_from_extremes` and the single-linkage labels at ``height`` (rescaled).
+    """The summary from known extremes (rescaled units; values returned in input units)
+    and the single-linkage labels at ``height`` (rescaled; ``-1``: none).
 
     The components ride along the first histogram sweep (``KS.pair_sweep``):
     both for one half sweep over the pairs.
@@ -305,9 +300,10 @@ def distance_summary(
     Xs, XT, s = scaled(X)
     sweeps = _PairSweeps(Xs, XT, n_bins=n_bins, max_candidates=max_candidates)
     lo, hi, total = sweeps.extremes()
-    return summary_from_extremes(
-        Xs, XT, s, levels, lo, hi, total, n_bins=n_bins, max_candidates=max_candidates
-    )
+    return summary_and_components(
+        Xs, XT, s, levels, lo, hi, total, n_bins=n_bins, max_candidates=max_candidates,
+        height=-1.0,
+    )[0]
 
 
 def distance_quantiles(

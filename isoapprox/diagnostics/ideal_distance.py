@@ -369,30 +369,19 @@ class TheoryDiagnosis:
         """
         t = self.theory
         iso, haus = t.iso, t.haus
-        flat = {
-            "n_points": t.n_points, "dim": t.dim, "n_classes": t.n_classes,
-            "n_separated_classes": t.n_separated_classes,
-            "samples_per_class": self.samples_per_class, "margin": t.margin,
-            "loss_max": t.loss_max, "loss_mean": t.loss_mean, "diameter": t.diameter,
-            "d_iso": iso.value, "d_iso_lower": iso.lower, "d_iso_upper": iso.upper,
-            "d_haus": haus.value, "d_haus_lower": haus.lower, "d_haus_upper": haus.upper,
-            "packing_lower": t.packing_lower,
-            "proxy_ratio": self.proxy_ratio, "proxy_ratio_lower": self.proxy_ratio_lower,
-            "proxy_ratio_upper": self.proxy_ratio_upper,
-            "d_star": t.d_star, "d_star_lower": t.d_star_lower, "d_star_upper": t.d_star_upper,
-            "collapse_ratio": self.collapse_ratio,
-            "collapse_ratio_lower": self.collapse_ratio_lower,
-            "collapse_ratio_upper": self.collapse_ratio_upper,
-            "ideal_diameter": t.ideal_diameter,
-            "c": t.c, "c_lower": t.c_lower, "c_upper": t.c_upper,
-            "theta": t.theta, "theta_lower": t.theta_lower, "theta_upper": t.theta_upper,
-            "max_classes": self.suggestion.max_classes, "min_dim": self.suggestion.min_dim,
-            "seconds": self.seconds,
+        # the names of this object's attributes (its theory's read through it)
+        flat = {k: getattr(self, k) for k in _FLAT_HEAD}
+        for name, r in (("d_iso", iso), ("d_haus", haus)):
+            flat.update({name: r.value, f"{name}_lower": r.lower, f"{name}_upper": r.upper})
+        flat.update({k: getattr(self, k) for k in _FLAT_BRACKETS})
+        flat.update(
+            max_classes=self.suggestion.max_classes, min_dim=self.suggestion.min_dim,
+            seconds=self.seconds,
             # flags and words
-            "beyond_simplex": t.beyond_simplex, "loss_faithful": self.loss_faithful,
-            "kind": iso.kind, "kind_haus": haus.kind, "d_star_exact": t.d_star_exact,
-            "d_star_source": t.d_star_source, "certify": self.certify,
-        }
+            beyond_simplex=t.beyond_simplex, loss_faithful=self.loss_faithful, kind=iso.kind,
+            kind_haus=haus.kind, d_star_exact=t.d_star_exact, d_star_source=t.d_star_source,
+            certify=self.certify,
+        )
         return {
             "findings": list(self.findings),
             **flat,
@@ -414,6 +403,19 @@ class TheoryDiagnosis:
             "suggestion": self.suggestion.to_dict(),
             "budget": self.budget,
         }
+
+
+def _bracketed(*names: str) -> tuple[str, ...]:
+    """Each name, then with ``_lower`` and ``_upper``: a value and its bracket."""
+    return tuple(f"{k}{end}" for k in names for end in ("", "_lower", "_upper"))
+
+
+#: the first flat entries of :meth:`TheoryDiagnosis.to_dict`, then (after ``d_iso`` and
+#: ``d_haus`` with their brackets) the bracketed ratios and constants
+_FLAT_HEAD = ("n_points", "dim", "n_classes", "n_separated_classes", "samples_per_class",
+              "margin", "loss_max", "loss_mean", "diameter")
+_FLAT_BRACKETS = ("packing_lower", *_bracketed("proxy_ratio", "d_star", "collapse_ratio"),
+                  "ideal_diameter", *_bracketed("c", "theta"))
 
 
 # --- subsample ----------------------------------------------------------------------

@@ -219,16 +219,17 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = (),
         evidence.append(line)
     evidence += [by_name[n].summary for n in consistent if by_name[n].summary not in evidence]
     evidence += [str(f) for f in findings][: max(0, 2 - len(evidence))]
-    return {
-        "status": status,
-        "word": VERDICT_WORDS[status],
-        "headline": headline,
-        "evidence": evidence[:4],
-        "signatures": held + consistent,
-        "details": details + [str(f) for f in findings],
-        "advice": _ADVICE[status],
-        "notes": [str(n) for n in notes],
-    }
+    return _verdict_record(status, headline, evidence, held + consistent,
+                           details + [str(f) for f in findings], [str(n) for n in notes])
+
+
+def _verdict_record(status: str, headline: str, evidence: list[str], signatures: list[str],
+                    details: list[str], notes: list[str]) -> dict[str, Any]:
+    """The verdict's record (of :func:`verdict` and :func:`diagnose_batches`): its word
+    and advice from ``status``, at most four sentences of ``evidence``."""
+    return {"status": status, "word": VERDICT_WORDS[status], "headline": headline,
+            "evidence": evidence[:4], "signatures": signatures, "details": details,
+            "advice": _ADVICE[status], "notes": notes}
 
 
 @dataclass(frozen=True)
@@ -291,28 +292,21 @@ class Batch:
 
     def statistics(self, options: DiagnoseOptions) -> CollapseStatistics:
         """:func:`~.statistics.collapse_statistics` for these options (computed once)."""
-        key = (
-            _margin(options),
-            options.quantiles,
-            options.uniformity_t,
-            options.alignment_alpha,
-            options.atol,
-            options.thresholds.merge_margin_ratio,
-            options.thresholds.merge_diameter_ratio,
-        )
+        th = options.thresholds
+        kw = {
+            "margin": _margin(options),
+            "uniformity_t": float(options.uniformity_t),
+            "alignment_alpha": float(options.alignment_alpha),
+            "atol": float(options.atol),
+            "merge_margin_ratio": float(th.merge_margin_ratio),
+            "merge_diameter_ratio": float(th.merge_diameter_ratio),
+        }
+        key = (options.quantiles, *kw.values())
         if key not in self._stats:
             # E, y and the options are validated: no second pass through the checks
             self._stats[key] = compute_collapse_statistics(
-                self.E,
-                self.y,
-                self.classes,
-                margin=_margin(options),
-                levels=np.array(options.quantiles, dtype=np.float64),
-                uniformity_t=float(options.uniformity_t),
-                alignment_alpha=float(options.alignment_alpha),
-                atol=float(options.atol),
-                merge_margin_ratio=float(options.thresholds.merge_margin_ratio),
-                merge_diameter_ratio=float(options.thresholds.merge_diameter_ratio),
+                self.E, self.y, self.classes,
+                levels=np.array(options.quantiles, dtype=np.float64), **kw,
             )
         return self._stats[key]
 
@@ -352,18 +346,15 @@ def data_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
     return out
 
 
+#: the statistics the losses section lists, in its order
+_LOSS_KEYS = ("batch_hard_mean", "batch_hard_max", "batch_hard_sum", "soft_margin_mean",
+              "triplet_mean", "triplet_sum")
+
+
 def losses_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
     """Batch-hard (hinge and soft-margin) losses and the full triplet loss."""
     st = batch.statistics(options)
-    out: dict[str, Any] = {
-        "batch_hard_mean": st.batch_hard_mean,
-        "batch_hard_max": st.batch_hard_max,
-        "batch_hard_sum": st.batch_hard_sum,
-        "soft_margin_mean": st.soft_margin_mean,
-    }
-    out["triplet_mean"] = st.triplet_mean
-    out["triplet_sum"] = st.triplet_sum
-    return out
+    return {k: getattr(st, k) for k in _LOSS_KEYS}
 
 
 def separation_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]:
@@ -443,18 +434,12 @@ def statistics_section(batch: Batch, options: DiagnoseOptions) -> dict[str, Any]
     return {
         "findings": [finding],
         "budget": _statistics_budget(st),
-        "distances": st.distances.to_dict(),
-        "rms_norm": st.rms_norm,
-        "centroid_norm": st.centroid_norm,
-        "effective_rank": st.effective_rank,
-        "rankme": st.rankme,
-        "std_l2_normalized": st.std_l2_normalized,
+        "distances": d.to_dict(),
+        **{k: getattr(st, k) for k in ("rms_norm", "centroid_norm", "effective_rank", "rankme",
+                                       "std_l2_normalized")},
         "std_l2_isotropic": 1.0 / math.sqrt(st.dim),
-        "uniformity": st.uniformity,
-        "uniformity_t": st.uniformity_t,
-        "alignment": st.alignment,
-        "alignment_alpha": st.alignment_alpha,
-        "n_zero_rows": st.n_zero_rows,
+        **{k: getattr(st, k) for k in ("uniformity", "uniformity_t", "alignment",
+                                       "alignment_alpha", "n_zero_rows")},
     }
 
 
@@ -723,7 +708,6 @@ def diagnose_batches(
             "HEALTHY: no collapse signature in most batches; the batches are spread out, "
             "use their dimensions and rank their classes."
         )
-    advice = _ADVICE[status]
     details = [
         f"{name}: in {held_counts[name]} of {n_batches} batches"
         for name in SIGNATURE_NAMES
@@ -783,16 +767,7 @@ def diagnose_batches(
         "statistics": summary,
         "signatures": signatures,
         "per_batch": rows,
-        "verdict": {
-            "status": status,
-            "word": VERDICT_WORDS[status],
-            "headline": headline,
-            "evidence": evidence[:4],
-            "signatures": majority,
-            "details": details,
-            "advice": advice,
-            "notes": notes,
-        },
+        "verdict": _verdict_record(status, headline, evidence, majority, details, notes),
     }
     if theory is not None:
         report["theory"] = theory_batch_summary(report)

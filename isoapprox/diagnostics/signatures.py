@@ -804,14 +804,9 @@ def _partial_collapse(stats: CollapseStatistics, th: SignatureThresholds, full: 
     lost_score = (
         stats.retrieval.structure_score(lost_codes) if lost_codes.size else math.nan
     )
-    scale = (
-        f"single linkage at height h = {mg.height:.3g}"
-        + (
-            f" = max({mg.margin_ratio:g} x margin, {mg.diameter_ratio:g} x diameter)"
-            if not math.isnan(mg.margin_ratio)
-            else ""
-        )
-    )
+    scale = f"single linkage at height h = {mg.height:.3g}"
+    if not math.isnan(mg.margin_ratio):
+        scale += f" = max({mg.margin_ratio:g} x margin, {mg.diameter_ratio:g} x diameter)"
     into = "one cluster" if len(lost) == 1 else f"{len(lost)} clusters"
     holds = bool((not full) and lost and share >= th.partial_collapse_share and rest_ranked)
     headline = ""

@@ -546,7 +546,8 @@ def _anchor_losses(hp, hn, pi, ni, s: float, margin: float) -> dict[str, Any]:
     """Batch-hard and soft-margin losses and the worst slack from the anchor sweep.
 
     ``hp``, ``hn`` are in the sweep's rescaled units (factor ``s``); the
-    values returned are in input units; ``worst`` is the anchor of the worst slack.
+    values returned are in input units, keyed by their :class:`CollapseStatistics`
+    fields; ``worst`` is the anchor of the worst slack.
     """
     valid = (pi >= 0) & (ni >= 0)
     alpha_s = margin * s
@@ -899,7 +900,7 @@ def compute_collapse_statistics(
     del Xs, XT  # the remaining sweeps work on the normalised rows
 
     losses = _anchor_losses(hp, hn, pi, ni, s, margin)
-    w = losses["worst"]
+    w = losses.pop("worst")
     rms, centroid = _norms(X)
     if not quick:
         ball = min_enclosing_ball(X, rtol=BALL_RTOL)
@@ -916,17 +917,10 @@ def compute_collapse_statistics(
         rms_norm=rms,
         centroid_norm=centroid,
         effective_rank=_entropy_rank(_singular_values(X, True)),
-        batch_hard_mean=losses["batch_hard_mean"],
-        batch_hard_max=losses["batch_hard_max"],
-        batch_hard_sum=losses["batch_hard_sum"],
-        soft_margin_mean=losses["soft_margin_mean"],
-        n_anchors=losses["n_anchors"],
-        n_hard_active=losses["n_hard_active"],
         n_triplets=_n_triplets(codes),
         n_active=int(np.sum(active)),
         n_violated=int(np.sum(viol)),
         triplet_sum=float(np.sum(hinge)) / s,
-        worst_slack=losses["worst_slack"],
         worst_triplet=(w, int(pi[w]), int(ni[w])),
         atol=atol,
         classes=_class_spread(X, codes, classes, hp / s, hn / s, ni, viol, balls=not quick),
@@ -935,6 +929,7 @@ def compute_collapse_statistics(
         diameter=diameter,
         min_distance=min_distance,
         quick=quick,
+        **losses,
         **full,
     )
 
