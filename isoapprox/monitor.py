@@ -64,12 +64,12 @@ from .exceptions import (
     IsoapproxError,
     MonitorWarning,
 )
-from .geometry import diameter
+from .geometry import compute_farthest_pair
 from .ideal import EFFORTS, IdealResult, embedding_kind, solve_nearest
 from .io import open_regular, provenance, to_jsonable
 from .kernels.distances import serial_work
-from .losses import TRIPLET_REDUCTIONS, separation_report
-from .metrics import isometric_error
+from .losses import TRIPLET_REDUCTIONS, compute_worst_slack
+from .metrics import compute_isometric_error
 from .runs import append_jsonl, read_jsonl, repair_jsonl
 from .theory import TheoryOptions, TheoryResult, evaluate_core
 from .tolerances import FLOOR_RTOL
@@ -727,7 +727,7 @@ def _iso_in_span(X: np.ndarray, codes: np.ndarray, margin: float, opts: TheoryOp
     """
     N, n = X.shape
     m = N - 1
-    if n <= m or separation_report(X, codes, margin=margin, atol=0.0).worst_slack >= 0.0:
+    if n <= m or compute_worst_slack(X, codes, margin) >= 0.0:
         return None, n
     centre = X.mean(axis=0)
     Q, R = np.linalg.qr((X - centre).T)  # X - centre = R^T Q^T; the last row of R ~ 0
@@ -736,21 +736,21 @@ def _iso_in_span(X: np.ndarray, codes: np.ndarray, margin: float, opts: TheoryOp
     if res.value == 0.0:  # separated up to rounding: let the search in R^n say so
         return None, n
     G = centre + res.embedding @ Q.T
-    slack = separation_report(G, codes, margin=margin, atol=0.0).worst_slack
+    slack = compute_worst_slack(G, codes, margin)
     if slack < 0.0 and margin > 0.0:
         # rounding of the move broke an active triplet: scale about the centroid
         # (the solver's own repair), which changes d_iso by rounding units
-        diff = separation_report(G, codes, margin=0.0, atol=0.0).worst_slack
+        diff = compute_worst_slack(G, codes, 0.0)
         if diff > 0.0:
             g = G.mean(axis=0)
             G = g + (G - g) * (max(margin / diff, 1.0) * (1.0 + 1e-12))
-            slack = separation_report(G, codes, margin=margin, atol=0.0).worst_slack
+            slack = compute_worst_slack(G, codes, margin)
     if not slack >= 0.0:
         return None, n
-    scale = max(diameter(X), margin)
-    moved = isometric_error(X, np.pad(Y, ((0, 0), (0, n - m))))
+    scale = max(compute_farthest_pair(X)[0], margin)
+    moved = compute_isometric_error(X, np.pad(Y, ((0, 0), (0, n - m))))
     drop = moved + SPAN_ULPS * (n + 4) * np.finfo(float).eps * scale
-    value = isometric_error(X, G)
+    value = compute_isometric_error(X, G)
     bounds = {k: max(v - drop, 0.0) for k, v in res.bounds.items()}
     bracket = Bracket.relative(float(value), float(max(res.lower - drop, 0.0)), tol=res.tol,
                                floor=FLOOR_RTOL * scale, lower_source=res.lower_source,

@@ -397,6 +397,17 @@ def test_search_in_the_span_keeps_the_bracket_proven(rng, regime):
     assert res.certified and res.budget == resolve_budget("quick").to_dict()
 
 
+def test_monitor_signatures_come_from_the_registry():
+    from isoapprox.diagnostics.signatures import SIGNATURES
+    from isoapprox.plotting import monitor as plot_monitor
+
+    names = tuple(s.name for s in SIGNATURES)
+    assert monitor_module.MONITOR_SIGNATURES == (*names, "shrinking")
+    assert set(monitor_module.WARN_SIGNATURES) <= set(monitor_module.MONITOR_SIGNATURES)
+    # every coloured signature of the timeline is one the monitor tracks
+    assert set(plot_monitor._SIGNATURE_COLORS) <= set(monitor_module.MONITOR_SIGNATURES)
+
+
 def test_search_in_the_span_falls_back_to_the_full_space(rng, monkeypatch):
     X, y = _spread(rng, P=3, K=4, n=40)
     opts = monitor_module.MONITOR_THEORY
@@ -405,25 +416,23 @@ def test_search_in_the_span_falls_back_to_the_full_space(rng, monkeypatch):
     sep = 10.0 * np.eye(40)[y] + 0.01 * X
     assert monitor_module._iso_in_span(sep, y, 0.2, opts, 0) == (None, 40)
     # a moved-back f* broken by rounding is repaired by scaling about its centroid ...
-    real = monitor_module.separation_report
+    real = monitor_module.compute_worst_slack
     calls = []
 
-    def broken_once(E, codes, *, margin, atol):
-        rep = real(E, codes, margin=margin, atol=atol)
+    def broken_once(E, codes, margin):
+        slack = real(E, codes, margin)
         calls.append(margin)
         if len(calls) == 2:  # the first check of the moved-back f*
-            return dataclasses.replace(rep, worst_slack=-1e-17)
-        return rep
+            return -1e-17
+        return slack
 
-    monkeypatch.setattr(monitor_module, "separation_report", broken_once)
+    monkeypatch.setattr(monitor_module, "compute_worst_slack", broken_once)
     res, dim = monitor_module._iso_in_span(X, y, 0.2, opts, 0)
     assert dim == 11 and calls == [0.2, 0.2, 0.0, 0.2]
-    assert real(res.embedding, y, margin=0.2, atol=0.0).worst_slack >= 0.0
+    assert isoapprox.separation_report(res.embedding, y, margin=0.2, atol=0.0).worst_slack >= 0.0
     assert res.value == isoapprox.isometric_error(X, res.embedding)
     # ... and when it stays broken the monitor searches in R^n
-    monkeypatch.setattr(monitor_module, "separation_report", lambda E, codes, *, margin, atol:
-                        dataclasses.replace(real(E, codes, margin=margin, atol=atol),
-                                            worst_slack=-1.0))
+    monkeypatch.setattr(monitor_module, "compute_worst_slack", lambda E, codes, margin: -1.0)
     assert monitor_module._iso_in_span(X, y, 0.2, opts, 0) == (None, 40)
     u = CollapseMonitor(margin=0.2, theory_every=1).update(0, X, y)
     assert u.record["theory"]["iso_dim"] == 40 and u.record["theory"]["d_iso_certified"]

@@ -14,7 +14,7 @@ from .._typing import FloatArray
 from .._validation import as_rng, check_int, check_nonnegative, check_positive
 from ..exceptions import InvalidInputError
 from ..kernels import batch as BK
-from .stages import import_attribute
+from .stages import lookup
 
 __all__ = [
     "OBJECTIVES",
@@ -72,19 +72,10 @@ def get_objective(spec: str) -> Objective:
     """
     if not isinstance(spec, str):
         raise TypeError(f"`objective` must be a name; got {type(spec).__name__}")
-    if spec in OBJECTIVES:
-        return OBJECTIVES[spec]
-    if ":" in spec:
-        mod_name, attr, obj = import_attribute(spec, "`objective`")
-        if not callable(obj):
-            raise InvalidInputError(
-                f"`objective` {spec!r}: {mod_name}.{attr} must be callable; got "
-                f"{type(obj).__name__}"
-            )
-        return obj
     listed = ", ".join(repr(k) for k in OBJECTIVES)
-    raise InvalidInputError(
-        f"`objective` must be one of {listed} or module:attribute; got {spec!r}"
+    return lookup(
+        spec, OBJECTIVES, "`objective`", "callable", callable,
+        f"`objective` must be one of {listed} or module:attribute; got {spec!r}",
     )
 
 

@@ -98,26 +98,29 @@ class IdealSettings:
 
 _C = Column
 
+
+def _distance_columns(obj: str, cross: str) -> tuple[Column, ...]:
+    """The columns of ``d_<obj>(E, F_TS)``: its bracket, the nearest ideal embedding's
+    kind and whether the other solve improved it (described by ``cross``)."""
+    d = f"d_{obj}"
+    return (
+        _C(d, "float", f"{d}(E, F_TS): incumbent (= upper end)"),
+        _C(f"{d}_lower", "float", f"certified lower bound of {d}(E, F_TS)"),
+        _C(f"{d}_upper", "float", f"certified upper bound of {d}(E, F_TS)"),
+        _C(f"{d}_rel_gap", "float", f"relative gap of the {d} bracket"),
+        _C(f"{d}_certified", "bool", f"{d} bracket within the stage's tol"),
+        _C(f"{d}_lower_source", "str", f"which bound gives {d}_lower"),
+        _C(f"{d}_kind", "str", f"kind of the {obj}-nearest ideal embedding"),
+        _C(f"{d}_cross", "bool", cross),
+    )
+
+
 #: the columns of the ``ideal`` stage, in table order
 IDEAL_COLUMNS: tuple[Column, ...] = (
     _C("loss", "float", "L(E): batch-hard loss, max reduction"),
     # the two distances to F_TS
-    _C("d_iso", "float", "d_iso(E, F_TS): incumbent (= upper end)"),
-    _C("d_iso_lower", "float", "certified lower bound of d_iso(E, F_TS)"),
-    _C("d_iso_upper", "float", "certified upper bound of d_iso(E, F_TS)"),
-    _C("d_iso_rel_gap", "float", "relative gap of the d_iso bracket"),
-    _C("d_iso_certified", "bool", "d_iso bracket within the stage's tol"),
-    _C("d_iso_lower_source", "str", "which bound gives d_iso_lower"),
-    _C("d_iso_kind", "str", "kind of the iso-nearest ideal embedding"),
-    _C("d_iso_cross", "bool", "the upper end comes from the haus solution (see solve_pair)"),
-    _C("d_haus", "float", "d_haus(E, F_TS): incumbent (= upper end)"),
-    _C("d_haus_lower", "float", "certified lower bound of d_haus(E, F_TS)"),
-    _C("d_haus_upper", "float", "certified upper bound of d_haus(E, F_TS)"),
-    _C("d_haus_rel_gap", "float", "relative gap of the d_haus bracket"),
-    _C("d_haus_certified", "bool", "d_haus bracket within the stage's tol"),
-    _C("d_haus_lower_source", "str", "which bound gives d_haus_lower"),
-    _C("d_haus_kind", "str", "kind of the haus-nearest ideal embedding"),
-    _C("d_haus_cross", "bool", "the bracket was improved from the iso solution (see solve_pair)"),
+    *_distance_columns("iso", "the upper end comes from the haus solution (see solve_pair)"),
+    *_distance_columns("haus", "the bracket was improved from the iso solution (see solve_pair)"),
     _C("certified", "bool", "both brackets within the stage's tol"),
     # the nearest ideal embeddings' structure
     _C("collapsed_iso", "bool", "the iso-nearest ideal embedding is collapsed"),

@@ -180,8 +180,14 @@ def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
     return stage
 
 
-def import_attribute(spec: str, label: str) -> tuple[str, str, Any]:
-    """``(module, attribute, object)`` of a ``"module:attribute"`` spec (object None if absent)."""
+def lookup(spec: str, registry: Mapping[str, Any], label: str, what: str,
+           accept: Callable[[Any], bool], unknown: str) -> Any:
+    """``registry[spec]``, or the object a ``"module:attribute"`` spec names (``accept``
+    checks it is ``what``); an error naming ``label``, and ``unknown`` for another name."""
+    if spec in registry:
+        return registry[spec]
+    if ":" not in spec:
+        raise InvalidInputError(unknown)
     mod_name, _, attr = spec.partition(":")
     try:
         mod = importlib.import_module(mod_name)
@@ -189,7 +195,12 @@ def import_attribute(spec: str, label: str) -> tuple[str, str, Any]:
         raise InvalidInputError(
             f"{label} {spec!r}: cannot import module {mod_name!r}: {exc}"
         ) from None
-    return mod_name, attr, getattr(mod, attr, None)
+    obj = getattr(mod, attr, None)
+    if not accept(obj):
+        raise InvalidInputError(
+            f"{label} {spec!r}: {mod_name}.{attr} must be {what}; got {type(obj).__name__}"
+        )
+    return obj
 
 
 def get_stage(spec: str | Stage) -> Stage:
@@ -198,18 +209,10 @@ def get_stage(spec: str | Stage) -> Stage:
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"a stage is named by a string; got {type(spec).__name__}")
-    if spec in STAGES:
-        return STAGES[spec]
-    if ":" in spec:
-        mod_name, attr, obj = import_attribute(spec, "stage")
-        if not isinstance(obj, Stage):
-            raise InvalidInputError(
-                f"stage {spec!r}: {mod_name}.{attr} must be a Stage; got {type(obj).__name__}"
-            )
-        return obj
     listed = ", ".join(repr(k) for k in STAGES)
-    raise InvalidInputError(
-        f"unknown stage {spec!r}; registered stages are {listed} (or pass module:attribute)"
+    return lookup(
+        spec, STAGES, "stage", "a Stage", lambda obj: isinstance(obj, Stage),
+        f"unknown stage {spec!r}; registered stages are {listed} (or pass module:attribute)",
     )
 
 

@@ -25,20 +25,14 @@ __all__ = ["encode_rows", "header", "iter_cells", "row_value", "to_internal"]
 
 def to_internal(values, column: Column, B: int) -> np.ndarray:
     """Coerce a stage's output for ``column`` to the internal representation."""
-    if column.dtype == "str":
-        arr = np.asarray(values, dtype=object)
-        if arr.shape != (B,):
-            raise InvalidInputError(
-                f"column {column.name!r} must have one value per configuration, shape ({B},); "
-                f"got shape {arr.shape}"
-            )
-        return np.array(["" if v is None else str(v) for v in arr], dtype=object)
-    arr = np.asarray(values)
+    arr = np.asarray(values, dtype=object if column.dtype == "str" else None)
     if arr.shape != (B,):
         raise InvalidInputError(
             f"column {column.name!r} must have one value per configuration, shape ({B},); "
             f"got shape {arr.shape}"
         )
+    if column.dtype == "str":
+        return np.array(["" if v is None else str(v) for v in arr], dtype=object)
     if arr.dtype.kind not in "biuf":
         raise InvalidInputError(
             f"column {column.name!r} ({column.dtype}) must be numeric; got dtype {arr.dtype}"

@@ -14,7 +14,7 @@ axes' position, and each call still avoids the texts already on its axes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -123,6 +123,29 @@ def _align(dx: float, dy: float) -> tuple[str, str]:
     return ha, va
 
 
+def _least_covering(ann: Any, obs: _Obstacles, places: Iterable[tuple]) -> None:
+    """Put ``ann`` at the first of ``places`` (``(x, y, offset, ha, va)``: the point,
+    the text's offset from it in points and its alignment) where it covers nothing,
+    else at the first where it covers least."""
+    best, best_bad = None, np.inf
+    for place in places:
+        _move(ann, place)
+        bad = obs.collisions(ann.get_window_extent(obs.renderer))
+        if bad < best_bad:
+            best, best_bad = place, bad
+        if bad == 0:
+            break
+    _move(ann, best)
+
+
+def _move(ann: Any, place: tuple) -> None:
+    x, y, offset, ha, va = place
+    ann.xy = (x, y)
+    ann.set_position(offset)
+    ann.set_ha(ha)
+    ann.set_va(va)
+
+
 def label_points(ax: Any, xy: Sequence[Sequence[float]], texts: Sequence[str], *,
                  colors: Sequence[Any] | None = None, laid_out: bool = False,
                  **kw: Any) -> list[Any]:
@@ -138,26 +161,9 @@ def label_points(ax: Any, xy: Sequence[Sequence[float]], texts: Sequence[str], *
         color = colors[k] if colors is not None else None
         ann = ax.annotate(s, tuple(p), xytext=(0, 0), textcoords="offset points", color=color,
                           **kw)
-        best, best_bad = None, np.inf
-        for r in _RADII:
-            for deg in _ANGLES:
-                dx, dy = r * np.cos(np.radians(deg)), r * np.sin(np.radians(deg))
-                ha, va = _align(dx, dy)
-                ann.set_position((dx, dy))
-                ann.set_ha(ha)
-                ann.set_va(va)
-                b = ann.get_window_extent(obs.renderer)
-                bad = obs.collisions(b)
-                if bad < best_bad:
-                    best, best_bad = (dx, dy, ha, va), bad
-                if bad == 0:
-                    break
-            if best_bad == 0:
-                break
-        dx, dy, ha, va = best
-        ann.set_position((dx, dy))
-        ann.set_ha(ha)
-        ann.set_va(va)
+        offsets = ((r * np.cos(np.radians(deg)), r * np.sin(np.radians(deg)))
+                   for r in _RADII for deg in _ANGLES)
+        _least_covering(ann, obs, ((*p, (dx, dy), *_align(dx, dy)) for dx, dy in offsets))
         obs.add(ann.get_window_extent(obs.renderer))
         out.append(ann)
     return out
@@ -171,24 +177,8 @@ def label_hline(ax: Any, y: float, text: str, *, color: Any = None, laid_out: bo
     obs = _Obstacles(ax, laid_out)
     ann = ax.annotate(text, (0.99, y), xycoords=("axes fraction", "data"), xytext=(0, 1.5),
                       textcoords="offset points", color=color, **kw)
-    best, best_bad = None, np.inf
-    for x in (0.99, 0.01, 0.75, 0.5, 0.25, 0.9, 0.1, 0.6, 0.4):
-        ha = "right" if x > 0.5 else ("left" if x < 0.5 else "center")
-        for dy, va in ((1.5, "bottom"), (-1.5, "top")):
-            ann.xy = (x, y)
-            ann.set_position((0, dy))
-            ann.set_ha(ha)
-            ann.set_va(va)
-            bad = obs.collisions(ann.get_window_extent(obs.renderer))
-            if bad < best_bad:
-                best, best_bad = (x, dy, ha, va), bad
-            if bad == 0:
-                break
-        if best_bad == 0:
-            break
-    x, dy, ha, va = best
-    ann.xy = (x, y)
-    ann.set_position((0, dy))
-    ann.set_ha(ha)
-    ann.set_va(va)
+    _least_covering(ann, obs, (
+        (x, y, (0, dy), "right" if x > 0.5 else ("left" if x < 0.5 else "center"), va)
+        for x in (0.99, 0.01, 0.75, 0.5, 0.25, 0.9, 0.1, 0.6, 0.4)
+        for dy, va in ((1.5, "bottom"), (-1.5, "top"))))
     return ann

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
 from ..io import atomic_write_bytes, atomic_write_text
@@ -40,6 +42,7 @@ __all__ = [
     "QUIET_LOGGERS",
     "class_style",
     "group_colors",
+    "log_if_wide",
     "quiet_font_loggers",
     "save_figure",
     "style_context",
@@ -139,6 +142,14 @@ _RC = {
 def style_context():
     """A ``matplotlib.rc_context`` with the house style."""
     return matplotlib().rc_context(_RC)
+
+
+def log_if_wide(ax: Any, *arrays: Any) -> None:
+    """A log y axis when the positive finite values of ``arrays`` span more than 30 times."""
+    v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays])
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size and v.max() / v.min() > 30:
+        ax.set_yscale("log")
 
 
 #: loggers that chatter while a figure is saved (the PDF backend's font

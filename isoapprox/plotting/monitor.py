@@ -19,7 +19,7 @@ from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
 from ..monitor import MONITOR_SIGNATURES as SIGNATURE_NAMES
 from ..monitor import MonitorHistory
-from ._style import COLORS, FULL_WIDTH, save_figure, style_context
+from ._style import COLORS, FULL_WIDTH, log_if_wide, save_figure, style_context
 
 __all__ = ["history_figures", "plot_history"]
 
@@ -40,13 +40,6 @@ _BELOW = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.12), "ncol": 1, "fra
 def _finite(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ok = np.isfinite(x) & np.isfinite(y)
     return x[ok], y[ok]
-
-
-def _positive_log(ax, *arrays: np.ndarray) -> None:
-    v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays])
-    v = v[np.isfinite(v) & (v > 0)]
-    if v.size and v.max() / v.min() > 30:
-        ax.set_yscale("log")
 
 
 def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
@@ -107,7 +100,7 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
                 ls="--", label="largest class diameter")
         a2.plot(*_finite(t, col("min_class_gap")), color=COLORS["ideal"], lw=0.9, ls=":",
                 label="least gap between classes")
-        _positive_log(a2, d, col("max_class_diameter"), col("min_class_gap"))
+        log_if_wide(a2, d, col("max_class_diameter"), col("min_class_gap"))
         a2.set_title("diameter $= d_{iso}(f_\\theta, f_c)$")
         a2.legend(**_BELOW)
 

@@ -23,6 +23,7 @@ from ._style import (
     COLUMN_WIDTH,
     FULL_WIDTH,
     class_style,
+    log_if_wide,
     save_figure,
     style_context,
 )
@@ -208,13 +209,6 @@ def _steps_axis(ax) -> None:
     ax.set_xlim(left=0)
 
 
-def _log_if_wide(ax, *arrays) -> None:
-    v = np.concatenate([np.asarray(a, dtype=float).ravel() for a in arrays])
-    v = v[np.isfinite(v) & (v > 0)]
-    if v.size and v.max() / v.min() > 30:
-        ax.set_yscale("log")
-
-
 # ---------------------------------------------------------------------------
 # Fig. 2 style: the toy system
 # ---------------------------------------------------------------------------
@@ -235,9 +229,7 @@ def plot_toy_system(doc: dict[str, Any], *, scenario: str | None = None,
     F = np.asarray(r["fstar_aligned"], dtype=float)
     c = np.asarray(r["center"], dtype=float)
     R = r["radius"]
-    circle = c + R * np.stack([np.cos(np.linspace(0, 2 * np.pi, 9)),
-                               np.sin(np.linspace(0, 2 * np.pi, 9))], axis=1)
-    lims = _limits(E, F, circle, pad=0.1)
+    lims = _limits(E, F, circle_full(c, R, 9), pad=0.1)
     with style_context():
         fig, axes = plt.subplots(1, 4, figsize=(FULL_WIDTH, 2.45))
         ax = axes[0]
@@ -440,7 +432,7 @@ def plot_curves(doc: dict[str, Any], scenario: str):
         a2.plot(t, 0.5 * _col(rows, "loss_max"), color=COLORS["loss"], lw=0.8, ls=":",
                 label="$L_{max}/2$")
         pos = np.concatenate([d_iso[d_iso > 0], d_h[d_h > 0]])
-        _log_if_wide(a2, pos)
+        log_if_wide(a2, pos)
         if a2.get_yscale() != "log":
             a2.set_ylim(bottom=0)
         a2.set_ylabel("distance (embedding units)")

@@ -29,7 +29,7 @@ from .._validation import (
 )
 from ..exceptions import InvalidInputError
 from ..kernels import distances as K
-from ..kernels import losses as KL
+from ..losses import compute_batch_hard
 from ..packing import d_star, lower_bound_curve, packing_lower_bound
 from ..sampling import PKSampler, class_members, pk_draw
 from ..theory import (
@@ -283,12 +283,6 @@ def _collapse(counts: tuple[int, ...], dim: int, margin: float):
     return check_collapse(y, dim, margin=margin, rng=0)
 
 
-def _batch_hard_max(E: np.ndarray, codes: np.ndarray, margin: float) -> float:
-    hp, hn, pi, ni = KL.batch_hard_terms(E, codes, margin)
-    valid = (pi >= 0) & (ni >= 0)
-    return float(np.max(np.maximum(hp[valid] - hn[valid] + margin, 0.0)))
-
-
 def batch_theory(
     E: ArrayLike,
     y: ArrayLike,
@@ -351,7 +345,7 @@ def batch_theory(
     counts = np.bincount(codes)
     P_full = int(np.sum(counts > 0))
     full_diam = float(K.diameter_kernel(X)[0])
-    full_L = _batch_hard_max(X, codes, margin)
+    full_L = compute_batch_hard(X, codes, margin, ("max",))[0]
     full_curve = packing_lower_bound(P_full, n, margin=margin)
 
     idx = _sub_batch(codes, max_points, per_class, gen)
@@ -438,7 +432,7 @@ class TheoryCallback(_TheoryEvaluator):
         return t.record("theory_")
 
 
-def _heldout_layout(codes: np.ndarray, P: int, K: int) -> tuple[int, int]:
+def heldout_layout(codes: np.ndarray, P: int, K: int) -> tuple[int, int]:
     """P x K of held-out batches: the training layout, capped by the held-out classes."""
     counts = np.sort(np.bincount(codes))[::-1]
     p = int(min(P, np.sum(counts >= 2)))
@@ -480,7 +474,7 @@ class CrossCheckCallback(_TheoryEvaluator):
         y = np.asarray(state.batch_y)
         P_train = int(np.unique(y).size)
         K_train = int(y.size // P_train)
-        p, k = _heldout_layout(codes, P_train, K_train)
+        p, k = heldout_layout(codes, P_train, K_train)
         sampler = PKSampler(codes, p, k, rng=self.rng)
         batches = []
         tally = {True: 0, False: 0, None: 0}

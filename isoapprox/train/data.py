@@ -11,6 +11,7 @@ import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +27,7 @@ __all__ = [
     "Dataset",
     "MissingDependencyError",
     "PKSampler",
+    "build_split",
     "class_disjoint_split",
     "gaussian_clusters",
     "load_digits",
@@ -294,6 +296,26 @@ def class_disjoint_split(
         mean,
         scale,
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _digits():
+    return load_digits()
+
+
+def build_split(config: Any, *, rng: np.random.Generator | None = None) -> DataSplit:
+    """The class-disjoint, standardised data split of a configuration
+    (a :class:`~isoapprox.train.TrainConfig`: its data set fields)."""
+    if config.dataset == "digits":
+        data, default = _digits(), DIGITS_TRAIN_CLASSES
+    elif config.dataset == "mnist1d":
+        data, default = load_mnist1d(rng=rng), MNIST1D_TRAIN_CLASSES
+    else:
+        data = gaussian_clusters(config.n_classes, config.per_class, config.input_dim,
+                                 separation=config.separation, noise=config.noise, rng=rng)
+        default = tuple(range(config.n_train_classes))
+    train_classes = default if config.train_classes is None else config.train_classes
+    return class_disjoint_split(data, train_classes, standardize=True)
 
 
 def resolve_pk(

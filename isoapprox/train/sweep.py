@@ -141,31 +141,17 @@ def run_cell(
     anchors each, values to :data:`DIAGRAM_DIGITS` significant digits).
     """
     seed = cell_seed(root_seed, cell.replicate)
-    trainer = Trainer(cell.config, seed=seed, callbacks=callbacks)
-    result = trainer.run(threads=1)
-    summary = {
-        "cell_id": cell.cell_id,
-        "replicate": cell.replicate,
-        "root_seed": int(root_seed),
-        **result.summary(),
-    }
-    return config_key(  # the exact form a journal line is read back in
-        {
-            "cell_id": cell.cell_id,
-            "replicate": cell.replicate,
-            "root_seed": int(root_seed),
-            "spawn_key": list(seed.spawn_key),
-            "config": cell.config.to_dict(),
-            "summary": summary,
-            "history": result.history,
-            "diagrams": {
-                k: v.to_dict(
-                    max_anchors=cell.config.diagram_size, digits=DIAGRAM_DIGITS
-                )
-                for k, v in result.diagrams.items()
-            },
-        }
-    )
+    result = Trainer(cell.config, seed=seed, callbacks=callbacks).run(threads=1)
+    ids = {"cell_id": cell.cell_id, "replicate": cell.replicate, "root_seed": int(root_seed)}
+    return config_key({  # the exact form a journal line is read back in
+        **ids,
+        "spawn_key": list(seed.spawn_key),
+        "config": cell.config.to_dict(),
+        "summary": {**ids, **result.summary()},
+        "history": result.history,
+        "diagrams": {k: v.to_dict(max_anchors=cell.config.diagram_size, digits=DIAGRAM_DIGITS)
+                     for k, v in result.diagrams.items()},
+    })
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ See docs/dev/train_design.md ("isoapprox.train.trainer: notes").
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import time
@@ -31,19 +30,8 @@ from ..exceptions import InvalidInputError
 from ..kernels import distances as K
 from ..kernels import losses as KL
 from ..losses import LOSSES, LossResult, check_loss_options
-from .bounds import CrossCheckCallback, TheoryCallback
-from .data import (
-    DATASETS,
-    DIGITS_TRAIN_CLASSES,
-    MNIST1D_TRAIN_CLASSES,
-    DataSplit,
-    PKSampler,
-    class_disjoint_split,
-    gaussian_clusters,
-    load_digits,
-    load_mnist1d,
-    resolve_pk,
-)
+from .bounds import CrossCheckCallback, TheoryCallback, heldout_layout
+from .data import DATASETS, PKSampler, build_split, resolve_pk
 from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, stats_from_distances
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
@@ -62,6 +50,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MODELS = ("mlp", "table")
+#: the statistics of the evaluation embedding in every record (``eval_`` + name)
+_EVAL_STATS = ("diameter", "median_distance", "mean_norm")
 
 
 @dataclass(frozen=True)
@@ -352,16 +342,15 @@ class TrainResult:
             diverged=self.diverged,
         )
         ini, fin = self.initial, self.final
-        for key in ("eval_diameter", "eval_median_distance", "eval_mean_norm"):
-            out[f"initial_{key}"] = ini.get(key)
+        for key in _EVAL_STATS:
+            out[f"initial_eval_{key}"] = ini.get(f"eval_{key}")
         for key, value in fin.items():
             if key in ("step", "epoch") or isinstance(value, (list, tuple, dict)):
                 continue  # nested fields (e.g. ``crosscheck``) stay in the history
             out[f"final_{key}"] = value
-        d0, d1 = ini.get("eval_diameter"), fin.get("eval_diameter")
-        m0, m1 = ini.get("eval_median_distance"), fin.get("eval_median_distance")
-        out["diameter_ratio"] = _ratio(d1, d0)
-        out["median_ratio"] = _ratio(m1, m0)
+        for name, key in (("diameter_ratio", "eval_diameter"),
+                          ("median_ratio", "eval_median_distance")):
+            out[name] = _ratio(fin.get(key), ini.get(key))
         out["collapsed"] = bool(
             out["diameter_ratio"] is not None
             and out["diameter_ratio"] < c.collapse_rtol
@@ -382,46 +371,6 @@ def _ratio(a, b):
     ):
         return None
     return a / b
-
-
-@functools.lru_cache(maxsize=1)
-def _digits():
-    return load_digits()
-
-
-def build_split(
-    config: TrainConfig, *, rng: np.random.Generator | None = None
-) -> DataSplit:
-    """The class-disjoint, standardised data split of a configuration."""
-    if config.dataset == "digits":
-        data = _digits()
-        train_classes = (
-            config.train_classes
-            if config.train_classes is not None
-            else DIGITS_TRAIN_CLASSES
-        )
-    elif config.dataset == "mnist1d":
-        data = load_mnist1d(rng=rng)
-        train_classes = (
-            config.train_classes
-            if config.train_classes is not None
-            else MNIST1D_TRAIN_CLASSES
-        )
-    else:
-        data = gaussian_clusters(
-            config.n_classes,
-            config.per_class,
-            config.input_dim,
-            separation=config.separation,
-            noise=config.noise,
-            rng=rng,
-        )
-        train_classes = (
-            config.train_classes
-            if config.train_classes is not None
-            else tuple(range(config.n_train_classes))
-        )
-    return class_disjoint_split(data, train_classes, standardize=True)
 
 
 @contextlib.contextmanager
@@ -562,8 +511,7 @@ class Trainer:
                 "samples; got "
                 f"class sizes {counts.tolist()} (raise `eval_size`)"
             )
-        p = min(self.P, int(np.sum(counts >= 2)))
-        k = max(2, min(self.K, int(np.sort(counts)[::-1][p - 1])))
+        p, k = heldout_layout(self.eval_codes, self.P, self.K)
         self.diagram_index = PKSampler(self.eval_codes, p, k, rng=rng).sample()
 
     def _inputs(self, idx: np.ndarray) -> np.ndarray:
@@ -572,23 +520,14 @@ class Trainer:
     def evaluate(self) -> tuple[dict[str, Any], FloatArray]:
         """Evaluation-set fields of a record, and the evaluation embedding."""
         E = self.model(self.eval_inputs)
+        ks = self.config.recall_ks
         if not np.all(np.isfinite(E)):
-            nan = float("nan")
-            rec = {
-                "eval_diameter": nan,
-                "eval_median_distance": nan,
-                "eval_mean_norm": nan,
-            }
-            rec.update({f"eval_recall_at_{k}": nan for k in self.config.recall_ks})
-            return rec, E
+            keys = [f"eval_{name}" for name in _EVAL_STATS] + [f"eval_recall_at_{k}" for k in ks]
+            return dict.fromkeys(keys, float("nan")), E
         D = K.pairwise_distances_kernel(E)
         st = stats_from_distances(D, E)
-        rec = {
-            "eval_diameter": st.diameter,
-            "eval_median_distance": st.median_distance,
-            "eval_mean_norm": st.mean_norm,
-        }
-        for k, v in recall_from_distances(D, self.eval_codes, self.config.recall_ks).items():
+        rec = {f"eval_{name}": getattr(st, name) for name in _EVAL_STATS}
+        for k, v in recall_from_distances(D, self.eval_codes, ks).items():
             rec[f"eval_recall_at_{k}"] = v
         return rec, E
 
@@ -734,14 +673,12 @@ class Trainer:
         finally:
             bar.close()
         if diverged:
-            ev, _ = self.evaluate()
-            rec = {
+            history.append({
                 "step": self.step_count,
                 "epoch": self.step_count * c.batch_size / self.train_X.shape[0],
                 "diverged": True,
-            }
-            rec.update(ev)
-            history.append(rec)
+                **self.evaluate()[0],
+            })
         diagrams["heldout_final"] = self.diagram("heldout")
         diagrams["train_final"] = self.diagram("train")
         eval_E = self.model(self.eval_inputs)
