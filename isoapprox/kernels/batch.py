@@ -610,11 +610,6 @@ _RYU_POW5_INV_BITCOUNT = 122
 _RYU_POW5_BITCOUNT = 121
 
 
-def _ryu_pow5bits(e: int) -> int:
-    """``ceil(log2(5**e))`` (1 for ``e = 0``), as Ryu computes it."""
-    return ((e * 1217359) >> 19) + 1
-
-
 def _ryu_tables() -> tuple[np.ndarray, np.ndarray]:
     """Ryu's 128-bit powers of five, split into (low, high) 64-bit words.
 
@@ -651,7 +646,6 @@ _EXP_MASK = np.uint64(0x7FF)
 _CH_0 = 48
 _TRUE = np.frombuffer(b"True", dtype=np.uint8)
 _FALSE = np.frombuffer(b"False", dtype=np.uint8)
-_INF = np.frombuffer(b"inf", dtype=np.uint8)
 #: "00" "01" ... "99"
 _DIGIT_PAIRS = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8)
 #: 10**k as uint64, k = 0 .. 17
@@ -758,18 +752,12 @@ def _ryu_d2d(mant, ex):
         while vp // _U10 > vm // _U10:
             vm_tz = vm_tz and vm % _U10 == _U0
             vr_tz = vr_tz and last == _U0
-            last = vr % _U10
-            vr //= _U10
-            vp //= _U10
-            vm //= _U10
+            last, vr, vp, vm = _ryu_drop(vr, vp, vm, _U10)
             removed += 1
         if vm_tz:
             while vm % _U10 == _U0:
                 vr_tz = vr_tz and last == _U0
-                last = vr % _U10
-                vr //= _U10
-                vp //= _U10
-                vm //= _U10
+                last, vr, vp, vm = _ryu_drop(vr, vp, vm, _U10)
                 removed += 1
         if vr_tz and last == _U5 and vr % _U2 == _U0:
             last = _U4  # round half to even
@@ -777,19 +765,21 @@ def _ryu_d2d(mant, ex):
     else:
         up = False
         if vp // _U100 > vm // _U100:
-            up = vr % _U100 >= _U50
-            vr //= _U100
-            vp //= _U100
-            vm //= _U100
+            rest, vr, vp, vm = _ryu_drop(vr, vp, vm, _U100)
+            up = rest >= _U50
             removed += 2
         while vp // _U10 > vm // _U10:
-            up = vr % _U10 >= _U5
-            vr //= _U10
-            vp //= _U10
-            vm //= _U10
+            rest, vr, vp, vm = _ryu_drop(vr, vp, vm, _U10)
+            up = rest >= _U5
             removed += 1
         up = up or vr == vm
     return vr + (_U1 if up else _U0), e10 + removed
+
+
+@njit(inline="always", **JIT)
+def _ryu_drop(vr, vp, vm, base):
+    """Ryu's digit removal: the removed digits ``vr % base`` and ``vr, vp, vm // base``."""
+    return vr % base, vr // base, vp // base, vm // base
 
 
 @njit(inline="always", **JIT)

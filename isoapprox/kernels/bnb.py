@@ -68,28 +68,13 @@ def box_maxdist(lo1, hi1, lo2, hi2):
 @njit(**JIT)
 def point_box_mindist(x, lo, hi):
     """Least distance between the point ``x`` and a point of the box."""
-    s = 0.0
-    for d in range(x.shape[0]):
-        g = lo[d] - x[d]
-        h = x[d] - hi[d]
-        if h > g:
-            g = h
-        if g > 0.0:
-            s += g * g
-    return np.sqrt(s)
+    return box_mindist(x, x, lo, hi)
 
 
 @njit(**JIT)
 def point_box_maxdist(x, lo, hi):
     """Largest distance between the point ``x`` and a point of the box."""
-    s = 0.0
-    for d in range(x.shape[0]):
-        g = abs(x[d] - lo[d])
-        h = abs(hi[d] - x[d])
-        if h > g:
-            g = h
-        s += g * g
-    return np.sqrt(s)
+    return box_maxdist(lo, hi, x, x)
 
 
 @njit(**JIT)
@@ -130,10 +115,10 @@ def triplet_upper(E, D, objective, T, lo, hi, a, p, m, rtol):
         mn = max(mn, D[a, p] - T)
         extra = D[a, m] + D[a, p] + 2.0 * T
     elif objective == HAUS:
-        mx = min(mx, D[a, m] + 2.0 * T, point_box_maxdist(E[m], lo[a], hi[a]) + T,
-                 point_box_maxdist(E[a], lo[m], hi[m]) + T)
-        mn = max(mn, D[a, p] - 2.0 * T, point_box_mindist(E[p], lo[a], hi[a]) - T,
-                 point_box_mindist(E[a], lo[p], hi[p]) - T)
+        mx = min(mx, D[a, m] + 2.0 * T, box_maxdist(lo[a], hi[a], E[m], E[m]) + T,
+                 box_maxdist(lo[m], hi[m], E[a], E[a]) + T)
+        mn = max(mn, D[a, p] - 2.0 * T, box_mindist(E[p], E[p], lo[a], hi[a]) - T,
+                 box_mindist(E[a], E[a], lo[p], hi[p]) - T)
         extra = D[a, m] + D[a, p] + 4.0 * T
     u1 = mx - mn + rtol * (1.0 + abs(mx) + abs(mn) + extra)
     c = np.empty(n)
@@ -146,8 +131,8 @@ def triplet_upper(E, D, objective, T, lo, hi, a, p, m, rtol):
             e = f
         rho2 += e * e
     rho = np.sqrt(rho2)
-    gx = point_box_maxdist(c, lo[m], hi[m])
-    gn = point_box_mindist(c, lo[p], hi[p])
+    gx = box_maxdist(lo[m], hi[m], c, c)
+    gn = box_mindist(c, c, lo[p], hi[p])
     if objective == ISO:
         gx = min(gx, D[a, m] + T)
         gn = max(gn, D[a, p] - T)
@@ -232,7 +217,7 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
     lb = 0.0
     if objective == HAUS:
         for k in range(N):
-            v = point_box_mindist(E[k], lo[k], hi[k])
+            v = box_mindist(E[k], E[k], lo[k], hi[k])
             v -= rtol * (1.0 + v)
             if v > lb:
                 lb = v
@@ -258,10 +243,10 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
                 if v > lb:
                     lb = v
             else:
-                lw = max(mn, D[i, j] - 2.0 * T, point_box_mindist(E[i], lo[j], hi[j]) - T,
-                         point_box_mindist(E[j], lo[i], hi[i]) - T) - sl
-                up = min(mx, D[i, j] + 2.0 * T, point_box_maxdist(E[i], lo[j], hi[j]) + T,
-                         point_box_maxdist(E[j], lo[i], hi[i]) + T) + sl
+                lw = max(mn, D[i, j] - 2.0 * T, box_mindist(E[i], E[i], lo[j], hi[j]) - T,
+                         box_mindist(E[j], E[j], lo[i], hi[i]) - T) - sl
+                up = min(mx, D[i, j] + 2.0 * T, box_maxdist(lo[j], hi[j], E[i], E[i]) + T,
+                         box_maxdist(lo[i], hi[i], E[j], E[j]) + T) + sl
             if lw < 0.0:
                 lw = 0.0
             if lw > up:
@@ -376,9 +361,7 @@ def _heap_push(heap, key, size, s):
         par = (i - 1) // 2
         if key[heap[par]] <= key[heap[i]]:
             break
-        tmp = heap[par]
-        heap[par] = heap[i]
-        heap[i] = tmp
+        heap[par], heap[i] = heap[i], heap[par]
         i = par
 
 
@@ -397,9 +380,7 @@ def _heap_pop(heap, key, size):
             c = lft + 1
         if key[heap[i]] <= key[heap[c]]:
             break
-        tmp = heap[c]
-        heap[c] = heap[i]
-        heap[i] = tmp
+        heap[c], heap[i] = heap[i], heap[c]
         i = c
     return top
 

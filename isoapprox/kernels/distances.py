@@ -29,6 +29,7 @@ __all__ = [
     "pairwise_distances_kernel",
     "partition",
     "pointwise_kernel",
+    "rows_dist",
     "serial_twin",
     "serial_work",
     "sq_dist",
@@ -186,6 +187,23 @@ def tile_dist(X, XT, i0, nr, j0, nc, acc):
         a = acc[r, :nc]
         for c in range(nc):
             a[c] = np.sqrt(a[c])
+
+
+@njit(inline="always", **JIT)
+def rows_dist(X, XT, g0, g1, acc, out):
+    """``out[a - g0, b] = d(a, b)`` for the rows ``a`` of ``[g0, g1)`` and every ``b``
+    (tiles of :func:`tile_dist` through ``acc``)."""
+    N = X.shape[0]
+    for c0 in range(0, N, TJ):
+        nc = min(TJ, N - c0)
+        for r0 in range(g0, g1, TA):
+            nr = min(TA, g1 - r0)
+            tile_dist(X, XT, r0, nr, c0, nc, acc)
+            for r in range(nr):
+                src = acc[r, :nc]
+                dst = out[r0 - g0 + r, c0 : c0 + nc]
+                for j in range(nc):
+                    dst[j] = src[j]
 
 
 @njit(**JIT)
@@ -444,29 +462,31 @@ def _iso_parallel(X1, X2, bs, ctl):
     return best, arg
 
 
-@njit(**JIT)
 def isometric_error_kernel(X1, X2):
     """``max_{i<j} |d1(i,j) - d2(i,j)|`` and the lexicographically first pair.
 
-    ``(-1.0, 0, 1)`` for a single point (no pair).
+    ``(-1.0, 0, 1)`` for a single point (no pair).  A Python function choosing
+    the serial or the parallel kernel (as :func:`diameter_kernel`), so that a
+    first call compiles only the one it runs; the parallel sweep is watched
+    when long (progress on request, Ctrl-C stops it;
+    :func:`isoapprox._progress.run_kernel`).
     """
     N, n = X1.shape
-    if is_serial(N, 2 * n):
-        best, arg = _iso_serial(X1, X2, np.zeros(2, dtype=np.int64))
-    else:
-        bs, M = partition(N)
-        best, arg = _iso_parallel(X1, X2, bs, np.zeros(1 + (M + 1) // 2, dtype=np.int64))
-    # int64 as from Python (constants would be typed as literals: a second specialisation)
-    return argmax_rows(best, arg, -1.0, np.int64(0), np.int64(1))
-
-
-def isometric_error_sweep(X1, X2):
-    """:func:`isometric_error_kernel` from Python: watched when long (progress on
-    request, Ctrl-C stops it; :func:`isoapprox._progress.run_kernel`)."""
-    N, n = X1.shape
-    if is_serial(N, 2 * n):
-        return isometric_error_kernel(X1, X2)
+    if serial_work(N, N, 2 * n):
+        return _iso_small(X1, X2)
     bs, M = partition(N)
     best, arg = run_kernel(_iso_parallel, (X1, X2, bs), n_slots=(M + 1) // 2, units=N,
                            work=N * N * n, desc="isometric error", unit="row")
     return argmax_rows(best, arg, -1.0, 0, 1)
+
+
+@njit(**JIT)
+def _iso_small(X1, X2):
+    """The serial :func:`isometric_error_kernel`: one call from Python (small inputs)."""
+    best, arg = _iso_serial(X1, X2, np.zeros(2, dtype=np.int64))
+    # int64 as from Python (constants would be typed as literals: a second specialisation)
+    return argmax_rows(best, arg, -1.0, np.int64(0), np.int64(1))
+
+
+#: the former name of :func:`isometric_error_kernel` (which now watches long sweeps)
+isometric_error_sweep = isometric_error_kernel

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from . import JIT
-from .distances import dist, isometric_error_kernel, pointwise_kernel
+from .distances import dist, isometric_error_kernel, pointwise_kernel, sq_dist
 
 __all__ = [
     "al_value_grad",
@@ -32,54 +32,39 @@ def epigraph_rows(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, want_jac, c, J
     zero on entry when ``want_jac`` (only the non-zero entries are written).
     """
     t_idx = N * n
-    m = kind.shape[0]
-    for row in range(m):
+    G = x[:t_idx].reshape((N, n))
+    for row in range(kind.shape[0]):
         kd = kind[row]
         i = ri[row]
         j = rj[row]
         if kd == 2:
-            s = 0.0
-            for d in range(n):
-                u = x[i * n + d] - E[j, d]
-                s += u * u
-            c[row] = x[t_idx] - s
+            c[row] = x[t_idx] - sq_dist(G, i, E, j)
             if want_jac:
                 for d in range(n):
                     J[row, i * n + d] = -2.0 * (x[i * n + d] - E[j, d])
                 J[row, t_idx] = 1.0
             continue
-        q = 0.0
-        for d in range(n):
-            u = x[i * n + d] - x[j * n + d]
-            q += u * u
+        q = sq_dist(G, i, G, j)
+        # the row's derivative in G_i is f (G_i - G_j), in G_j its negative
         if kd == 0:
             Dv = rv[row]
             t = x[t_idx]
             c[row] = (Dv + t) * (Dv + t) - q
+            f = -2.0
             if want_jac:
-                for d in range(n):
-                    u = x[i * n + d] - x[j * n + d]
-                    J[row, i * n + d] = -2.0 * u
-                    J[row, j * n + d] = 2.0 * u
                 J[row, t_idx] = 2.0 * (Dv + t)
         elif kd == 1:
             Dv = rv[row]
             w = Dv - x[t_idx]
             c[row] = q - w * abs(w)
+            f = 2.0
             if want_jac:
-                for d in range(n):
-                    u = x[i * n + d] - x[j * n + d]
-                    J[row, i * n + d] = 2.0 * u
-                    J[row, j * n + d] = -2.0 * u
                 J[row, t_idx] = 2.0 * abs(w)
         elif kd == 3:
             r = x[t_idx + 1 + rk[row]]
             c[row] = r * r - q
+            f = -2.0
             if want_jac:
-                for d in range(n):
-                    u = x[i * n + d] - x[j * n + d]
-                    J[row, i * n + d] = -2.0 * u
-                    J[row, j * n + d] = 2.0 * u
                 J[row, t_idx + 1 + rk[row]] = 2.0 * r
         elif kd == 4:
             r = x[t_idx + 1 + rk[row]]
@@ -89,27 +74,28 @@ def epigraph_rows(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, want_jac, c, J
             else:
                 c[row] = q - (1.0 + kappa) * r * r
                 dr = -2.0 * (1.0 + kappa) * r
+            f = 2.0
             if want_jac:
-                for d in range(n):
-                    u = x[i * n + d] - x[j * n + d]
-                    J[row, i * n + d] = 2.0 * u
-                    J[row, j * n + d] = -2.0 * u
                 J[row, t_idx + 1 + rk[row]] = dr
         else:
             bnd = rv[row]
             sg = -1.0 if kd == 5 else 1.0
             c[row] = sg * (q - bnd * bnd)
-            if want_jac:
-                for d in range(n):
-                    u = x[i * n + d] - x[j * n + d]
-                    J[row, i * n + d] = 2.0 * sg * u
-                    J[row, j * n + d] = -2.0 * sg * u
+            f = 2.0 * sg
+        if want_jac:
+            for d in range(n):
+                u = x[i * n + d] - x[j * n + d]
+                J[row, i * n + d] = f * u
+                J[row, j * n + d] = -f * u
     return c
 
 
-@njit(**JIT)
 def iso_value(X1, X2):
-    """``max_{i<j} |d1(i, j) - d2(i, j)|`` (``0.0`` without a pair)."""
+    """``max_{i<j} |d1(i, j) - d2(i, j)|`` (``0.0`` without a pair).
+
+    A Python function: :func:`isometric_error_kernel` compiles only the serial
+    or the parallel sweep, whichever the size needs.
+    """
     return max(isometric_error_kernel(X1, X2)[0], 0.0)
 
 
@@ -249,23 +235,16 @@ def al_value_grad(x, N, n, E, kind, ri, rj, rk, rv, alpha, kappa, lam, rho, grad
         grad[k] = 0.0
     grad[t_idx] = 1.0
     total = x[t_idx]
-    m = kind.shape[0]
-    for row in range(m):
+    G = x[:t_idx].reshape((N, n))
+    for row in range(kind.shape[0]):
         kd = kind[row]
         i = ri[row]
         j = rj[row]
         l = lam[row]
         if kd == 2:
-            s = 0.0
-            for d in range(n):
-                u = x[i * n + d] - E[j, d]
-                s += u * u
-            cv = x[t_idx] - s
+            cv = x[t_idx] - sq_dist(G, i, E, j)
         else:
-            q = 0.0
-            for d in range(n):
-                u = x[i * n + d] - x[j * n + d]
-                q += u * u
+            q = sq_dist(G, i, G, j)
             if kd == 0:
                 Dv = rv[row] + x[t_idx]
                 cv = Dv * Dv - q

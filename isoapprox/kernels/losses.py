@@ -17,6 +17,7 @@ from .distances import (
     dist,
     is_serial,
     partition,
+    rows_dist,
     serial_twin,
     serial_work,
     tile_dist,
@@ -231,16 +232,7 @@ def _triplet_group(
     increasing index order.
     """
     N = X.shape[0]
-    for c0 in range(0, N, TJ):
-        nc = min(TJ, N - c0)
-        for r0 in range(g0, g1, TA):
-            nr = min(TA, g1 - r0)
-            tile_dist(X, XT, r0, nr, c0, nc, acc)
-            for r in range(nr):
-                src = acc[r, :nc]
-                dst = buf[r0 - g0 + r, c0 : c0 + nc]
-                for j in range(nc):
-                    dst[j] = src[j]
+    rows_dist(X, XT, g0, g1, acc, buf)
     for a in range(g0, g1):
         drow = buf[a - g0]
         ca = codes[a]
@@ -542,11 +534,10 @@ def _bh_serial(X, codes, bs):
     for I in range(M):
         i0 = I * bs
         i1 = min(N, i0 + bs)
-        _bh_pair(X, XT, codes, i0, i1, i0, i1, True, state, state)
-        for J in range(I + 1, M):
-            _bh_pair(
-                X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), False, state, state
-            )
+        # one call site, ``diag`` a run-time bool: literal True / False would
+        # compile two specialisations of _bh_pair and _bh_pair_sub
+        for J in range(I, M):
+            _bh_pair(X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), J == I, state, state)
     return state
 
 
@@ -727,16 +718,7 @@ def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
     acc = np.empty((TA, TJ))
     pos = np.empty(N)
     neg = np.empty(N)
-    for c0 in range(0, N, TJ):
-        nc = min(TJ, N - c0)
-        for r0 in range(g0, g1, TA):
-            nr = min(TA, g1 - r0)
-            tile_dist(X, XT, r0, nr, c0, nc, acc)
-            for r in range(nr):
-                src = acc[r]
-                dst = buf[r0 - g0 + r]
-                for j in range(nc):
-                    dst[c0 + j] = src[j]
+    rows_dist(X, XT, g0, g1, acc, buf)
     for a in range(g0, g1):
         viol[a] = _count_violations(
             buf[a - g0], a, codes, margin, atol, members, start, pos, neg

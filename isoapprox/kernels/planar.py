@@ -112,6 +112,13 @@ def _sinus_min(K, Zr, Zi, lo, hi):
     return m - 64.0 * _EPS * (K + 2.0 * rho)
 
 
+@njit(inline="always", **JIT)
+def _mixed_sinus_min(x, Ka, Zra, Zia, Kb, Zrb, Zib, lo, hi):
+    """:func:`_sinus_min` of the combination ``x g_a + (1 - x) g_b`` of two sinusoids."""
+    return _sinus_min(x * Ka + (1 - x) * Kb, x * Zra + (1 - x) * Zrb, x * Zia + (1 - x) * Zib,
+                      lo, hi)
+
+
 @njit(**JIT)
 def _interval_bound(lo, hi, ra, rb, Ka, Zra, Zia, Kb, Zrb, Zib, L, slack, target):
     """Proven lower bound of ``min r`` on ``[lo, hi]`` (angles of one family).
@@ -145,37 +152,21 @@ def _interval_bound(lo, hi, ra, rb, Ka, Zra, Zia, Kb, Zrb, Zib, L, slack, target
         b = 1.0
         x1 = b - gr * (b - a)
         x2 = a + gr * (b - a)
-        f1 = _sinus_min(
-            x1 * Ka + (1 - x1) * Kb, x1 * Zra + (1 - x1) * Zrb, x1 * Zia + (1 - x1) * Zib, lo, hi
-        )
-        f2 = _sinus_min(
-            x2 * Ka + (1 - x2) * Kb, x2 * Zra + (1 - x2) * Zrb, x2 * Zia + (1 - x2) * Zib, lo, hi
-        )
+        f1 = _mixed_sinus_min(x1, Ka, Zra, Zia, Kb, Zrb, Zib, lo, hi)
+        f2 = _mixed_sinus_min(x2, Ka, Zra, Zia, Kb, Zrb, Zib, lo, hi)
         for _ in range(28):
             if f1 < f2:
                 a = x1
                 x1 = x2
                 f1 = f2
                 x2 = a + gr * (b - a)
-                f2 = _sinus_min(
-                    x2 * Ka + (1 - x2) * Kb,
-                    x2 * Zra + (1 - x2) * Zrb,
-                    x2 * Zia + (1 - x2) * Zib,
-                    lo,
-                    hi,
-                )
+                f2 = _mixed_sinus_min(x2, Ka, Zra, Zia, Kb, Zrb, Zib, lo, hi)
             else:
                 b = x2
                 x2 = x1
                 f2 = f1
                 x1 = b - gr * (b - a)
-                f1 = _sinus_min(
-                    x1 * Ka + (1 - x1) * Kb,
-                    x1 * Zra + (1 - x1) * Zrb,
-                    x1 * Zia + (1 - x1) * Zib,
-                    lo,
-                    hi,
-                )
+                f1 = _mixed_sinus_min(x1, Ka, Zra, Zia, Kb, Zrb, Zib, lo, hi)
         g = max(g, f1, f2)
         if g > 0.0:
             best = max(best, np.sqrt(g))

@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from .._progress import run_kernel
 from . import JIT
-from .distances import TA, TJ, tile_dist, tile_sq
+from .distances import TA, TJ, rows_dist, tile_dist, tile_sq
 from .losses import hinge_against_sorted, hinge_sorted_negatives, prefix_gaps, suffix_gaps
 
 __all__ = [
@@ -39,14 +39,24 @@ def _half_units(N):
 
 
 @njit(**JIT)
-def _unit_block(q, side, nb):
-    """Row block handled by side ``side`` (0 or 1) of half-sweep unit ``q``; -1 if none."""
-    if side == 0:
-        return q
-    other = nb - 1 - q
-    if other == q:
+def _unit_rows(q, side, N):
+    """Row block handled by side ``side`` (0 or 1) of half-sweep unit ``q`` over ``N``
+    points, its first row and its number of rows: ``(blk, i0, nr)``, ``blk = -1`` if none."""
+    blk = q
+    if side == 1:
+        blk = (N + RB - 1) // RB - 1 - q
+        if blk == q:
+            return -1, 0, 0
+    i0 = blk * RB
+    return blk, i0, min(RB, N - i0)
+
+
+@njit(inline="always", **JIT)
+def _bin(d, lo, hi, scale, n_bins):
+    """Histogram bin of the distance ``d`` (as in :func:`_pair_sweep`); -1 outside ``[lo, hi]``."""
+    if d < lo or d > hi:
         return -1
-    return other
+    return min(int((d - lo) * scale), n_bins - 1)
 
 
 @njit(parallel=True, **JIT)
@@ -94,11 +104,9 @@ def _pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks, ctl):
             if ctl[0] != 0:
                 break
             for side in range(2):
-                blk = _unit_block(q, side, nb)
+                blk, i0, nr = _unit_rows(q, side, N)
                 if blk < 0:
                     continue
-                i0 = blk * RB
-                nr = min(RB, N - i0)
                 s = 0.0
                 for j0 in range(i0, N, CB):
                     nc = min(CB, N - j0)
@@ -109,12 +117,10 @@ def _pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks, ctl):
                             d = acc[r, c]
                             if d <= h:
                                 _union(parent, i0 + r, j0 + c)
-                            if d < lo or d > hi:
+                            k = _bin(d, lo, hi, scale, n_bins)
+                            if k < 0:
                                 continue
                             s += d
-                            k = int((d - lo) * scale)
-                            if k >= n_bins:
-                                k = n_bins - 1
                             counts[ch, k] += 1
                             if d < cmins[ch, k]:
                                 cmins[ch, k] = d
@@ -182,23 +188,17 @@ def _pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total, ctl):
             if ctl[0] != 0:
                 break
             for side in range(2):
-                blk = _unit_block(q, side, nb)
+                blk, i0, nr = _unit_rows(q, side, N)
                 if blk < 0:
                     continue
-                i0 = blk * RB
-                nr = min(RB, N - i0)
                 for j0 in range(i0, N, CB):
                     nc = min(CB, N - j0)
                     tile_dist(X, XT, i0, nr, j0, nc, acc)
                     for r in range(nr):
                         for c in range(max(0, i0 + r + 1 - j0), nc):
                             d = acc[r, c]
-                            if d < lo or d > hi:
-                                continue
-                            k = int((d - lo) * scale)
-                            if k >= n_bins:
-                                k = n_bins - 1
-                            if mask[k]:
+                            k = _bin(d, lo, hi, scale, n_bins)
+                            if k >= 0 and mask[k]:
                                 out[pos] = d
                                 pos += 1
             ctl[1 + ch] += 1
@@ -234,11 +234,9 @@ def _uniformity_blocks(Z, ZT, t, n_chunks, ctl):
             if ctl[0] != 0:
                 break
             for side in range(2):
-                blk = _unit_block(q, side, nb)
+                blk, i0, nr = _unit_rows(q, side, N)
                 if blk < 0:
                     continue
-                i0 = blk * RB
-                nr = min(RB, N - i0)
                 M = -np.inf
                 S = 0.0
                 for j0 in range(i0, N, CB):
@@ -318,14 +316,7 @@ def _anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks, ctl):
                 break
             i0 = blk * RB
             nr = min(RB, N - i0)
-            for j0 in range(0, N, CB):
-                nc = min(CB, N - j0)
-                tile_dist(X, XT, i0, nr, j0, nc, acc)
-                for r in range(nr):
-                    Dr = D[r, j0:j0 + nc]
-                    ar = acc[r, :nc]
-                    for c in range(nc):
-                        Dr[c] = ar[c]
+            rows_dist(X, XT, i0, i0 + nr, acc, D)
             for r in range(nr):
                 a = i0 + r
                 ca = codes[a]
