@@ -153,7 +153,7 @@ def test_another_configuration_needs_overwrite(small_run, tmp_path, capsys):
     _one_error_line(capsys, "isoapprox toy: error:", "another configuration", "--overwrite")
 
 
-@pytest.mark.reproducibility
+# not rerun under other kernels (resumption does not depend on them: tests/test_toy.py)
 def test_interrupted_run_resumes(tmp_path, caplog):
     """A journal left by an interrupted run is picked up; it is removed at the end."""
     from isoapprox import toy
