@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 from scipy.cluster.hierarchy import linkage
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from ._validation import (
     as_labels,
@@ -274,12 +276,7 @@ def logged_steps(steps: int, n: int) -> np.ndarray:
     steps = check_int(steps, "steps", minimum=1)
     n = check_int(n, "n", minimum=2)
     grid = np.geomspace(1.0, float(steps), max(n - 1, 1))
-    out = np.unique(np.concatenate([[0], np.rint(grid).astype(np.int64), [steps]]))
-    return out
-
-
-def _pairs(N: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(N, 1)
+    return np.unique(np.concatenate([[0], np.rint(grid).astype(np.int64), [steps]]))
 
 
 def learning_rate_schedule(steps: int, *, decay_start: float, end: float) -> np.ndarray:
@@ -355,7 +352,7 @@ def step_distances(embeddings: np.ndarray) -> np.ndarray:
     >>> step_distances(np.array([[[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]])).tolist()
     [[5.0, 1.0, 4.242640687119285]]
     """
-    iu, ju = _pairs(embeddings.shape[1])
+    iu, ju = np.triu_indices(embeddings.shape[1], 1)
     diff = embeddings[:, iu, :] - embeddings[:, ju, :]
     return np.sqrt(np.einsum("tpk,tpk->tp", diff, diff))
 
@@ -376,10 +373,9 @@ def analyse_training(config: ToyConfig, scenario: Scenario, trained: dict[str, A
     last = int(np.flatnonzero(ok)[-1]) if ok.any() else -1
     if last < 0 or not ok[0]:
         raise InvalidInputError(f"scenario {scenario.name!r}: the network output is not finite")
-    all_steps = np.arange(last + 1)
     D = step_distances(embs[: last + 1])
     diam = D.max(axis=1)
-    pair_steps, events = merge_events(D, all_steps, config.merge_rtol * diam[0],
+    pair_steps, events = merge_events(D, np.arange(last + 1), config.merge_rtol * diam[0],
                                       release=config.merge_release)
     loss_max_final = batch_hard_loss(embs[last], trained["codes"], margin=scenario.margin,
                                      reduction="max")
@@ -437,7 +433,6 @@ def merge_events(distances: np.ndarray, steps: np.ndarray, threshold: float, *,
     if not (release >= 1.0):
         raise InvalidInputError(f"`release` must be >= 1; got {release!r}")
     N = int(round((1 + math.sqrt(1 + 8 * M)) / 2))
-    iu, ju = _pairs(N)
     below = distances <= threshold
     apart = distances > release * threshold
     pair_steps: list[int | None] = []
@@ -452,9 +447,7 @@ def merge_events(distances: np.ndarray, steps: np.ndarray, threshold: float, *,
     events: list[tuple[int, int]] = []
     n_clusters = N
     for s in sorted({st for st in pair_steps if st is not None}):
-        merged = [(int(iu[k]), int(ju[k])) for k, st in enumerate(pair_steps)
-                  if st is not None and st <= s]
-        n = len(_components(N, merged))
+        n = len(_merged_groups(pair_steps, s, N))
         if n < n_clusters:
             events.append((s, n))
             n_clusters = n
@@ -525,32 +518,23 @@ def merge_order(pair_steps: Sequence[int | None], events: Sequence[tuple[int, in
     >>> merge_order([5, 9, 9], [(5, 2), (9, 1)], 3)
     [[[0, 1]], [[0, 1, 2]]]
     """
-    iu, ju = _pairs(int(n_points))
-    out = []
-    for step, _ in events:
-        merged = [k for k, s in enumerate(pair_steps) if s is not None and s <= step]
-        groups = _components(int(n_points), [(int(iu[k]), int(ju[k])) for k in merged])
-        out.append([g for g in groups if len(g) > 1])
-    return out
+    return [[g for g in _merged_groups(pair_steps, step, int(n_points)) if len(g) > 1]
+            for step, _ in events]
 
 
-def _components(N: int, edges: Iterable[tuple[int, int]]) -> list[list[int]]:
-    """Connected components of the graph on ``range(N)`` (sorted lists, sorted)."""
-    parent = list(range(N))
+def _merged_groups(pair_steps: Sequence[int | None], step: int, N: int) -> list[list[int]]:
+    """The clusters (singletons included) of the pairs merged by ``step`` (:func:`merge_events`)."""
+    return _groups(N, [s is not None and s <= step for s in pair_steps])
 
-    def find(a: int) -> int:
-        while parent[a] != a:
-            a = parent[a]
-        return a
 
-    for i, j in edges:
-        a, b = find(i), find(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-    groups: dict[int, list[int]] = {}
-    for i in range(N):
-        groups.setdefault(find(i), []).append(i)
-    return sorted(groups.values())
+def _groups(N: int, linked: Any) -> list[list[int]]:
+    """Connected components of the graph on ``range(N)`` whose edges are the pairs
+    (``triu`` order) where ``linked`` is true: sorted lists, sorted."""
+    iu, ju = np.triu_indices(N, 1)
+    keep = np.asarray(linked, dtype=bool)
+    graph = coo_matrix((np.ones(int(keep.sum())), (iu[keep], ju[keep])), shape=(N, N))
+    n, comp = connected_components(graph, directed=False)
+    return sorted(np.flatnonzero(comp == c).tolist() for c in range(n))
 
 
 # ---------------------------------------------------------------------------
@@ -819,29 +803,24 @@ def run_toy(
     trajectory: list[dict[str, Any]] = []
     scen_summaries: list[dict[str, Any]] = []
     for si, (sc, tr) in enumerate(zip(config.scenarios, trained, strict=True)):
-        rows = []
-        for s in tr["eval_steps"]:
-            rec = results[(0, si, int(s))]
-            row = {
-                "part": "trajectory",
-                "scenario": sc.name,
-                "step": int(s),
-                "margin": sc.margin,
-                "labels": list(sc.labels),
-                "loss_mean_train": float(tr["loss_mean"][s]),
-                "n_active": int(tr["n_active"][s]),
-                "embedding": tr["embeddings"][s].tolist(),
-                "distances": tr["D"][s].tolist(),
-                **rec,
-            }
-            rows.append(row)
+        rows = [{
+            "part": "trajectory",
+            "scenario": sc.name,
+            "step": int(s),
+            "margin": sc.margin,
+            "labels": list(sc.labels),
+            "loss_mean_train": float(tr["loss_mean"][s]),
+            "n_active": int(tr["n_active"][s]),
+            "embedding": tr["embeddings"][s].tolist(),
+            "distances": tr["D"][s].tolist(),
+            **results[(0, si, int(s))],
+        } for s in tr["eval_steps"]]
         trajectory.extend(rows)
         scen_summaries.append(_scenario_summary(config, sc, tr, rows))
     random_rows: list[dict[str, Any]] = []
     for i in range(config.n_random):
         E, lay, margin = _random_embedding(config, i)
-        rec = results[(1, i, 0)]
-        slim = {k: v for k, v in rec.items() if k not in _RANDOM_DROP}
+        slim = {k: v for k, v in results[(1, i, 0)].items() if k not in _RANDOM_DROP}
         random_rows.append({"part": "random", "index": i, "labels": list(lay),
                             "layout": _layout_name(lay), "margin": margin,
                             "embedding": E.tolist(), **slim})
@@ -898,21 +877,11 @@ def _snapshots(tr: dict[str, Any], config: ToyConfig) -> list[dict[str, Any]]:
         groups = tr["merge_order"][k] + [[i] for i in range(N) if i not in merged]
         snaps.append({"step": int(events[k][0]), "clusters": sorted(groups)})
     if tr["outcome"] != "collapsed":
-        snaps.append({"step": int(last), "clusters": _clusters(D[last], thr, N)})
-    seen: set[int] = set()
-    out = []
+        snaps.append({"step": int(last), "clusters": linked_groups(D[last], thr, N)})
+    first: dict[int, dict[str, Any]] = {}  # of each step, the first in this order
     for sn in sorted(snaps, key=lambda x: x["step"]):
-        if sn["step"] not in seen:
-            seen.add(sn["step"])
-            out.append(sn)
-    return out
-
-
-def _clusters(distances: np.ndarray, threshold: float, N: int) -> list[list[int]]:
-    """Groups of points linked by distances at most ``threshold`` (single linkage)."""
-    iu, ju = _pairs(N)
-    close = np.flatnonzero(np.asarray(distances) <= threshold)
-    return _components(N, [(int(iu[k]), int(ju[k])) for k in close])
+        first.setdefault(sn["step"], sn)
+    return list(first.values())
 
 
 def linked_groups(distances: np.ndarray, threshold: float, n_points: int) -> list[list[int]]:
@@ -931,26 +900,27 @@ def linked_groups(distances: np.ndarray, threshold: float, n_points: int) -> lis
     >>> linked_groups(np.array([0.05, 1.0, 1.0]), 0.1, 3)
     [[0, 1], [2]]
     """
-    return _clusters(distances, threshold, int(n_points))
+    return _groups(int(n_points), np.asarray(distances) <= threshold)
 
 
 def _example_step(config: ToyConfig, rows: Sequence[dict[str, Any]]) -> int:
     """``config.example_step``, else the evaluated step farthest from ``F_TS`` (largest d_iso)."""
     if config.example_step is not None:
-        steps = [r["step"] for r in rows]
-        return int(min(steps, key=lambda s: abs(s - config.example_step)))
+        return int(min((r["step"] for r in rows), key=lambda s: abs(s - config.example_step)))
     return int(max(rows, key=lambda r: (r["d_iso"], -r["step"]))["step"])
+
+
+#: the statistics of :func:`_stats`, in order
+_STATS = ("min", "q05", "q25", "median", "q75", "q95", "max", "mean")
 
 
 def _stats(values: Iterable[float | None]) -> dict[str, Any]:
     v = np.array([x for x in values if x is not None], dtype=float)
     if v.size == 0:
-        return {"n": 0, "min": None, "q05": None, "q25": None, "median": None, "q75": None,
-                "q95": None, "max": None, "mean": None}
+        return {"n": 0, **dict.fromkeys(_STATS)}
     q = np.quantile(v, [0.05, 0.25, 0.5, 0.75, 0.95])
-    return {"n": int(v.size), "min": float(v.min()), "q05": float(q[0]), "q25": float(q[1]),
-            "median": float(q[2]), "q75": float(q[3]), "q95": float(q[4]),
-            "max": float(v.max()), "mean": float(v.mean())}
+    stats = [v.min(), *q, v.max(), v.mean()]
+    return {"n": int(v.size), **{k: float(x) for k, x in zip(_STATS, stats, strict=True)}}
 
 
 def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
@@ -960,9 +930,7 @@ def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
     last = tr["last"]
     hist = tr["history_steps"]
     final = rows[-1]
-    k_cmax = int(np.argmax(cs)) if cs else None
     defined = [r for r in rows if r["c"] is not None]
-    n_classes = len(set(sc.labels))
     return {
         "name": sc.name,
         "description": sc.description,
@@ -970,7 +938,7 @@ def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
         "margin": sc.margin,
         "lr": sc.lr,
         "init_seed": sc.init_seed,
-        "n_classes": n_classes,
+        "n_classes": len(set(sc.labels)),
         "outcome": tr["outcome"],
         "sequential": tr["sequential"],
         "n_merge_events": len(tr["events"]),
@@ -990,7 +958,7 @@ def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
         "final_d_haus": final["d_haus"],
         "final_fstar_kind": final["fstar_kind"],
         "c_max": max(cs) if cs else None,
-        "c_max_step": int(defined[k_cmax]["step"]) if cs else None,
+        "c_max_step": int(max(defined, key=lambda r: r["c"])["step"]) if cs else None,
         "c_min": min(cs) if cs else None,
         "c_final": final["c"],
         "c_median": float(np.median(cs)) if cs else None,
@@ -1010,7 +978,7 @@ def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
             "diameter": [float(tr["diam"][s]) for s in hist],
             "distances": [tr["D"][s].tolist() for s in hist],
             "linkage": linkage_heights(tr["D"][hist]).tolist(),
-            "pairs": [[int(i), int(j)] for i, j in zip(*_pairs(config.n_points), strict=True)],
+            "pairs": np.transpose(np.triu_indices(config.n_points, 1)).tolist(),
         },
     }
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from isoapprox import (
     InvalidInputError,
     PackingResult,
+    d_star,
     lower_bound_curve,
     min_separated_diameter,
     packing_lower_bound,
@@ -250,6 +251,19 @@ def test_curve_simplex_matches_optimiser():
     assert v[4] == pytest.approx(PLANAR_TABLE[5], rel=PLANAR_RTOL)
     # the estimate is never below the proven curve
     assert np.all(v >= lower_bound_curve(Ps, 2) * (1 - 1e-12))
+
+
+@given(n=st.integers(1, 2**62), P=st.integers(1, 300), margin=st.floats(0.0, 1e6))
+def test_curve_simplex_is_the_margin_up_to_n_plus_1(n, P, margin):
+    """The "simplex" curve: 0 for one point, exactly ``margin`` for ``2 <= P <= n + 1``
+    (also far beyond the table), else d_star's upper end."""
+    v = lower_bound_curve(P, n, margin=margin, curve="simplex")
+    if P == 1:
+        assert v == 0.0
+    elif P <= n + 1:
+        assert v == margin
+    else:
+        assert v == d_star(P, n, margin).upper
 
 
 def test_curve_callable():

@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from isoapprox import TheoryOptions, toy
 from isoapprox.commands import toy_report
@@ -195,6 +197,24 @@ def test_merge_events_match_brute_force(rng, release):
             assert part == [g for g in groups if len(g) > 1]
         assert all(a[0] < b[0] and a[1] > b[1] for a, b in zip(events[:-1], events[1:],
                                                                  strict=True))
+
+
+@settings(deadline=None)
+@given(N=st.integers(1, 9), data=st.data())
+def test_linked_groups_match_transitive_closure(N, data):
+    """Single-linkage groups against the transitive closure of the links (Warshall)."""
+    M = N * (N - 1) // 2
+    D = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.2, 1.0, math.nan]),
+                                    min_size=M, max_size=M)), dtype=float)
+    reach = np.eye(N, dtype=bool)
+    iu, ju = np.triu_indices(N, 1)
+    reach[iu, ju] = reach[ju, iu] = D <= 0.1
+    for k in range(N):
+        reach |= reach[:, [k]] & reach[[k], :]
+    expected = sorted({tuple(int(j) for j in np.flatnonzero(row)) for row in reach})
+    groups = toy.linked_groups(D, 0.1, N)
+    assert groups == [list(g) for g in expected]
+    assert all(type(i) is int for g in groups for i in g)
 
 
 def test_hysteresis_keeps_the_merge_step_of_a_hovering_distance():

@@ -272,18 +272,11 @@ def lower_bound_curve(
     margin = check_margin(margin)
     if callable(curve):
         func = curve
-    else:
-        name = check_option(curve, "curve", LOWER_BOUND_CURVES)
-        if name == "packing":
+    else:  # d_star's upper end is margin (0 for P = 1) for P <= n + 1, the simplex
+        end = "lower" if check_option(curve, "curve", LOWER_BOUND_CURVES) == "packing" else "upper"
 
-            def func(p, n_, m_):
-                return compute_d_star(p, n_, m_).lower
-        else:
-
-            def func(p, n_, m_):
-                if p <= n_ + 1:
-                    return 0.0 if p == 1 else m_
-                return compute_d_star(p, n_, m_).upper
+        def func(p, n_, m_):
+            return getattr(compute_d_star(p, n_, m_), end)
 
     arr = np.asarray(P)
     # Python integers beyond the int64 range come as an object array
@@ -291,17 +284,15 @@ def lower_bound_curve(
         isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in arr.flat)
     if arr.dtype.kind not in "iuf" and not big:
         raise TypeError(f"`P` must be an integer or an array of integers; got dtype {arr.dtype}")
-    if arr.dtype.kind == "f":
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise InvalidInputError(f"`P` must hold integers; got {P!r}")
+    if arr.dtype.kind == "f" and not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
+        raise InvalidInputError(f"`P` must hold integers; got {P!r}")
     if arr.size:
         # Python numbers: exact comparisons with the int64 limit (a float 2**63 is above it)
         lo, hi = (min(arr.flat), max(arr.flat)) if big else (arr.min().item(), arr.max().item())
         if lo < 1:
             raise InvalidInputError(f"`P` must be >= 1; got minimum {lo!r}")
         if hi > BOUND_P_MAX:
-            raise InvalidInputError(f"`P` must be <= {BOUND_P_MAX}; got maximum "
-                                    f"{hi!r}")
+            raise InvalidInputError(f"`P` must be <= {BOUND_P_MAX}; got maximum {hi!r}")
     flat = arr.astype(np.int64).ravel()
     out = np.empty(flat.shape, dtype=float)
     for k, p in enumerate(flat.tolist()):

@@ -24,7 +24,7 @@ from ..bracket import Bracket, Bracketed
 from ..exceptions import InvalidInputError
 from ..tolerances import DSTAR_RTOL
 from .bounds import exact_unit, unit_lower_candidates
-from .constructions import construct, family_ratio, min_max_distance
+from .constructions import construct, family_ratio, min_max_distance, pad
 
 #: the shipped table covers ``P <= DSTAR_P_MAX`` points in ``R^n``, ``n <= DSTAR_N_MAX``
 DSTAR_P_MAX = 64
@@ -492,9 +492,7 @@ def unit_witness(P: int, n: int) -> np.ndarray:
     if X is None:
         raise InvalidInputError(f"no layout of {P} points in R^{n} small enough to build here "
                                 f"({name}); use d_star() for the bracket")
-    out = np.zeros((P, n))
-    out[:, : X.shape[1]] = X[:P]
-    out = feasible(out)
+    out = feasible(pad(X, P, n))
     out.setflags(write=False)
     return out
 

@@ -92,10 +92,8 @@ def compute_unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     if n == 1:
         return (0.5 * (P - 1), "exact: equally spaced points on a line") if P > 1 else \
             (0.0, "a single point")
-    if P <= RADIUS_P_MAX:
+    if P <= max(RADIUS_P_MAX, n + 1):  # beyond RADIUS_P_MAX, the table's simplex at once
         return _radius_table(n, P)
-    if P <= n + 1:
-        return math.sqrt((P - 1) / (2.0 * P)), "exact: regular simplex"
     cands = _radius_direct(P, n)
     # the shells' value of RADIUS_P_MAX points is at most r*(RADIUS_P_MAX, n) <=
     # D*(RADIUS_P_MAX, n) (a ball about one point holds them all): once a direct

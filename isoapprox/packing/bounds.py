@@ -312,7 +312,6 @@ def oler_lower(P: int) -> float:
 LP_FILE = Path(__file__).resolve().parent / "data" / "dstar_lp.json"
 
 
-@functools.lru_cache(maxsize=1)
 def lp_certificates() -> dict[tuple[int, int], float]:
     """``{(P, n): D}``: the shipped linear-programming proofs of ``D*(P, n, 1) > D``.
 
@@ -321,8 +320,24 @@ def lp_certificates() -> dict[tuple[int, int], float]:
     ``tools/packing_proofs.py`` (``verify_lp``; the tests verify every one),
     not when the file is read.
     """
-    doc = json.loads(LP_FILE.read_text(encoding="utf-8"))
-    return {(int(c["P"]), int(c["n"])): float(c["D"]) for c in doc["certificates"]}
+    return _shipped_proofs(LP_FILE, "certificates")
+
+
+@functools.lru_cache(maxsize=2)
+def _shipped_proofs(path: Path, key: str) -> dict[tuple[int, int], float]:
+    """``{(P, n): D}`` of the proofs of ``D*(P, n, 1) > D`` listed under ``key`` in the
+    JSON file ``path`` (the largest ``D`` of each ``(P, n)``)."""
+    out: dict[tuple[int, int], float] = {}
+    for c in json.loads(path.read_text(encoding="utf-8"))[key]:
+        P, n, D = int(c["P"]), int(c["n"]), float(c["D"])
+        out[P, n] = max(D, out.get((P, n), 0.0))
+    return out
+
+
+def _monotone_max(proofs: dict[tuple[int, int], float], P: int, n: int) -> float:
+    """The largest ``D`` of ``proofs`` at ``(P', n')`` with ``P' <= P`` and ``n' >= n``
+    (``D*`` is non-decreasing in ``P`` and non-increasing in ``n``), ``0.0`` if none."""
+    return max((D for (p, q), D in proofs.items() if p <= P and q >= n), default=0.0)
 
 
 def lp_lower(P: int, n: int) -> float:
@@ -337,8 +352,7 @@ def lp_lower(P: int, n: int) -> float:
     >>> 2.32 < lp_lower(9, 2) < 2.33
     True
     """
-    cert = lp_certificates()
-    return max((D for (p, q), D in cert.items() if p <= P and q >= n), default=0.0)
+    return _monotone_max(lp_certificates(), P, n)
 
 
 def exact_unit(P: int, n: int) -> tuple[float, str] | None:
@@ -393,7 +407,6 @@ def unit_lower_candidates(P: int, n: int, *, with_bnb: bool = True) -> list[tupl
 BNB_FILE = Path(__file__).resolve().parent / "data" / "dstar_bnb.json"
 
 
-@functools.lru_cache(maxsize=1)
 def bnb_claims() -> dict[tuple[int, int], float]:
     """``{(P, n): D}``: the shipped branch-and-bound proofs of ``D*(P, n, 1) > D``.
 
@@ -403,12 +416,7 @@ def bnb_claims() -> dict[tuple[int, int], float]:
     file is read: each claim's premise (its ``base`` is at most the library's
     bound without these claims, and ``D > base``), and the search again.
     """
-    doc = json.loads(BNB_FILE.read_text(encoding="utf-8"))
-    out: dict[tuple[int, int], float] = {}
-    for c in doc["claims"]:
-        P, n, D = int(c["P"]), int(c["n"]), float(c["D"])
-        out[P, n] = max(D, out.get((P, n), 0.0))
-    return out
+    return _shipped_proofs(BNB_FILE, "claims")
 
 
 def bnb_lower(P: int, n: int) -> float:
@@ -422,8 +430,7 @@ def bnb_lower(P: int, n: int) -> float:
     >>> 2.5 < bnb_lower(9, 2) < 2.5693   # the best layout known: 2.56924
     True
     """
-    claims = bnb_claims()
-    return max((D for (p, q), D in claims.items() if p <= P and q >= n), default=0.0)
+    return _monotone_max(bnb_claims(), P, n)
 
 
 # ----------------------------------------------------------------------

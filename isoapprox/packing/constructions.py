@@ -185,10 +185,8 @@ def construction_names(P: int, n: int) -> list[str]:
         out.append("line")
     if n + 1 < P <= 2 * n:
         out.append("cross-polytope")
-    for w in range(2, (n + 1) // 2 + 1):
-        if math.comb(n + 1, w) >= P:
-            out.append(f"code:{w}")
-            break  # the least weight has the least ratio
+    if (w := _code_weight(P, n)) is not None:  # the least weight has the least ratio
+        out.append(f"code:{w}")
     for k in range(2, n + 1):
         if 2**k >= P:
             out.append(f"cube:{k}")
@@ -241,9 +239,19 @@ def construct(name: str, P: int, n: int) -> np.ndarray | None:
         raise ValueError(f"unknown construction {name!r}")
     if X is None or X.shape[0] < P or X.shape[1] > n:
         return None
-    out = np.zeros((P, n))
-    out[:, : X.shape[1]] = X[:P]
-    return out
+    return pad(X, P, n)
+
+
+def pad(X: np.ndarray, P: int, n: int) -> np.ndarray:
+    """The first ``P`` rows of ``X`` (of at most ``n`` columns), padded with zero coordinates
+    to ``n`` columns (a new array)."""
+    return np.pad(X[:P], ((0, 0), (0, n - X.shape[1])))
+
+
+def _code_weight(P: int, n: int) -> int | None:
+    """The least weight ``w`` in ``[2, (n + 1) // 2]`` of a binary code of length ``n + 1``
+    with at least ``P`` words (``"code:w"``), or None."""
+    return next((w for w in range(2, (n + 1) // 2 + 1) if math.comb(n + 1, w) >= P), None)
 
 
 # ---------------------------------------------------------------------------
@@ -378,10 +386,8 @@ def family_ratio(P: int, n: int) -> tuple[float, str]:
         cands.append((up, "simplex"))
     if P <= 2 * n:
         cands.append((math.sqrt(2.0) * up, "cross-polytope"))
-    for w in range(2, (n + 1) // 2 + 1):
-        if math.comb(n + 1, w) >= P:
-            cands.append((math.sqrt(w) * up, f"code:{w}"))
-            break
+    if (w := _code_weight(P, n)) is not None:
+        cands.append((math.sqrt(w) * up, f"code:{w}"))
     for m in range(1, min(n, 64) + 1):
         k = max(2, math.ceil(round(P ** (1.0 / m), 9)))
         while k**m < P:
