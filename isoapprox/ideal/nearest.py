@@ -11,7 +11,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -111,8 +111,6 @@ HARD_TRIPLETS_PER_ANCHOR = 8
 TRIPLET_SDP_MAX_SIZE = 40
 #: below this many points the numba-parallel metric kernels run on one thread
 SERIAL_BELOW = 512
-#: above this many points BLAS is limited to one thread during the solve
-BLAS_LIMIT_ABOVE = 6
 #: a more collapsed candidate replaces the incumbent when its value is
 #: larger by at most ``PREFER_STRUCTURE * tol * max(value, floor)`` (and a
 #: less collapsed one must be better by that much): among points equal to a
@@ -794,13 +792,13 @@ def run_solve(X, codes, alpha: float, opts: SolverOptions, rng, t_start: float, 
     else:
         check_magnitudes({"E": X, **spec.parameters()}, what=caller)
     gen = as_rng(rng)
-    # one BLAS thread for SLSQP's dense subproblems; entering the limit costs
-    # about a millisecond, more than the whole solve for the smallest toys
-    blas = single_threaded_blas() if X.shape[0] > BLAS_LIMIT_ABOVE else nullcontext()
+    # one BLAS thread for SLSQP's dense subproblems, whatever the size: with
+    # more, its last bits depend on the machine's number of cores (entering the
+    # limit costs about 10 us)
     # the safety net is on the solver clock, which stops while numba compiles
     # and while a solver module is first imported
     deadline = solver_clock() + opts.time_limit
-    with solver_session(), _serial_numba(X.shape[0]), blas:
+    with solver_session(), _serial_numba(X.shape[0]), single_threaded_blas():
         res = _finish(_solve(X, codes, alpha, opts, gen, deadline, spec), t_start, opts.budget)
     if opts.warn_uncertified and not res.certified:
         warnings.warn(
