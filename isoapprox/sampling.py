@@ -1,8 +1,9 @@
 """The one P x K sampler: ``P`` classes, up to ``K`` members of each, seeded.
 
 Training batches (:class:`PKSampler`, re-exported by ``isoapprox.train``), the
-sub-batch the theory callbacks evaluate (``train.bounds.sub_batch``) and the
-subsample of diagnose's theory section (``diagnostics.theory_subsample``) all
+sub-batch the theory callbacks evaluate (``train.bounds.sub_batch``), the
+subsample of diagnose's theory section (``diagnostics.theory_subsample``) and
+diagnose's training-like batches (``diagnostics.report.sample_batches``) all
 draw through :func:`pk_draw`; they differ only in its options.  The draws are
 part of the recorded results: a given seed gives the same indices on every
 machine (numpy ``Generator`` streams only).
@@ -23,7 +24,7 @@ __all__ = ["DRAWS", "SMALL", "PKSampler", "class_members", "pk_draw", "pk_sample
 logger = logging.getLogger(__name__)
 
 #: how the classes are drawn (see :func:`pk_sample`)
-DRAWS = ("choice", "permutation")
+DRAWS = ("choice", "sorted_choice", "permutation")
 #: what happens with classes of fewer than ``K`` members (see :func:`pk_sample`)
 SMALL = ("exclude", "all")
 
@@ -56,8 +57,10 @@ def pk_draw(
     class order); ``P`` is at most their number for ``draw="choice"``.  A
     class of fewer than ``K`` members gives all of them.
     """
-    if draw == "choice":
+    if draw != "permutation":
         chosen = gen.choice(len(members), size=P, replace=False)
+        if draw == "sorted_choice":
+            chosen = np.sort(chosen)
     else:
         sizes = np.array([m.size for m in members], dtype=np.int64)
         multi = gen.permutation(np.flatnonzero(sizes >= 2))
@@ -105,10 +108,12 @@ def pk_sample(
         Members drawn of each class, without replacement (``>= 1``).
     rng : None, int or Generator
         The only source of randomness.
-    draw : {"choice", "permutation"}, default "choice"
+    draw : {"choice", "sorted_choice", "permutation"}, default "choice"
         How the classes are drawn.  ``"choice"`` (training batches and the
         theory callbacks' sub-batches): ``Generator.choice`` of ``P``
-        candidate classes, visited in the order drawn.  ``"permutation"``
+        candidate classes, visited in the order drawn; ``"sorted_choice"``
+        (diagnose's batches): the same classes, visited in increasing class
+        order.  ``"permutation"``
         (diagnose's theory subsample): the candidates of two or more members
         shuffled, then those of one member shuffled, the first ``P`` taken
         and visited in increasing class order.  Each class's members are then

@@ -1,8 +1,9 @@
-"""The one P x K sampler (isoapprox.sampling) and the draws of its three callers.
+"""The one P x K sampler (isoapprox.sampling) and the draws of its four callers.
 
-The references below are the three samplers as they were before they shared
+The references below are the four samplers as they were before they shared
 :func:`isoapprox.sampling.pk_draw` (training's ``PKSampler``, the theory
-callbacks' ``sub_batch``, diagnose's ``theory_subsample``), kept verbatim:
+callbacks' ``sub_batch``, diagnose's ``theory_subsample`` and its batches,
+``sample_batches``), kept verbatim:
 the draws are recorded in committed results, so every seed must give the same
 indices as they do.
 """
@@ -15,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from isoapprox.diagnostics import theory_subsample
+from isoapprox.diagnostics.report import sample_batches
 from isoapprox.exceptions import InvalidInputError
 from isoapprox.sampling import PKSampler, class_members, pk_draw, pk_sample
 from isoapprox.train import PKSampler as TrainPKSampler
@@ -80,6 +82,18 @@ def ref_theory_subsample(y, max_points, seed):
     return np.sort(np.concatenate(rows))
 
 
+def ref_sample_batches(codes, batch_size, per_class, n_batches, rng):
+    counts = np.bincount(codes)
+    P = batch_size // per_class
+    eligible = np.flatnonzero(counts >= per_class)
+    members = [np.flatnonzero(codes == c) for c in range(len(counts))]
+    for _ in range(n_batches):
+        chosen = rng.choice(eligible, size=P, replace=False)
+        yield np.concatenate(
+            [rng.choice(members[c], size=per_class, replace=False) for c in np.sort(chosen)]
+        )
+
+
 # --- strategies ---------------------------------------------------------------------
 
 sizes_st = st.lists(st.integers(1, 12), min_size=1, max_size=14)
@@ -115,8 +129,8 @@ def _check_batch(y, idx, P, K, *, small):
 
 
 @given(pools(), st.integers(1, 5), st.integers(1, 6), st.integers(0, 2**31 - 1),
-       st.sampled_from(["choice", "permutation"]), st.sampled_from(["exclude", "all"]),
-       st.booleans())
+       st.sampled_from(["choice", "sorted_choice", "permutation"]),
+       st.sampled_from(["exclude", "all"]), st.booleans())
 def test_pk_sample_draws_p_classes_of_k_distinct_members(y, P, K, seed, draw, small, sort):
     sizes = np.unique(y, return_counts=True)[1]
     candidates = int(np.sum(sizes >= K)) if small == "exclude" else sizes.size
@@ -175,6 +189,21 @@ def test_theory_subsample_is_the_permutation_draw(y, max_points, seed):
     assert np.array_equal(got, want)
 
 
+@given(pools(min_classes=2), st.integers(1, 4), st.integers(2, 4), st.integers(0, 2**31 - 1))
+def test_diagnose_batches_are_those_of_the_old_sampler(y, P, K, seed):
+    codes = _codes(y)
+    if np.sum(np.bincount(codes) >= K) < P:
+        with pytest.raises(InvalidInputError, match=f"needs {P} classes"):
+            next(sample_batches(codes, P * K, K, 3, np.random.default_rng(seed)))
+        return
+    got = list(sample_batches(codes, P * K, K, 3, np.random.default_rng(seed)))
+    want = list(ref_sample_batches(codes, P * K, K, 3, np.random.default_rng(seed)))
+    assert len(got) == 3
+    for g, w in zip(got, want, strict=True):
+        assert np.array_equal(g, w)
+        _check_batch(codes, g, P, K, small="exclude")
+
+
 # --- examples and errors --------------------------------------------------------------
 
 
@@ -212,7 +241,7 @@ def test_pk_sample_errors_name_the_argument():
     with pytest.raises(InvalidInputError, match="`K` must be >= 1; got 0"):
         pk_sample(y, 2, 0)
     with pytest.raises(InvalidInputError, match="`draw` must be one of 'choice', "
-                                                "'permutation'; got 'shuffle'"):
+                                                "'sorted_choice', 'permutation'; got 'shuffle'"):
         pk_sample(y, 2, 2, draw="shuffle")
     with pytest.raises(InvalidInputError, match="`small` must be one of"):
         pk_sample(y, 2, 2, small="drop")

@@ -34,6 +34,7 @@ from .._validation import (
     require_triplets,
 )
 from ..exceptions import InvalidInputError
+from ..sampling import class_members, pk_draw
 from ..theory import TheoryOptions
 from .distances import DEFAULT_QUANTILES, MAX_CANDIDATES, N_BINS
 from .ideal_distance import CERTIFY, diagnose_theory, theory_batch_summary, theory_numbers
@@ -560,22 +561,19 @@ def diagnose(
 
 
 def sample_batches(codes, batch_size, per_class, n_batches, rng):
-    """Index arrays of ``n_batches`` random ``P x K`` batches (see :func:`diagnose_batches`)."""
-    counts = class_counts(codes)
+    """Index arrays of ``n_batches`` random ``P x K`` batches (see :func:`diagnose_batches`;
+    :func:`isoapprox.sampling.pk_draw`, classes visited in increasing order)."""
+    members = class_members(codes)
     P = batch_size // per_class
-    eligible = np.flatnonzero(counts >= per_class)
+    eligible = [m for m in members if m.size >= per_class]
     if len(eligible) < P:
         raise InvalidInputError(
             f"`batch_size` = {batch_size} with {per_class} samples per class needs {P} "
             f"classes with at least {per_class} points; got {len(eligible)} such classes "
-            f"(of {len(counts)})"
+            f"(of {len(members)})"
         )
-    members = [np.flatnonzero(codes == c) for c in range(len(counts))]
     for _ in range(n_batches):
-        chosen = rng.choice(eligible, size=P, replace=False)
-        yield np.concatenate(
-            [rng.choice(members[c], size=per_class, replace=False) for c in np.sort(chosen)]
-        )
+        yield pk_draw(eligible, P, per_class, rng, draw="sorted_choice")
 
 
 def diagnose_batches(
