@@ -364,6 +364,13 @@ def check_bool(value: Any, name: str) -> bool:
     return bool(value)
 
 
+def check_instance(value: Any, cls: type, name: str) -> Any:
+    """Validate that ``value`` is a ``cls`` (an options or configuration object)."""
+    if not isinstance(value, cls):
+        raise TypeError(f"`{name}` must be a {cls.__name__}; got {type(value).__name__}")
+    return value
+
+
 def check_option(value: Any, name: str, options: Iterable[str]) -> str:
     """Validate a string option against the valid choices (listed in the error)."""
     opts = tuple(options)

@@ -27,6 +27,7 @@ from ._validation import (
     as_labels,
     as_points,
     as_rng,
+    check_instance,
     check_int,
     check_margin,
     check_option,
@@ -652,8 +653,7 @@ def evaluate_theory(
     """
     t0 = time.perf_counter()
     opts = options if options is not None else TheoryOptions()
-    if not isinstance(opts, TheoryOptions):
-        raise TypeError(f"`options` must be a TheoryOptions; got {type(opts).__name__}")
+    check_instance(opts, TheoryOptions, "options")
     X = as_points(E, "E", min_points=3)
     codes, classes = as_labels(y, X.shape[0], "y")
     require_triplets(codes)

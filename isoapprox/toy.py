@@ -25,6 +25,7 @@ from scipy.sparse.csgraph import connected_components
 from ._validation import (
     as_labels,
     as_points,
+    check_instance,
     check_int,
     check_margin,
     check_nonnegative,
@@ -576,8 +577,7 @@ def evaluate_embedding(
     -------
     dict
     """
-    if not isinstance(options, TheoryOptions):
-        raise TypeError(f"`options` must be a TheoryOptions; got {type(options).__name__}")
+    check_instance(options, TheoryOptions, "options")
     r = evaluate_theory(E, y, margin=margin, options=options, rng=rng)
     X = as_points(E, "E", min_points=3)  # validated by evaluate_theory: a cheap float64 view
     codes = as_labels(y, X.shape[0], "y")[0]
@@ -732,8 +732,7 @@ def run_toy(
     >>> sorted(out), len(out["trajectory"]) >= 2
     (['figures', 'inputs', 'random', 'random_summary', 'scenarios', 'seconds', 'trajectory'], True)
     """
-    if not isinstance(config, ToyConfig):
-        raise TypeError(f"`config` must be a ToyConfig; got {type(config).__name__}")
+    check_instance(config, ToyConfig, "config")
     jobs = check_int(jobs, "jobs", minimum=1)
     t_start = time.perf_counter()
     n_scen = len(config.scenarios)

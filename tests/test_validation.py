@@ -171,3 +171,18 @@ def test_reals_beyond_float64_are_refused_naming_the_argument(value):
 
     with pytest.raises(InvalidInputError, match=r"`margin` must be a finite"):
         ia.batch_hard_loss([[0.0], [1.0], [3.0]], [0, 0, 1], margin=value)
+
+
+def test_check_instance_returns_the_value_or_names_the_argument_and_both_types():
+    class Options:
+        pass
+
+    class Narrower(Options):
+        pass
+
+    opts = Narrower()
+    assert V.check_instance(opts, Options, "options") is opts
+    with pytest.raises(TypeError, match=r"^`options` must be a Options; got dict$"):
+        V.check_instance({"effort": "quick"}, Options, "options")
+    with pytest.raises(TypeError, match=r"^`config` must be a Narrower; got Options$"):
+        V.check_instance(Options(), Narrower, "config")

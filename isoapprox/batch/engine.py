@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_instance
 from ..exceptions import InvalidInputError, IsoapproxError
 from ..io import (
     atomic_write_bytes,
@@ -460,8 +461,7 @@ def run_batch(
     ``out`` is removed, else the journal, ``run.json`` and ``parts/`` stay
     for the next call to resume from.
     """
-    if not isinstance(config, BatchConfig):
-        raise TypeError(f"`config` must be a BatchConfig; got {type(config).__name__}")
+    check_instance(config, BatchConfig, "config")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise IsoapproxError(f"`jobs` must be an integer >= 1; got {jobs!r}")
     if Path(out).exists() and not Path(out).is_dir():

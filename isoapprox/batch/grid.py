@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
-from .._validation import check_int, check_margin, check_option
+from .._validation import check_instance, check_int, check_margin, check_option
 from ..exceptions import InvalidInputError
 from .generators import (
     DISTRIBUTIONS,
@@ -184,8 +184,7 @@ class BatchConfig:
     format: str = "csv"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.grid, Grid):
-            raise TypeError(f"`grid` must be a Grid; got {type(self.grid).__name__}")
+        check_instance(self.grid, Grid, "grid")
         if not isinstance(self.options, GeneratorOptions):
             raise TypeError(
                 f"`options` must be GeneratorOptions; got {type(self.options).__name__}"

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import geometry, losses, metrics
+from .._validation import check_instance
 from ..exceptions import InvalidInputError
 from .cheap import CHEAP_FIELDS, cheap_from_kernel
 
@@ -170,8 +171,7 @@ STAGES: dict[str, Stage] = {}
 
 def register_stage(stage: Stage, *, replace: bool = False) -> Stage:
     """Add ``stage`` to :data:`STAGES` under its name; returns it."""
-    if not isinstance(stage, Stage):
-        raise TypeError(f"`stage` must be a Stage; got {type(stage).__name__}")
+    check_instance(stage, Stage, "stage")
     if stage.name in STAGES and not replace and STAGES[stage.name] is not stage:
         raise InvalidInputError(
             f"a stage named {stage.name!r} is already registered; pass replace=True"

@@ -27,6 +27,7 @@ from .._validation import (
     as_labels,
     as_points,
     as_rng,
+    check_instance,
     check_int,
     check_margin,
     check_option,
@@ -678,8 +679,7 @@ def diagnose_theory(
     """
     t0 = time.perf_counter()
     opts = options if options is not None else TheoryOptions()
-    if not isinstance(opts, TheoryOptions):
-        raise TypeError(f"`options` must be a TheoryOptions; got {type(opts).__name__}")
+    check_instance(opts, TheoryOptions, "options")
     certify = check_option(certify, "certify", CERTIFY)
     X_all = as_points(E, "E", min_points=3)
     codes_all, classes = as_labels(y, X_all.shape[0], "y")

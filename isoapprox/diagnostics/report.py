@@ -24,6 +24,7 @@ from .._validation import (
     as_labels,
     as_points,
     as_rng,
+    check_instance,
     check_int,
     check_margin,
     check_nonnegative,
@@ -267,10 +268,7 @@ class DiagnoseOptions:
         check_positive(self.uniformity_t, "uniformity_t")
         check_positive(self.alignment_alpha, "alignment_alpha")
         check_nonnegative(self.atol, "atol")
-        if not isinstance(self.thresholds, SignatureThresholds):
-            raise TypeError(
-                f"`thresholds` must be a SignatureThresholds; got {type(self.thresholds).__name__}"
-            )
+        check_instance(self.thresholds, SignatureThresholds, "thresholds")
 
 
 def _margin(options: DiagnoseOptions) -> float:
@@ -505,8 +503,7 @@ _SECTIONS = (
 
 def _options(options: Any) -> DiagnoseOptions:
     options = options if options is not None else DiagnoseOptions()
-    if not isinstance(options, DiagnoseOptions):
-        raise TypeError(f"`options` must be a DiagnoseOptions; got {type(options).__name__}")
+    check_instance(options, DiagnoseOptions, "options")
     return options
 
 
@@ -641,8 +638,8 @@ def diagnose_batches(
             f"`batch_size` must be a multiple of samples_per_class = {K}; got {B}"
         )
     n_batches = check_int(n_batches, "n_batches", minimum=1)
-    if theory is not None and not isinstance(theory, TheoryOptions):
-        raise TypeError(f"`theory` must be a TheoryOptions; got {type(theory).__name__}")
+    if theory is not None:
+        check_instance(theory, TheoryOptions, "theory")
     if theory_batches is not None:
         theory_batches = check_int(theory_batches, "theory_batches", minimum=0)
     certify = check_option(certify, "certify", CERTIFY)

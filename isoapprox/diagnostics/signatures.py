@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_nonnegative, check_option, check_positive
+from .._validation import check_instance, check_nonnegative, check_option, check_positive
 from ..exceptions import InvalidInputError
 from ..metrics import RETRIEVAL_MAX_QUERIES
 from .merging import MERGE_DIAMETER_RATIO, MERGE_MARGIN_RATIO
@@ -491,8 +491,7 @@ def detect_signatures(
             f"{type(stats).__name__}"
         )
     th = thresholds if thresholds is not None else SignatureThresholds()
-    if not isinstance(th, SignatureThresholds):
-        raise TypeError(f"`thresholds` must be a SignatureThresholds; got {type(th).__name__}")
+    check_instance(th, SignatureThresholds, "thresholds")
     if loss is not None:
         loss = check_nonnegative(loss, "loss")
     mg = stats.merging

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._lazy import matplotlib
+from .._validation import check_instance
 from ..exceptions import InvalidInputError
 from ..monitor import MONITOR_SIGNATURES as SIGNATURE_NAMES
 from ..monitor import MonitorHistory
@@ -61,8 +62,7 @@ def plot_history(history: MonitorHistory, *, title: str = "") -> Any:
     InvalidInputError
         If the history holds no evaluated update.
     """
-    if not isinstance(history, MonitorHistory):
-        raise TypeError(f"`history` must be a MonitorHistory; got {type(history).__name__}")
+    check_instance(history, MonitorHistory, "history")
     if not history.updates:
         raise InvalidInputError(
             f"the monitor log {history.source!r} holds no evaluated update "

@@ -20,6 +20,7 @@ from .._blas import numba_threads, single_threaded_blas
 from .._typing import FloatArray, IntArray
 from .._validation import (
     as_labels,
+    check_instance,
     check_int,
     check_margin,
     check_nonnegative,
@@ -445,10 +446,7 @@ class Trainer:
         data_seed=None,
         callbacks: Sequence[Callback] = (),
     ) -> None:
-        if not isinstance(config, TrainConfig):
-            raise TypeError(
-                f"`config` must be a TrainConfig; got {type(config).__name__}"
-            )
+        check_instance(config, TrainConfig, "config")
         self.config = config
         ss = _seed_sequence(seed)
         # spawn(6)[:4] equals spawn(4): the theory streams change no trained number
