@@ -70,7 +70,7 @@ DESCRIPTION = (
     "its nearest ideal embedding f*, the diameter and the empirical constant "
     "c = d_haus / d_iso (the paper reports 0.53; the theory's floor is 1/2), and the "
     "same constant over random toys.  Writes results and figures; computes for about "
-    "65 s on two cores once the numba kernels are compiled; a later run reuses the "
+    "60 s on two cores once the numba kernels are compiled; a later run reuses the "
     "results and only redraws the figures (about 15 s).  See docs/toy.md."
 )
 
