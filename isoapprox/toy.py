@@ -667,9 +667,15 @@ def _warm_up(config: ToyConfig, ex: Any = None) -> None:
         far.result()
 
 
+#: the random toy of the warm-up (seed 0): of the default configuration's, the one
+#: that reaches the angular search at least cost (0.4 s of CPU warm; the first one
+#: took 4.1 s, on the critical path of every run's start)
+_WARM_RANDOM = 6
+
+
 def _warm_random(config: ToyConfig) -> None:
     """The warm-up's random toy at the run's effort (top level: a worker runs it)."""
-    E, labels, margin = _random_embedding(config.replace(seed=0), 0)
+    E, labels, margin = _random_embedding(config.replace(seed=0), _WARM_RANDOM)
     evaluate_embedding(E, labels, margin=margin, rng=np.random.default_rng(0),
                        options=config.theory_options(n_starts=1))
 
