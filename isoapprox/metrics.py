@@ -90,7 +90,7 @@ def isometric_error_report(E1: ArrayLike, E2: ArrayLike) -> IsometricErrorResult
 
 
 def _isometric_error_report(X1: np.ndarray, X2: np.ndarray, s: float) -> IsometricErrorResult:
-    value, i, j = K.isometric_error_sweep(X1, X2)
+    value, i, j = K.isometric_error_kernel(X1, X2)
     i, j = int(i), int(j)
     # the kernel's own direct-difference distances, so value == |d1 - d2|
     d1 = float(K.dist(X1, i, X1, j))

@@ -208,7 +208,7 @@ def _subset_lower_bound(X1: np.ndarray, X2: np.ndarray, max_points: int = 40) ->
     """
     N = X1.shape[0]
     if N > max_points:
-        value, _, _ = KD.isometric_error_sweep(X1, X2)  # fused, O(N) memory
+        value, _, _ = KD.isometric_error_kernel(X1, X2)  # fused, O(N) memory
         slack = 64 * _EPS * 2 * (_absmax(X1) + _absmax(X2))
         return max(0.5 * float(value) - slack, 0.0)
     D1 = dense_distances(X1)

@@ -33,7 +33,7 @@ def _results(X, codes):
     return (
         KL.batch_hard_terms(X, codes, 0.0),
         KD.diameter_kernel(X),
-        KD.isometric_error_sweep(X, 1.5 * X[::-1].copy()),
+        KD.isometric_error_kernel(X, 1.5 * X[::-1].copy()),
         _anchor_sweep(X, codes, 0.3, 0.0)[3:],
         st.to_dict() if hasattr(st, "to_dict") else repr(st),
     )

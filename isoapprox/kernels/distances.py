@@ -25,7 +25,6 @@ __all__ = [
     "farthest_from",
     "is_serial",
     "isometric_error_kernel",
-    "isometric_error_sweep",
     "pairwise_distances_kernel",
     "partition",
     "pointwise_kernel",
@@ -487,6 +486,3 @@ def _iso_small(X1, X2):
     # int64 as from Python (constants would be typed as literals: a second specialisation)
     return argmax_rows(best, arg, -1.0, np.int64(0), np.int64(1))
 
-
-#: the former name of :func:`isometric_error_kernel` (which now watches long sweeps)
-isometric_error_sweep = isometric_error_kernel
