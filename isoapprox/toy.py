@@ -577,8 +577,7 @@ def evaluate_embedding(
     -------
     dict
     """
-    check_instance(options, TheoryOptions, "options")
-    r = evaluate_theory(E, y, margin=margin, options=options, rng=rng)
+    r = evaluate_theory(E, y, margin=margin, options=options, rng=rng)  # checks options
     X = as_points(E, "E", min_points=3)  # validated by evaluate_theory: a cheap float64 view
     codes = as_labels(y, X.shape[0], "y")[0]
     iso, haus = r.iso, r.haus
