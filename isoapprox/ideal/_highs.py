@@ -25,12 +25,12 @@ import numpy as np
 
 from ._clock import highspy
 
-__all__ = ["TIGHT_TOLERANCE", "LPResult", "solve_lp"]
+__all__ = ["DEFAULT_TOLERANCE", "TIGHT_TOLERANCE", "LPResult", "solve_lp"]
 
 #: primal and dual feasibility tolerances of the tight solve (HiGHS's
 #: default, ``1e-7``, is the fallback when the tight solve reports trouble)
 TIGHT_TOLERANCE = 1e-10
-_DEFAULT_TOLERANCE = 1e-7
+DEFAULT_TOLERANCE = 1e-7
 
 
 @dataclass
@@ -104,7 +104,7 @@ def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np
     m, n = A.shape
     col_start, row_index, values = _csc(A)
     h, hs = _solver(), highspy()
-    tol = TIGHT_TOLERANCE if tight else _DEFAULT_TOLERANCE
+    tol = TIGHT_TOLERANCE if tight else DEFAULT_TOLERANCE
     if _local.tolerance != tol:
         h.setOptionValue("primal_feasibility_tolerance", tol)
         h.setOptionValue("dual_feasibility_tolerance", tol)

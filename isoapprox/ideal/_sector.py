@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..kernels.bnb import sector_rows
+from ..kernels.simplex import least_values
 from ..tolerances import BNB_RTOL
 from ._frontier import Frontier
 from ._lpdual import certified_lp
 
-__all__ = ["SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table", "sector_search"]
+__all__ = ["KERNEL_POINTS", "SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table",
+           "sector_search"]
 
 #: default LP budget of one sector search (``nearest_ideal(max_lps=...)``) for
 #: up to ``_BUDGET_POINTS`` points; scaled down beyond (:func:`lp_budget`)
@@ -52,6 +54,19 @@ _POLISH_EVERY = 100
 _POLISH_GAP = 1e-4
 #: a sector narrower than this (radians) is not bisected further
 _MIN_WIDTH = 1e-10
+#: searches on at most this many points solve their node LPs by the simplex
+#: kernel (:func:`._lpdual.certified_lp`), larger ones by HiGHS.  Measured
+#: (design notes of :mod:`isoapprox.kernels.simplex`): at 5 points about a
+#: quarter of the CPU an LP and as many certified within the same LP budget
+#: (the toy's 300 random embeddings: 298 against 296; the 300 ``"haus"`` toys
+#: of ``bench_certificates.py``: 297 against 299); at 7 and 8 points fewer
+#: (``N7R2``: 17 against 19 of 20; near-collapsed ``N8R2c``: 4 against 7),
+#: the kernel's optimal vertices guiding the branching less well there
+KERNEL_POINTS = 5
+#: sweeps of :func:`isoapprox.kernels.simplex.least_values` over the pair
+#: distances of a kernel LP point (a negative pair's least value follows its
+#: triplets' positive pairs, lowered in the sweep before)
+_LIFT_SWEEPS = 2
 
 
 def lp_budget(max_lps: int, n_points: int) -> int:
@@ -60,10 +75,12 @@ def lp_budget(max_lps: int, n_points: int) -> int:
 
     An LP's rows grow with the pairs and the triplets (measured on the 2-core
     machine, the whole search divided by its LPs, rows built and bounds
-    certified: about 1 ms an LP at ``N = 5``, 2 ms at ``N = 8`` and 2.4 ms at
-    ``N = 10`` for ``"haus"``, 1, 2.8 and 4 ms for ``"iso"``, so at most
-    about 4 s for the default budget), so that the budget, a count, and not
-    the solver clock ends the search at the default ``time_limit``.
+    certified, with HiGHS: about 1 ms an LP at ``N = 5``, 2 ms at ``N = 8`` and
+    2.4 ms at ``N = 10`` for ``"haus"``, 1, 2.8 and 4 ms for ``"iso"``, so at
+    most about 4 s for the default budget; at ``N <= KERNEL_POINTS`` the
+    simplex kernel takes about a third of that), so that the budget, a
+    count, and not the solver clock ends the search at the default
+    ``time_limit``.
     """
     if max_lps <= 0 or n_points <= _BUDGET_POINTS:
         return max(max_lps, 0)
@@ -320,7 +337,17 @@ class _Geometry:
         A, b = sector_rows(self.A0, self.b0, self.E, Fs, not self.iso, self.qpos, self.I,
                            self.J, self.qneg[coned], node.rays[coned, 0], node.rays[coned, 1],
                            node.grads[coned], _SHRINK, BNB_RTOL)
-        return certified_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed)
+        kernel = self.N <= KERNEL_POINTS
+        bound, x = certified_lp(self.c, A, b, self.xl, self.xh, tight=not relaxed,
+                                kernel=kernel)
+        if kernel and x is not None:
+            # the kernel's optimal vertex leaves the pair distances d higher
+            # than HiGHS's (0.024 on average, normalised units): lowered to the
+            # least values the rows allow at the vertex's F and t (t, the
+            # objective, stays), the lifts d_q - |F_i - F_j| that branch_pair
+            # reads measure the relaxation's gap rather than a vertex's slack
+            x = least_values(A, b, x, self.xl, self.nF + 1, _LIFT_SWEEPS)
+        return bound, x
 
     def violation(self, x: np.ndarray) -> float:
         """Largest excess of a convex relation at the LP solution (a point's
