@@ -126,9 +126,10 @@ def test_figures_have_the_expected_panels(small_run):
 
 
 def test_figures_command_rebuilds_identical_files(small_run, tmp_path, capsys):
+    """Drawn by two worker processes, the same bytes as the run's (one process)."""
     results, figs = small_run
     out = tmp_path / "again"
-    assert main(["figures", str(results), "--out", str(out), "-q"]) == 0
+    assert main(["figures", str(results), "--out", str(out), "--jobs", "2", "-q"]) == 0
     assert "10 file(s)" in capsys.readouterr().out
     for name in FIGURES:
         for ext in ("png", "pdf"):
@@ -224,6 +225,8 @@ def test_figures_user_errors(tmp_path, capsys):
     write_results(other, experiment="nothing-to-draw", config={}, records=[])
     assert _exit_code(["figures", str(other), "--out", str(tmp_path / "o")]) == 2
     _one_error_line(capsys, "no figures are defined for experiment 'nothing-to-draw'")
+    assert _exit_code(["figures", str(other), "--jobs", "0"]) == 2
+    _one_error_line(capsys, "--jobs must be >= 1; got 0")
     assert _exit_code(["figures", "--list"]) == 0
     assert "toy" in capsys.readouterr().out.split()
 

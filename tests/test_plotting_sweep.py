@@ -49,9 +49,10 @@ def test_builder_is_known():
 
 @pytest.mark.smoke
 def test_figures_rebuild_deterministically_from_the_result_file(smoke_results, tmp_path):
+    """The same bytes twice, drawn here and by two worker processes."""
     full, compact = smoke_results
     a = build_figures([compact], tmp_path / "a")
-    b = build_figures([compact], tmp_path / "b")
+    b = build_figures([compact], tmp_path / "b", jobs=2)
     names = {p.stem for p in a}
     assert names == FIGURES
     assert [p.name for p in a] == [p.name for p in b]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
 from ..io import read_results
 from ..runs import claim_output
-from .common import file_name
+from .common import check_jobs, file_name
 
 DEFAULT_ROOT = Path("figures")
 
@@ -50,6 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="results files (.json), or output folders of `isoapprox batch`")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help=f"folder for every figure (default {DEFAULT_ROOT}/<experiment>/)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes that draw a file's figures (default: 2, or 1 on a "
+                        "one-core machine); the files are the same for every N")
     p.add_argument("--list", action="store_true",
                    help="list the experiments that have figures, and exit")
 
@@ -64,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.results:
         raise InvalidInputError("give at least one results file (or --list)")
+    jobs = check_jobs(min(2, os.cpu_count() or 1) if args.jobs is None else args.jobs)
     args.results = [results_path(p) for p in args.results]
     for path in args.results:
         if not path.exists():
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         for out_dir in dict.fromkeys(d for _, d in targets):
             claims.enter_context(claim_output(out_dir, folder=True, flag="--out"))
         for path, out_dir in targets:
-            files = build_figures([path], out_dir)
+            files = build_figures([path], out_dir, jobs=jobs)
             figs = [f for f in files if f.suffix in (".png", ".pdf", ".svg")]
             written.extend(figs)
             print(f"{path}: {len(figs)} file(s) in {out_dir}")

@@ -70,8 +70,8 @@ DESCRIPTION = (
     "its nearest ideal embedding f*, the diameter and the empirical constant "
     "c = d_haus / d_iso (the paper reports 0.53; the theory's floor is 1/2), and the "
     "same constant over random toys.  Writes results and figures; computes for about "
-    "60 s on two cores once the numba kernels are compiled; a later run reuses the "
-    "results and only redraws the figures (about 15 s).  See docs/toy.md."
+    "30 s on two cores once the numba kernels are compiled; a later run reuses the "
+    "results and only redraws the figures (about 7 s).  See docs/toy.md."
 )
 
 
@@ -104,8 +104,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_run_arguments(
         p, out=DEFAULT_RESULTS,
         out_help=f"results JSON, a CSV is written beside it (default {DEFAULT_RESULTS})",
-        jobs=None, jobs_help="worker processes for the distance computations (default: 2, or "
-                             "1 on a single core); the seeds do not depend on it")
+        jobs=None, jobs_help="worker processes for the distance computations and the figures "
+                             "(default: 2, or 1 on a single core); the seeds do not depend "
+                             "on it")
 
 
 def build_config(args: argparse.Namespace):
@@ -175,7 +176,7 @@ def _run(args: argparse.Namespace, config, jobs: int) -> int:
         from ..plotting.registry import build_figures
 
         logger.info("toy: drawing the figures into %s", args.figures)
-        figures = [p for p in build_figures([results], args.figures)
+        figures = [p for p in build_figures([results], args.figures, jobs=jobs)
                    if p.suffix in (".png", ".pdf")]
     if not reused:  # only now: if the figures fail (a full disk), a rerun resumes from it
         journal.unlink(missing_ok=True)

@@ -10,7 +10,10 @@ number of hues.  :func:`save_figure` writes a PNG at :data:`DPI` and a PDF
 beside it, each atomically (a temporary file, then ``os.replace``: a crash
 never leaves half a figure).  Saved files carry no timestamp (PDF
 ``CreationDate`` and PNG ``Software`` metadata are cleared), so regenerating
-a figure from the same results gives the same bytes.
+a figure from the same results gives the same bytes.  A builder lists its
+figures as :class:`FigureTask` s and :func:`save_figures` draws them, in
+worker processes when it is given more than one job (the same bytes: each
+figure is drawn alone either way).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import hashlib
 import io
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ import numpy as np
 from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
 from ..io import atomic_write_bytes, atomic_write_text
+from ..runs import executor, run_units
 
 __all__ = [
     "COLORS",
@@ -37,6 +42,7 @@ __all__ = [
     "COLUMN_WIDTH",
     "DPI",
     "FONT_SIZE",
+    "FigureTask",
     "FULL_WIDTH",
     "GROUP_COLORS",
     "QUIET_LOGGERS",
@@ -45,6 +51,7 @@ __all__ = [
     "log_if_wide",
     "quiet_font_loggers",
     "save_figure",
+    "save_figures",
     "style_context",
 ]
 
@@ -268,3 +275,67 @@ def save_figure(
     }
     written.append(atomic_write_text(out_dir / f"{name}.json", json.dumps(side, indent=1) + "\n"))
     return written
+
+
+@dataclass(frozen=True)
+class FigureTask:
+    """One figure of a builder: ``plot(*args, **kwargs)`` saved as ``name`` (:func:`save_figure`).
+
+    ``plot`` is a module-level function (a worker process draws it by name).
+    """
+
+    #: file stem
+    name: str
+    #: draws the figure: ``plot(*args, **kwargs) -> matplotlib.figure.Figure``
+    plot: Callable[..., Any]
+    #: its arguments
+    args: tuple = ()
+    #: one line for the provenance sidecar
+    description: str = ""
+    #: its keyword arguments
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def _draw(task: FigureTask, out_dir: Path, sources: Sequence[str | Path]) -> list[Path]:
+    return save_figure(task.plot(*task.args, **task.kwargs), out_dir, task.name, sources=sources,
+                       description=task.description)
+
+
+def _draw_unit(unit: tuple) -> tuple[int, list[Path]]:
+    """One figure in a worker process (top level, so the executor can pickle it)."""
+    index, task, out_dir, sources = unit
+    return index, _draw(task, out_dir, sources)
+
+
+def save_figures(tasks: Sequence[FigureTask], out_dir: str | Path, *,
+                 sources: Sequence[str | Path] = (), jobs: int = 1) -> list[Path]:
+    """Draw and save every figure of ``tasks`` (:func:`save_figure`, PNG and PDF).
+
+    Parameters
+    ----------
+    tasks : sequence of FigureTask
+        The figures, in the order their files are listed.
+    out_dir : path-like
+        Target folder (created).
+    sources : sequence of path-like
+        Result files the figures are built from (their SHA-256 go into each
+        sidecar).
+    jobs : int, default 1
+        Worker processes (:func:`isoapprox.runs.executor`); each draws whole
+        figures, so the files are those of ``jobs=1``, byte for byte.  With 1,
+        or a single figure, everything is drawn in this process.
+
+    Returns
+    -------
+    list of Path
+        The files written, figure by figure in the order of ``tasks``.
+    """
+    out_dir = Path(out_dir)
+    sources = [str(s) for s in sources]
+    jobs = min(jobs, len(tasks))
+    if jobs <= 1:
+        return [p for task in tasks for p in _draw(task, out_dir, sources)]
+    done: dict[int, list[Path]] = {}
+    run_units(_draw_unit, [(i, task, out_dir, sources) for i, task in enumerate(tasks)],
+              executor(jobs), lambda result: done.__setitem__(*result))
+    return [p for i in range(len(tasks)) for p in done[i]]

@@ -2,7 +2,9 @@
 
 :data:`FIGURE_BUILDERS` maps an experiment name (the ``experiment`` field of
 a results document written by :func:`isoapprox.io.write_results`) to the
-function that draws its figures, ``builder(doc, out_dir, source) -> [paths]``.
+function that draws its figures, ``builder(doc, out_dir, source, *, jobs=1) ->
+[paths]`` (``jobs`` worker processes draw whole figures:
+:func:`isoapprox.plotting._style.save_figures`).
 :func:`build_figures` reads result files and dispatches on that field.
 Builders never recompute an experiment.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from .._validation import check_int
 from ..exceptions import InvalidInputError
 from ..io import read_results
 from .survey import batch_figures, collapse_share_figures, survey_figures
@@ -49,7 +52,8 @@ def results_path(path: str | Path) -> Path:
     return p
 
 
-def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path]:
+def build_figures(paths: Sequence[str | Path], out_dir: str | Path, *,
+                  jobs: int = 1) -> list[Path]:
     """Build every figure the given result files support.
 
     Parameters
@@ -59,6 +63,9 @@ def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path
         or ``isoapprox batch`` output folders (:func:`results_path`).
     out_dir : path-like
         Folder for the figures (created).
+    jobs : int, default 1
+        Worker processes that draw a file's figures (the files are the same,
+        byte for byte, as with 1).
 
     Returns
     -------
@@ -69,10 +76,13 @@ def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path
     ------
     InvalidInputError
         If a file is not a results file or no figure is known for its
-        experiment.
+        experiment, or ``jobs`` is below 1.
+    TypeError
+        If ``jobs`` is not an integer.
     FileNotFoundError
         If a file does not exist.
     """
+    jobs = check_int(jobs, "jobs", minimum=1)
     out: list[Path] = []
     for p in paths:
         p = results_path(p)
@@ -85,5 +95,5 @@ def build_figures(paths: Sequence[str | Path], out_dir: str | Path) -> list[Path
             raise InvalidInputError(
                 f"no figures are defined for experiment {exp!r} (file {p}); known: {known}"
             )
-        out.extend(FIGURE_BUILDERS[exp](doc, Path(out_dir), p))
+        out.extend(FIGURE_BUILDERS[exp](doc, Path(out_dir), p, jobs=jobs))
     return out

@@ -22,8 +22,9 @@ from ._style import (
     COLORS,
     COLUMN_WIDTH,
     FULL_WIDTH,
+    FigureTask,
     group_colors,
-    save_figure,
+    save_figures,
     style_context,
 )
 
@@ -177,20 +178,19 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
     return fig
 
 
-def survey_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+def survey_figures(doc: dict, out_dir: Path, source: Path, *, jobs: int = 1) -> list[Path]:
     """Builder: ``survey_c_hist``, ``survey_loss_iso``, ``survey_c_theta``."""
     records = doc.get("records", [])
-    out: list[Path] = []
-    for name, func, desc in (
-        ("survey_c_hist", c_bracket_histogram,
-         "Histogram of the empirical constant c with its certified bracket ends."),
-        ("survey_loss_iso", loss_iso_scatter,
-         "d_iso(E, F_TS) with bracket against L(E), with statement 3's bounds L/2 and L."),
-        ("survey_c_theta", c_theta_scatter, "c with bracket against the thickness theta."),
-    ):
-        fig = func(records)
-        out.extend(save_figure(fig, out_dir, name, sources=[source], description=desc))
-    return out
+    tasks = [
+        FigureTask("survey_c_hist", c_bracket_histogram, (records,),
+                   "Histogram of the empirical constant c with its certified bracket ends."),
+        FigureTask("survey_loss_iso", loss_iso_scatter, (records,),
+                   "d_iso(E, F_TS) with bracket against L(E), with statement 3's bounds "
+                   "L/2 and L."),
+        FigureTask("survey_c_theta", c_theta_scatter, (records,),
+                   "c with bracket against the thickness theta."),
+    ]
+    return save_figures(tasks, out_dir, sources=[source], jobs=jobs)
 
 
 def collapse_share_plot(rows: Sequence[dict[str, Any]]):
@@ -246,7 +246,7 @@ BATCH_FIELDS = (
 )
 
 
-def batch_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+def batch_figures(doc: dict, out_dir: Path, source: Path, *, jobs: int = 1) -> list[Path]:
     """Builder of an ``isoapprox batch`` run (its ``summary.json``; the table beside it).
 
     ``batch_c_theta``, ``batch_loss_iso``, ``batch_c_hist`` (the survey's
@@ -256,27 +256,25 @@ def batch_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
     """
     records = run_records(doc, source, BATCH_FIELDS)
     table = Path(source).parent / str(doc["results_file"])
-    sources = [source, table]
-    out: list[Path] = []
-    for name, func, desc in (
-        ("batch_c_theta", c_theta_scatter, "c with its certified bracket against theta."),
-        ("batch_loss_iso", loss_iso_scatter,
-         "d_iso(E, F_TS) with bracket against L(E), with statement 3's bounds L/2 and L."),
-        ("batch_c_hist", c_bracket_histogram,
-         "Histogram of the empirical constant c with its certified bracket ends."),
-    ):
-        out.extend(save_figure(func(records), out_dir, name, sources=sources, description=desc))
-    fig = collapse_share_plot(collapse_share_rows(records))
-    out.extend(save_figure(fig, out_dir, "batch_collapse_share", sources=sources,
-                           description="d_iso(E, F_TS) / diam(E) and the share of collapsed "
-                                       "nearest ideal embeddings against N / n, at the run's "
-                                       "margins."))
-    return out
+    tasks = [
+        FigureTask("batch_c_theta", c_theta_scatter, (records,),
+                   "c with its certified bracket against theta."),
+        FigureTask("batch_loss_iso", loss_iso_scatter, (records,),
+                   "d_iso(E, F_TS) with bracket against L(E), with statement 3's bounds "
+                   "L/2 and L."),
+        FigureTask("batch_c_hist", c_bracket_histogram, (records,),
+                   "Histogram of the empirical constant c with its certified bracket ends."),
+        FigureTask("batch_collapse_share", collapse_share_plot, (collapse_share_rows(records),),
+                   "d_iso(E, F_TS) / diam(E) and the share of collapsed nearest ideal "
+                   "embeddings against N / n, at the run's margins."),
+    ]
+    return save_figures(tasks, out_dir, sources=[source, table], jobs=jobs)
 
 
-def collapse_share_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+def collapse_share_figures(doc: dict, out_dir: Path, source: Path, *,
+                           jobs: int = 1) -> list[Path]:
     """Builder: ``survey_collapse_share``."""
-    fig = collapse_share_plot(doc.get("records", []))
-    return save_figure(fig, out_dir, "survey_collapse_share", sources=[source],
-                       description="d_iso(E, F_TS) / diam(E) and the share of collapsed nearest "
-                                   "ideal embeddings against N / n, margin 0.")
+    task = FigureTask("survey_collapse_share", collapse_share_plot, (doc.get("records", []),),
+                      "d_iso(E, F_TS) / diam(E) and the share of collapsed nearest ideal "
+                      "embeddings against N / n, margin 0.")
+    return save_figures([task], out_dir, sources=[source], jobs=jobs)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._lazy import matplotlib
-from ._style import COLORS, FULL_WIDTH, save_figure, style_context
+from ._style import COLORS, FULL_WIDTH, FigureTask, save_figures, style_context
 
 __all__ = [
     "VERDICT_COLORS",
@@ -443,39 +443,35 @@ def _diagram_panels(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def sweep_figures(doc: dict, out_dir: Path, source: Path) -> list[Path]:
+def sweep_figures(doc: dict, out_dir: Path, source: Path, *, jobs: int = 1) -> list[Path]:
     """All figures of a ``collapse_sweep`` results file (full or compact)."""
-    out: list[Path] = []
-    src = [source]
+    tasks: list[FigureTask] = []
     summary = doc.get("summary") or []
     curve = doc.get("curve_summary") or []
     if summary:
-        fig = plot_diameter_vs_batch(summary, curve, field="diameter")
-        out += save_figure(fig, out_dir, "sweep_diameter", sources=src,
-                           description="final held-out diameter vs batch size, with the "
-                           "lower-bound curve D*(N/K, n, margin)")
-        fig = plot_diameter_vs_batch(summary, (), field="median_distance")
-        out += save_figure(fig, out_dir, "sweep_median", sources=src,
-                           description="final held-out median pairwise distance vs batch size")
+        tasks.append(FigureTask("sweep_diameter", plot_diameter_vs_batch, (summary, curve),
+                                "final held-out diameter vs batch size, with the "
+                                "lower-bound curve D*(N/K, n, margin)", {"field": "diameter"}))
+        tasks.append(FigureTask("sweep_median", plot_diameter_vs_batch, (summary, ()),
+                                "final held-out median pairwise distance vs batch size",
+                                {"field": "median_distance"}))
     if doc.get("trend"):
-        fig = plot_collapse_trend(doc["trend"])
-        out += save_figure(fig, out_dir, "sweep_collapse_trend", sources=src,
-                           description="final/initial held-out diameter and fraction of "
-                           "runs collapsed against batch size over embedding dimension")
+        tasks.append(FigureTask("sweep_collapse_trend", plot_collapse_trend, (doc["trend"],),
+                                "final/initial held-out diameter and fraction of "
+                                "runs collapsed against batch size over embedding dimension"))
     if doc.get("lower_bound_curves"):
-        fig = plot_lower_bound_curve(doc["lower_bound_curves"], curve)
-        out += save_figure(fig, out_dir, "sweep_lower_bound", sources=src,
-                           description="D*(P, n, margin) vs classes per batch, with the "
-                           "sweep's final diameters")
+        tasks.append(FigureTask("sweep_lower_bound", plot_lower_bound_curve,
+                                (doc["lower_bound_curves"], curve),
+                                "D*(P, n, margin) vs classes per batch, with the "
+                                "sweep's final diameters"))
     panels = _diagram_panels(doc)
     if panels:
-        fig = plot_triplet_diagram(panels)
-        out += save_figure(fig, out_dir, "sweep_triplet_diagram", sources=src,
-                           description="triplet diagram (S_ap vs S_an), early vs late, "
-                           "batch-hard vs selectively contrastive")
+        tasks.append(FigureTask("sweep_triplet_diagram", plot_triplet_diagram, (panels,),
+                                "triplet diagram (S_ap vs S_an), early vs late, "
+                                "batch-hard vs selectively contrastive"))
     if doc.get("crosscheck_slacks"):
-        fig = plot_crosscheck(doc["crosscheck_slacks"], doc.get("crosscheck_summary") or [],
-                              doc.get("statements"))
-        out += save_figure(fig, out_dir, "sweep_crosscheck", sources=src,
-                           description="relative slack of every bound on held-out batches")
-    return out
+        tasks.append(FigureTask("sweep_crosscheck", plot_crosscheck,
+                                (doc["crosscheck_slacks"], doc.get("crosscheck_summary") or [],
+                                 doc.get("statements")),
+                                "relative slack of every bound on held-out batches"))
+    return save_figures(tasks, out_dir, sources=[source], jobs=jobs)

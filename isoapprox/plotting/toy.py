@@ -22,9 +22,10 @@ from ._style import (
     COLORS,
     COLUMN_WIDTH,
     FULL_WIDTH,
+    FigureTask,
     class_style,
     log_if_wide,
-    save_figure,
+    save_figures,
     style_context,
 )
 
@@ -719,25 +720,27 @@ def plot_constant(doc: dict[str, Any]):
 # ---------------------------------------------------------------------------
 
 
-def toy_figures(doc: dict[str, Any], out_dir: Path, source: Path) -> list[Path]:
-    """Every toy figure of a results document, saved as PNG and PDF."""
-    out: list[Path] = []
-
-    def save(fig, name, desc):
-        out.extend(save_figure(fig, out_dir, name, sources=[source], description=desc))
-
-    save(plot_toy_system(doc), "toy_system",
-         "inputs, f_theta, nearest ideal f* and collapsed embedding (Fig. 2 style)")
-    save(plot_iso_example(doc), "toy_iso_example",
-         "the pair whose distance changes most between f_theta and f*: d_iso (Fig. 3 style)")
+def toy_figures(doc: dict[str, Any], out_dir: Path, source: Path, *,
+                jobs: int = 1) -> list[Path]:
+    """Every toy figure of a results document, saved as PNG and PDF (in ``jobs``
+    worker processes: :func:`isoapprox.plotting._style.save_figures`)."""
+    tasks = [
+        FigureTask("toy_system", plot_toy_system, (doc,),
+                   "inputs, f_theta, nearest ideal f* and collapsed embedding (Fig. 2 style)"),
+        FigureTask("toy_iso_example", plot_iso_example, (doc,),
+                   "the pair whose distance changes most between f_theta and f*: d_iso "
+                   "(Fig. 3 style)"),
+    ]
     for s in doc["scenarios"]:
-        save(plot_curves(doc, s["name"]), f"toy_curves_{s['name']}",
-             f"loss, distances to F_TS, bounds and constants over training ({s['name']})")
+        tasks.append(FigureTask(
+            f"toy_curves_{s['name']}", plot_curves, (doc, s["name"]),
+            f"loss, distances to F_TS, bounds and constants over training ({s['name']})"))
     for s in doc["scenarios"]:
-        save(plot_collapse(doc, s["name"]), f"toy_collapse_{s['name']}",
-             f"snapshots, merges and pairwise distances ({s['name']}: {outcome_phrase(s)}; "
-             "Fig. 4 style)")
+        tasks.append(FigureTask(
+            f"toy_collapse_{s['name']}", plot_collapse, (doc, s["name"]),
+            f"snapshots, merges and pairwise distances ({s['name']}: {outcome_phrase(s)}; "
+            "Fig. 4 style)"))
     if any(r.get("part") == "random" and r.get("c") is not None for r in doc["records"]):
-        save(plot_constant(doc), "toy_constant",
-             "the empirical constant over random toys against 1/2 and 0.53")
-    return out
+        tasks.append(FigureTask("toy_constant", plot_constant, (doc,),
+                                "the empirical constant over random toys against 1/2 and 0.53"))
+    return save_figures(tasks, out_dir, sources=[source], jobs=jobs)
