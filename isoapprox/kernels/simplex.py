@@ -345,11 +345,7 @@ def least_values(A, b, x, xl, first, sweeps):
     m, n = A.shape
     y = x.copy()
     act = np.empty(m)
-    for i in range(m):
-        s = 0.0
-        for k in range(n):
-            s += A[i, k] * y[k]
-        act[i] = s
+    _activities(A, y, act)
     for _ in range(sweeps):
         for j in range(first, n):
             new = xl[j]
