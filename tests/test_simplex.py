@@ -159,3 +159,35 @@ def test_least_values_lowers_free_variables_to_their_least_feasible_values(seed,
                       method="highs")
         assert ref.status == 0
         assert abs(y[j] - ref.x[0]) <= 1e-9 * (1.0 + abs(ref.x[0]))
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(seed=st.integers(0, 100_000), m=st.integers(1, 25), nv=st.integers(1, 8),
+       scale=st.sampled_from([1e-6, 1.0, 1e6]))
+def test_safe_dual_bound_is_below_its_exact_value_dense_and_sparse(seed, m, nv, scale):
+    """The float64 bound (fixed-order sums, dense or sparse rows) lies below the
+    exact rational value of ``-y.b + sum_j min(r_j lo_j, r_j hi_j)`` of the
+    same floats, and within twice its allowance of it."""
+    from fractions import Fraction
+
+    from scipy.sparse import csr_matrix
+
+    from isoapprox.tolerances import LP_DUAL_RTOL
+
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(m, nv)) * scale * (rng.random((m, nv)) < 0.7)
+    b, c = rng.normal(size=m) * scale, rng.normal(size=nv)
+    lo, hi = -rng.uniform(0.1, 3.0, nv), rng.uniform(0.1, 3.0, nv)
+    y = rng.random(m) * rng.choice([1e-3, 1.0, 1e3]) * (rng.random(m) < 0.8)
+    F = [[Fraction(float(v)) for v in row] for row in A]
+    r = [Fraction(float(c[j])) + sum(F[i][j] * Fraction(float(y[i])) for i in range(m))
+         for j in range(nv)]
+    exact = (-sum(Fraction(float(b[i])) * Fraction(float(y[i])) for i in range(m))
+             + sum(min(rj * Fraction(float(lo[j])), rj * Fraction(float(hi[j])))
+                   for j, rj in enumerate(r)))
+    mag = (float(np.abs(b) @ y)
+           + float((np.abs(c) + np.abs(A).T @ y) @ np.maximum(np.abs(lo), np.abs(hi))))
+    for rows in (A, csr_matrix(A)):
+        bound = safe_dual_bound(c, rows, b, lo, hi, y)
+        assert Fraction(bound) <= exact
+        assert float(exact) - bound <= 2.0 * LP_DUAL_RTOL * (1.0 + mag)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.sparse import issparse
 
-from ..kernels.simplex import INFEASIBLE, OPTIMAL, dual_simplex
+from ..kernels.simplex import INFEASIBLE, OPTIMAL, dual_bound, dual_residuals, dual_simplex
 from ..tolerances import LP_DUAL_RTOL
 from ._highs import DEFAULT_TOLERANCE, TIGHT_TOLERANCE, solve_lp
 
@@ -50,7 +51,10 @@ def safe_dual_bound(c, A, b, lo, hi, y) -> float:
     ``|y|.|b| + sum_j (|c| + |A|^T |y|)_j max(|lo_j|, |hi_j|)``; the result is
     lowered by :data:`isoapprox.tolerances.LP_DUAL_RTOL` times that
     magnitude.  ``lo`` and ``hi`` must be finite (an infinite end with
-    ``r_j`` of the wrong sign gives ``-inf``, still a bound).
+    ``r_j`` of the wrong sign gives ``-inf``, still a bound).  Every sum runs
+    in a fixed order, without BLAS (:func:`isoapprox.kernels.simplex.dual_residuals`,
+    :func:`~isoapprox.kernels.simplex.dual_bound`), so a bound has the same
+    bits on every machine.
 
     Parameters
     ----------
@@ -66,22 +70,17 @@ def safe_dual_bound(c, A, b, lo, hi, y) -> float:
     float
         A lower bound of the LP's optimum (``+inf`` never; ``-inf`` possible).
     """
-    y = np.maximum(np.asarray(y, dtype=float), 0.0)
-    c = np.asarray(c, dtype=float)
-    b = np.asarray(b, dtype=float)
-    lo = np.asarray(lo, dtype=float)
-    hi = np.asarray(hi, dtype=float)
-    r = c + A.T @ y
-    absA = abs(A)
-    mag_r = np.abs(c) + absA.T @ y
-    with np.errstate(invalid="ignore"):
-        terms = np.minimum(r * lo, r * hi)
-        terms = np.where(r == 0.0, 0.0, terms)
-    bound = -float(b @ y) + float(np.sum(terms))
-    if not np.isfinite(bound):
-        return -np.inf
-    mag = float(np.abs(b) @ y) + float(mag_r @ np.maximum(np.abs(lo), np.abs(hi)))
-    return bound - LP_DUAL_RTOL * (1.0 + mag)
+    y = np.maximum(np.asarray(y, dtype=np.float64), 0.0)
+    c = np.ascontiguousarray(c, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    lo = np.ascontiguousarray(lo, dtype=np.float64)
+    hi = np.ascontiguousarray(hi, dtype=np.float64)
+    if issparse(A):  # scipy's own loops, in a fixed order
+        r = c + A.T @ y
+        mag_r = np.abs(c) + abs(A).T @ y
+    else:
+        r, mag_r = dual_residuals(c, np.ascontiguousarray(A, dtype=np.float64), y)
+    return dual_bound(r, mag_r, b, lo, hi, y, LP_DUAL_RTOL)
 
 
 def farkas_infeasible(A, b, xl, xh, ray) -> bool:

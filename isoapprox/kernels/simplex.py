@@ -1,5 +1,6 @@
-"""numba kernel of small dense linear programmes: the dual simplex method on
-the active set, for the node LPs of the angular search.
+"""numba kernels of small dense linear programmes: the dual simplex method on
+the active set, for the node LPs of the angular search, and the sums of the
+certified bound from multipliers (:func:`isoapprox.ideal._lpdual.safe_dual_bound`).
 
 Design notes: docs/dev/kernels_design.md, section ``isoapprox.kernels.simplex``.
 """
@@ -11,7 +12,8 @@ from numba import njit
 
 from . import JIT
 
-__all__ = ["FAILED", "INFEASIBLE", "OPTIMAL", "dual_simplex", "least_values"]
+__all__ = ["FAILED", "INFEASIBLE", "OPTIMAL", "dual_bound", "dual_residuals", "dual_simplex",
+           "least_values"]
 
 #: status codes of :func:`dual_simplex`
 OPTIMAL = 0
@@ -361,3 +363,40 @@ def least_values(A, b, x, xl, first, sweeps):
                     act[i] += A[i, j] * delta
                 y[j] = new
     return y
+
+
+@njit(**JIT)
+def dual_residuals(c, A, y):
+    """``r = c + A^T y`` and its magnitude ``|c| + |A|^T y`` (``y >= 0``), the rows
+    summed in order (no BLAS: the same bits on every machine)."""
+    m, n = A.shape
+    r = c.copy()
+    mag = np.abs(c)
+    for i in range(m):
+        yi = y[i]
+        if yi != 0.0:
+            for j in range(n):
+                a = A[i, j]
+                r[j] += a * yi
+                mag[j] += abs(a) * yi
+    return r, mag
+
+
+@njit(**JIT)
+def dual_bound(r, mag_r, b, lo, hi, y, rtol):
+    """``-y.b + sum_j min(r_j lo_j, r_j hi_j)`` (a term 0 where ``r_j = 0``) lowered
+    by ``rtol (1 + |b|.y + sum_j mag_r_j max(|lo_j|, |hi_j|))``, summed in order;
+    ``-inf`` when it is not finite (:func:`isoapprox.ideal._lpdual.safe_dual_bound`)."""
+    s = 0.0
+    mag = 0.0
+    for i in range(b.shape[0]):
+        s -= b[i] * y[i]
+        mag += abs(b[i]) * y[i]
+    for j in range(r.shape[0]):
+        rj = r[j]
+        if rj != 0.0:
+            s += min(rj * lo[j], rj * hi[j])
+        mag += mag_r[j] * max(abs(lo[j]), abs(hi[j]))
+    if not np.isfinite(s):
+        return -np.inf
+    return s - rtol * (1.0 + mag)
