@@ -126,7 +126,7 @@ def certified_lp(c, A, b, xl, xh, *, tight: bool = True,
 
     Solved by HiGHS (:func:`._highs.solve_lp`), or with ``kernel`` by the
     dual simplex kernel (:func:`isoapprox.kernels.simplex.dual_simplex`: a
-    node LP of the angular search on five points in about a fifth of
+    node LP of the angular search on five points in about a quarter of
     HiGHS's time, most of which is HiGHS's set-up for so small a model).
     HiGHS then solves the LPs where the kernel fails or its infeasibility
     ray proves nothing, and those whose kernel bound lies more than
