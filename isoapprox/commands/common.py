@@ -294,8 +294,10 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, out: Path | None, out_
     return g
 
 
-def check_jobs(jobs: int) -> int:
-    """``--jobs`` validated (>= 1)."""
+def check_jobs(jobs: int | None) -> int:
+    """``--jobs`` validated (>= 1); ``None`` (not given) is 2, or 1 on a one-core machine."""
+    if jobs is None:
+        return min(2, os.cpu_count() or 1)
     if jobs < 1:
         raise InvalidInputError(f"--jobs must be >= 1; got {jobs}")
     return jobs

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from pathlib import Path
 
 from ..exceptions import InvalidInputError
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.results:
         raise InvalidInputError("give at least one results file (or --list)")
-    jobs = check_jobs(min(2, os.cpu_count() or 1) if args.jobs is None else args.jobs)
+    jobs = check_jobs(args.jobs)
     args.results = [results_path(p) for p in args.results]
     for path in args.results:
         if not path.exists():

@@ -148,7 +148,7 @@ def build_config(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Execute ``isoapprox toy``."""
     results = check_results_name(args.out)
-    jobs = check_jobs(min(2, os.cpu_count() or 1) if args.jobs is None else args.jobs)
+    jobs = check_jobs(args.jobs)
     config = build_config(args)
     journal = journal_path(results)
     with contextlib.ExitStack() as claims:

@@ -142,13 +142,9 @@ def certified_lp(c, A, b, xl, xh, *, tight: bool = True,
     the solver's point (None unless it reports an optimum).  The point is
     only a hint: nothing proven rests on it.
     """
-    c = np.ascontiguousarray(c, dtype=np.float64)
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    xl = np.ascontiguousarray(xl, dtype=np.float64)
-    xh = np.ascontiguousarray(xh, dtype=np.float64)
     if not kernel:
         return _certified_highs(c, A, b, xl, xh, tight)
+    c, A, b, xl, xh = (np.ascontiguousarray(v, dtype=np.float64) for v in (c, A, b, xl, xh))
     m, nv = A.shape
     status, x, y, ray, _ = dual_simplex(c, A, b, xl, xh,
                                         TIGHT_TOLERANCE if tight else DEFAULT_TOLERANCE,

@@ -143,10 +143,11 @@ def dual_simplex(c, A, b, xl, xh, tol, max_iter):
     (dual steepest edge; the weights of the rows are updated, those of the
     bounds computed), and the basis constraint that the multipliers' ratio
     test names leaves (Harris's two passes, ties to the largest pivot); the
-    search ends when no constraint is violated by more than ``tol (1 + |h_k|
-    + sum_j |g_kj| max(|xl_j|, |xh_j|))``.  The inverse of the basis is
-    updated by rank-one steps; it and the row activities are recomputed
-    every :data:`_REFACTOR` iterations and at the end.  Every loop
+    search ends when no row is violated by more than ``tol (1 + |b_i| + sum_j
+    |A_ij| max(|xl_j|, |xh_j|))`` and no bound by more than ``tol (1 +
+    |bound|)``.  The inverse of the basis is updated by rank-one steps; it and
+    the row activities are recomputed every :data:`_REFACTOR` iterations and
+    at the end.  Every loop
     runs in a fixed order (no BLAS, no LAPACK): the same bits on every machine.
 
     Returns ``(status, x, y, ray, iterations)``: :data:`OPTIMAL` with the
