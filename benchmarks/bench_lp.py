@@ -30,7 +30,7 @@ from scipy.optimize import linprog
 import isoapprox.ideal._sector as sector
 from isoapprox import nearest_ideal
 from isoapprox.ideal._highs import TIGHT_TOLERANCE, solve_lp
-from isoapprox.ideal._lpdual import safe_dual_bound
+from isoapprox.ideal._lpdual import _MAX_ITER_PER_ROW, safe_dual_bound
 from isoapprox.io import atomic_write_text, provenance, to_jsonable
 from isoapprox.kernels.simplex import OPTIMAL, dual_simplex
 
@@ -80,7 +80,7 @@ def baseline(c, A, b, xl, xh):
 def kernel(c, A, b, xl, xh):
     """The same LP through the simplex kernel, as ``certified_lp`` calls it."""
     m, nv = A.shape
-    return dual_simplex(c, A, b, xl, xh, TIGHT_TOLERANCE, 10 * (m + 2 * nv))
+    return dual_simplex(c, A, b, xl, xh, TIGHT_TOLERANCE, _MAX_ITER_PER_ROW * (m + 2 * nv))
 
 
 def main(argv=None) -> None:

@@ -40,6 +40,7 @@ from ._validation import (
     as_labels,
     as_points,
     check_bool,
+    check_instance,
     check_int,
     check_margin,
     check_option,
@@ -318,16 +319,13 @@ class CollapseMonitor:
         self.margin = check_margin(margin)
         self.theory_every = check_int(theory_every, "theory_every", minimum=0)
         theory = MONITOR_THEORY if theory is None else theory
-        if not isinstance(theory, TheoryOptions):
-            raise TypeError(f"`theory` must be a TheoryOptions or None; got "
-                            f"{type(theory).__name__}")
+        check_instance(theory, TheoryOptions, "theory")
         if effort is not None:
             theory = dataclasses.replace(theory, effort=check_option(effort, "effort", EFFORTS))
         self.theory = theory
-        self.thresholds = SignatureThresholds() if thresholds is None else thresholds
-        if not isinstance(self.thresholds, SignatureThresholds):
-            raise TypeError(f"`thresholds` must be a SignatureThresholds or None; got "
-                            f"{type(self.thresholds).__name__}")
+        self.thresholds = check_instance(
+            SignatureThresholds() if thresholds is None else thresholds, SignatureThresholds,
+            "thresholds")
         if isinstance(warn, str):
             raise TypeError(f"`warn` must be a sequence of signature names; got the string "
                             f"{warn!r} (wrap it in a tuple)")

@@ -54,7 +54,7 @@ def pk_draw(
     """:func:`pk_sample` without its checks, for callers that validated.
 
     ``members`` are the candidate classes (each non-empty, in increasing
-    class order); ``P`` is at most their number for ``draw="choice"``.  A
+    class order); ``P`` is at most their number for the choice draws.  A
     class of fewer than ``K`` members gives all of them.
     """
     if draw != "permutation":

@@ -904,7 +904,13 @@ def linked_groups(distances: np.ndarray, threshold: float, n_points: int) -> lis
     >>> linked_groups(np.array([0.05, 1.0, 1.0]), 0.1, 3)
     [[0, 1], [2]]
     """
-    return _groups(int(n_points), np.asarray(distances) <= threshold)
+    n = check_int(n_points, "n_points", minimum=1)
+    d = np.asarray(distances)
+    if d.shape != (n * (n - 1) // 2,):
+        raise InvalidInputError(
+            f"`distances` must hold the n (n - 1) / 2 = {n * (n - 1) // 2} pairwise "
+            f"distances of `n_points` = {n} points; got shape {d.shape}")
+    return _groups(n, d <= threshold)
 
 
 def _example_step(config: ToyConfig, rows: Sequence[dict[str, Any]]) -> int:

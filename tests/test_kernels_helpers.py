@@ -59,18 +59,24 @@ def test_unit_rows_cover_every_row_block_once(N):
     assert sorted(seen) == list(range(nb))
 
 
-def test_iso_value_small_compiles_no_parallel_sweep():
+def test_iso_value_small_compiles_no_parallel_sweep(monkeypatch):
+    def parallel_called(*args):
+        raise AssertionError("a small isometric error took the parallel sweep")
+
+    real = KD._iso_parallel
+    before = len(real.overloads)  # a small call must not compile it ...
+    # ... nor call it, whatever compiled before in this process
+    monkeypatch.setattr(KD, "_iso_parallel", parallel_called)
     rng = np.random.default_rng(0)
     E = rng.normal(size=(5, 2))
     G = E + 0.1 * rng.normal(size=E.shape)
-    before = len(KD._iso_parallel.overloads)  # a small call must not compile it
     D1 = np.sqrt(((E[:, None] - E[None]) ** 2).sum(-1))
     D2 = np.sqrt(((G[:, None] - G[None]) ** 2).sum(-1))
     iu = np.triu_indices(5, 1)
     assert KI.iso_value(E, G) == KD.isometric_error_kernel(E, G)[0]
     assert np.isclose(KI.iso_value(E, G), np.abs(D1 - D2)[iu].max(), rtol=1e-13, atol=0.0)
     assert KI.iso_value(E[:1], G[:1]) == 0.0
-    assert len(KD._iso_parallel.overloads) == before
+    assert len(real.overloads) == before
 
 
 def test_iso_small_and_parallel_sweeps_agree():

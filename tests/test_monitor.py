@@ -403,6 +403,8 @@ def test_monitor_signatures_come_from_the_registry():
 
     names = tuple(s.name for s in SIGNATURES)
     assert monitor_module.MONITOR_SIGNATURES == (*names, "shrinking")
+    # no registry signature shadows the monitor's own: every name tracked once
+    assert len(set(monitor_module.MONITOR_SIGNATURES)) == len(monitor_module.MONITOR_SIGNATURES)
     assert set(monitor_module.WARN_SIGNATURES) <= set(monitor_module.MONITOR_SIGNATURES)
     # every coloured signature of the timeline is one the monitor tracks
     assert set(plot_monitor._SIGNATURE_COLORS) <= set(monitor_module.MONITOR_SIGNATURES)

@@ -549,3 +549,9 @@ def test_the_cache_lock_is_not_followed_through_a_symlink(tmp_path):
     with pytest.raises(OSError):
         store.save("a", ("machine code", 1))
     assert not elsewhere.exists()
+
+
+def test_linked_groups_names_a_wrong_number_of_distances():
+    with pytest.raises(InvalidInputError, match=r"`distances` must hold the n \(n - 1\) / 2 = 3 "
+                                                r".*`n_points` = 3 points; got shape \(2,\)"):
+        toy.linked_groups(np.array([0.05, 1.0]), 0.1, 3)

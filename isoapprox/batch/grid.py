@@ -185,10 +185,7 @@ class BatchConfig:
 
     def __post_init__(self) -> None:
         check_instance(self.grid, Grid, "grid")
-        if not isinstance(self.options, GeneratorOptions):
-            raise TypeError(
-                f"`options` must be GeneratorOptions; got {type(self.options).__name__}"
-            )
+        check_instance(self.options, GeneratorOptions, "options")
         check_int(self.seed, "seed", minimum=0)
         check_int(self.chunk_size, "chunk_size", minimum=1)
         check_option(self.format, "format", FORMATS)

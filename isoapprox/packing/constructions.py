@@ -245,6 +245,9 @@ def construct(name: str, P: int, n: int) -> np.ndarray | None:
 def pad(X: np.ndarray, P: int, n: int) -> np.ndarray:
     """The first ``P`` rows of ``X`` (of at most ``n`` columns), padded with zero coordinates
     to ``n`` columns (a new array)."""
+    if X.shape[0] < P or X.shape[1] > n:
+        raise ValueError(f"pad: X of shape {X.shape} has fewer than P = {P} rows or more "
+                         f"than n = {n} columns")
     return np.pad(X[:P], ((0, 0), (0, n - X.shape[1])))
 
 

@@ -33,7 +33,13 @@ from ..kernels import losses as KL
 from ..losses import LOSSES, LossResult, check_loss_options
 from .bounds import CrossCheckCallback, TheoryCallback, heldout_layout
 from .data import DATASETS, PKSampler, build_split, resolve_pk
-from .evaluate import TripletDiagram, diagram_of_codes, recall_from_distances, stats_from_distances
+from .evaluate import (
+    EmbeddingStats,
+    TripletDiagram,
+    diagram_of_codes,
+    recall_from_distances,
+    stats_from_distances,
+)
 from .networks import ACTIVATIONS, MLP, EmbeddingTable
 from .optim import OPTIMIZERS, make_optimizer
 
@@ -52,7 +58,7 @@ logger = logging.getLogger(__name__)
 
 MODELS = ("mlp", "table")
 #: the statistics of the evaluation embedding in every record (``eval_`` + name)
-_EVAL_STATS = ("diameter", "median_distance", "mean_norm")
+_EVAL_STATS = tuple(f.name for f in fields(EmbeddingStats))
 
 
 @dataclass(frozen=True)
