@@ -22,7 +22,7 @@ from isoapprox.kernels import stats as KS
 @pytest.fixture
 def data():
     rng = np.random.default_rng(7)
-    # large enough for the parallel paths (is_serial is False)
+    # large enough for the parallel paths (serial_work is False)
     X = rng.normal(size=(2600, 6))
     codes = rng.integers(0, 12, size=X.shape[0]).astype(np.int64)
     return X, codes

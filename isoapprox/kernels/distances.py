@@ -23,7 +23,6 @@ __all__ = [
     "diameter_kernel",
     "dist",
     "farthest_from",
-    "is_serial",
     "isometric_error_kernel",
     "pairwise_distances_kernel",
     "partition",
@@ -70,12 +69,6 @@ def serial_twin(kernel):
 def serial_work(n_rows: int, n_cols: int, n_feat: int) -> bool:
     """Whether ``n_rows x n_cols`` pairs over ``n_feat`` features are too little for threads."""
     return float(n_rows) * float(n_cols) * float(n_feat + 8) <= SERIAL_WORK
-
-
-@njit(**JIT)
-def is_serial(N, n):
-    """Whether ``N`` points in ``R^n`` are cheap enough for the calling thread alone."""
-    return float(N) * float(N) * float(n + 8) <= SERIAL_WORK
 
 
 @njit(inline="always", **JIT)
@@ -374,7 +367,7 @@ def diameter_kernel(X):
     the triangle have equal work.  ``(0.0, 0, 1)`` when all points coincide.
     """
     N, n = X.shape
-    if is_serial(N, n):
+    if serial_work(N, N, n):
         best, arg = _diam_serial(X, new_control(1))
     else:
         bs, M = partition(N)

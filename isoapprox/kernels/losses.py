@@ -15,7 +15,6 @@ from .distances import (
     TA,
     TJ,
     dist,
-    is_serial,
     partition,
     rows_dist,
     serial_twin,
@@ -624,7 +623,7 @@ def batch_hard_terms(X, codes, margin):
     first call compiles only the one it runs.
     """
     N, n = X.shape
-    if is_serial(N, n):
+    if serial_work(N, N, n):
         return _bh_serial(X, codes, 256)
     bs, M = partition(N)
     T = M * (M + 1) // 2
@@ -760,6 +759,6 @@ def separation_counts(X, codes, margin, atol):
     needs its whole row).
     """
     N, n = X.shape
-    if is_serial(N, 2 * n):
+    if serial_work(N, N, 2 * n):
         return _sep_serial(X, codes, margin, atol)
     return _sep_parallel(X, codes, margin, atol)

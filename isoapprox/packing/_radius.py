@@ -31,14 +31,23 @@ def _radius_direct(P: int, n: int) -> list[tuple[float, str]]:
             (code_radius_lower(P, n) * r, "directions from the centre")]
 
 
-@functools.lru_cache(maxsize=65536)
-def _radius_table(n: int, P: int) -> tuple[float, str]:
-    """:func:`unit_radius_lower` for ``n >= 2``, ``P <= RADIUS_P_MAX``: a pure
-    function, each count from the values of the smaller ones (cached)."""
+def _exact_radius(P: int, n: int) -> tuple[float, str] | None:
+    """``r*(P, n)`` where it is known in closed form (``P <= n + 1``: one point or
+    the regular simplex), else None."""
     if P <= 1:
         return 0.0, "a single point"
     if P <= n + 1:
         return math.sqrt((P - 1) / (2.0 * P)), "exact: regular simplex"
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def _radius_table(n: int, P: int) -> tuple[float, str]:
+    """:func:`unit_radius_lower` for ``n >= 2``, ``P <= RADIUS_P_MAX``: a pure
+    function, each count from the values of the smaller ones (cached)."""
+    exact = _exact_radius(P, n)
+    if exact is not None:
+        return exact
     inner = np.array([_radius_table(n, j)[0] for j in range(P)])
     cands = _radius_direct(P, n)
     cands.append((shell_radius_lower(P, n, inner), "shells about the centre"))
@@ -92,7 +101,10 @@ def compute_unit_radius_lower(P: int, n: int) -> tuple[float, str]:
     if n == 1:
         return (0.5 * (P - 1), "exact: equally spaced points on a line") if P > 1 else \
             (0.0, "a single point")
-    if P <= max(RADIUS_P_MAX, n + 1):  # beyond RADIUS_P_MAX, the table's simplex at once
+    exact = _exact_radius(P, n)  # not through the table: a large simplex fills no slot
+    if exact is not None:
+        return exact
+    if P <= RADIUS_P_MAX:
         return _radius_table(n, P)
     cands = _radius_direct(P, n)
     # the shells' value of RADIUS_P_MAX points is at most r*(RADIUS_P_MAX, n) <=
