@@ -54,10 +54,12 @@ def _group(r: dict) -> str:
     return f"N={r['n_points']}, n={r['dim']}"
 
 
-def _bracket_points(ax, rs: Sequence[dict], x_key: str, y_key: str, hi_key) -> dict:
-    """One point per record at ``(x_key, y_key)``, bars its bracket; per group (in order of
-    first appearance) its own colour (:func:`~._style.group_colors`: no two alike) and a
-    marker shape as a second cue."""
+def _bracket_points(rs: Sequence[dict], x_key: str, y_key: str, hi_key, height: float):
+    """A new figure (``FULL_WIDTH * 0.62`` by ``height`` inches) with one point per record at
+    ``(x_key, y_key)``, bars its bracket; per group (in order of first appearance) its own
+    colour (:func:`~._style.group_colors`: no two alike) and a marker shape as a second
+    cue.  Returns the figure, its axes and the groups."""
+    fig, ax = matplotlib().pyplot.subplots(figsize=(FULL_WIDTH * 0.62, height))
     groups: dict[str, list[dict]] = {}
     for r in rs:
         groups.setdefault(_group(r), []).append(r)
@@ -68,7 +70,7 @@ def _bracket_points(ax, rs: Sequence[dict], x_key: str, y_key: str, hi_key) -> d
         col, marker = colors[k], CLASS_MARKERS[k % len(CLASS_MARKERS)]
         ax.errorbar([r[x_key] for r in g], [r[y_key] for r in g], yerr=[lo, hi], fmt=marker,
                     markersize=2.5, color=col, elinewidth=0.6, alpha=0.7, label=name)
-    return groups
+    return fig, ax, groups
 
 
 def c_bracket_histogram(records: Sequence[dict[str, Any]], *, bins: int = 40):
@@ -130,12 +132,10 @@ def loss_iso_scatter(records: Sequence[dict[str, Any]]):
         the certified bracket of ``d_iso``; lines ``d_iso = L / 2`` (the
         lower bound of statement 3) and ``d_iso = L`` (its upper bound).
     """
-    plt = matplotlib().pyplot
     rs = [r for r in records if _finite(r.get("loss")) and _finite(r.get("d_iso"))]
     with style_context():
-        fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.8))
-        _bracket_points(ax, rs, "loss", "d_iso",
-                        lambda r: max(r["d_iso_upper"] - r["d_iso"], 0.0))
+        fig, ax, _ = _bracket_points(rs, "loss", "d_iso",
+                                     lambda r: max(r["d_iso_upper"] - r["d_iso"], 0.0), 2.8)
         top = max([r["loss"] for r in rs] + [1e-12])
         ax.plot([0, top], [0, top / 2], color=COLORS["bound"], linestyle="--", linewidth=1,
                 label=r"$L/2$ (statement 3, lower)")
@@ -161,13 +161,12 @@ def c_theta_scatter(records: Sequence[dict[str, Any]]):
         One point per configuration with a finite ``c``, coloured by group;
         dashed: ``c = 1/2``.
     """
-    plt = matplotlib().pyplot
     rs = [r for r in _with_c(records) if _finite(r.get("theta"))]
     with style_context():
-        fig, ax = plt.subplots(figsize=(FULL_WIDTH * 0.62, 2.6))
-        groups = _bracket_points(
-            ax, rs, "theta", "c",
-            lambda r: max(r["c_upper"] - r["c"], 0.0) if _finite(r.get("c_upper")) else 0.0)
+        fig, ax, groups = _bracket_points(
+            rs, "theta", "c",
+            lambda r: max(r["c_upper"] - r["c"], 0.0) if _finite(r.get("c_upper")) else 0.0,
+            2.6)
         ax.axhline(0.5, color=COLORS["bound"], linestyle="--", linewidth=1,
                    label="$c = 1/2$ (statement 1)")
         ax.set_xlabel(r"thickness $\theta(E)$")

@@ -111,12 +111,9 @@ def _points(ax, P, labels, *, hollow=False, size=34, numbers=True, zorder=4, alp
     P = np.asarray(P, dtype=float)
     for k, (x, y) in enumerate(P):
         col = _class_color(labels[k])
-        if hollow:
-            ax.scatter([x], [y], s=size, facecolors="white", edgecolors=col, linewidths=1.3,
-                       marker=marker, zorder=zorder, alpha=alpha)
-        else:
-            ax.scatter([x], [y], s=size, color=col, edgecolors="white", linewidths=0.6,
-                       marker=marker, zorder=zorder, alpha=alpha)
+        paint = ({"facecolors": "white", "edgecolors": col, "linewidths": 1.3} if hollow
+                 else {"color": col, "edgecolors": "white", "linewidths": 0.6})
+        ax.scatter([x], [y], s=size, marker=marker, zorder=zorder, alpha=alpha, **paint)
     if not numbers:
         return []
     return [(ax, P, [str(k + 1) for k in range(len(P))],
@@ -134,34 +131,25 @@ def _number(pending, *, laid_out: bool = False) -> None:
 def _triplets(ax, P, labels, hard_pos, hard_neg, *, alpha=1.0) -> None:
     """Hardest positive (solid, class colour) and hardest negative (dashed) of each anchor."""
     P = np.asarray(P, dtype=float)
-    seen_pos: set[tuple[int, int]] = set()
-    seen_neg: set[tuple[int, int]] = set()
+    seen: set[tuple[bool, int, int]] = set()  # (positive, a, b): each pair drawn once a kind
     for a in range(len(P)):
-        p, m = hard_pos[a], hard_neg[a]
-        if p is not None and p >= 0:
-            key = (min(a, p), max(a, p))
-            if key not in seen_pos:
-                seen_pos.add(key)
-                ax.plot(*P[[a, p]].T, color=_class_color(labels[a]), lw=1.3, alpha=alpha,
-                        zorder=2, solid_capstyle="round")
-        if m is not None and m >= 0:
-            key = (min(a, m), max(a, m))
-            if key not in seen_neg:
-                seen_neg.add(key)
-                ax.plot(*P[[a, m]].T, color="#444444", lw=0.8, ls=(0, (3, 2)), alpha=alpha,
-                        zorder=1)
+        for positive, b in ((True, hard_pos[a]), (False, hard_neg[a])):
+            if b is None or b < 0 or (positive, min(a, b), max(a, b)) in seen:
+                continue
+            seen.add((positive, min(a, b), max(a, b)))
+            style = ({"color": _class_color(labels[a]), "lw": 1.3, "zorder": 2,
+                      "solid_capstyle": "round"} if positive else
+                     {"color": "#444444", "lw": 0.8, "ls": (0, (3, 2)), "zorder": 1})
+            ax.plot(*P[[a, b]].T, alpha=alpha, **style)
 
 
-def _limits(*arrays, pad=0.12, square=True) -> tuple[tuple[float, float], tuple[float, float]]:
+def _limits(*arrays, pad=0.12) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Square limits around the points of ``arrays``, ``pad`` of their span on each side."""
     A = np.vstack([np.asarray(a, dtype=float).reshape(-1, 2) for a in arrays])
     lo, hi = A.min(axis=0), A.max(axis=0)
-    span = hi - lo
-    s = max(float(span.max()), 1e-12)
+    half = (max(float((hi - lo).max()), 1e-12) / 2) * (1 + 2 * pad)
     centre = (lo + hi) / 2
-    half = (s / 2) * (1 + 2 * pad) if square else None
-    if square:
-        return ((centre[0] - half, centre[0] + half), (centre[1] - half, centre[1] + half))
-    return ((lo[0] - pad * s, hi[0] + pad * s), (lo[1] - pad * s, hi[1] + pad * s))
+    return ((centre[0] - half, centre[0] + half), (centre[1] - half, centre[1] + half))
 
 
 def _frame(ax, lims, *, ticks=True) -> None:
