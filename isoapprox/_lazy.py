@@ -65,6 +65,17 @@ def threadpool_controller() -> Any:
     return importlib.import_module("threadpoolctl").ThreadpoolController()
 
 
+def _optional(module: str, needs: str, extra: str) -> ModuleType:
+    """``module`` of the optional extra ``isoapprox[extra]``; ``needs`` begins the message."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingDependencyError(
+            f"{needs}, which is not installed; "
+            f"install the optional extra with: pip install 'isoapprox[{extra}]'"
+        ) from None
+
+
 def sklearn_load_digits() -> Callable[..., Any]:
     """``sklearn.datasets.load_digits``.
 
@@ -73,13 +84,8 @@ def sklearn_load_digits() -> Callable[..., Any]:
     MissingDependencyError
         If scikit-learn is not installed.
     """
-    try:
-        return importlib.import_module("sklearn.datasets").load_digits
-    except ImportError:
-        raise MissingDependencyError(
-            "the digits data set needs scikit-learn, which is not installed; "
-            "install the optional extra with: pip install 'isoapprox[data]'"
-        ) from None
+    return _optional("sklearn.datasets", "the digits data set needs scikit-learn",
+                     "data").load_digits
 
 
 def mnist1d_data() -> ModuleType:
@@ -90,13 +96,7 @@ def mnist1d_data() -> ModuleType:
     MissingDependencyError
         If the mnist1d package is not installed.
     """
-    try:
-        return importlib.import_module("mnist1d.data")
-    except ImportError:
-        raise MissingDependencyError(
-            "the mnist1d data set needs the mnist1d package, which is not installed; "
-            "install the optional extra with: pip install 'isoapprox[mnist1d]'"
-        ) from None
+    return _optional("mnist1d.data", "the mnist1d data set needs the mnist1d package", "mnist1d")
 
 
 def distributed() -> ModuleType:
