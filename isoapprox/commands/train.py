@@ -48,6 +48,29 @@ _AXES = (
     ("--optimizer", "optimizer", "optimizer", str, "sgd (momentum) or adam"),
 )
 
+#: options that set one TrainConfig field each, in the order of ``--help``: (flag, field,
+#: keywords of add_argument); --hidden and --samples-per-class (no field) are parsed
+#: by :func:`build_cells`
+_SETTINGS = (
+    ("--steps", "steps", {"type": int, "help": "updates per cell (default 2000)"}),
+    ("--log-every", "log_every",
+     {"type": int, "help": "log interval in updates (default 100)"}),
+    ("--hidden", None,
+     {"metavar": "W[,W...]",
+      "help": "hidden widths of the MLP, comma-separated; 'none' for linear (default 64)"}),
+    ("--samples-per-class", None,
+     {"metavar": "K", "help": "K of the P x K batches, or 'auto' (default)"}),
+    ("--theory-every", "theory_every",
+     {"type": int, "metavar": "T",
+      "help": "log d_iso and d_haus to the triplet-separated set (with brackets), c and "
+              "theta of the training batch every T updates (a multiple of --log-every; "
+              "batches above 16 points on a seeded sub-batch; default 0: off)"}),
+    ("--crosscheck", "crosscheck_batches",
+     {"type": int, "metavar": "B",
+      "help": "after training, evaluate every bound of the theory on B held-out P x K "
+              "batches (default 0: off)"}),
+)
+
 
 #: the description of ``isoapprox train --help``
 DESCRIPTION = (
@@ -95,40 +118,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--root-seed", type=int, default=0, help="root of every cell's seed (default 0)"
     )
-    p.add_argument(
-        "--steps", type=int, help="updates per cell (default 2000)"
-    )
-    p.add_argument(
-        "--log-every",
-        type=int,
-        help="log interval in updates (default 100)",
-    )
-    p.add_argument(
-        "--hidden",
-        metavar="W[,W...]",
-        help="hidden widths of the MLP, comma-separated; 'none' for linear "
-        "(default 64)",
-    )
-    p.add_argument(
-        "--samples-per-class",
-        metavar="K",
-        help="K of the P x K batches, or 'auto' (default)",
-    )
-    p.add_argument(
-        "--theory-every",
-        type=int,
-        metavar="T",
-        help="log d_iso and d_haus to the triplet-separated set (with brackets), c and "
-        "theta of the training batch every T updates (a multiple of --log-every; "
-        "batches above 16 points on a seeded sub-batch; default 0: off)",
-    )
-    p.add_argument(
-        "--crosscheck",
-        type=int,
-        metavar="B",
-        help="after training, evaluate every bound of the theory on B held-out P x K "
-        "batches (default 0: off)",
-    )
+    for flag, _field, kw in _SETTINGS:
+        p.add_argument(flag, **kw)
     p.add_argument(
         "--set",
         dest="overrides",
@@ -199,10 +190,10 @@ def build_cells(args: argparse.Namespace):
                 except argparse.ArgumentTypeError as exc:
                     raise InvalidInputError(f"--set {key} (as {flag}): {exc}") from None
         base_kw[key] = value
-    for dest, field in (("steps", "steps"), ("log_every", "log_every"),
-                        ("theory_every", "theory_every"), ("crosscheck", "crosscheck_batches")):
-        if getattr(args, dest) is not None:
-            base_kw[field] = getattr(args, dest)
+    for flag, field, _kw in _SETTINGS:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if field is not None and value is not None:
+            base_kw[field] = value
     if args.hidden is not None:
         h = args.hidden.strip().lower()
         try:
