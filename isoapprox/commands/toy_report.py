@@ -11,6 +11,9 @@ from ..toy import PAPER_C, ToyConfig
 
 __all__ = ["format_merge_order", "format_summary", "write_toy_results"]
 
+#: the fields of run_toy's result written as top-level fields of the results document
+_TOP_LEVEL = ("inputs", "figures", "scenarios", "random_summary", "seconds")
+
 
 def write_toy_results(path: Any, config: ToyConfig, result: dict[str, Any], *,
                       jobs: int = 1) -> Path:
@@ -26,14 +29,7 @@ def write_toy_results(path: Any, config: ToyConfig, result: dict[str, Any], *,
         config=config.to_dict(),
         records=result["trajectory"] + result["random"],
         seed=config.seed,
-        extra={
-            "inputs": result["inputs"],
-            "figures": result["figures"],
-            "scenarios": result["scenarios"],
-            "random_summary": result["random_summary"],
-            "seconds": result["seconds"],
-            "jobs": jobs,
-        },
+        extra={**{k: result[k] for k in _TOP_LEVEL}, "jobs": jobs},
     )
 
 
