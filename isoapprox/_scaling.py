@@ -71,6 +71,12 @@ def pow2_scale(*arrays: np.ndarray, lengths: Iterable[float] = ()) -> float:
     return pow2_factor(max_magnitude(*arrays), lengths)
 
 
+def pow2_scaled(X: np.ndarray, *, lengths: Iterable[float] = ()) -> tuple[np.ndarray, float]:
+    """``X`` times its :func:`pow2_scale` factor ``s`` (``X`` itself when ``s`` is 1), and ``s``."""
+    s = pow2_scale(X, lengths=lengths)
+    return (X * s if s != 1.0 else X), s
+
+
 def max_magnitude(*arrays: np.ndarray) -> float:
     """``max |arrays|`` (0.0 when all are empty), for :func:`pow2_factor`."""
     m = 0.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ._scaling import pow2_scale
+from ._scaling import pow2_scaled
 from ._typing import ArrayLike, FloatArray
 from ._validation import as_points, check_int, check_positive
 from .kernels import distances as K
@@ -55,8 +55,7 @@ def n_units(N: int) -> int:
 
 def scaled(X: np.ndarray, *extra: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Exactly rescaled copy (power of two), its transpose, and the factor."""
-    s = pow2_scale(X, lengths=extra)
-    Xs = X * s if s != 1.0 else X
+    Xs, s = pow2_scaled(X, lengths=extra)
     return Xs, np.ascontiguousarray(Xs.T), s
 
 
@@ -177,11 +176,8 @@ def pairwise_distances(E: ArrayLike) -> FloatArray:
     array([[0., 5.],
            [5., 0.]])
     """
-    X = as_points(E, "E")
-    s = pow2_scale(X)
-    if s != 1.0:
-        return K.pairwise_distances_kernel(X * s) / s
-    return K.pairwise_distances_kernel(X)
+    Y, s = pow2_scaled(as_points(E, "E"))
+    return K.pairwise_distances_kernel(Y) / s
 
 
 def farthest_pair(E: ArrayLike) -> tuple[float, int, int]:
@@ -257,8 +253,7 @@ def _diameter_candidates(Y: np.ndarray) -> np.ndarray | None:
 def compute_farthest_pair(X: np.ndarray) -> tuple[float, int, int]:
     """:func:`farthest_pair` without its checks, for callers that validated
     (finite float64 points, at least two)."""
-    s = pow2_scale(X)
-    Y = X * s if s != 1.0 else X
+    Y, s = pow2_scaled(X)
     if Y.shape[0] >= PRUNE_MIN_POINTS:
         cand = _diameter_candidates(Y)
         if cand is not None:
@@ -332,12 +327,15 @@ class BallResult:
         return self.radius - self.lower
 
 
-def _dual_value(Y: np.ndarray, idx: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
-    """``Phi(w) = sum_i w_i |y_i - c|^2`` with ``c = sum_i w_i y_i`` (no cancellation)."""
+def _dual_radius(Y: np.ndarray, idx: np.ndarray, w: np.ndarray) -> tuple[float, np.ndarray]:
+    """``sqrt(max(Phi(w), 0))``, the lower bound of the radius of the dual weights ``w``,
+    with ``Phi(w) = sum_i w_i |y_i - c|^2`` and ``c = sum_i w_i y_i`` (no cancellation),
+    and ``c``."""
     P = Y[idx]
     c = w @ P
     diff = P - c
-    return float(w @ np.einsum("ij,ij->i", diff, diff)), c
+    phi = float(w @ np.einsum("ij,ij->i", diff, diff))
+    return float(np.sqrt(max(phi, 0.0))), c
 
 
 def _polish(Y: np.ndarray, idx: np.ndarray, u: np.ndarray):
@@ -396,8 +394,7 @@ def ball_bracket(X: np.ndarray, rtol: float = 1e-12, max_iter: int = 100_000):
         c, it = meb_dual_fw(Y, idx, u, max_iter, eps)
         total_iter += int(it)
         r_out, far = K.farthest_from(Y, c)
-        phi, _ = _dual_value(Y, idx, u)
-        r_in = float(np.sqrt(max(phi, 0.0)))
+        r_in, _ = _dual_radius(Y, idx, u)
         if far in idx or r_out <= r_in * (1.0 + eps) or len(idx) >= N:
             break
         idx = np.append(idx, far)
@@ -409,9 +406,8 @@ def ball_bracket(X: np.ndarray, rtol: float = 1e-12, max_iter: int = 100_000):
     pol = _polish(Y, idx, u)
     if pol is not None:
         sup, w = pol
-        phi_w, c_w = _dual_value(Y, sup, w)
+        lo_w, c_w = _dual_radius(Y, sup, w)
         up_w, _ = K.farthest_from(Y, c_w)
-        lo_w = float(np.sqrt(max(phi_w, 0.0)))
         if lo_w > best_lo and up_w <= best_up:
             cert_idx, cert_w = sup, np.asarray(w)
         best_lo = max(best_lo, lo_w)
@@ -421,8 +417,7 @@ def ball_bracket(X: np.ndarray, rtol: float = 1e-12, max_iter: int = 100_000):
         c, it = meb_dual_fw(Y, idx, u, max_iter, max(rtol * 1e-2, 1e-15))
         total_iter += int(it)
         r_out, _ = K.farthest_from(Y, c)
-        phi, _ = _dual_value(Y, idx, u)
-        best_lo = max(best_lo, float(np.sqrt(max(phi, 0.0))))
+        best_lo = max(best_lo, _dual_radius(Y, idx, u)[0])
         if r_out < best_up:
             keep = u > 0.0
             best_c, best_up = c, float(r_out)
@@ -470,8 +465,7 @@ def compute_min_enclosing_ball(X: np.ndarray, rtol: float = 1e-12,
     """:func:`min_enclosing_ball` without its checks, for callers that validated."""
     if X.shape[0] == 1:
         return BallResult(X[0].copy(), 0.0, 0.0, np.array([0]), 0)
-    s = pow2_scale(X)
-    Xs = X * s if s != 1.0 else X
+    Xs, s = pow2_scaled(X)
     c, lo, support, _, n_iter = ball_bracket(Xs, rtol, max_iter)
     center = c / s
     # re-score the returned centre (exactly rescaled: center * s is exact, and

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from ._scaling import pow2_scale
+from ._scaling import pow2_scale, pow2_scaled
 from ._typing import ArrayLike, FloatArray, IntArray, RNGLike
 from ._validation import (
     as_labels,
@@ -438,8 +438,7 @@ def compute_retrieval(
         nan = math.nan
         return RetrievalMetrics(nan, nan, nan, 0, 0, False, sizes, np.zeros(P, np.int64),
                                 np.full(P, nan))
-    s = pow2_scale(X)
-    Xs = np.ascontiguousarray(X * s) if s != 1.0 else X
+    Xs = np.ascontiguousarray(pow2_scaled(X)[0])
     hit, rp, mapr = KR.loo_retrieval(Xs, codes.astype(np.int64), sizes,
                                      queries.astype(np.int64))
     qc = codes[queries]
