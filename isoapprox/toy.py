@@ -9,6 +9,7 @@ reproducibility: see docs/toy.md.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import logging
 import math
@@ -621,10 +622,6 @@ def evaluate_embedding(
 # ---------------------------------------------------------------------------
 
 
-def _task_seed(root: int, *key: int) -> np.random.Generator:
-    return np.random.default_rng([root, *key])
-
-
 def _eval_task(task: tuple) -> tuple[tuple, dict[str, Any]]:
     """One unit of work: evaluate one embedding (top level, so executors can pickle it)."""
     key, E, labels, margin, seed_key, opts = task
@@ -687,7 +684,7 @@ def _random_embedding(config: ToyConfig, i: int) -> tuple[np.ndarray, tuple[int,
     n_lay = len(config.random_layouts)
     lay = config.random_layouts[i % n_lay]
     margin = float(config.random_margins[(i // n_lay) % len(config.random_margins)])
-    E = _task_seed(config.seed, 2, i).normal(size=(config.n_points, 2))
+    E = np.random.default_rng([config.seed, 2, i]).normal(size=(config.n_points, 2))
     return E, tuple(int(v) for v in lay), margin
 
 
@@ -850,16 +847,15 @@ def run_toy(
 
 def _zero_loss_step(embs: np.ndarray, codes: np.ndarray, margin: float) -> int | None:
     """The first step from which the max batch-hard loss is zero to the end (or ``None``)."""
-    if batch_hard_loss(embs[-1], codes, margin=margin, reduction="max") != 0.0:
+
+    def zero(step: int) -> bool:
+        return batch_hard_loss(embs[step], codes, margin=margin, reduction="max") == 0.0
+
+    last = len(embs) - 1
+    if not zero(last):
         return None
-    lo, hi = 0, len(embs) - 1  # zero loss stops gradient descent: once zero, always zero
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if batch_hard_loss(embs[mid], codes, margin=margin, reduction="max") == 0.0:
-            hi = mid
-        else:
-            lo = mid + 1
-    return int(lo)
+    # zero loss stops gradient descent: once zero, always zero (a bisection)
+    return bisect.bisect_left(range(last), True, key=zero)
 
 
 def _snapshots(tr: dict[str, Any], config: ToyConfig) -> list[dict[str, Any]]:
@@ -961,7 +957,7 @@ def _scenario_summary(config: ToyConfig, sc: Scenario, tr: dict[str, Any],
         "diverged": tr["diverged"],
         "initial_diameter": float(tr["diam"][0]),
         "final_diameter": float(tr["diam"][last]),
-        "final_diameter_ratio": float(tr["diam"][last] / tr["diam"][0]),
+        "final_diameter_ratio": tr["final_diameter_ratio"],
         "final_loss_mean": float(tr["loss_mean"][last]),
         "final_loss_max": float(tr["loss_max_final"]),
         "final_d_iso": final["d_iso"],
@@ -1012,12 +1008,11 @@ def summarize_random(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "n_half_violated": sum(r["half_holds"] is False for r in rs),
         }
 
-    out: dict[str, Any] = {"all": group(rows), "by_margin": {}, "by_layout": {}}
-    for m in sorted({r["margin"] for r in rows}):
-        out["by_margin"][f"{m:g}"] = group([r for r in rows if r["margin"] == m])
-    for lay in sorted({r["layout"] for r in rows}):
-        out["by_layout"][lay] = group([r for r in rows if r["layout"] == lay])
-    out["paper_c"] = PAPER_C
-    out["floor"] = 0.5
-    out["jung_plane"] = JUNG_PLANE
-    return out
+    margins = sorted({r["margin"] for r in rows})
+    layouts = sorted({r["layout"] for r in rows})
+    return {
+        "all": group(rows),
+        "by_margin": {f"{m:g}": group([r for r in rows if r["margin"] == m]) for m in margins},
+        "by_layout": {lay: group([r for r in rows if r["layout"] == lay]) for lay in layouts},
+        "paper_c": PAPER_C, "floor": 0.5, "jung_plane": JUNG_PLANE,
+    }
