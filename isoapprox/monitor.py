@@ -139,6 +139,9 @@ WARN_SIGNATURES = ("shrinking", "all_distances_small", "stuck_at_margin", "stuck
 #: the signatures whose onset calls the theory (``theory_on_onset``)
 _TREND_AND_COLLAPSE = frozenset(("shrinking",) + tuple(
     n for n in COLLAPSE_SIGNATURES if n != "class_collapse"))
+#: the settings :meth:`CollapseMonitor.config` lists as they are, after the others
+_PLAIN_SETTINGS = ("strict", "fsync", "fsync_every", "loss_kind", "loss_reduction", "k_on",
+                   "k_off", "k_on_mismatch", "shrink_factor", "theory_on_onset", "threads")
 #: why a call was not evaluated (``bad_batch`` records) or part of it was dropped
 BAD_BATCH_REASONS = ("type", "shape", "non_finite", "labels", "step", "loss", "theory", "log")
 
@@ -392,11 +395,7 @@ class CollapseMonitor:
             "theory": {**{k: v for k, v in asdict(th).items() if k != "curve"},
                        "curve": th.curve if isinstance(th.curve, str) else "custom"},
             "thresholds": asdict(self.thresholds), "warn": list(self.warn),
-            "strict": self.strict, "fsync": self.fsync, "fsync_every": self.fsync_every,
-            "loss_kind": self.loss_kind, "loss_reduction": self.loss_reduction,
-            "k_on": self.k_on, "k_off": self.k_off, "k_on_mismatch": self.k_on_mismatch,
-            "shrink_factor": self.shrink_factor, "theory_on_onset": self.theory_on_onset,
-            "threads": self.threads,
+            **{k: getattr(self, k) for k in _PLAIN_SETTINGS},
         }
 
     # -- the log -------------------------------------------------------------------
@@ -808,8 +807,7 @@ class MonitorHistory:
         for r in records:
             if isinstance(r, Mapping) and r.get("kind") in kinds:
                 kinds[r["kind"]].append(dict(r))
-        return cls(source, tuple(kinds["header"]), tuple(kinds["update"]),
-                   tuple(kinds["bad_batch"]))
+        return cls(source, *(tuple(v) for v in kinds.values()))
 
     @property
     def margin(self) -> float | None:
