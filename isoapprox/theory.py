@@ -372,10 +372,9 @@ class TheoryOptions:
 
     def __post_init__(self) -> None:
         self.solver_options()  # checks effort, the counts, time_limit, tol and solver
-        if self.haus_max_points is not None:
-            check_int(self.haus_max_points, "haus_max_points", minimum=0)
-        if self.procrustes_max_dim is not None:
-            check_int(self.procrustes_max_dim, "procrustes_max_dim", minimum=0)
+        for name in ("haus_max_points", "procrustes_max_dim"):  # None: no limit
+            if getattr(self, name) is not None:
+                check_int(getattr(self, name), name, minimum=0)
         check_int(self.seed, "seed", minimum=0)
         if self.c_n is not None:
             check_positive(self.c_n, "c_n")
@@ -587,15 +586,14 @@ CHECKS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: the attributes of a ``nearest_ideal`` result that :func:`solver_dict` keeps, in order
+_SOLVER_KEYS = ("objective", "value", "lower", "upper", "rel_gap", "certified", "solver",
+                "status", "kind", "n_starts", "n_iter", "seconds", "bounds", "lower_source")
+
+
 def solver_dict(res: IdealResult) -> dict[str, Any]:
     """The summary of a ``nearest_ideal`` result kept in reports (no embedding)."""
-    return {
-        "objective": res.objective, "value": res.value, "lower": res.lower,
-        "upper": res.upper, "rel_gap": res.rel_gap, "certified": res.certified,
-        "solver": res.solver, "status": res.status, "kind": res.kind,
-        "n_starts": res.n_starts, "n_iter": res.n_iter, "seconds": res.seconds,
-        "bounds": dict(res.bounds), "lower_source": res.lower_source,
-    }
+    return {k: dict(res.bounds) if k == "bounds" else getattr(res, k) for k in _SOLVER_KEYS}
 
 
 def _ratio(num: float, den: float) -> float:
