@@ -177,7 +177,8 @@ def pairwise_distances(E: ArrayLike) -> FloatArray:
            [5., 0.]])
     """
     Y, s = pow2_scaled(as_points(E, "E"))
-    return K.pairwise_distances_kernel(Y) / s
+    D = K.pairwise_distances_kernel(Y)
+    return D / s if s != 1.0 else D  # no second N x N array at unit scale
 
 
 def farthest_pair(E: ArrayLike) -> tuple[float, int, int]:
