@@ -767,8 +767,8 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
 
     # d_haus: the solver (small N) and f* moved onto E ------------------------------
     run_proc = not verdict and (opts.procrustes_max_dim is None or n <= opts.procrustes_max_dim)
+    aligned = fstar  # unless Procrustes moves it onto E
     if iso.value == 0.0:
-        aligned = fstar
         if not verdict:
             proc = ProcrustesResult.trivial(np.zeros(n))
         haus = DistanceResult("haus", Bracket(0.0, 0.0, 0.0, True, iso.lower_source, iso.solver),
@@ -779,7 +779,6 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
         if haus_res is not None:
             cands.append((haus_res.value, np.asarray(haus_res.embedding), haus_res.solver,
                           haus_res.status, haus_res.seconds))
-        aligned = None
         if proc is None and run_proc:
             proc = compute_minimax_procrustes(X, np.asarray(fstar, dtype=float),
                                               gen=as_rng(opts.seed), stacklevel=4)
@@ -810,8 +809,6 @@ def evaluate_core(X: np.ndarray, codes: np.ndarray, alpha: float, opts: TheoryOp
         haus = DistanceResult.from_bracket("haus", value, lower, source, solver, status, kind, secs,
                 G, scale, tol)
         haus_crossed = haus_res is None or solver != haus_res.solver or source == "iso_half"
-        if aligned is None:
-            aligned = fstar
 
     # c, theta, f* ratio -------------------------------------------------------------
     separated = iso.value == 0.0
