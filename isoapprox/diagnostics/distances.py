@@ -198,10 +198,7 @@ class DistanceSummary:
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dictionary (JSON-serialisable)."""
         return {
-            "n_pairs": self.n_pairs,
-            "min": self.min,
-            "max": self.max,
-            "mean": self.mean,
+            **{k: getattr(self, k) for k in ("n_pairs", "min", "max", "mean")},
             "quantiles": {f"{q:g}": v for q, v in zip(self.levels, self.quantiles, strict=True)},
             "histogram_counts": list(self.histogram_counts),
             "histogram_edges": list(self.histogram_edges),

@@ -70,13 +70,8 @@ class ClassGroup:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dictionary (JSON-serialisable)."""
-        return {
-            "classes": list(self.classes),
-            "n_classes": len(self.classes),
-            "n_points": self.n_points,
-            "share": self.share,
-            "diameter": self.diameter,
-        }
+        return {"classes": list(self.classes), "n_classes": len(self.classes),
+                **{k: getattr(self, k) for k in ("n_points", "share", "diameter")}}
 
 
 @dataclass(frozen=True)
@@ -125,13 +120,9 @@ class ClassMerging:
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dictionary (JSON-serialisable)."""
         return {
-            "height": self.height,
-            "margin_ratio": self.margin_ratio,
-            "diameter_ratio": self.diameter_ratio,
-            "n_components": self.n_components,
-            "n_merged_classes": self.n_merged_classes,
-            "merged_points": self.merged_points,
-            "merged_share": self.merged_share,
+            **{k: getattr(self, k) for k in ("height", "margin_ratio", "diameter_ratio",
+                                             "n_components", "n_merged_classes",
+                                             "merged_points", "merged_share")},
             "groups": [g.to_dict() for g in self.groups],
             "collapsed_classes": [g.to_dict() for g in self.collapsed_classes],
             "n_overlapping_pairs": self.n_overlapping_pairs,

@@ -580,8 +580,7 @@ def _norms(X: np.ndarray) -> tuple[float, float]:
 
 def _delegate(path: str, doc: str) -> property:
     """A read-only attribute that reads ``path`` (dotted) of the instance."""
-    get = operator.attrgetter(path)
-    return property(get, doc=doc)
+    return property(operator.attrgetter(path), doc=doc)
 
 
 def _share(name: str, doc: str) -> property:
@@ -676,36 +675,24 @@ class CollapseStatistics:
     triplet_mean = _share("triplet_sum", "The triplet loss, mean over all triplets "
                                          "(``triplet_sum / n_triplets``).")
 
-    def _retrieval_scalars(self) -> dict[str, float]:
-        r = self.retrieval
-        return {"recall_at_1": r.recall_at_1, "r_precision": r.r_precision,
-                "map_at_r": r.map_at_r}
-
     def scalars(self) -> dict[str, float | int | None]:
         """The scalar statistics as a flat dictionary (the monitor logs the quick ones;
         the report summarises batches by the full ones)."""
         if self.quick:
             out: dict[str, Any] = {k: getattr(self, k) for k in _QUICK_SCALARS}
-            out.update(n_pairs=self.n_pairs, max_class_diameter=self.max_class_diameter,
-                       min_class_gap=self.min_class_gap, active_fraction=self.active_fraction,
-                       violated_fraction=self.violated_fraction,
-                       triplet_mean=self.triplet_mean, **self._retrieval_scalars())
-            return out
-        out = {
-            "diameter": self.diameter,
-            "min_distance": self.distances.min,
-            "mean_distance": self.distances.mean,
-        }
-        for q, v in zip(self.distances.levels, self.distances.quantiles, strict=True):
-            out[f"distance_q{q:g}"] = v
-        out.update({k: getattr(self, k) for k in _FULL_SCALARS})
-        out.update(
-            max_class_diameter=self.max_class_diameter,
-            min_class_gap=self.min_class_gap,
-            merged_classes=self.merging.n_merged_classes,
-            merged_share=self.merging.merged_share,
-            **self._retrieval_scalars(),
-        )
+        else:
+            out = {
+                "diameter": self.diameter,
+                "min_distance": self.distances.min,
+                "mean_distance": self.distances.mean,
+            }
+            for q, v in zip(self.distances.levels, self.distances.quantiles, strict=True):
+                out[f"distance_q{q:g}"] = v
+            out.update({k: getattr(self, k) for k in _FULL_SCALARS})
+            out.update(merged_classes=self.merging.n_merged_classes,
+                       merged_share=self.merging.merged_share)
+        r = self.retrieval
+        out.update(recall_at_1=r.recall_at_1, r_precision=r.r_precision, map_at_r=r.map_at_r)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -716,26 +703,29 @@ class CollapseStatistics:
             out[name] = None if out[name] is None else out[name].to_dict()
         for name in ("diameter_pair", "worst_triplet"):
             out[name] = None if out[name] is None else list(out[name])
-        out["active_fraction"] = self.active_fraction
-        out["violated_fraction"] = self.violated_fraction
-        out["triplet_mean"] = self.triplet_mean
+        out.update({k: getattr(self, k) for k in ("active_fraction", "violated_fraction",
+                                                  "triplet_mean")})
         if self.quick:
             out.update(quick=True, diameter=self.diameter, min_distance=self.min_distance)
         return out
 
 
-#: the scalars of the quick statistics, in the order the monitor logs them
+#: the scalars of the quick statistics before the retrieval's, in the order the monitor
+#: logs them
 _QUICK_SCALARS = (
     "n_points", "dim", "n_classes", "margin", "diameter", "min_distance", "rms_norm",
     "centroid_norm", "effective_rank", "batch_hard_mean", "batch_hard_max",
     "soft_margin_mean", "n_anchors", "n_hard_active", "n_triplets", "n_active", "n_violated",
-    "triplet_sum", "worst_slack", "atol",
+    "triplet_sum", "worst_slack", "atol", "n_pairs", "max_class_diameter", "min_class_gap",
+    "active_fraction", "violated_fraction", "triplet_mean",
 )
-#: the scalars of the full statistics after the distances, in the report's order
+#: the scalars of the full statistics after the distances and before the merged classes
+#: and the retrieval, in the report's order
 _FULL_SCALARS = (
     "meb_radius", "rms_norm", "centroid_norm", "effective_rank", "rankme",
     "std_l2_normalized", "uniformity", "alignment", "batch_hard_mean", "batch_hard_max",
     "soft_margin_mean", "triplet_mean", "active_fraction", "violated_fraction", "worst_slack",
+    "max_class_diameter", "min_class_gap",
 )
 
 #: the former name of the quick statistics, now :class:`CollapseStatistics` with ``quick=True``
