@@ -14,11 +14,23 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_labels, as_points, require_triplets
+from ..diagnostics import (
+    DEFAULT_QUANTILES,
+    SIGNATURE_NAMES,
+    DiagnoseOptions,
+    SignatureThresholds,
+    add_theory,
+    diagnose,
+    diagnose_batches,
+    diagnose_theory,
+    embedding_view,
+)
 from ..diagnostics.report import THEORY_NEEDS_MARGIN, VERDICT_WORDS
 from ..diagnostics.signatures import signatures_help
 from ..exceptions import InvalidInputError, IsoapproxError
 from ..ideal import EFFORTS
 from ..io import atomic_write_bytes, atomic_write_text, read_embeddings, to_jsonable
+from ..theory import TheoryOptions
 from .common import bounded_int, claim_outputs
 
 _WIDTH = 92
@@ -214,13 +226,7 @@ def _num(v: Any, digits: int = 4) -> str:
         return "n/a"
     if isinstance(v, bool):
         return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        if math.isnan(v):
-            return "nan"
+    if isinstance(v, float):  # "inf", "-inf" and "nan" as Python formats them
         return f"{v:.{digits}g}"
     return str(v)
 
@@ -584,14 +590,11 @@ def format_batch_report(report: dict) -> str:
     shown = {k: v for k, v in report["statistics"].items()
              if not k.startswith("theory.") or k in _BATCH_THEORY_KEYS}
     w = max(len(k) for k in shown)
-    lines.append(f"  {'statistic':<{w}}  {'mean':>10}  {'min':>10}  {'median':>10}  {'max':>10}")
-    lines.append(f"  {'-' * w}  {'-' * 10}  {'-' * 10}  {'-' * 10}  {'-' * 10}")
-    for k, s in shown.items():
-        if s is None:
-            lines.append(f"  {k:<{w}}  {'n/a':>10}")
-            continue
-        lines.append(f"  {k:<{w}}  {_num(s['mean']):>10}  {_num(s['min']):>10}  "
-                     f"{_num(s['median']):>10}  {_num(s['max']):>10}")
+    cols = ("mean", "min", "median", "max")
+    rows = [("statistic", cols), ("-" * w, ("-" * 10,) * len(cols))]
+    rows += [(k, ("n/a",) if s is None else tuple(_num(s[c]) for c in cols))
+             for k, s in shown.items()]
+    lines += [f"  {k:<{w}}" + "".join(f"  {v:>10}" for v in cells) for k, cells in rows]
     tb = report.get("theory", {}).get("budget")
     if tb:
         lines += ["", "theory budget (per evaluated batch)"]
@@ -607,8 +610,6 @@ def format_batch_report(report: dict) -> str:
 
 
 def _parse_thresholds(items: list[str]):
-    from ..diagnostics import SignatureThresholds
-
     names = SignatureThresholds.names()
     values: dict[str, float] = {}
     for item in items:
@@ -629,8 +630,6 @@ def _parse_thresholds(items: list[str]):
 
 
 def _parse_quantiles(text: str | None):
-    from ..diagnostics import DEFAULT_QUANTILES
-
     if text is None:
         return DEFAULT_QUANTILES
     try:
@@ -656,8 +655,6 @@ def _validated(path: Path, E, y):
 
 
 def _theory_options(args: argparse.Namespace):
-    from ..theory import TheoryOptions
-
     kw: dict[str, Any] = {"seed": args.seed, "effort": args.effort}
     if args.theory_time_limit is not None:
         kw["time_limit"] = args.theory_time_limit
@@ -702,18 +699,15 @@ def _check_outputs(args: argparse.Namespace) -> None:
 _FAIL_ANY = "any"
 
 
-def _fail_on_names() -> tuple[str, ...]:
-    from ..diagnostics import SIGNATURE_NAMES
-    from ..diagnostics.report import VERDICT_WORDS
-
-    return (*SIGNATURE_NAMES, *VERDICT_WORDS, _FAIL_ANY)
+#: the names ``--fail-on`` takes: signatures, verdict statuses and ``any``
+_FAIL_ON_NAMES = (*SIGNATURE_NAMES, *VERDICT_WORDS, _FAIL_ANY)
 
 
 def _parse_fail_on(text: str | None) -> tuple[str, ...]:
     """``--fail-on SIG[,SIG...]``: signature names, verdict statuses or ``any``."""
     if text is None:
         return ()
-    names = _fail_on_names()
+    names = _FAIL_ON_NAMES
     got = tuple(v.strip() for v in text.split(",") if v.strip())
     bad = [v for v in got if v not in names]
     if not got or bad:
@@ -755,12 +749,9 @@ def save_ideal(path: Path, res, *, margin: float) -> Path:
         "indices": np.asarray(res.indices, dtype=np.int64),
         "margin": np.float64(margin),
     }
-    for name, (v, lo, up) in {
-        "d_iso": (res.iso.value, res.iso.lower, res.iso.upper),
-        "d_haus": (res.haus.value, res.haus.lower, res.haus.upper),
-    }.items():
-        arrays.update({name: np.float64(v), f"{name}_lower": np.float64(lo),
-                       f"{name}_upper": np.float64(up)})
+    for name, r in (("d_iso", res.iso), ("d_haus", res.haus)):
+        arrays.update({name: np.float64(r.value), f"{name}_lower": np.float64(r.lower),
+                       f"{name}_upper": np.float64(r.upper)})
     arrays.update(kind=np.array(res.iso.kind), kind_haus=np.array(res.haus.kind))
     for name, obj in (("c", cst), ("theta", cst), ("d_star", res)):
         for key in (name, f"{name}_lower", f"{name}_upper"):
@@ -786,8 +777,6 @@ def run(args: argparse.Namespace) -> int:
         return run_history(args)
     if args.file is None:
         raise InvalidInputError("diagnose needs an embedding FILE (or --history LOG)")
-    from ..diagnostics import DiagnoseOptions
-
     options = DiagnoseOptions(
         margin=args.margin,
         loss=args.loss,
@@ -806,8 +795,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, options, theory) -> int:
-    from ..diagnostics import add_theory, diagnose, diagnose_batches, diagnose_theory
-
     loaded = read_embeddings(args.file, labels=args.labels, embeddings_key=args.embeddings_key,
                              labels_key=args.labels_key, label_column=args.label_column,
                              index_col=False if args.no_index else args.index_col)
@@ -843,8 +830,6 @@ def _run(args: argparse.Namespace, options, theory) -> int:
     if args.out is not None and res is not None:
         written.append(str(save_ideal(args.out, res, margin=options.margin)))
     if args.plot is not None:
-        from ..diagnostics import embedding_view
-
         if res is not None:
             report["view"] = embedding_view(X[res.indices], res.labels, ideal=res.aligned,
                                             rng=args.seed)
