@@ -869,7 +869,7 @@ def embedding_view(
         rows = np.sort(as_rng(rng).choice(X.shape[0], size=max_points, replace=False))
     sel = slice(None) if rows is None else rows
     P2 = (X[sel] - center) @ V.T
-    out = {
+    return {
         "projection": ("principal axes of the embeddings and the ideal embedding together"
                        if G is not None else "principal axes of the embeddings"),
         "axes_variance": shares,
@@ -881,6 +881,5 @@ def embedding_view(
         "embedding": P2.tolist(),
         "ideal": None if G is None else ((G[sel] - center) @ V.T).tolist(),
     }
-    return out
 
 

@@ -200,20 +200,19 @@ def verdict(signatures: Sequence[Signature], *, findings: Sequence[str] = (),
             "REPORTED LOSS DOES NOT MATCH THE FILE: the embeddings show no collapse "
             "signature, and the loss training reports is not theirs."
         )
+    elif reported:
+        status = "loss-at-collapse-value"
+        headline = (
+            "LOSS AT A COLLAPSE VALUE, but the embedding has not collapsed: each "
+            "anchor's hardest positive is about as far as its hardest negative."
+        )
+        details = [by_name[n].summary for n in reported]
     else:
-        if reported:
-            status = "loss-at-collapse-value"
-            headline = (
-                "LOSS AT A COLLAPSE VALUE, but the embedding has not collapsed: each "
-                "anchor's hardest positive is about as far as its hardest negative."
-            )
-            details = [by_name[n].summary for n in reported]
-        else:
-            status = "healthy"
-            headline = (
-                "HEALTHY: no collapse signature; the embedding is spread out, uses its "
-                "dimensions and ranks its classes."
-            )
+        status = "healthy"
+        headline = (
+            "HEALTHY: no collapse signature; the embedding is spread out, uses its "
+            "dimensions and ranks its classes."
+        )
     details += [by_name[n].summary for n in consistent]
     evidence = details[:1]
     line = _retrieval_line(by_name)
@@ -671,10 +670,8 @@ def diagnose_batches(
                 theory_budget = res.budget
         row["signatures"] = held
         rows.append(row)
-    keys = [k for k in rows[0] if k != "signatures"]
-    keys += [k for r in rows for k in r if k not in keys and k != "signatures"]
     summary: dict[str, Any] = {}
-    for k in keys:
+    for k in dict.fromkeys(k for r in rows for k in r if k != "signatures"):
         vals = np.array([r[k] for r in rows if r.get(k) is not None], dtype=np.float64)
         if vals.size == 0:
             summary[k] = None
