@@ -707,12 +707,11 @@ def _parse_fail_on(text: str | None) -> tuple[str, ...]:
     """``--fail-on SIG[,SIG...]``: signature names, verdict statuses or ``any``."""
     if text is None:
         return ()
-    names = _FAIL_ON_NAMES
     got = tuple(v.strip() for v in text.split(",") if v.strip())
-    bad = [v for v in got if v not in names]
+    bad = [v for v in got if v not in _FAIL_ON_NAMES]
     if not got or bad:
         raise InvalidInputError(
-            f"`--fail-on` must be comma-separated names among {', '.join(names)}; got "
+            f"`--fail-on` must be comma-separated names among {', '.join(_FAIL_ON_NAMES)}; got "
             f"{text!r}"
         )
     return got

@@ -678,8 +678,8 @@ def diagnose_theory(
     (0.0, True, False)
     """
     t0 = time.perf_counter()
-    opts = options if options is not None else TheoryOptions()
-    check_instance(opts, TheoryOptions, "options")
+    opts = check_instance(TheoryOptions() if options is None else options, TheoryOptions,
+                          "options")
     certify = check_option(certify, "certify", CERTIFY)
     X_all = as_points(E, "E", min_points=3)
     codes_all, classes = as_labels(y, X_all.shape[0], "y")

@@ -501,9 +501,8 @@ _SECTIONS = (
 
 
 def _options(options: Any) -> DiagnoseOptions:
-    options = options if options is not None else DiagnoseOptions()
-    check_instance(options, DiagnoseOptions, "options")
-    return options
+    return check_instance(DiagnoseOptions() if options is None else options, DiagnoseOptions,
+                          "options")
 
 
 def diagnose(
@@ -650,17 +649,11 @@ def diagnose_batches(
     theory_budget: dict[str, Any] | None = None
     gen = as_rng(rng)
     rows: list[dict[str, Any]] = []
-    held_counts = dict.fromkeys(SIGNATURE_NAMES, 0)
     drawn = np.zeros(len(classes), dtype=bool)
     for idx in sample_batches(codes, B, K, n_batches, gen):
         drawn[codes[idx]] = True
         batch = Batch(X[idx], codes[idx])
-        st = batch.statistics(options)
-        sigs = batch.signatures(options)
-        held = [s.name for s in sigs if s.holds]
-        for name in held:
-            held_counts[name] += 1
-        row: dict[str, Any] = dict(st.scalars())
+        row: dict[str, Any] = dict(batch.statistics(options).scalars())
         if theory is not None and (theory_batches is None or n_theory < theory_batches):
             n_theory += 1
             res = diagnose_theory(batch.E, batch.y, margin=_margin(options), options=theory,
@@ -668,8 +661,9 @@ def diagnose_batches(
             row.update(theory_numbers(res))
             if theory_budget is None:
                 theory_budget = res.budget
-        row["signatures"] = held
+        row["signatures"] = [s.name for s in batch.signatures(options) if s.holds]
         rows.append(row)
+    held_counts = {name: sum(name in r["signatures"] for r in rows) for name in SIGNATURE_NAMES}
     summary: dict[str, Any] = {}
     for k in dict.fromkeys(k for r in rows for k in r if k != "signatures"):
         vals = np.array([r[k] for r in rows if r.get(k) is not None], dtype=np.float64)

@@ -490,8 +490,8 @@ def detect_signatures(
             f"`stats` must be a CollapseStatistics (from collapse_statistics); got "
             f"{type(stats).__name__}"
         )
-    th = thresholds if thresholds is not None else SignatureThresholds()
-    check_instance(th, SignatureThresholds, "thresholds")
+    th = check_instance(SignatureThresholds() if thresholds is None else thresholds,
+                        SignatureThresholds, "thresholds")
     if loss is not None:
         loss = check_nonnegative(loss, "loss")
     mg = stats.merging
