@@ -13,7 +13,9 @@ import numpy as np
 
 
 def dist(u, v) -> float:
-    return math.sqrt(sum((float(a) - float(b)) ** 2 for a, b in zip(u, v, strict=True)))
+    # d * d, not d ** 2: a float's ** goes through the C library's pow, which
+    # may be 1 ulp off the exactly rounded product (3.5999999940395355 ** 2 is)
+    return math.sqrt(sum(d * d for d in (float(a) - float(b) for a, b in zip(u, v, strict=True))))
 
 
 def pairwise(E) -> np.ndarray:
