@@ -151,6 +151,16 @@ def _scatter_triplets(X, a, p, m, d_ap, d_am, coef) -> np.ndarray:
     return G
 
 
+def _triplet_result(value: float, G: np.ndarray, n_active: int, a: np.ndarray, p: np.ndarray,
+                    m: np.ndarray, terms: np.ndarray, **selection: Any) -> LossResult:
+    """The :class:`LossResult` of a loss with one term per triplet ``(a, p, m)``:
+    its ``selection`` holds the triplets, then ``selection``, then ``argmax``."""
+    return LossResult(value, G, int(a.size), n_active, {
+        "anchor": a, "positive": p, "negative": m, **selection,
+        "argmax": int(np.argmax(terms)) if terms.size else -1,
+    })
+
+
 # ---------------------------------------------------------------------------
 # the cores of :data:`~isoapprox.losses.registry.LOSSES` (``LossSpec.fn``), on
 # validated arrays (X float64 (N, n), codes 0..P-1); the options are those of
@@ -167,27 +177,16 @@ def grad_batch_hard(X, codes, *, margin=0.0, reduction="mean", soft=False) -> Lo
         zc = z / s
         terms = np.logaddexp(0.0, zc)
         slope = expit(zc)
-        value, w = reduce_with_weights(terms, reduction)
     else:
         terms = np.maximum(z, 0.0)
         slope = (z > 0.0).astype(np.float64)
-        value, w = reduce_with_weights(terms, reduction)
+    value, w = reduce_with_weights(terms, reduction)
+    if not soft:
         value /= s
     coef = w * slope
     G = _scatter_triplets(X, anchors, pi[valid], ni[valid], hp[valid], hn[valid], coef)
-    return LossResult(
-        value=value,
-        grad=G,
-        n_terms=int(anchors.size),
-        n_active=int(np.sum(slope > 0.0)),
-        selection={
-            "anchor": anchors,
-            "positive": pi[valid],
-            "negative": ni[valid],
-            "active": z > 0.0,
-            "argmax": int(np.argmax(terms)) if terms.size else -1,
-        },
-    )
+    return _triplet_result(value, G, int(np.sum(slope > 0.0)), anchors, pi[valid], ni[valid],
+                           terms, active=z > 0.0)
 
 
 def grad_all_triplet(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
@@ -218,33 +217,14 @@ def grad_semi_hard(X, codes, *, margin=0.0, reduction="mean") -> LossResult:
     np.cumsum(npos, out=offsets[1:])
     a, p, m, d_ap, d_am, fb = TK.semihard_kernel(X, codes, offsets)
     keep = m >= 0
-    a, p, m, d_ap, d_am, fb = (
-        a[keep],
-        p[keep],
-        m[keep],
-        d_ap[keep],
-        d_am[keep],
-        fb[keep],
-    )
+    a, p, m, d_ap, d_am, fb = (v[keep] for v in (a, p, m, d_ap, d_am, fb))
     z = d_ap - d_am + margin
     terms = np.maximum(z, 0.0)
     value, w = reduce_with_weights(terms, reduction)
     slope = (z > 0.0).astype(np.float64)
     G = _scatter_triplets(X, a, p, m, d_ap, d_am, w * slope)
-    return LossResult(
-        value=value / s,
-        grad=G,
-        n_terms=int(a.size),
-        n_active=int(np.sum(slope > 0.0)),
-        selection={
-            "anchor": a,
-            "positive": p,
-            "negative": m,
-            "active": z > 0.0,
-            "fallback": fb,
-            "argmax": int(np.argmax(terms)) if terms.size else -1,
-        },
-    )
+    return _triplet_result(value / s, G, int(np.sum(slope > 0.0)), a, p, m, terms,
+                           active=z > 0.0, fallback=fb)
 
 
 def _mine_on_sphere(U: np.ndarray, codes: np.ndarray, positive: str):
@@ -300,21 +280,7 @@ def grad_selectively_contrastive(
     if np.any(f != 1.0):
         G *= f[:, None]
     n_active = int(np.sum((d_sap != 0.0) | (d_san != 0.0)))
-    return LossResult(
-        value=value,
-        grad=G,
-        n_terms=int(a.size),
-        n_active=n_active,
-        selection={
-            "anchor": a,
-            "positive": p,
-            "negative": m,
-            "hard": hard,
-            "s_ap": s_ap,
-            "s_an": s_an,
-            "argmax": int(np.argmax(terms)) if terms.size else -1,
-        },
-    )
+    return _triplet_result(value, G, n_active, a, p, m, terms, hard=hard, s_ap=s_ap, s_an=s_an)
 
 
 def _pair(X, codes, pos_thr, neg_thr, *, reduction="mean") -> LossResult:

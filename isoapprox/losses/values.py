@@ -58,12 +58,12 @@ def points_and_codes(E: ArrayLike, y: ArrayLike, *, triplets: bool):
     return X, codes, classes
 
 
-def _prepare(E: ArrayLike, y: ArrayLike, margin: float, *, triplets: bool = True):
-    X = as_points(E, "E", min_points=2)
-    codes, classes = as_labels(y, X.shape[0], "y")
+def _prepare(E: ArrayLike, y: ArrayLike, margin: float):
+    """:func:`points_and_codes` (labels admitting a triplet; the margin checked
+    before the labels are), rescaled with the margin: ``X, codes, classes, alpha, s``."""
+    X, codes, classes = points_and_codes(E, y, triplets=False)
     margin = check_margin(margin)
-    if triplets:
-        require_triplets(codes)
+    require_triplets(codes)
     X, (alpha,), s = unit_scale(X, margin)
     return X, codes, classes, alpha, s
 
