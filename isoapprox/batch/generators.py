@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -84,15 +84,7 @@ class GeneratorOptions:
 
     def to_dict(self) -> dict:
         """Plain dict (for result files)."""
-        return {
-            "spread": self.spread,
-            "collapse_scale": self.collapse_scale,
-            "unbalanced_ratio": self.unbalanced_ratio,
-            "objective": self.objective,
-            "search_budget": self.search_budget,
-            "search_population": self.search_population,
-            "search_restarts": self.search_restarts,
-        }
+        return asdict(self)
 
 
 def validate_cell(distribution: str, n_points: int, dim: int, n_classes: int,

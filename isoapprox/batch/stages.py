@@ -36,6 +36,15 @@ STAGE_KINDS = ("vector", "config")
 COLUMN_DTYPES = ("float", "int", "bool", "str")
 
 
+def _check_named(what: str, name: Any, field: str, value: Any, choices: tuple[str, ...]) -> None:
+    """``name`` an identifier and ``value`` (the ``field``) one of ``choices``, for a
+    :class:`Column` or a :class:`Stage` (``what``)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InvalidInputError(f"{what} name must be an identifier; got {name!r}")
+    if value not in choices:
+        raise InvalidInputError(f"{what} {name!r}: {field} must be one of {choices}; got {value!r}")
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of the result table.
@@ -52,12 +61,7 @@ class Column:
     description: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise InvalidInputError(f"column name must be an identifier; got {self.name!r}")
-        if self.dtype not in COLUMN_DTYPES:
-            raise InvalidInputError(
-                f"column {self.name!r}: dtype must be one of {COLUMN_DTYPES}; got {self.dtype!r}"
-            )
+        _check_named("column", self.name, "dtype", self.dtype, COLUMN_DTYPES)
 
 
 #: the columns every result row starts with
@@ -111,12 +115,7 @@ class Stage:
     _word: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.isidentifier():
-            raise InvalidInputError(f"stage name must be an identifier; got {self.name!r}")
-        if self.kind not in STAGE_KINDS:
-            raise InvalidInputError(
-                f"stage {self.name!r}: kind must be one of {STAGE_KINDS}; got {self.kind!r}"
-            )
+        _check_named("stage", self.name, "kind", self.kind, STAGE_KINDS)
         if not callable(self.func):
             raise TypeError(f"stage {self.name!r}: func must be callable")
         names = [c.name for c in self.columns]

@@ -10,6 +10,7 @@ for every ``<stage>_error`` column the number of failures.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -109,9 +110,8 @@ def summarise_values(chunks: Iterable[np.ndarray], config: BatchConfig) -> list[
     k_cell = [c.name for c in keep].index("cell")
     cells = config.grid.cells
     records: list[dict] = []
-    pending: list[np.ndarray] = []
 
-    def flush():
+    def flush(pending: list[np.ndarray]) -> None:
         # column by column, each contiguous (the chunks are row-major)
         vals = np.empty((pending[0].shape[1], sum(len(p) for p in pending)))
         np.concatenate([p.T for p in pending], axis=1, out=vals)
@@ -126,13 +126,9 @@ def summarise_values(chunks: Iterable[np.ndarray], config: BatchConfig) -> list[
         data["layout"] = np.array([cell.layout], dtype=object)
         records.append(summarise_cell(data, columns))
 
-    for vals in chunks:
-        if pending and vals[0, k_cell] != pending[-1][0, k_cell]:
-            flush()
-            pending = []
-        pending.append(vals)
-    if pending:
-        flush()
+    # a cell's rows are contiguous: its chunks follow each other
+    for _, group in itertools.groupby(chunks, lambda vals: vals[0, k_cell]):
+        flush(list(group))
     return records
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 from collections.abc import Iterator, Sequence
@@ -232,14 +233,5 @@ def iter_cells(path: str | Path, columns: Sequence[Column], fmt: str
         else:
             rows = (json.loads(line) for line in fh if line.strip())
             key = lambda r: r.get("cell")  # noqa: E731
-        buf: list = []
-        current = None
-        for row in rows:
-            k = key(row)
-            if buf and k != current:
-                yield flush(buf)
-                buf = []
-            current = k
-            buf.append(row)
-        if buf:
-            yield flush(buf)
+        for _, group in itertools.groupby(rows, key):
+            yield flush(list(group))

@@ -508,10 +508,13 @@ def _entries(results: Any) -> list[tuple[dict, list[dict]]]:
     if isinstance(results, Mapping) and "records" in results:
         hist = results.get("histories") or {}
         return [(r, hist.get(r.get("cell_id"), [])) for r in results["records"]]
-    out = []
-    for e in results:
-        out.append((e["summary"], e.get("history", [])))
-    return out
+    return [(e["summary"], e.get("history", [])) for e in results]
+
+
+def _setup(record: Mapping[str, Any], label) -> str:
+    """``label(record)``, by default the loss plus ``+norm`` when normalised."""
+    return label(record) if label else record.get("loss", "") + (
+        "+norm" if record.get("normalize") else "")
 
 
 def crosscheck_rows(results: Any, *, label=None) -> list[dict[str, Any]]:
@@ -539,10 +542,7 @@ def crosscheck_rows(results: Any, *, label=None) -> list[dict[str, Any]]:
     for rec, hist in _entries(results):
         if not hist or "crosscheck" not in hist[-1]:
             continue
-        setup = label(rec) if label else rec.get("loss", "") + (
-            "+norm" if rec.get("normalize") else "")
-        base = {k: rec.get(k) for k in CELL_FIELDS}
-        base["setup"] = setup
+        base = {**{k: rec.get(k) for k in CELL_FIELDS}, "setup": _setup(rec, label)}
         for b in hist[-1]["crosscheck"] or []:
             for chk in b.get("checks", []):
                 lhs, rhs = chk.get("lhs"), chk.get("rhs")
@@ -651,9 +651,8 @@ def curve_rows(
         lb = float(lower_bound_curve(P, n, margin=m, curve=curve))
         ds = d_star(P, n, m)
         d = r.get("final_eval_diameter")
-        setup = label(r) if label else r.get("loss", "") + ("+norm" if r.get("normalize") else "")
         out.append({
-            **{k: r.get(k) for k in CELL_FIELDS}, "setup": setup,
+            **{k: r.get(k) for k in CELL_FIELDS}, "setup": _setup(r, label),
             "final_eval_diameter": d,
             "final_eval_median_distance": r.get("final_eval_median_distance"),
             "curve": lb, "d_star_estimate": ds.upper, "d_star_method": ds.upper_source,

@@ -286,16 +286,10 @@ def class_disjoint_split(
         scale = np.where(sd > 0.0, sd, 1.0)
         Xtr = (Xtr - mean) / scale
         Xte = (Xte - mean) / scale
-    return DataSplit(
-        Dataset(
-            np.ascontiguousarray(Xtr), data.y[tr], f"{data.name}[train {list(train)}]"
-        ),
-        Dataset(
-            np.ascontiguousarray(Xte), data.y[te], f"{data.name}[test {list(test)}]"
-        ),
-        mean,
-        scale,
-    )
+    train_set, test_set = (
+        Dataset(np.ascontiguousarray(Xp), data.y[rows], f"{data.name}[{part} {list(classes)}]")
+        for Xp, rows, part, classes in ((Xtr, tr, "train", train), (Xte, te, "test", test)))
+    return DataSplit(train_set, test_set, mean, scale)
 
 
 @functools.lru_cache(maxsize=1)

@@ -27,7 +27,34 @@ __all__ = [
 ACTIVATIONS = ("tanh", "relu")
 
 
-class MLP:
+class _Embedding:
+    """What :class:`MLP` and :class:`EmbeddingTable` share: the parameter count,
+    the call, and the optional L2 normalisation of the outputs with its backward pass."""
+
+    normalize: bool
+    params: list[FloatArray]
+
+    @property
+    def n_params(self) -> int:
+        """Total number of scalar parameters."""
+        return int(sum(p.size for p in self.params))
+
+    def __call__(self, X: np.ndarray) -> FloatArray:
+        return self.forward(X)[0]
+
+    def _output(self, H: np.ndarray, cache: dict[str, Any]) -> tuple[FloatArray, dict[str, Any]]:
+        """The outputs ``H``, normalised (with its factors in ``cache``) if asked."""
+        if self.normalize:
+            H, r = l2_normalize(H)
+            cache["U"], cache["r"] = H, r
+        return H, cache
+
+    def _d_output(self, d_out: np.ndarray, cache: dict[str, Any]) -> np.ndarray:
+        """``dL/dH`` of the outputs before the normalisation, given ``dL/d(out)``."""
+        return l2_normalize_backward(d_out, cache["U"], cache["r"]) if self.normalize else d_out
+
+
+class MLP(_Embedding):
     """Multilayer perceptron embedding with an analytic backward pass.
 
     Parameters
@@ -83,11 +110,6 @@ class MLP:
             W = gen.normal(0.0, gain / np.sqrt(fan_in), size=(fan_in, fan_out))
             self.params += [W, np.zeros(fan_out)]
 
-    @property
-    def n_params(self) -> int:
-        """Total number of scalar parameters."""
-        return int(sum(p.size for p in self.params))
-
     def forward(self, X: np.ndarray) -> tuple[FloatArray, dict[str, Any]]:
         """Embeddings of a batch ``X`` (N, d_in) and the cache for :meth:`backward`."""
         H = X
@@ -102,20 +124,18 @@ class MLP:
                 H = np.tanh(Z) if self.activation == "tanh" else np.maximum(Z, 0.0)
             else:
                 H = Z
-        cache: dict[str, Any] = {"inputs": inputs, "pre": pre}
-        if self.normalize:
-            H, r = l2_normalize(H)
-            cache["U"], cache["r"] = H, r
-        return H, cache
+        return self._output(H, {"inputs": inputs, "pre": pre})
 
-    def __call__(self, X: np.ndarray) -> FloatArray:
-        return self.forward(X)[0]
+    def _d_hidden(self, G: np.ndarray, cache: dict[str, Any], k: int) -> np.ndarray:
+        """``G`` (with respect to the input of layer ``k > 0``) back through the
+        activation of the hidden layer before it."""
+        if self.activation == "tanh":
+            return G * (1.0 - cache["inputs"][k] ** 2)
+        return G * (cache["pre"][k - 1] > 0.0)
 
     def backward(self, d_out: np.ndarray, cache: dict[str, Any]) -> list[FloatArray]:
         """Gradients of the parameters given ``dL/d(out)`` (N, n)."""
-        G = d_out
-        if self.normalize:
-            G = l2_normalize_backward(G, cache["U"], cache["r"])
+        G = self._d_output(d_out, cache)
         n_layers = len(self.params) // 2
         grads: list[FloatArray] = [None] * len(self.params)  # type: ignore[list-item]
         for k in range(n_layers - 1, -1, -1):
@@ -123,30 +143,21 @@ class MLP:
             grads[2 * k] = self._matmul(H.T, G)
             grads[2 * k + 1] = G.sum(axis=0)
             if k > 0:
-                G = self._matmul(G, self.params[2 * k].T)
-                if self.activation == "tanh":
-                    G = G * (1.0 - cache["inputs"][k] ** 2)
-                else:
-                    G = G * (cache["pre"][k - 1] > 0.0)
+                G = self._d_hidden(self._matmul(G, self.params[2 * k].T), cache, k)
         return grads
 
     def input_gradient(self, d_out: np.ndarray, cache: dict[str, Any]) -> FloatArray:
         """``dL/dX`` for the batch of the cache (used by the gradient checks)."""
-        G = d_out
-        if self.normalize:
-            G = l2_normalize_backward(G, cache["U"], cache["r"])
+        G = self._d_output(d_out, cache)
         n_layers = len(self.params) // 2
         for k in range(n_layers - 1, -1, -1):
             G = G @ self.params[2 * k].T
             if k > 0:
-                if self.activation == "tanh":
-                    G = G * (1.0 - cache["inputs"][k] ** 2)
-                else:
-                    G = G * (cache["pre"][k - 1] > 0.0)
+                G = self._d_hidden(G, cache, k)
         return G
 
 
-class EmbeddingTable:
+class EmbeddingTable(_Embedding):
     """A free embedding: one learnable vector per training sample.
 
     Parameters
@@ -197,29 +208,13 @@ class EmbeddingTable:
             gen.normal(0.0, scale / np.sqrt(self.dim), size=(self.n_items, self.dim))
         ]
 
-    @property
-    def n_params(self) -> int:
-        """Total number of scalar parameters."""
-        return int(self.params[0].size)
-
     def forward(self, idx: np.ndarray) -> tuple[FloatArray, dict[str, Any]]:
         """Rows ``idx`` of the table (normalised if requested) and the cache."""
         idx = np.asarray(idx, dtype=np.int64)
-        H = self.params[0][idx]
-        cache: dict[str, Any] = {"idx": idx}
-        if self.normalize:
-            H, r = l2_normalize(H)
-            cache["U"], cache["r"] = H, r
-        return H, cache
-
-    def __call__(self, idx: np.ndarray) -> FloatArray:
-        return self.forward(idx)[0]
+        return self._output(self.params[0][idx], {"idx": idx})
 
     def backward(self, d_out: np.ndarray, cache: dict[str, Any]) -> list[FloatArray]:
         """Gradient of the table (dense; rows outside the batch are zero)."""
-        G = d_out
-        if self.normalize:
-            G = l2_normalize_backward(G, cache["U"], cache["r"])
         grad = np.zeros_like(self.params[0])
-        np.add.at(grad, cache["idx"], G)
+        np.add.at(grad, cache["idx"], self._d_output(d_out, cache))
         return [grad]
