@@ -275,10 +275,9 @@ def via(source: str, step: str) -> str:
 
 def _upper_words(P: int, n: int, wit: tuple[int, int, str]) -> str:
     p, q, name = wit
-    text = f"{_words(name)} (P = {p}, n = {q})" if (p, q) != (P, n) else _words(name)
-    if (p, q) != (P, n):
-        text += " + monotonicity"
-    return text
+    if (p, q) == (P, n):
+        return _words(name)
+    return f"{_words(name)} (P = {p}, n = {q}) + monotonicity"
 
 
 @functools.lru_cache(maxsize=4096)

@@ -193,11 +193,7 @@ class TripletDiagram:
         return {
             "n_anchors": int(A),
             "anchor": self.anchor[keep].tolist(),
-            "s_ap": out(self.s_ap),
-            "s_ap_easy": out(self.s_ap_easy),
-            "s_an": out(self.s_an),
-            "d_ap": out(self.d_ap),
-            "d_an": out(self.d_an),
+            **{k: out(getattr(self, k)) for k in ("s_ap", "s_ap_easy", "s_an", "d_ap", "d_an")},
             "hard_fraction": self.hard_fraction,
             "hard_fraction_easy": self.hard_fraction_easy,
         }
