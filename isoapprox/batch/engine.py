@@ -36,7 +36,7 @@ from ..runs import RunJournal, claim_output, executor, progress_bar, run_units
 from .cheap import cheap_quantities
 from .generators import GeneratorOptions, config_generator, generate
 from .grid import BatchConfig, Cell
-from .stages import Column, Stage
+from .stages import PARAM_COLUMNS, Column, Stage
 from .summary import summarise, summarise_values, summary_values
 from .table import encode_rows, header, to_internal
 
@@ -128,13 +128,10 @@ def evaluate_chunk(task: ChunkTask) -> dict[str, np.ndarray]:
         "config": (task.cell_index * task.repetitions + reps).astype(np.float64),
         "cell": np.full(B, float(task.cell_index)),
         "rep": reps.astype(np.float64),
-        "distribution": np.full(B, cell.distribution, dtype=object),
-        "n_points": np.full(B, float(cell.n_points)),
-        "dim": np.full(B, float(cell.dim)),
-        "n_classes": np.full(B, float(cell.n_classes)),
-        "layout": np.full(B, cell.layout, dtype=object),
-        "margin": np.full(B, float(cell.margin)),
     }
+    for c in PARAM_COLUMNS[3:]:  # the cell's parameters, its attributes of the same names
+        v = getattr(cell, c.name)
+        cols[c.name] = np.full(B, v, dtype=object) if c.dtype == "str" else np.full(B, float(v))
     words = cell.words()
     for st in task.stages:
         if st.kind == "vector":

@@ -269,12 +269,8 @@ class BatchTheory(TheoryView):
 
     def check_records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per check: key, both sides, brackets, slack, verdict."""
-        out = []
-        for key, chk in self.checks.items():
-            d = chk.to_dict()
-            d.pop("statement")
-            out.append({"key": key, **d})
-        return out
+        return [{"key": key, **{k: v for k, v in chk.to_dict().items() if k != "statement"}}
+                for key, chk in self.checks.items()]
 
 
 @functools.lru_cache(maxsize=256)

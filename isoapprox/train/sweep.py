@@ -369,9 +369,8 @@ def write_sweep_results(
     more = {
         "histories": {e["cell_id"]: e["history"] for e in result.entries},
         "triplet_diagrams": {e["cell_id"]: e["diagrams"] for e in result.entries},
+        **(extra or {}),
     }
-    if extra:
-        more.update(extra)
     seed = {
         "root_seed": int(root_seed),
         "derivation": "numpy.random.SeedSequence(root_seed, spawn_key=(replicate,)); "

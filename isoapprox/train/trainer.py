@@ -498,10 +498,9 @@ class Trainer:
     def _setup_eval(self, rng: np.random.Generator) -> None:
         c = self.config
         if c.model == "mlp":
-            X, y = self.split.test.X, self.split.test.y
-            inputs_all = X
+            inputs_all, y = self.split.test.X, self.split.test.y
         else:
-            X, y = self.train_X, self.split.train.y
+            y = self.split.train.y
             inputs_all = np.arange(len(y))
         idx = np.arange(len(y))
         if c.eval_size is not None and c.eval_size < len(y):
