@@ -61,37 +61,29 @@ def _quote(s: str) -> str:
     return s
 
 
-def _csv_strings(arr: np.ndarray, dtype: str) -> list[str]:
-    if dtype == "str":
-        cache: dict[str, str] = {}
-        return [cache[s] if s in cache else cache.setdefault(s, _quote(s)) for s in arr.tolist()]
-    missing = np.isnan(arr)
-    if dtype == "float":
-        out = list(map(repr, arr.tolist()))
-    elif dtype == "int":
-        out = list(map(str, np.where(missing, 0, arr).astype(np.int64).tolist()))
-    else:
-        out = np.where(arr == 1.0, "True", "False").tolist()
-    if missing.any():
-        for i in np.flatnonzero(missing).tolist():
-            out[i] = ""
-    return out
-
-
-def _json_values(arr: np.ndarray, dtype: str) -> list:
-    if dtype == "str":
-        return arr.tolist()
-    missing = ~np.isfinite(arr)
+def _values(arr: np.ndarray, dtype: str, missing: np.ndarray) -> list:
+    """A numeric column's Python values (ints as int, flags as bool), ``None`` where ``missing``."""
     if dtype == "float":
         out = arr.tolist()
     elif dtype == "int":
         out = np.where(missing, 0, arr).astype(np.int64).tolist()
     else:
         out = (arr == 1.0).tolist()
-    if missing.any():
-        for i in np.flatnonzero(missing).tolist():
-            out[i] = None
+    for i in np.flatnonzero(missing).tolist():
+        out[i] = None
     return out
+
+
+def _csv_strings(arr: np.ndarray, dtype: str) -> list[str]:
+    if dtype == "str":
+        cache: dict[str, str] = {}
+        return [cache[s] if s in cache else cache.setdefault(s, _quote(s)) for s in arr.tolist()]
+    # repr of a float, an int and a bool: the shortest round trip, str(int), True/False
+    return ["" if v is None else repr(v) for v in _values(arr, dtype, np.isnan(arr))]
+
+
+def _json_values(arr: np.ndarray, dtype: str) -> list:
+    return arr.tolist() if dtype == "str" else _values(arr, dtype, ~np.isfinite(arr))
 
 
 def header(columns: Sequence[Column], fmt: str) -> bytes:
