@@ -138,20 +138,13 @@ def _assemble(F: np.ndarray, I: np.ndarray, n: int) -> dict[str, np.ndarray]:
     s1 = 2.0 * f["meb_radius_lower"] - f["d_iso_collapsed"]
     jung = np.sqrt(n / (2.0 * (n + 1.0))) * diam - f["meb_radius"]
     out = {
+        **f,  # the kernel's float fields, under their names
         "n_classes_present": P.copy(),
         "many_classes": P > n + 1,
         "n_triplets": I[:, 0].copy(),
-        "batch_hard_max": f["batch_hard_max"],
-        "batch_hard_mean": f["batch_hard_mean"],
-        "triplet_mean": f["triplet_mean"],
         "separated": f["batch_hard_max"] <= SEPARATION_ATOL,
         "d_iso_ts_lower": 0.5 * f["batch_hard_max"],
-        "diameter": diam,
-        "d_iso_collapsed": f["d_iso_collapsed"],
-        "meb_radius": f["meb_radius"],
-        "meb_radius_lower": f["meb_radius_lower"],
         "collapse_ratio": ratio,
-        "thickness": f["thickness"],
         "slack_s1_collapsed": s1,
         "holds_s1_collapsed": s1 >= -tol,
         "slack_jung": jung,

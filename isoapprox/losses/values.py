@@ -232,9 +232,8 @@ def triplet_loss(
     """
     reduction = check_option(reduction, "reduction", TRIPLET_REDUCTIONS)
     X, codes, _, alpha, s = _prepare(E, y, margin)
-    if reduction == "max":
-        hp, hn, _, _, valid = mine_batch_hard(X, codes, alpha)
-        total = float(np.max(np.maximum(hp[valid] - hn[valid] + alpha, 0.0)))
+    if reduction == "max":  # the largest triplet term is the largest batch-hard term
+        total = _batch_hard_scaled(X, codes, alpha, ("max",))[0]
     else:
         sums, counts, active = K.triplet_loss_kernel(X, codes, alpha)
         total = float(np.sum(sums))
