@@ -336,10 +336,8 @@ def ideal_quantities(E: np.ndarray, codes: np.ndarray, margin: float, *,
         "class_collapsed_iso": iso.kind == "class-collapsed",
         "collapsed_haus": haus.kind == "collapsed",
         "class_collapsed_haus": haus.kind == "class-collapsed",
-        "c": r.c, "c_lower": r.c_lower, "c_upper": r.c_upper,
-        "ratio_fstar": r.ratio_fstar,
-        "theta": r.theta, "theta_lower": r.theta_lower, "theta_upper": r.theta_upper,
-        "implied_cn": r.implied_cn,
+        **{k: getattr(r, k) for k in ("c", "c_lower", "c_upper", "ratio_fstar", "theta",
+                                      "theta_lower", "theta_upper", "implied_cn")},
         "slack_s2_half": slack_half,
         # c >= 1/2 is a theorem (statement 1 at the haus-nearest point); with
         # E separated both distances vanish and c is undefined
