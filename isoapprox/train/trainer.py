@@ -341,13 +341,7 @@ class TrainResult:
         out: dict[str, Any] = {
             k: (list(v) if isinstance(v, tuple) else v) for k, v in c.to_dict().items()
         }
-        out.update(
-            P=self.P,
-            K=self.K,
-            n_params=self.n_params,
-            steps_done=self.steps_done,
-            diverged=self.diverged,
-        )
+        out.update({k: getattr(self, k) for k in ("P", "K", "n_params", "steps_done", "diverged")})
         ini, fin = self.initial, self.final
         for key in _EVAL_STATS:
             out[f"initial_eval_{key}"] = ini.get(f"eval_{key}")
