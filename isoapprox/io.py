@@ -9,6 +9,7 @@ import contextlib
 import csv
 import datetime as _dt
 import errno
+import hashlib
 import io as _io
 import json
 import math
@@ -404,6 +405,15 @@ def open_regular(path: str | os.PathLike, what: str, *, own: bool = False) -> Bi
     except BaseException:
         os.close(fd)
         raise
+
+
+def file_sha256(path: str | os.PathLike, what: str, *, own: bool = False) -> str:
+    """The SHA-256 of a regular file's bytes, in hex, read by :func:`open_regular`."""
+    h = hashlib.sha256()
+    with open_regular(path, what, own=own) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _one_line(exc: BaseException, limit: int = 160) -> str:

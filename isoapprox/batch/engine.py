@@ -28,6 +28,7 @@ from ..io import (
     atomic_write_bytes,
     atomic_write_text,
     atomic_writer,
+    file_sha256,
     open_regular,
     provenance,
     write_results,
@@ -236,11 +237,7 @@ def _sha256(data: bytes) -> str:
 
 
 def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open_regular(path, "batch part", own=True) as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha256(path, "batch part", own=True)
 
 
 def _part_path(out: Path, chunk: int, fmt: str) -> Path:

@@ -9,7 +9,6 @@ for every ``<stage>_error`` column the number of failures.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import warnings
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import InvalidInputError
-from ..io import open_regular
+from ..io import file_sha256
 from .grid import PARAM_COLUMNS, BatchConfig
 from .stages import COLUMN_DTYPES, Column
 from .table import iter_cells, row_value
@@ -256,11 +255,7 @@ def run_records(doc: Mapping, source: str | Path, fields: Sequence[str]) -> list
         )
     if not table.is_file():
         raise InvalidInputError(f"`{table}`, the result table of `{source}`, does not exist")
-    h = hashlib.sha256()
-    with open_regular(table, "batch results table") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    if h.hexdigest() != sha:
+    if file_sha256(table, "batch results table") != sha:
         raise InvalidInputError(
             f"`{table}` is not the table `{source}` describes (its SHA-256 differs): "
             "rerun the batch command to rebuild it"

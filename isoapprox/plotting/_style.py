@@ -19,7 +19,6 @@ figure is drawn alone either way).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import logging
@@ -32,7 +31,7 @@ import numpy as np
 
 from .._lazy import matplotlib
 from ..exceptions import InvalidInputError
-from ..io import atomic_write_bytes, atomic_write_text
+from ..io import atomic_write_bytes, atomic_write_text, file_sha256
 from ..runs import executor, run_units
 
 __all__ = [
@@ -184,14 +183,6 @@ def quiet_font_loggers() -> Iterator[None]:
             log.setLevel(level)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 #: the metadata of each format without a date or a producer (same results, same bytes)
 _NO_DATES = {"pdf": {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None},
              "png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
@@ -270,7 +261,7 @@ def save_figure(
         "figure": name,
         "description": description,
         "files": [p.name for p in written],
-        "sources": [{"path": str(s), "sha256": _sha256(Path(s))} for s in sources
+        "sources": [{"path": str(s), "sha256": file_sha256(s, "figure source")} for s in sources
                     if Path(s).exists()],
     }
     written.append(atomic_write_text(out_dir / f"{name}.json", json.dumps(side, indent=1) + "\n"))
