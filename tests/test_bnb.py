@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from isoapprox import InvalidInputError, nearest_ideal
-from isoapprox.ideal._bnb import gauge_points, root_boxes, triplet_table
-from isoapprox.ideal._problem import Problem
+from isoapprox.ideal._bnb import gauge_points, root_boxes
+from isoapprox.ideal._problem import Problem, triplet_table
 from isoapprox.kernels import bnb as KB
 from isoapprox.tolerances import BNB_RTOL
 

@@ -17,7 +17,7 @@ from scipy.optimize import linprog
 
 import isoapprox.ideal._lpdual as lpdual
 from isoapprox import nearest_ideal
-from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge, triplet_table
+from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge
 from isoapprox.ideal._highs import _csc, solve_lp
 from isoapprox.ideal._lpdual import (
     certified_lp,
@@ -26,7 +26,7 @@ from isoapprox.ideal._lpdual import (
     proven_infeasible,
     safe_dual_bound,
 )
-from isoapprox.ideal._problem import Problem
+from isoapprox.ideal._problem import Problem, triplet_table
 from isoapprox.ideal._sector import (
     _children,
     _Geometry,

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from isoapprox import InvalidInputError, nearest_ideal
 from isoapprox.geometry import min_enclosing_ball
 from isoapprox.ideal import SolverOptions, solve_nearest
-from isoapprox.ideal._problem import Problem
-from isoapprox.ideal._relax import _triplets, hardest_triplets, shor_sdp_bound
+from isoapprox.ideal._problem import Problem, triplet_table
+from isoapprox.ideal._relax import hardest_triplets, shor_sdp_bound
 from isoapprox.ideal._subbatch import (
     choose_sub_batches,
     dense_codes,
@@ -278,7 +278,7 @@ def test_hardest_triplets_match_a_loop(sizes, n, per_anchor, seed):
     G[rng.integers(y.size)] = G[0]  # a tie of distances now and then
     prob = Problem.build(E, y, 0.5, "haus", ref.diameter(E))
     got = hardest_triplets(prob, G, per_anchor)
-    table = _triplets(prob)
+    table = triplet_table(prob)
     want = []
     for a in sorted(set(table[:, 0].tolist())):
         rows = [t for t in range(table.shape[0]) if table[t, 0] == a]
@@ -312,9 +312,9 @@ def test_shor_bound_on_hardest_triplets_stays_below_a_feasible_value(seed):
         assert v <= full + 1e-6 * max(full, 1.0)
     # the same relaxation, built afresh (the cached one may start from an
     # earlier solve): equal up to the accuracy of the solver's multipliers
-    every = shor_sdp_bound(prob, upper, trip=_triplets(prob))
+    every = shor_sdp_bound(prob, upper, trip=triplet_table(prob))
     assert every == pytest.approx(full, rel=1e-6)
-    assert shor_sdp_bound(prob, upper, trip=_triplets(prob)[:0]) == 0.0
+    assert shor_sdp_bound(prob, upper, trip=triplet_table(prob)[:0]) == 0.0
 
 
 def test_shor_bound_on_hardest_triplets_refuses_a_pair_loss():

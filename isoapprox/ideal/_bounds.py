@@ -13,7 +13,7 @@ from scipy.sparse import coo_matrix
 
 from ..kernels import ideal as K
 from ._lpdual import dual_multipliers, safe_dual_bound
-from ._problem import Problem
+from ._problem import Problem, pair_index
 
 __all__ = [
     "METRIC_LP_MAX_POINTS",
@@ -68,45 +68,34 @@ def metric_lp_bound(prob: Problem, upper: float) -> float:
 
     N = prob.N
     npair = prob.I.size
-    pid = np.zeros((N, N), dtype=np.int64)
-    pid[prob.I, prob.J] = np.arange(npair)
-    pid[prob.J, prob.I] = np.arange(npair)
+    pid = pair_index(N)
     A = prob.n_anchors
     nv = npair + 1 + A
     s_col = npair
     rows, cols, vals, b = [], [], [], []
-    r = 0
+
+    def block(cs: list, vs: list[float], rhs: np.ndarray) -> None:
+        """Rows ``sum_k vs[k] x[cs[k]] <= rhs`` (``cs[k]``: a column per row)."""
+        r = sum(v.size for v in b) + np.arange(rhs.size)
+        rows.extend([r] * len(cs))
+        cols.extend(cs)
+        vals.extend(np.full(rhs.size, v) for v in vs)
+        b.append(rhs)
+
     # |t - D| <= s
     k = np.arange(npair)
-    rows += [r + k, r + k, r + npair + k, r + npair + k]
-    cols += [k, np.full(npair, s_col), k, np.full(npair, s_col)]
-    vals += [np.ones(npair), -np.ones(npair), -np.ones(npair), -np.ones(npair)]
-    b += [prob.D, -prob.D]
-    r += 2 * npair
+    s = np.full(npair, s_col)
+    block([k, s], [1.0, -1.0], prob.D)
+    block([k, s], [-1.0, -1.0], -prob.D)
     tri = _triangle_rows(N, pid)
-    nt = tri.shape[0]
-    if nt:
-        kk = np.arange(nt)
-        rows += [r + kk, r + kk, r + kk]
-        cols += [tri[:, 0], tri[:, 1], tri[:, 2]]
-        vals += [np.ones(nt), -np.ones(nt), -np.ones(nt)]
-        b.append(np.zeros(nt))
-        r += nt
+    if tri.shape[0]:
+        block([tri[:, 0], tri[:, 1], tri[:, 2]], [1.0, -1.0, -1.0], np.zeros(tri.shape[0]))
     # anchors: t_ap <= r_a ; r_a - t_am <= -alpha
     pos, neg = prob.pos, prob.neg
-    npos, nneg = len(pos), len(neg)
-    kk = np.arange(npos)
-    rows += [r + kk, r + kk]
-    cols += [pid[pos[:, 0], pos[:, 1]], s_col + 1 + pos[:, 2]]
-    vals += [np.ones(npos), -np.ones(npos)]
-    b.append(np.zeros(npos))
-    r += npos
-    kk = np.arange(nneg)
-    rows += [r + kk, r + kk]
-    cols += [s_col + 1 + neg[:, 2], pid[neg[:, 0], neg[:, 1]]]
-    vals += [np.ones(nneg), -np.ones(nneg)]
-    b.append(np.full(nneg, -prob.alpha))
-    r += nneg
+    block([pid[pos[:, 0], pos[:, 1]], s_col + 1 + pos[:, 2]], [1.0, -1.0], np.zeros(len(pos)))
+    block([s_col + 1 + neg[:, 2], pid[neg[:, 0], neg[:, 1]]], [1.0, -1.0],
+          np.full(len(neg), -prob.alpha))
+    r = sum(v.size for v in b)
     Aub = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                      shape=(r, nv)).tocsr()
     bub = np.concatenate(b)

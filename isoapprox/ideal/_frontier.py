@@ -5,7 +5,8 @@ angular search of :mod:`._sector`, the order search of :mod:`._line`):
 the heap of open nodes keyed by a proven lower bound, the deterministic
 budget (a count of LPs, the solver clock read only between sixteenths of
 it), the schedule of local polishes, and the bound the search proves
-whatever its budget.
+whatever its budget; and the rows their LPs share (:func:`abs_rows`,
+:func:`separation_rows`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Frontier"]
+__all__ = ["MAX_POLISH", "POLISH_GAP", "Frontier", "abs_rows", "separation_rows"]
+
+#: LP points are polished by a local solve (the search's ``polish``) at most
+#: this many times, at least ``polish_every`` LPs apart, while the least open
+#: bound stays below the level by more than ``POLISH_GAP`` of it: a search
+#: whose incumbent is not the optimum cannot prove its level, and the LP points
+#: near a better optimum are only nearly separated
+MAX_POLISH = 8
+POLISH_GAP = 1e-4
 
 
 class Frontier:
@@ -47,7 +56,8 @@ class Frontier:
     """
 
     def __init__(self, root: Any, max_lp: int, stop: Callable[[], bool] | None = None, *,
-                 polish_every: int = 100, max_polish: int = 8, polish_gap: float = 1e-4):
+                 polish_every: int = 100, max_polish: int = MAX_POLISH,
+                 polish_gap: float = POLISH_GAP):
         self._heap: list = [(-np.inf, 0, root)]
         self._seq = 1
         self.n_lp = 0
@@ -102,3 +112,27 @@ class Frontier:
         if self._heap:
             b = min(b, self._heap[0][0])
         return b
+
+
+def abs_rows(nv: int, cols: np.ndarray, t: int, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``x_c - x_t <= b[k]`` for the columns ``c = cols[k]``, then ``-x_c -
+    x_t <= b[P + k]`` (``P`` columns, ``nv`` in all): ``|x_c - e_k| <= x_t`` for
+    ``b = (e, -e)``.  Returns ``(A, b)``."""
+    P = cols.size
+    A = np.zeros((2 * P, nv))
+    A[np.arange(P), cols] = 1.0
+    A[P + np.arange(P), cols] = -1.0
+    A[:, t] = -1.0
+    return A, b
+
+
+def separation_rows(nv: int, d0: int, tid: np.ndarray,
+                    alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The triplet rows ``d_ap - d_am <= -alpha`` (``A``, ``b``) with the distance of
+    pair ``q`` in column ``d0 + q`` (``tid``: the pairs ``(a, p)`` and ``(a, m)`` of
+    each triplet, distinct)."""
+    K = tid.shape[0]
+    A = np.zeros((K, nv))
+    A[np.arange(K), d0 + tid[:, 0]] = 1.0
+    A[np.arange(K), d0 + tid[:, 1]] = -1.0
+    return A, np.full(K, -alpha)

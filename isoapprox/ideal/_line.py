@@ -20,17 +20,17 @@ from collections.abc import Callable
 import numpy as np
 
 from ..tolerances import BNB_RTOL
-from ._frontier import Frontier
+from ._frontier import Frontier, abs_rows, separation_rows
 from ._lpdual import certified_lp
+from ._problem import triplet_pairs
 
 __all__ = ["line_search"]
 
 #: LP points are polished by a local solve (the caller's ``polish``) at most
-#: this many times, at least ``_POLISH_EVERY`` LPs apart, while the least open
-#: bound stays below the level by more than ``_POLISH_GAP`` of it
-_MAX_POLISH = 8
+#: :data:`._frontier.MAX_POLISH` times, at least this many LPs apart, while the
+#: least open bound stays below the level by more than
+#: :data:`._frontier.POLISH_GAP` of it
 _POLISH_EVERY = 50
-_POLISH_GAP = 1e-4
 #: slack of every triplet (or pair bound) in the LP point offered again for an
 #: exact node (normalised units; it changes the node's optimum by about PUSH
 #: times its multipliers)
@@ -77,14 +77,8 @@ class _Line:
         I, J = np.triu_indices(N, 1)
         self.I, self.J = I.astype(np.int64), J.astype(np.int64)
         P = self.P = I.size
-        index = {(int(i), int(j)): q for q, (i, j) in enumerate(zip(self.I, self.J, strict=True))}
-
-        def q_of(i, j):
-            return index[(min(i, j), max(i, j))]
-
         K = trip.shape[0]
-        self.tid = np.array([[q_of(a, p), q_of(a, m)] for a, p, m in trip.tolist()],
-                            dtype=np.int64).reshape(K, 2)
+        self.tid = triplet_pairs(trip, N)
         self.D = np.abs(self.E[self.I] - self.E[self.J])
         #: the same as an (N, N) table, for the propagation of every node
         self.Dm = np.zeros((N, N))
@@ -97,22 +91,11 @@ class _Line:
         dv = N + 1 + np.arange(P)
         rows = []
         if iso:  # |d_q - D_q| <= t (D_q rounded: moved outward)
-            A = np.zeros((2 * P, self.nv))
-            A[np.arange(P), dv] = 1.0
-            A[P + np.arange(P), dv] = -1.0
-            A[:, N] = -1.0
             al = _allow(self.D)
-            rows.append((A, np.concatenate([self.D + al, -self.D + al])))
+            rows.append(abs_rows(self.nv, dv, N, np.concatenate([self.D + al, -self.D + al])))
         else:  # |F_k - E_k| <= t
-            A = np.zeros((2 * N, self.nv))
-            A[np.arange(N), np.arange(N)] = 1.0
-            A[N + np.arange(N), np.arange(N)] = -1.0
-            A[:, N] = -1.0
-            rows.append((A, np.concatenate([self.E, -self.E])))
-        A = np.zeros((K, self.nv))  # d_ap - d_am <= -alpha
-        A[np.arange(K), N + 1 + self.tid[:, 0]] = 1.0
-        A[np.arange(K), N + 1 + self.tid[:, 1]] -= 1.0
-        rows.append((A, np.full(K, -alpha)))
+            rows.append(abs_rows(self.nv, np.arange(N), N, np.concatenate([self.E, -self.E])))
+        rows.append(separation_rows(self.nv, N + 1, self.tid, alpha))  # d_ap - d_am <= -alpha
         #: the rows of the separation (their slack is what ``push`` asks)
         self.sep_rows = sum(r[0].shape[0] for r in rows[:-1]) + np.arange(K)
         if pairs is not None:  # pair family: d_pos <= u, d_neg >= l (when l > 0)
@@ -212,9 +195,8 @@ class _Line:
         slack at least ``push`` (so that the point is separated in float64
         after the solver's tolerances; the bound is then not one of the
         node)."""
-        N, P = self.N, self.P
+        P = self.P
         I, J = self.I, self.J
-        f, dv = np.arange(N), N + 1 + np.arange(P)
         up = R[I, J]  # F_i <= F_j
         down = R[J, I]
         known = up | down
@@ -222,24 +204,11 @@ class _Line:
         # known order: d_q = F_j - F_i (or F_i - F_j); equal points: both, so d_q = 0
         for mask, s in ((up, 1.0), (down, -1.0)):
             q = np.flatnonzero(mask)
-            A = np.zeros((2 * q.size, self.nv))
-            r = np.arange(q.size)
-            A[r, dv[q]] = 1.0
-            A[r, f[J[q]]] = -s
-            A[r, f[I[q]]] = s
-            A[q.size + r, dv[q]] = -1.0
-            A[q.size + r, f[J[q]]] = s
-            A[q.size + r, f[I[q]]] = -s
+            A = np.concatenate([self._pair_rows(q, 1.0, -s), self._pair_rows(q, -1.0, s)])
             rows.append((A, np.zeros(2 * q.size)))
         q = np.flatnonzero(~known)
         if q.size:
             # d_q >= |F_j - F_i| ...
-            A = np.zeros((3 * q.size, self.nv))
-            r = np.arange(q.size)
-            for k, s in ((0, 1.0), (1, -1.0)):
-                A[k * q.size + r, dv[q]] = -1.0
-                A[k * q.size + r, f[J[q]]] = s
-                A[k * q.size + r, f[I[q]]] = -s
             # ... and d_q <= the secant of |x| over x = F_j - F_i in [xl, xh]
             # (xl < 0 < xh, else propagate() had found the order)
             xl = lo[J[q]] - hi[I[q]]
@@ -249,9 +218,8 @@ class _Line:
             xh = xh + _allow(mag)
             slope = (xh + xl) / (xh - xl)
             icpt = -2.0 * xl * xh / (xh - xl)
-            A[2 * q.size + r, dv[q]] = 1.0
-            A[2 * q.size + r, f[J[q]]] = -slope
-            A[2 * q.size + r, f[I[q]]] = slope
+            A = np.concatenate([self._pair_rows(q, -1.0, 1.0), self._pair_rows(q, -1.0, -1.0),
+                                self._pair_rows(q, 1.0, -slope)])
             # the float secant is within a few ulps of the exact one on [xl, xh]
             b = np.concatenate([np.zeros(2 * q.size), icpt + _allow(4.0 * (xh - xl))])
             rows.append((A, b))
@@ -268,6 +236,15 @@ class _Line:
         xl = np.concatenate([lo, [0.0], np.zeros(P)])
         xh = np.concatenate([hi, [2.0 * self.Tw], dmax])
         return certified_lp(self.c, A, b, xl, xh)
+
+    def _pair_rows(self, q: np.ndarray, cd: float, cf) -> np.ndarray:
+        """The left sides ``cd d_q + cf (F_j - F_i)`` of rows over the pairs ``q``."""
+        A = np.zeros((q.size, self.nv))
+        r = np.arange(q.size)
+        A[r, self.N + 1 + q] = cd
+        A[r, self.J[q]] = cf
+        A[r, self.I[q]] = -cf
+        return A
 
     def branch_pair(self, R: np.ndarray, x: np.ndarray | None, lo, hi) -> int:
         """The pair of unknown order to split (among those whose distance enters a
@@ -325,7 +302,7 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
         ``stop() -> bool``, asked after every sixteenth of the budget.
     polish : callable or None
         ``polish(F) -> T``: a local solve from an LP point, offered to the
-        incumbent (``_MAX_POLISH`` calls at most).
+        incumbent (:data:`._frontier.MAX_POLISH` calls at most).
 
     Returns
     -------
@@ -359,8 +336,7 @@ def line_search(E: np.ndarray, trip: np.ndarray, alpha: float, T: float, max_lp:
     if pairs is not None and codes is None:
         raise ValueError("line_search: pair bounds need the class codes")
     line = _Line(E, trip, alpha, T, iso, gauge, pairs, codes)
-    fr = Frontier(line.root(), max_lp, stop, polish_every=_POLISH_EVERY,
-                  max_polish=_MAX_POLISH, polish_gap=_POLISH_GAP)
+    fr = Frontier(line.root(), max_lp, stop, polish_every=_POLISH_EVERY)
 
     def level(T_new: float) -> None:
         if T_new < line.T:

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..kernels import ideal as K
 
-__all__ = ["PairBounds", "Problem", "Program", "ProgramCache", "unit_rows"]
+__all__ = ["PairBounds", "Problem", "Program", "ProgramCache", "pair_index", "triplet_pairs",
+           "triplet_table", "unit_rows"]
 
 
 def unit_rows(diff: np.ndarray) -> np.ndarray:
@@ -27,6 +28,36 @@ def unit_rows(diff: np.ndarray) -> np.ndarray:
     U[ok] = diff[ok] / norm[ok, None]
     U[~ok, 0] = 1.0
     return U
+
+
+def pair_index(N: int) -> np.ndarray:
+    """The (N, N) table of pair indices: the pair ``{i, j}`` is row ``pid[i, j]``
+    of ``np.triu_indices(N, 1)`` (symmetric; the diagonal is 0)."""
+    pid = np.zeros((N, N), dtype=np.int64)
+    I, J = np.triu_indices(N, 1)
+    pid[I, J] = np.arange(I.size)
+    pid[J, I] = np.arange(I.size)
+    return pid
+
+
+def triplet_pairs(trip: np.ndarray, N: int) -> np.ndarray:
+    """The pair indices (:func:`pair_index`) of ``(a, p)`` and ``(a, m)`` for each
+    triplet ``(a, p, m)`` of ``trip``, shape (K, 2)."""
+    pid = pair_index(N)
+    return np.column_stack([pid[trip[:, 0], trip[:, 1]], pid[trip[:, 0], trip[:, 2]]])
+
+
+def triplet_table(prob: Problem) -> np.ndarray:
+    """Every triplet ``(a, p, m)`` of the problem, shape (K, 3), int64."""
+    rows = []
+    for a in prob.anchors:
+        same = prob.codes == prob.codes[a]
+        for p in np.flatnonzero(same):
+            if p == a:
+                continue
+            for m in np.flatnonzero(~same):
+                rows.append((int(a), int(p), int(m)))
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
 def _pow2_near(x: float) -> float:
@@ -94,7 +125,6 @@ class Problem:
     shift: np.ndarray
     pairs: PairBounds | None = None
     anchors: np.ndarray = field(init=False)
-    anchor_of: np.ndarray = field(init=False)
     I: np.ndarray = field(init=False)
     J: np.ndarray = field(init=False)
     D: np.ndarray = field(init=False)
@@ -120,8 +150,6 @@ class Problem:
         if self.pairs is not None:  # no anchors: the rows are per pair
             valid[:] = False
         self.anchors = np.flatnonzero(valid).astype(np.int64)
-        self.anchor_of = np.full(N, -1, dtype=np.int64)
-        self.anchor_of[self.anchors] = np.arange(self.anchors.size)
         I, J = np.triu_indices(N, 1)
         self.I = I.astype(np.int64)
         self.J = J.astype(np.int64)
@@ -223,21 +251,12 @@ class Program:
         N = prob.N
         codes = prob.codes
         is_col = np.zeros(int(codes.max()) + 1, dtype=bool)
-        for c in collapsed:
-            is_col[c] = True
-        pmap = np.full(N, -1, dtype=np.int64)
-        rep = {}
-        M = 0
-        for k in range(N):
-            c = int(codes[k])
-            if is_col[c]:
-                if c not in rep:
-                    rep[c] = M
-                    M += 1
-                pmap[k] = rep[c]
-            else:
-                pmap[k] = M
-                M += 1
+        is_col[list(collapsed)] = True
+        # a row of G per point, one per collapsed class, numbered in order of appearance
+        rep: dict = {}
+        pmap = np.array([rep.setdefault(("c", c) if is_col[c] else k, len(rep))
+                         for k, c in enumerate(codes.tolist())], dtype=np.int64)
+        M = len(rep)
         kinds, ris, rjs, rks, rvs = [], [], [], [], []
         t_min = 0.0
         if prob.objective == "iso":
@@ -273,18 +292,14 @@ class Program:
             return cls._with_pair_rows(prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs,
                                        t_min)
         # anchors: one radius per anchor of a free class, one per collapsed class
-        rvar = {}
-        n_r = 0
+        rvar: dict = {}
         pos_rows, neg_rows = set(), set()
         for a in prob.anchors:
             c = int(codes[a])
             key = ("c", c) if is_col[c] else ("a", int(a))
             if is_col[c] and prob.alpha <= 0.0:
                 continue
-            if key not in rvar:
-                rvar[key] = n_r
-                n_r += 1
-            k = rvar[key]
+            k = rvar.setdefault(key, len(rvar))
             same = codes == c
             if not is_col[c]:
                 for p in np.flatnonzero(same):
@@ -299,10 +314,7 @@ class Program:
         rjs += [pos[:, 1], neg[:, 1]]
         rks += [pos[:, 2], neg[:, 2]]
         rvs += [np.zeros(len(pos) + len(neg))]
-        cat = np.concatenate
-        return cls(prob, collapsed, pmap, M, cat(kinds).astype(np.int64),
-                   cat(ris).astype(np.int64), cat(rjs).astype(np.int64),
-                   cat(rks).astype(np.int64), cat(rvs).astype(np.float64), n_r, t_min)
+        return cls._assemble(prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs, len(rvar), t_min)
 
     @classmethod
     def _with_pair_rows(cls, prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs, t_min):
@@ -327,10 +339,15 @@ class Program:
             rjs.append(key % M)
             rks.append(np.zeros(key.size, np.int64))
             rvs.append(np.full(key.size, bound))
+        return cls._assemble(prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs, 0, t_min)
+
+    @classmethod
+    def _assemble(cls, prob, collapsed, pmap, M, kinds, ris, rjs, rks, rvs, n_r, t_min):
+        """The program from its row blocks (lists of arrays, concatenated)."""
         cat = np.concatenate
         return cls(prob, collapsed, pmap, M, cat(kinds).astype(np.int64),
                    cat(ris).astype(np.int64), cat(rjs).astype(np.int64),
-                   cat(rks).astype(np.int64), cat(rvs).astype(np.float64), 0, t_min)
+                   cat(rks).astype(np.int64), cat(rvs).astype(np.float64), n_r, t_min)
 
     def reduce(self, G: np.ndarray) -> np.ndarray:
         """Rows of ``G`` averaged over the points that share a row."""

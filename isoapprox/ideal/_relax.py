@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._clock import cvxpy, solver_clock
-from ._problem import Problem, ProgramCache, unit_rows
+from ._problem import Problem, ProgramCache, pair_index, triplet_table, unit_rows
 from ._sdpdual import Rows, gram_bound, make_rows, q_of, shor_bound, triplet_rows
 
 __all__ = ["gram_sdp_bound", "hardest_triplets", "shor_sdp_bound"]
@@ -19,20 +19,6 @@ __all__ = ["gram_sdp_bound", "hardest_triplets", "shor_sdp_bound"]
 _CACHE = ProgramCache(16)
 _CLARABEL = {"max_threads": 1, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10,
              "tol_feas": 1e-10, "tol_ktratio": 1e-8}
-
-
-def _triplets(prob: Problem) -> np.ndarray:
-    rows = []
-    codes = prob.codes
-    for a in prob.anchors:
-        same = codes == codes[a]
-        ps = np.flatnonzero(same)
-        ps = ps[ps != a]
-        ms = np.flatnonzero(~same)
-        for p in ps:
-            for m in ms:
-                rows.append((a, p, m))
-    return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
 def hardest_triplets(prob: Problem, G: np.ndarray, per_anchor: int) -> np.ndarray:
@@ -44,7 +30,7 @@ def hardest_triplets(prob: Problem, G: np.ndarray, per_anchor: int) -> np.ndarra
     is a bound of the batch (:func:`shor_sdp_bound` with ``trip``); those
     nearest to violation at a good ``G`` are the ones the relaxation needs.
     """
-    T = _triplets(prob)
+    T = triplet_table(prob)
     if T.shape[0] == 0 or per_anchor <= 0:
         return T[:0]
     G = np.asarray(G, dtype=float)
@@ -54,14 +40,6 @@ def hardest_triplets(prob: Problem, G: np.ndarray, per_anchor: int) -> np.ndarra
     anchors = T[order, 0]
     rank = np.arange(order.size) - np.searchsorted(anchors, anchors, side="left")
     return T[np.sort(order[rank < per_anchor])]
-
-
-def _pair_index(N: int) -> np.ndarray:
-    pid = np.zeros((N, N), dtype=np.int64)
-    I, J = np.triu_indices(N, 1)
-    pid[I, J] = np.arange(I.size)
-    pid[J, I] = np.arange(I.size)
-    return pid
 
 
 def _q_expr(Kmat, N: int):
@@ -166,6 +144,12 @@ class _SDP:
         self.alpha.value = prob.alpha
         return True
 
+    def _multipliers(self) -> np.ndarray | None:
+        """The multipliers of every constraint but the first, in order (:func:`_duals`),
+        or None when one has none."""
+        duals = [_duals(c) for c in self.cons[1:]]
+        return None if any(d is None for d in duals) else np.concatenate(duals)
+
     def _family_rows(self, q0: np.ndarray, n: int) -> Rows:
         """The pair rows or the triplet rows, in the order of their
         constraints (and so of their multipliers)."""
@@ -187,8 +171,8 @@ class _GramSDP(_SDP):
         cp = cvxpy()
 
         N = prob.N
-        self.trip = _triplets(prob)
-        self.pid = _pair_index(N)
+        self.trip = triplet_table(prob)
+        self.pid = pair_index(N)
         npair = N * (N - 1) // 2
         K = cp.Variable((N, N), PSD=True)
         s = cp.Variable()
@@ -232,9 +216,8 @@ class _GramSDP(_SDP):
             return None
         K0 = np.asarray(K0, dtype=float)
         s0 = float(s0)
-        duals = [_duals(c) for c in self.cons[1:]]
-        if any(d is None for d in duals) or not (np.all(np.isfinite(K0))
-                                                  and np.isfinite(s0)):
+        lam = self._multipliers()
+        if lam is None or not (np.all(np.isfinite(K0)) and np.isfinite(s0)):
             return None
         K0 = 0.5 * (K0 + K0.T)
         q0 = q_of(K0)
@@ -249,7 +232,7 @@ class _GramSDP(_SDP):
                           q=idx, qc=np.ones(q0.size), sc=-Bv)]
         rows.append(self._family_rows(q0, 0))
         trace_max = float(np.sum(Av + Bv * s_hi)) / K0.shape[0] * (1.0 + 1e-12)
-        rows, lam = Rows.concat(rows), np.concatenate(duals)
+        rows = Rows.concat(rows)
         if lam.size != rows.size:
             return None  # multipliers not as the rows (never seen): no proof
         return K0, s0, rows, lam, trace_max
@@ -269,8 +252,8 @@ class _ShorSDP(_SDP):
         cp = cvxpy()
 
         N, n = prob.N, prob.n
-        self.trip = _triplets(prob) if trip is None else np.asarray(trip, dtype=np.int64)
-        self.pid = _pair_index(N)
+        self.trip = triplet_table(prob) if trip is None else np.asarray(trip, dtype=np.int64)
+        self.pid = pair_index(N)
         G = cp.Variable((N, n))
         K = cp.Variable((N, N), symmetric=True)
         tau = cp.Variable()
@@ -319,10 +302,9 @@ class _ShorSDP(_SDP):
         K0 = np.asarray(K0, dtype=float)
         Z = np.asarray(Z, dtype=float)
         t0 = float(t0)
-        duals = [_duals(c) for c in self.cons[1:]]
-        if any(d is None for d in duals) or not (
-                np.all(np.isfinite(G0)) and np.all(np.isfinite(K0)) and np.isfinite(t0)
-                and np.all(np.isfinite(Z))):
+        lam = self._multipliers()
+        if lam is None or not (np.all(np.isfinite(G0)) and np.all(np.isfinite(K0))
+                               and np.isfinite(t0) and np.all(np.isfinite(Z))):
             return None
         K0 = 0.5 * (K0 + K0.T)
         N, n = G0.shape
@@ -346,7 +328,7 @@ class _ShorSDP(_SDP):
                 q=np.column_stack([self.ap, self.am]),
                 qc=np.column_stack([np.ones(a.size), -np.ones(a.size)]),
                 g=np.column_stack([a, p]), gc=np.stack([Uv, -Uv], axis=1)))
-        rows, lam = Rows.concat(rows), np.concatenate(duals)
+        rows = Rows.concat(rows)
         if lam.size != rows.size or Z.shape != (N + n, N + n):
             return None  # multipliers not as the rows (never seen): no proof
         return G0, K0, t0, rows, lam, Z[:n, :n]

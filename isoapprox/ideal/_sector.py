@@ -24,8 +24,9 @@ import numpy as np
 from ..kernels.bnb import sector_rows
 from ..kernels.simplex import least_values
 from ..tolerances import BNB_RTOL
-from ._frontier import Frontier
+from ._frontier import Frontier, abs_rows, separation_rows
 from ._lpdual import certified_lp
+from ._problem import triplet_pairs
 
 __all__ = ["KERNEL_POINTS", "SECTOR_MAX_LP", "chord_gradient", "lp_budget", "pair_table",
            "sector_search"]
@@ -45,13 +46,10 @@ _HINTS = 6
 #: solution while a convex relation is relaxed by more than the pruning slack
 _CUT_ROUNDS = 2
 #: LP points are polished by a local solve (the caller's ``polish``) at most
-#: this many times, at least ``_POLISH_EVERY`` LPs apart, while the least open
-#: bound stays below the level by more than ``_POLISH_GAP`` of it: a search
-#: whose incumbent is not the optimum cannot prove its level, and the LP points
-#: near a better optimum are only nearly separated
-_MAX_POLISH = 8
+#: :data:`._frontier.MAX_POLISH` times, at least this many LPs apart, while the
+#: least open bound stays below the level by more than
+#: :data:`._frontier.POLISH_GAP` of it
 _POLISH_EVERY = 100
-_POLISH_GAP = 1e-4
 #: a sector narrower than this (radians) is not bisected further
 _MIN_WIDTH = 1e-10
 #: searches on at most this many points solve their node LPs by the simplex
@@ -193,9 +191,7 @@ class _Geometry:
         if self.iso:
             I, J = np.triu_indices(self.N, 1)
             self.pairs = np.column_stack([I, J]).astype(np.int64)
-            index = {(int(i), int(j)): q for q, (i, j) in enumerate(self.pairs.tolist())}
-            self.tid = np.array([[index[tuple(sorted((a, p)))], index[tuple(sorted((a, m)))]]
-                                 for a, p, m in trip.tolist()], dtype=np.int64).reshape(-1, 2)
+            self.tid = triplet_pairs(trip, self.N)
             self.positive = np.zeros(I.size, dtype=bool)
         else:
             self.pairs, self.positive, self.tid = pair_table(trip)
@@ -221,12 +217,9 @@ class _Geometry:
                                     np.tile(base, (self.qpos.size, 1))))
         dv = self.nF + 1 + np.arange(P)
         if self.iso:  # d_q - t <= dE_q and dE_q - d_q <= t
-            A = np.zeros((2 * P, self.nv))
-            A[np.arange(P), dv] = 1.0
-            A[P + np.arange(P), dv] = -1.0
-            A[:, self.nF] = -1.0
             al = BNB_RTOL * (1.0 + self.dE)
-            rows.append((A, np.concatenate([self.dE + al, -self.dE + al])))
+            rows.append(abs_rows(self.nv, dv, self.nF,
+                                 np.concatenate([self.dE + al, -self.dE + al])))
         else:  # d_q <= dE_q + 2 t for the negative pairs
             Qn = self.qneg.size
             A = np.zeros((Qn, self.nv))
@@ -234,11 +227,7 @@ class _Geometry:
             A[:, self.nF] = -2.0
             dn = self.dE[self.qneg]
             rows.append((A, dn + BNB_RTOL * (1.0 + dn)))
-        K = trip.shape[0]
-        A = np.zeros((K, self.nv))
-        A[np.arange(K), self.nF + 1 + self.tid[:, 0]] = 1.0
-        A[np.arange(K), self.nF + 1 + self.tid[:, 1]] = -1.0
-        rows.append((A, np.full(K, -alpha)))
+        rows.append(separation_rows(self.nv, self.nF + 1, self.tid, alpha))
         self.A0 = np.concatenate([r[0] for r in rows])
         self.b0 = np.concatenate([r[1] for r in rows])
         self.c = np.zeros(self.nv)
@@ -447,7 +436,7 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
         ``stop() -> bool``, asked after every sixteenth of the budget.
     polish : callable or None
         ``polish(F) -> (T, best)``: a local solve from an LP point, offered
-        to the incumbent (``_MAX_POLISH`` calls at most).
+        to the incumbent (:data:`._frontier.MAX_POLISH` calls at most).
 
     Returns
     -------
@@ -484,8 +473,7 @@ def sector_search(E, trip, alpha, T, best, max_lp, offer=None, stop=None, polish
     geo = _Geometry(E, trip, alpha, T, None if best is None else np.asarray(best, float),
                     gauge)
     rays, has = geo.root_cones()
-    fr = Frontier(_Node(rays, has, []), max_lp, stop, polish_every=_POLISH_EVERY,
-                  max_polish=_MAX_POLISH, polish_gap=_POLISH_GAP)
+    fr = Frontier(_Node(rays, has, []), max_lp, stop, polish_every=_POLISH_EVERY)
     while (item := fr.pop(geo.T)) is not None:
         key, node = item
         extra: list = []
