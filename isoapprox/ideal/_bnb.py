@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ..kernels import bnb as KB
 from ..tolerances import BNB_RTOL, FLOOR_RTOL
 from ._line import line_search
 from ._local import slsqp_epigraph
-from ._problem import Problem
+from ._problem import Problem, triplet_table
 from ._sector import SECTOR_MAX_LP, lp_budget, sector_search
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "gauge_points",
     "root_boxes",
     "to_gauge",
-    "triplet_table",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,19 +94,6 @@ def applies(prob: Problem) -> bool:
     if prob.n == 1:
         return prob.N <= LINE_MAX_POINTS
     return prob.pairs is None and prob.n <= BNB_MAX_DIM and prob.N <= BNB_MAX_POINTS
-
-
-def triplet_table(prob: Problem) -> np.ndarray:
-    """Every triplet ``(a, p, m)`` of the problem, shape (K, 3), int64."""
-    rows = []
-    for a in prob.anchors:
-        same = prob.codes == prob.codes[a]
-        for p in np.flatnonzero(same):
-            if p == a:
-                continue
-            for m in np.flatnonzero(~same):
-                rows.append((int(a), int(p), int(m)))
-    return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
 def gauge_points(E: np.ndarray) -> tuple[int, int, int]:
@@ -284,16 +270,12 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
         return None
     if local is None:
         local = _slsqp_polish(S)
-    if prob.objective == "haus" and prob.n == 2:
+    if prob.n == 1 or (prob.objective == "haus" and prob.n == 2):
         budget = lp_budget(max_lps, prob.N)
         if budget <= 0:
             return None
-        return _sector_phase(S, trip, T, budget, local) - data_allowance(E_caller, prob)
-    if prob.n == 1:
-        budget = lp_budget(max_lps, prob.N)
-        if budget <= 0:
-            return None
-        return _line_phase(S, trip, T, budget, local) - data_allowance(E_caller, prob)
+        phase = _line_phase if prob.n == 1 else _sector_phase
+        return phase(S, trip, T, budget, local) - data_allowance(E_caller, prob)
     tree = _Tree(*root_boxes(prob, T))
     out = np.zeros_like(prob.E)
     polished = reported = 0
@@ -340,15 +322,7 @@ def _line_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
     prob = S.prob
     gauge = gauge_points(prob.E)[:2] if prob.objective == "iso" else None
     pairs = None if prob.pairs is None else (prob.pairs.upper, prob.pairs.lower)
-
-    def offer(F: np.ndarray) -> float:
-        S.offer(F, "branch_and_bound")
-        return min(T, _target(S))
-
-    def polish(F: np.ndarray) -> float:
-        local(F.copy())
-        return min(T, _target(S))
-
+    offer, polish = _reporters(S, local, lambda: min(T, _target(S)))
     bound, n_lp, level = line_search(prob.E, trip, prob.alpha, T, max_lps,
                                      objective=prob.objective, gauge=gauge, pairs=pairs,
                                      codes=prob.codes, offer=offer,
@@ -356,6 +330,23 @@ def _line_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
     logger.debug("branch_and_bound (order): %d LPs, bound %.12g, level %.12g", n_lp, bound,
                  level)
     return bound
+
+
+def _reporters(S: SearchState, local: Callable[[np.ndarray], None],
+               level: Callable[[], Any]) -> tuple[Callable, Callable]:
+    """The ``offer`` and ``polish`` of a search by linear programmes: an LP point
+    offered to the incumbent, or polished by the caller's local solve; each
+    returns ``level()`` afterwards (the lowered level, with what else it needs)."""
+
+    def offer(F: np.ndarray) -> Any:
+        S.offer(F, "branch_and_bound")
+        return level()
+
+    def polish(F: np.ndarray) -> Any:
+        local(F.copy())
+        return level()
+
+    return offer, polish
 
 
 def _slsqp_polish(S: SearchState) -> Callable[[np.ndarray], None]:
@@ -401,14 +392,8 @@ def _sector_phase(S: SearchState, trip: np.ndarray, T: float, max_lps: int,
     def frame(G: np.ndarray) -> np.ndarray:
         return to_gauge(G, i0, i1, i2) if gauged else G
 
-    def offer(F: np.ndarray) -> tuple[float, np.ndarray]:
-        S.offer(F, "branch_and_bound")
-        return min(T, _target(S)), frame(prob.from_caller(S.best))
-
-    def polish(F: np.ndarray) -> tuple[float, np.ndarray]:
-        local(F.copy())
-        return min(T, _target(S)), frame(prob.from_caller(S.best))
-
+    offer, polish = _reporters(S, local,
+                               lambda: (min(T, _target(S)), frame(prob.from_caller(S.best))))
     # "iso" reads E only through its pair distances and, as split hints, its pair
     # directions: those in the gauge frame are the ones an F near E has there
     bound, n_lp, level = sector_search(frame(prob.E), trip, prob.alpha, T,

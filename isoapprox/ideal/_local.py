@@ -50,6 +50,20 @@ def _initial_state(prog: Program, Gr: np.ndarray) -> tuple[float, np.ndarray]:
     return t0, r
 
 
+def _setup(prog: Program, G0: np.ndarray) -> tuple[tuple, np.ndarray, float]:
+    """The rows' arguments of the kernels (``M, n, E, kind, ri, rj, rk, rv,
+    alpha, kappa``, tightened), the start ``x0`` from ``G0`` and the least ``t``."""
+    prob = prog.prob
+    M = prog.M
+    alpha_eff = prob.alpha * (1.0 + TIGHTEN_ALPHA) if prob.alpha > 0 else 0.0
+    rows = (M, prob.n, prob.E, prog.kind, prog.ri, prog.rj, prog.rk, _effective_rv(prog),
+            alpha_eff, TIGHTEN_KAPPA)
+    Gr0 = prog.reduce(G0) if prog.collapsed or G0.shape[0] != M else G0
+    t0, r0 = _initial_state(prog, Gr0)
+    t_lo = prog.t_min * prog.t_min if prob.objective == "haus" else prog.t_min
+    return rows, np.concatenate([Gr0.ravel(), [t0], r0]), t_lo
+
+
 def slsqp_epigraph(
     prog: Program,
     G0: np.ndarray,
@@ -68,35 +82,26 @@ def slsqp_epigraph(
         SLSQP's own flag (informative only; the caller re-scores).
     """
 
-    prob = prog.prob
-    M, n = prog.M, prob.n
-    kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, _effective_rv(prog)
-    m = kind.size
+    rows, x0, t_lo = _setup(prog, G0)
+    M, n = prog.M, prog.prob.n
+    m = prog.kind.size
     nv = M * n + 1 + prog.n_r
-    alpha_eff = prob.alpha * (1.0 + TIGHTEN_ALPHA) if prob.alpha > 0 else 0.0
-    kappa = TIGHTEN_KAPPA
-    E = prob.E
     cbuf = np.empty(m)
     Jbuf = np.zeros((m, nv))
     dummy = np.zeros((1, 1))
 
     def fun_c(x):
-        return K.epigraph_rows(x, M, n, E, kind, ri, rj, rk, rv, alpha_eff, kappa,
-                               False, cbuf, dummy).copy()
+        return K.epigraph_rows(x, *rows, False, cbuf, dummy).copy()
 
     def jac_c(x):
         Jbuf[:] = 0.0
-        K.epigraph_rows(x, M, n, E, kind, ri, rj, rk, rv, alpha_eff, kappa, True, cbuf, Jbuf)
+        K.epigraph_rows(x, *rows, True, cbuf, Jbuf)
         return Jbuf.copy()
 
     grad = np.zeros(nv)
     grad[M * n] = 1.0
-    Gr0 = prog.reduce(G0) if G0.shape[0] != M or prog.collapsed else G0
-    t0, r0 = _initial_state(prog, Gr0)
-    x0 = np.concatenate([Gr0.ravel(), [t0], r0])
     lo = np.full(nv, -np.inf)
     hi = np.full(nv, np.inf)
-    t_lo = prog.t_min * prog.t_min if prob.objective == "haus" else prog.t_min
     lo[M * n] = t_lo
     lo[M * n + 1:] = 0.0
     with warnings.catch_warnings():
@@ -142,38 +147,28 @@ def al_epigraph(
     iterations and whether the rows are satisfied to ``feas_tol``.
     """
 
-    prob = prog.prob
-    M, n = prog.M, prob.n
+    rows, x, t_lo = _setup(prog, G0)
+    M, n = prog.M, prog.prob.n
     nv = M * n + 1 + prog.n_r
-    kind, ri, rj, rk, rv = prog.kind, prog.ri, prog.rj, prog.rk, _effective_rv(prog)
-    m = kind.size
-    alpha_eff = prob.alpha * (1.0 + TIGHTEN_ALPHA) if prob.alpha > 0 else 0.0
-    kappa = TIGHTEN_KAPPA
-    E = prob.E
-    Gr0 = prog.reduce(G0) if prog.collapsed or G0.shape[0] != M else G0
-    t0, r0 = _initial_state(prog, Gr0)
-    x = np.concatenate([Gr0.ravel(), [t0], r0])
+    m = prog.kind.size
     lam = np.zeros(m)
     rho = 10.0
     grad = np.zeros(nv)
     cbuf = np.zeros(m)
-    t_lo = prog.t_min * prog.t_min if prob.objective == "haus" else prog.t_min
     bounds = [(None, None)] * (M * n) + [(t_lo, None)] + [(0.0, None)] * prog.n_r
     total_it = 0
     viol_prev = np.inf
     ok = False
 
     def fg(z):
-        v = K.al_value_grad(z, M, n, E, kind, ri, rj, rk, rv, alpha_eff, kappa, lam, rho,
-                            grad, cbuf)
+        v = K.al_value_grad(z, *rows, lam, rho, grad, cbuf)
         return v, grad.copy()
 
     for _ in range(max_outer):
         x, _, info = fmin_l_bfgs_b(fg, x, bounds=bounds, m=20, factr=10.0, pgtol=1e-13,
                                    maxiter=max_inner)
         total_it += int(info["nit"])
-        K.al_value_grad(x, M, n, E, kind, ri, rj, rk, rv, alpha_eff, kappa, lam, rho,
-                        grad, cbuf)
+        K.al_value_grad(x, *rows, lam, rho, grad, cbuf)
         c = cbuf
         viol = float(np.max(np.maximum(-c, 0.0))) if m else 0.0
         lam = np.maximum(0.0, lam - rho * c)

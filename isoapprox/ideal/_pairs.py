@@ -52,14 +52,7 @@ class PairSpec:
 
     def thresholds(self) -> dict[str, float]:
         """The loss parameters and the bounds ``upper`` (u) and ``lower`` (l)."""
-        out = {"margin": self.margin}
-        if self.loss == "contrastive":
-            out["pos_margin"] = self.pos_margin
-        else:
-            out["beta"] = self.beta
-        out["upper"] = self.bounds.upper
-        out["lower"] = self.bounds.lower
-        return out
+        return {**self.parameters(), "upper": self.bounds.upper, "lower": self.bounds.lower}
 
     def parameters(self) -> dict[str, float]:
         """The loss's parameters by argument name (``margin`` and ``pos_margin`` or ``beta``)."""
@@ -265,9 +258,7 @@ def class_ball_bound(prob: Problem, upper: float) -> float:
     """
     l = prob.pairs.lower
     balls = _class_balls(prob)
-    best = 0.0
-    for r_lo, _, rho in ((b[1], b[2], b[3]) for b in balls):
-        best = max(best, r_lo - rho)
+    best = max([0.0] + [r_lo - rho for _, r_lo, _, rho in balls])
     if l <= 0.0 or len(balls) < 2 or not upper > best:
         return max(best, 0.0)
     l2 = l * l

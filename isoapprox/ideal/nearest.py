@@ -451,31 +451,28 @@ def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...
                  if c not in prog.collapsed and counts[c] > 1 and diams[c] <= tol)
 
 
-def _local_solve(S: _Search, prog: Program, G0: np.ndarray):
+def _local_solve(S: _Search, prog: Program, G0: np.ndarray) -> np.ndarray:
+    """One local solve from ``G0`` by ``S``'s solver family, counted and offered; its point."""
+    S.n_starts += 1
     if S.family == "cvxpy":
-        return ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
-    if prog.kind.size <= SLSQP_MAX_ROWS:
+        G, it = ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
+    elif prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
     else:
         # bounded by its counts (outer rounds, L-BFGS iterations), not the clock
         rounds, inner = al_caps(S.max_iter)
         G, it, _ = al_epigraph(prog, G0, max_outer=rounds, max_inner=inner, deadline=S.deadline)
-    return G, it
+    S.n_iter += it
+    S.offer(G, S.family)
+    return G
 
 
 def _run_local(S: _Search, prog: Program, G0: np.ndarray) -> None:
     """One local solve from ``G0``, its offer, and a collapsed re-solve if it nearly collapsed."""
-    S.n_starts += 1
-    G, it = _local_solve(S, prog, G0)
-    S.n_iter += it
-    S.offer(G, S.family)
+    G = _local_solve(S, prog, G0)
     new = _detect_collapse(S, G, prog)
     if new and not S.certified() and S.time_left() > 0:
-        sub = S.prob.program(tuple(prog.collapsed) + new)
-        S.n_starts += 1
-        G2, it2 = _local_solve(S, sub, G)
-        S.n_iter += it2
-        S.offer(G2, S.family)
+        _local_solve(S, S.prob.program(tuple(prog.collapsed) + new), G)
 
 
 def _shrink_scan(S: _Search) -> None:
@@ -787,10 +784,8 @@ def run_solve(X, codes, alpha: float, opts: SolverOptions, rng, t_start: float, 
     Inputs of extreme magnitude are rejected first (:func:`check_magnitudes`):
     the answer must be representable in the caller's units.
     """
-    if spec is None:
-        check_magnitudes({"E": X, "margin": alpha}, what=caller)
-    else:
-        check_magnitudes({"E": X, **spec.parameters()}, what=caller)
+    params = {"margin": alpha} if spec is None else spec.parameters()
+    check_magnitudes({"E": X, **params}, what=caller)
     gen = as_rng(rng)
     # one BLAS thread for SLSQP's dense subproblems, whatever the size: with
     # more, its last bits depend on the machine's number of cores (entering the
@@ -921,15 +916,8 @@ def _sub_batches(S: _Search) -> None:
                      rep.indices.tolist())
     if (count > 0 and solver != "scipy" and S.objective in SUB_BATCH_OBJECTIVES
             and S.E.shape[0] > SDP_MAX_POINTS):
-
-        sub_opts = replace(opts, budget=replace(opts.budget, n_starts=SUB_BATCH_STARTS,
-                                                max_subbatches=0, max_nodes=0))
-
         def lower(X, c):
-            forget_solver_state()  # each sub-problem's bound is a function of it alone
-            T, _ = _solve(X, c, S.margin, sub_opts, as_rng(SUB_BATCH_SEED), math.inf,
-                          polish=False)
-            return T.lower()[0]
+            return _sub_lower(S, X, c, math.inf, {"max_subbatches": 0, "max_nodes": 0})
 
         sub = sub_batch_bound(S.E, S.codes, S.margin, lower, count=count)
         if sub.value > 0.0:
@@ -979,15 +967,24 @@ def _support_bound(S: _Search) -> None:
     counts = np.bincount(codes)
     if counts.size < 2 or counts.max() < 2:
         return  # no triplet in the support
-    forget_solver_state()  # the sub-problem's bound is a function of it alone
-    sub_opts = replace(S.opts, budget=replace(S.opts.budget, n_starts=SUB_BATCH_STARTS,
-                                              max_subbatches=0))
-    T, _ = _solve(S.E[idx], codes, S.margin, sub_opts, as_rng(SUB_BATCH_SEED), S.deadline,
-                  polish=False, start=S.best[idx], support=False)
-    value = T.lower()[0]
+    value = _sub_lower(S, S.E[idx], codes, S.deadline, {"max_subbatches": 0},
+                       start=S.best[idx], support=False)
     logger.debug("support bound %.12g from points %s", value, idx.tolist())
     if value > 0.0:
         S.add_bound("sub_batch_support", value)
+
+
+def _sub_lower(S: _Search, X: np.ndarray, codes: np.ndarray, deadline: float,
+               budget: dict[str, int], **flags) -> float:
+    """The proven lower bound of the sub-problem ``(X, codes)`` of ``S`` (a bound of
+    the batch by restriction, :mod:`._subbatch`): its own search with ``S``'s
+    options but ``SUB_BATCH_STARTS`` local solves (and ``budget``'s counts), seed
+    ``SUB_BATCH_SEED``, without the CCP polish (``flags``: more of :class:`_Search`'s)."""
+    forget_solver_state()  # the sub-problem's bound is a function of it alone
+    opts = replace(S.opts, budget=replace(S.opts.budget, n_starts=SUB_BATCH_STARTS, **budget))
+    T, _ = _solve(X, codes, S.margin, opts, as_rng(SUB_BATCH_SEED), deadline, polish=False,
+                  **flags)
+    return T.lower()[0]
 
 
 def _packing_bound(S: _Search) -> None:
