@@ -356,8 +356,7 @@ def compute_thickness(X: np.ndarray, rtol: float = 1e-9, rank_tol: float = 1e-12
                 core = sorted(new)
                 continue
             wS = _widths(X[core], normals)
-            f = int(np.argmin(wS))
-            lower = max(lower, float(wS[f]) - allow)
+            lower = max(lower, float(wS.min()) - allow)
             # candidates on all of A: the facets with the smallest core widths
             cand = np.argsort(wS)[: min(len(wS), 2 * n)]
             wA = _widths(X, normals[cand])

@@ -176,11 +176,10 @@ class _Tree:
         self.lo = np.zeros((cap, N, n))
         self.hi = np.zeros((cap, N, n))
         self.key = np.zeros(cap)
-        self.heap = np.zeros(cap, dtype=np.int64)
+        self.heap = np.zeros(cap, dtype=np.int64)  # heap[0] = 0: the root's slot
         self.free = np.zeros(cap, dtype=np.int64)
         self.lo[0] = lo
         self.hi[0] = hi
-        self.heap[0] = 0
         self.free[: cap - 1] = np.arange(cap - 1, 0, -1)
         self.st = np.array([1, 0, cap - 1], dtype=np.int64)
         self.fst = np.array([np.inf, np.inf])
@@ -188,13 +187,9 @@ class _Tree:
     def grow(self) -> None:
         cap = self.key.size
         new = 2 * cap
-        for name in ("lo", "hi"):
+        for name in ("lo", "hi", "key", "heap"):
             a = getattr(self, name)
-            b = np.zeros((new,) + a.shape[1:])
-            b[:cap] = a
-            setattr(self, name, b)
-        self.key = np.concatenate([self.key, np.zeros(cap)])
-        self.heap = np.concatenate([self.heap, np.zeros(cap, dtype=np.int64)])
+            setattr(self, name, np.concatenate([a, np.zeros_like(a)]))
         nf = int(self.st[2])
         free = np.zeros(new, dtype=np.int64)
         free[:nf] = self.free[:nf]

@@ -97,10 +97,7 @@ def solve_lp(c: np.ndarray, A: np.ndarray, b: np.ndarray, xl: np.ndarray, xh: np
     HiGHS reports the multipliers of ``<=`` rows of a minimisation as row
     duals ``<= 0``; they are returned as ``y = max(-dual, 0)``.
     """
-    c = np.ascontiguousarray(c, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    xl = np.ascontiguousarray(xl, dtype=np.float64)
-    xh = np.ascontiguousarray(xh, dtype=np.float64)
+    c, b, xl, xh = (np.ascontiguousarray(v, dtype=np.float64) for v in (c, b, xl, xh))
     m, n = A.shape
     col_start, row_index, values = _csc(A)
     h, hs = _solver(), highspy()

@@ -71,10 +71,7 @@ def safe_dual_bound(c, A, b, lo, hi, y) -> float:
         A lower bound of the LP's optimum (``+inf`` never; ``-inf`` possible).
     """
     y = np.maximum(np.asarray(y, dtype=np.float64), 0.0)
-    c = np.ascontiguousarray(c, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    lo = np.ascontiguousarray(lo, dtype=np.float64)
-    hi = np.ascontiguousarray(hi, dtype=np.float64)
+    c, b, lo, hi = (np.ascontiguousarray(v, dtype=np.float64) for v in (c, b, lo, hi))
     if issparse(A):  # scipy's own loops, in a fixed order
         r = c + A.T @ y
         mag_r = np.abs(c) + abs(A).T @ y

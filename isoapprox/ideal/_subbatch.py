@@ -219,20 +219,13 @@ def choose_sub_batches(E: np.ndarray, codes: np.ndarray, margin: float, *,
     >>> [s.tolist() for s in choose_sub_batches(E, np.array([0, 0, 1, 1]), 0.5, size=3)]
     [[0, 2, 3], [0, 1, 2], [1, 2, 3]]
     """
-    out: list[np.ndarray] = []
-    keys: set[tuple[int, ...]] = set()
-    if count <= 0:
-        return out
+    out: dict[tuple[int, ...], np.ndarray] = {}  # the first of equal sub-batches
     for a in _anchor_order(E, codes, margin):
-        idx = _grow(E, codes, int(a), max(size, 3))
-        key = tuple(idx.tolist())
-        if key in keys:
-            continue
-        keys.add(key)
-        out.append(idx)
         if len(out) >= count:
             break
-    return out
+        idx = _grow(E, codes, int(a), max(size, 3))
+        out.setdefault(tuple(idx.tolist()), idx)
+    return list(out.values())
 
 
 def dense_codes(codes: np.ndarray) -> np.ndarray:

@@ -451,10 +451,12 @@ def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...
                  if c not in prog.collapsed and counts[c] > 1 and diams[c] <= tol)
 
 
-def _local_solve(S: _Search, prog: Program, G0: np.ndarray) -> np.ndarray:
-    """One local solve from ``G0`` by ``S``'s solver family, counted and offered; its point."""
+def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str = "") -> np.ndarray:
+    """One local solve from ``G0`` by ``family`` (default ``S``'s), counted and offered;
+    its point."""
+    family = family or S.family
     S.n_starts += 1
-    if S.family == "cvxpy":
+    if family == "cvxpy":
         G, it = ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)
     elif prog.kind.size <= SLSQP_MAX_ROWS:
         G, it, _ = slsqp_epigraph(prog, G0, max_iter=S.max_iter)
@@ -463,7 +465,7 @@ def _local_solve(S: _Search, prog: Program, G0: np.ndarray) -> np.ndarray:
         rounds, inner = al_caps(S.max_iter)
         G, it, _ = al_epigraph(prog, G0, max_outer=rounds, max_inner=inner, deadline=S.deadline)
     S.n_iter += it
-    S.offer(G, S.family)
+    S.offer(G, family)
     return G
 
 
@@ -872,11 +874,7 @@ def _polish(S: _Search) -> None:
     """The CCP from the incumbent, when affordable."""
     prog = S.prob.program(())
     if prog.kind.size <= CCP_MAX_ROWS:
-        G, it = ccp_solve(prog, S.prob.from_caller(S.best), max_iter=S.max_iter,
-                          deadline=S.deadline)
-        S.n_iter += it
-        S.n_starts += 1
-        S.offer(G, "cvxpy")
+        _local_solve(S, prog, S.prob.from_caller(S.best), "cvxpy")
 
 
 def _branch_and_bound(S: _Search) -> None:
