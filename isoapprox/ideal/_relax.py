@@ -425,6 +425,4 @@ def shor_sdp_bound(prob: Problem, upper: float, *, G_hint: np.ndarray | None = N
             return 0.0  # no relation left: E itself is a point of the relaxation
         obj = _ShorSDP(prob, trip)
     v = obj.solve(prob, upper, G_hint)
-    if v is None:
-        return None
-    return max(v, 0.0)
+    return None if v is None else max(v, 0.0)

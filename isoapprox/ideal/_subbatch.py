@@ -167,7 +167,6 @@ def _grow(E: np.ndarray, codes: np.ndarray, a: int, size: int) -> np.ndarray:
     new point comes.  The first step brings ``a``'s own hardest triplet.
     """
     taken = [int(a)]
-    seen = {int(a)}
     q = 0
     while len(taken) < size and q < len(taken):
         k = taken[q]
@@ -182,8 +181,7 @@ def _grow(E: np.ndarray, codes: np.ndarray, a: int, size: int) -> np.ndarray:
         if other.any():
             picks.append(int(np.flatnonzero(other)[np.argmin(d[other])]))
         for p in picks:
-            if p not in seen and len(taken) < size:
-                seen.add(p)
+            if p not in taken and len(taken) < size:
                 taken.append(p)
     return np.sort(np.array(taken, dtype=np.int64))
 
