@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from scipy.spatial.distance import squareform
 
 from ..tolerances import BNB_RTOL
 from ._frontier import Frontier, abs_rows, separation_rows
@@ -81,9 +82,7 @@ class _Line:
         self.tid = triplet_pairs(trip, N)
         self.D = np.abs(self.E[self.I] - self.E[self.J])
         #: the same as an (N, N) table, for the propagation of every node
-        self.Dm = np.zeros((N, N))
-        self.Dm[self.I, self.J] = self.D
-        self.Dm = self.Dm + self.Dm.T
+        self.Dm = squareform(self.D)
         self.nF = N
         self.nv = N + 1 + P
         self.c = np.zeros(self.nv)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.distance import squareform
 
 from .._scaling import pow2_scale
 from ..geometry import min_enclosing_ball
@@ -192,12 +193,8 @@ def pair_packing_bound(prob: Problem) -> float:
     if l <= 0.0 or P < kmin:
         return 0.0
     E = prob.E
-    N = prob.N
-    D = np.zeros((N, N))
-    D[prob.I, prob.J] = prob.D
-    D[prob.J, prob.I] = prob.D
     best = 0.0
-    for k, (diam, S) in greedy_transversals(D, codes, P, kmin).items():
+    for k, (diam, S) in greedy_transversals(squareform(prob.D), codes, P, kmin).items():
         d_low = packing_lower_bound(k, n, margin=l)
         if prob.objective == "iso":
             best = max(best, d_low - diam)

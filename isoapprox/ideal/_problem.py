@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.spatial.distance import squareform
 
 from ..kernels import ideal as K
 
@@ -33,11 +34,7 @@ def unit_rows(diff: np.ndarray) -> np.ndarray:
 def pair_index(N: int) -> np.ndarray:
     """The (N, N) table of pair indices: the pair ``{i, j}`` is row ``pid[i, j]``
     of ``np.triu_indices(N, 1)`` (symmetric; the diagonal is 0)."""
-    pid = np.zeros((N, N), dtype=np.int64)
-    I, J = np.triu_indices(N, 1)
-    pid[I, J] = np.arange(I.size)
-    pid[J, I] = np.arange(I.size)
-    return pid
+    return squareform(np.arange(N * (N - 1) // 2, dtype=np.int64))
 
 
 def triplet_pairs(trip: np.ndarray, N: int) -> np.ndarray:
