@@ -202,7 +202,7 @@ class Problem:
             return float(K.iso_value(self.E, G))
         return float(K.haus_value(self.E, G))
 
-    def slack(self, G: np.ndarray, alpha: float | None = None) -> float:
+    def slack(self, G: np.ndarray) -> float:
         """Worst constraint slack at ``G`` (normalised units).
 
         Triplet family: ``min_a (min_m d_am - max_p d_ap - alpha)``; pair
@@ -211,8 +211,7 @@ class Problem:
         if self.pairs is not None:
             sp, sn = K.pair_slack(G, self.codes, self.pairs.upper, self.pairs.lower)
             return float(sp if self.pairs.lower <= 0.0 else min(sp, sn))
-        a = self.alpha if alpha is None else alpha
-        return float(np.min(K.anchor_slack(G, self.codes, a)))
+        return float(np.min(K.anchor_slack(G, self.codes, self.alpha)))
 
     def program(self, collapsed: tuple[int, ...] = ()) -> Program:
         """The epigraph program with the classes in ``collapsed`` merged to one point."""
