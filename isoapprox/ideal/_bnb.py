@@ -18,7 +18,6 @@ import numpy as np
 from ..kernels import bnb as KB
 from ..tolerances import BNB_RTOL, FLOOR_RTOL
 from ._line import line_search
-from ._local import slsqp_epigraph
 from ._problem import Problem, triplet_table
 from ._sector import SECTOR_MAX_LP, lp_budget, sector_search
 
@@ -79,9 +78,6 @@ class SearchState(Protocol):
     best_value: float
     tol: float
     scale: float
-    max_iter: int
-    n_iter: int
-    n_starts: int
 
     def offer(self, G: np.ndarray, solver: str, *, normalised: bool = True) -> bool: ...
 
@@ -206,8 +202,8 @@ class _Tree:
 
 
 def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
-                     max_lps: int = BNB_MAX_LP,
-                     local: Callable[[np.ndarray], None] | None = None) -> float | None:
+                     max_lps: int = BNB_MAX_LP, *,
+                     local: Callable[[np.ndarray], None]) -> float | None:
     """Raise the lower bound of an open gap by best-first spatial branch-and-bound.
 
     Parameters
@@ -225,10 +221,10 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
         ``"haus"`` in the plane and follows it for ``"iso"`` in the plane
         (with half the budget); for up to five points (scaled by ``(5 /
         N)^2`` beyond: :func:`._sector.lp_budget`); ``0`` switches them off.
-    local : callable or None
+    local : callable
         ``local(G)``: the caller's local solve (its solver family) from a
         normalised point, offering its result to ``S``; used to polish the
-        points the searches find (default: SLSQP, offered as ``"scipy"``).
+        points the searches find.
 
     Returns
     -------
@@ -245,8 +241,8 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     no box is left, ``T`` is a lower bound; when the budget runs out the
     least bound of the open boxes is (``min(T, ...)``), which is at least the
     largest ``T`` a bisection on the decision would prove from the same
-    tree.  Box centres that turn out separated below ``T`` are polished by
-    SLSQP and offered to the incumbent, which lowers ``T``.
+    tree.  Box centres that turn out separated below ``T`` are offered to
+    the incumbent and polished by ``local``, which lowers ``T``.
 
     On the line the boxes give way to the order search of
     :func:`._line.line_search`, which ends with the optimum (a leaf of its
@@ -263,8 +259,6 @@ def branch_and_bound(S: SearchState, E_caller: np.ndarray, max_nodes: int,
     T = _target(S)
     if T <= 0.0:
         return None
-    if local is None:
-        local = _slsqp_polish(S)
     if prob.n == 1 or (prob.objective == "haus" and prob.n == 2):
         budget = lp_budget(max_lps, prob.N)
         if budget <= 0:
@@ -342,18 +336,6 @@ def _reporters(S: SearchState, local: Callable[[np.ndarray], None],
         return level()
 
     return offer, polish
-
-
-def _slsqp_polish(S: SearchState) -> Callable[[np.ndarray], None]:
-    prog = S.prob.program(())
-
-    def local(G: np.ndarray) -> None:
-        G, it, _ = slsqp_epigraph(prog, G, max_iter=S.max_iter)
-        S.n_iter += it
-        S.n_starts += 1
-        S.offer(G, "scipy")
-
-    return local
 
 
 def to_gauge(F: np.ndarray, i0: int, i1: int, i2: int) -> np.ndarray:
