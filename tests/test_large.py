@@ -345,10 +345,10 @@ def test_triangular_serial_and_parallel_schedules_agree(rng, N, bs):
     X2 = rng.normal(size=(N, 5))
     want_d = exact_diameter(X1)
     want_i = exact_isometric(X1, X2)
-    for best, arg in (KD._diam_serial(X1, new_control(1)),
+    for best, arg in (KD._diam_serial(X1, len(X1), new_control(1)),
                       KD._diam_parallel(X1, bs, new_control(len(X1)))):
         assert KD.argmax_rows(best, arg, 0.0, 0, 1) == want_d
-    for best, arg in (KD._iso_serial(X1, X2, new_control(1)),
+    for best, arg in (KD._iso_serial(X1, X2, len(X1), new_control(1)),
                       KD._iso_parallel(X1, X2, bs, new_control(len(X1)))):
         assert KD.argmax_rows(best, arg, -1.0, 0, 1) == want_i
 

@@ -330,17 +330,6 @@ def _diam_rows_sub(X, XT, i0, i1, best, arg, acc):
                 arg[a] = bj
 
 
-@njit(**JIT)
-def _diam_serial(X, ctl):
-    N = X.shape[0]
-    XT = transpose(X)
-    best = np.full(N, -1.0)
-    arg = np.full(N, -1, dtype=np.int64)
-    zero = np.int64(0)  # typed as the parallel schedule's rows and slots: one specialisation
-    _diam_rows(X, XT, zero, N, best, arg, ctl, zero)
-    return best, arg
-
-
 @njit(parallel=True, **JIT)
 def _diam_parallel(X, bs, ctl):
     N = X.shape[0]
@@ -357,6 +346,11 @@ def _diam_parallel(X, bs, ctl):
     return best, arg
 
 
+#: the serial schedule: the same body on the calling thread, with one block
+#: (``bs = max(N, 1)``: one call of :func:`_diam_rows` over every row)
+_diam_serial = serial_twin(_diam_parallel)
+
+
 def diameter_kernel(X):
     """Largest pairwise distance and the lexicographically first pair (``i < j``).
 
@@ -368,7 +362,7 @@ def diameter_kernel(X):
     """
     N, n = X.shape
     if serial_work(N, N, n):
-        best, arg = _diam_serial(X, new_control(1))
+        best, arg = _diam_serial(X, max(N, 1), new_control(1))
     else:
         bs, M = partition(N)
         best, arg = run_kernel(_diam_parallel, (X, bs), n_slots=(M + 1) // 2, units=N,
@@ -425,18 +419,6 @@ def _iso_rows_sub(X1, X2, XT1, XT2, i0, i1, best, arg, acc1, acc2):
                 arg[a] = bj
 
 
-@njit(**JIT)
-def _iso_serial(X1, X2, ctl):
-    N = X1.shape[0]
-    XT1 = transpose(X1)
-    XT2 = transpose(X2)
-    best = np.full(N, -1.0)
-    arg = np.full(N, -1, dtype=np.int64)
-    zero = np.int64(0)  # as in _diam_serial
-    _iso_rows(X1, X2, XT1, XT2, zero, N, best, arg, ctl, zero)
-    return best, arg
-
-
 @njit(parallel=True, **JIT)
 def _iso_parallel(X1, X2, bs, ctl):
     N = X1.shape[0]
@@ -452,6 +434,10 @@ def _iso_parallel(X1, X2, bs, ctl):
         if u != t:
             _iso_rows(X1, X2, XT1, XT2, u * bs, min(N, (u + 1) * bs), best, arg, ctl, t)
     return best, arg
+
+
+#: the serial schedule (as :data:`_diam_serial`)
+_iso_serial = serial_twin(_iso_parallel)
 
 
 def isometric_error_kernel(X1, X2):
@@ -475,7 +461,7 @@ def isometric_error_kernel(X1, X2):
 @njit(**JIT)
 def _iso_small(X1, X2):
     """The serial :func:`isometric_error_kernel`: one call from Python (small inputs)."""
-    best, arg = _iso_serial(X1, X2, np.zeros(2, dtype=np.int64))
+    best, arg = _iso_serial(X1, X2, max(X1.shape[0], 1), np.zeros(2, dtype=np.int64))
     # int64 as from Python (constants would be typed as literals: a second specialisation)
     return argmax_rows(best, arg, -1.0, np.int64(0), np.int64(1))
 
