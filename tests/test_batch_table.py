@@ -13,12 +13,35 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from isoapprox.batch import BatchConfig, Grid, plan, run_batch
 from isoapprox.batch.engine import _assemble, _npy_pieces, _part_path, _TableHash, evaluate_chunk
 from isoapprox.batch.stages import Column
 from isoapprox.batch.table import _encode_csv, _encode_csv_python, encode_rows, header, iter_cells
-from isoapprox.kernels.batch import float_repr_kernel
+from isoapprox.kernels import JIT
+from isoapprox.kernels.batch import _put_float
+
+
+# not cached: numba's cache would not see a change of _put_float (another file)
+@njit(**dict(JIT, cache=False))
+def float_repr_kernel(x, out, start):
+    """``repr`` of every float of ``x`` (NaN: ``nan``) into ``out`` by the CSV
+    encoder's float writer; ``start[i]`` is where value ``i`` begins
+    (``start[len(x)]`` the end)."""
+    pos = 0
+    bits = x.view(np.uint64)
+    for i in range(x.shape[0]):
+        start[i] = pos
+        if x[i] != x[i]:
+            out[pos] = 110
+            out[pos + 1] = 97
+            out[pos + 2] = 110
+            pos += 3
+        else:
+            pos = _put_float(bits[i], out, pos)
+    start[x.shape[0]] = pos
+    return pos
 
 
 def _reprs(x: np.ndarray) -> list[str]:

@@ -25,7 +25,6 @@ __all__ = [
     "DISTRIBUTION_CODES",
     "cheap_kernel",
     "encode_csv_kernel",
-    "float_repr_kernel",
     "generate_kernel",
     "philox_uniforms",
     "seed_sequence_key",
@@ -946,21 +945,3 @@ def encode_csv_kernel(V, bits, kinds, pool, pool_start, out):
         pos += 1
     return pos
 
-
-@njit(**JIT)
-def float_repr_kernel(x, out, start):
-    """``repr`` of every float of ``x`` (NaN: ``nan``) into ``out``; ``start[i]``
-    is where value ``i`` begins (``start[len(x)]`` the end).  For tests."""
-    pos = 0
-    bits = x.view(np.uint64)
-    for i in range(x.shape[0]):
-        start[i] = pos
-        if x[i] != x[i]:
-            out[pos] = 110
-            out[pos + 1] = 97
-            out[pos + 2] = 110
-            pos += 3
-        else:
-            pos = _put_float(bits[i], out, pos)
-    start[x.shape[0]] = pos
-    return pos
