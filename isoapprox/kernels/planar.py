@@ -173,6 +173,36 @@ def _interval_bound(lo, hi, ra, rb, Ka, Zra, Zia, Kb, Zrb, Zib, L, slack, target
     return max(best - slack, 0.0)
 
 
+#: columns of the evaluation records of :func:`minimax_angle_search`: the angle,
+#: the radius found, its proven lower bound, the dual sinusoid, the centre
+_PHI, _RUP, _RLO, _K, _ZR, _ZI, _CX, _CY = range(8)
+
+
+@njit(inline="always", **JIT)
+def _record(B, E, phi, P, order, sup, w, slack, rec, m):
+    """:func:`_eval_angle` at ``phi`` into row ``m`` of the records ``rec``; the radius."""
+    r_up, g, K, zr, zi, cx, cy = _eval_angle(B, E, phi, P, order, sup, w)
+    row = rec[m]
+    row[_PHI] = phi
+    row[_RUP] = r_up
+    row[_RLO] = max(np.sqrt(max(g, 0.0)) - slack, 0.0)
+    row[_K] = K
+    row[_ZR] = zr
+    row[_ZI] = zi
+    row[_CX] = cx
+    row[_CY] = cy
+    return r_up
+
+
+@njit(inline="always", **JIT)
+def _bound_between(rec, x, y, L, slack, target):
+    """:func:`_interval_bound` between the recorded angles ``x`` and ``y``."""
+    a = rec[x]
+    b = rec[y]
+    return _interval_bound(a[_PHI], b[_PHI], a[_RLO], b[_RLO], a[_K], a[_ZR], a[_ZI], b[_K],
+                           b[_ZR], b[_ZI], L, slack, target)
+
+
 @njit(**JIT)
 def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
     """Certified global minimisation of ``r(phi)`` over both planar families.
@@ -193,14 +223,7 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
     N = A.shape[0]
     cap = max_eval + 2 * (m0 + 1) + 64
     fam = np.empty(cap, dtype=np.int64)
-    phis = np.empty(cap)
-    rup = np.empty(cap)
-    rlo = np.empty(cap)
-    Ks = np.empty(cap)
-    Zrs = np.empty(cap)
-    Zis = np.empty(cap)
-    cxs = np.empty(cap)
-    cys = np.empty(cap)
+    rec = np.empty((cap, 8))
     P = np.empty((N, 2))
     order = np.arange(N)
     sup = np.empty(3, dtype=np.int64)
@@ -215,21 +238,12 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
     for f in range(2):
         B = A if f == 0 else AF
         for j in range(m0 + 1):
-            phi = _TWO_PI * j / m0
-            r_up, g, K, zr, zi, cx, cy = _eval_angle(B, E, phi, P, order, sup, w)
             fam[ne] = f
-            phis[ne] = phi
-            rup[ne] = r_up
-            rlo[ne] = max(np.sqrt(max(g, 0.0)) - slack, 0.0)
-            Ks[ne] = K
-            Zrs[ne] = zr
-            Zis[ne] = zi
-            cxs[ne] = cx
-            cys[ne] = cy
-            if r_up < rup[best]:
+            r_up = _record(B, E, _TWO_PI * j / m0, P, order, sup, w, slack, rec, ne)
+            if r_up < rec[best, _RUP]:
                 best = ne
             ne += 1
-    upper = rup[best]
+    upper = rec[best, _RUP]
     # intervals: (lb, id) on a heap; id -> endpoints (ia, ib)
     icap = 2 * cap
     ia = np.empty(icap, dtype=np.int64)
@@ -242,21 +256,7 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
         for j in range(m0):
             a = base + j
             b = a + 1
-            lb = _interval_bound(
-                phis[a],
-                phis[b],
-                rlo[a],
-                rlo[b],
-                Ks[a],
-                Zrs[a],
-                Zis[a],
-                Ks[b],
-                Zrs[b],
-                Zis[b],
-                L,
-                slack,
-                upper - tol,
-            )
+            lb = _bound_between(rec, a, b, L, slack, upper - tol)
             ia[ni] = a
             ib[ni] = b
             heapq.heappush(heap, (lb, ni))
@@ -274,38 +274,15 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
         b = ib[iv]
         f = fam[a]
         B = A if f == 0 else AF
-        phi = 0.5 * (phis[a] + phis[b])
-        r_up, g, K, zr, zi, cx, cy = _eval_angle(B, E, phi, P, order, sup, w)
         m = ne
         fam[m] = f
-        phis[m] = phi
-        rup[m] = r_up
-        rlo[m] = max(np.sqrt(max(g, 0.0)) - slack, 0.0)
-        Ks[m] = K
-        Zrs[m] = zr
-        Zis[m] = zi
-        cxs[m] = cx
-        cys[m] = cy
+        r_up = _record(B, E, 0.5 * (rec[a, _PHI] + rec[b, _PHI]), P, order, sup, w, slack, rec, m)
         ne += 1
         if r_up < upper:
             upper = r_up
             best = m
         for x, y in ((a, m), (m, b)):
-            lbc = _interval_bound(
-                phis[x],
-                phis[y],
-                rlo[x],
-                rlo[y],
-                Ks[x],
-                Zrs[x],
-                Zis[x],
-                Ks[y],
-                Zrs[y],
-                Zis[y],
-                L,
-                slack,
-                upper - tol,
-            )
+            lbc = _bound_between(rec, x, y, L, slack, upper - tol)
             # a child's bound never needs to be below its parent's
             lbc = max(lbc, lb)
             ia[ni] = x
@@ -319,11 +296,11 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
     # polish: golden section around the best angle inside its neighbours
     f = fam[best]
     B = A if f == 0 else AF
-    pb = phis[best]
+    pb = rec[best, _PHI]
     h = _TWO_PI / m0
     for m in range(ne):
         if fam[m] == f and m != best:
-            d = abs(phis[m] - pb)
+            d = abs(rec[m, _PHI] - pb)
             if 0.0 < d < h:
                 h = d
     a = pb - h
@@ -334,9 +311,9 @@ def minimax_angle_search(A, AF, E, L, tol, max_eval, m0):
     r1, _, _, _, _, c1x, c1y = _eval_angle(B, E, x1, P, order, sup, w)
     r2, _, _, _, _, c2x, c2y = _eval_angle(B, E, x2, P, order, sup, w)
     bphi = pb
-    bcx = cxs[best]
-    bcy = cys[best]
-    bval = rup[best]
+    bcx = rec[best, _CX]
+    bcy = rec[best, _CY]
+    bval = rec[best, _RUP]
     n_pol = 2
     for _ in range(60):
         if r1 < bval:
