@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from . import JIT
+from .distances import dist
 
 __all__ = [
     "HAUS",
@@ -75,15 +76,6 @@ def point_box_mindist(x, lo, hi):
 def point_box_maxdist(x, lo, hi):
     """Largest distance between the point ``x`` and a point of the box."""
     return box_maxdist(lo, hi, x, x)
-
-
-@njit(**JIT)
-def _pdist(X, i, j):
-    s = 0.0
-    for d in range(X.shape[1]):
-        t = X[i, d] - X[j, d]
-        s += t * t
-    return np.sqrt(s)
 
 
 @njit(**JIT)
@@ -402,7 +394,7 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
     for i in range(N):
         dc[i, i] = 0.0
         for j in range(i + 1, N):
-            v = _pdist(c, i, j)
+            v = dist(c, i, c, j)
             dc[i, j] = v
             dc[j, i] = v
     worst = -np.inf
@@ -412,11 +404,7 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
     value = 0.0
     if objective == HAUS:
         for k in range(N):
-            s = 0.0
-            for d in range(n):
-                t = c[k, d] - E[k, d]
-                s += t * t
-            v = np.sqrt(s)
+            v = dist(c, k, E, k)
             if v > value:
                 value = v
             if v - T > worst:
@@ -515,7 +503,7 @@ def bnb_search(E, objective, trip, alpha, T, rtol, lo, hi, key, heap, free, st, 
     D = np.empty((N, N))
     for i in range(N):
         for j in range(N):
-            D[i, j] = _pdist(E, i, j)
+            D[i, j] = dist(E, i, E, j)
     cl = np.empty((N, n))
     ch = np.empty((N, n))
     c = np.empty((N, n))
@@ -686,22 +674,8 @@ def sector_rows(A0, b0, E, Fs, points, qpos, I, J, cq, lo, hi, g, shrink, rtol):
     Qp = qpos.size
     C = cq.size
     m0 = A0.shape[0]
-    m = m0 + 3 * C
-    for h in range(H):
-        if points:
-            for k in range(N):
-                w0 = Fs[h, k, 0] - E[k, 0]
-                w1 = Fs[h, k, 1] - E[k, 1]
-                nw = np.sqrt(w0 * w0 + w1 * w1)
-                if nw > 0.0 and np.isfinite(nw):
-                    m += 1
-        for s in range(Qp):
-            q = qpos[s]
-            w0 = Fs[h, I[q], 0] - Fs[h, J[q], 0]
-            w1 = Fs[h, I[q], 1] - Fs[h, J[q], 1]
-            nw = np.sqrt(w0 * w0 + w1 * w1)
-            if nw > 0.0 and np.isfinite(nw):
-                m += 1
+    # room for every row; the tangents where the direction vanishes are skipped
+    m = m0 + H * ((N if points else 0) + Qp) + 3 * C
     A = np.zeros((m, nv))
     b = np.zeros(m)
     A[:m0] = A0
@@ -755,4 +729,4 @@ def sector_rows(A0, b0, E, Fs, points, qpos, I, J, cq, lo, hi, g, shrink, rtol):
             if t == 2:
                 A[r, nF + 1 + q] = 1.0
             r += 1
-    return A, b
+    return A[:r].copy(), b[:r].copy()
