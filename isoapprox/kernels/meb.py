@@ -323,6 +323,22 @@ def meb_dual_fw(Y, idx, u, max_iter, eps):
     return c, it
 
 
+@njit(inline="always", **JIT)
+def _farthest_row(Y, a):
+    """The first row of ``Y`` farthest from row ``a`` and its squared distance."""
+    b = a
+    best = -1.0
+    for i in range(Y.shape[0]):
+        s = 0.0
+        for k in range(Y.shape[1]):
+            t = Y[i, k] - Y[a, k]
+            s += t * t
+        if s > best:
+            best = s
+            b = i
+    return b, best
+
+
 @njit(**JIT)
 def meb_bracket(W):
     """Minimum enclosing ball in any dimension: Frank-Wolfe bracket ``(upper, lower)``."""
@@ -340,26 +356,8 @@ def meb_bracket(W):
     # start from the farthest pair (as isoapprox.min_enclosing_ball does): a
     # uniform start can put a weighted point at the centre, where the away
     # step of the Frank-Wolfe kernel divides by zero
-    a = 0
-    best = -1.0
-    for i in range(N):
-        s = 0.0
-        for k in range(n):
-            t = Y[i, k] - Y[0, k]
-            s += t * t
-        if s > best:
-            best = s
-            a = i
-    b = a
-    best = -1.0
-    for i in range(N):
-        s = 0.0
-        for k in range(n):
-            t = Y[i, k] - Y[a, k]
-            s += t * t
-        if s > best:
-            best = s
-            b = i
+    a, _ = _farthest_row(Y, 0)
+    b, best = _farthest_row(Y, a)
     if best == 0.0:
         return 0.0, 0.0
     idx = np.arange(N)
