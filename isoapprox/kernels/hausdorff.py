@@ -327,13 +327,10 @@ def _grid_engine(A, pa, B):
     if h <= 0.0:
         return -2.0, 0, 0
     inv_h = 1.0 / h
-    NA, n = A.shape
+    NA = A.shape[0]
     ncell = m[0] * m[1] * m[2]
     start, order = _counting_sort(_cells(B, lo, inv_h, m), ncell)
-    Bs = np.empty_like(B)
-    for q in range(B.shape[0]):
-        for d in range(n):
-            Bs[q, d] = B[order[q], d]
+    Bs = B[order]
     # a few points in the random order ``pa`` set a typical maximum early ...
     cmax = -1.0
     ia = 0
@@ -350,10 +347,7 @@ def _grid_engine(A, pa, B):
     # ... then every point in cell order (a copy of A sorted by cell): the last
     # nearest point is a good first guess, mostly closer than the maximum
     _, aorder = _counting_sort(_cells(A, lo, inv_h, m), ncell)
-    As = np.empty_like(A)
-    for t in range(NA):
-        for d in range(n):
-            As[t, d] = A[aorder[t], d]
+    As = A[aorder]
     for t in range(NA):
         d0 = sq_dist(As, t, Bs, bq)
         if d0 < cmax:
@@ -367,16 +361,12 @@ def _grid_engine(A, pa, B):
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_order(N: int) -> np.ndarray:
+def _order(N: int) -> np.ndarray:
+    """The fixed random visiting order of ``N`` points (cached, read-only: the
+    classwise mode and the two directions of one call ask for the same sizes)."""
     out = np.random.default_rng(ORDER_SEED).permutation(N).astype(np.int64)
     out.flags.writeable = False
     return out
-
-
-def _order(N: int) -> np.ndarray:
-    """The fixed random visiting order of ``N`` points (cached: the classwise mode
-    and the two directions of one call ask for the same sizes)."""
-    return _cached_order(N)
 
 
 @njit(**JIT)
