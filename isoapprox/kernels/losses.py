@@ -215,9 +215,7 @@ def _hinge_row_linear(drow, codes, ca, ts, nt, h):
 
 
 @njit(**JIT)
-def _triplet_group(
-    X, XT, codes, margin, members, start, g0, g1, sums, counts, active, buf, acc, pos, neg, gaps
-):
+def _triplet_group(X, XT, codes, margin, members, start, g0, g1, sums, counts, active):
     """Hinge sums of anchors ``[g0, g1)`` (at most ``_TRI_GROUP``) from whole rows.
 
     The rows come from the tile engine (bitwise :func:`dist`).  Each anchor's
@@ -231,6 +229,11 @@ def _triplet_group(
     increasing index order.
     """
     N = X.shape[0]
+    buf = np.empty((_TRI_GROUP, N))
+    acc = np.empty((TA, TJ))
+    pos = np.empty(N)
+    neg = np.empty(N)
+    gaps = np.empty(N)
     rows_dist(X, XT, g0, g1, acc, buf)
     for a in range(g0, g1):
         drow = buf[a - g0]
@@ -313,28 +316,8 @@ def _triplet_loss_kernel_par(X, codes, margin):
     ngroups = (N + _TRI_GROUP - 1) // _TRI_GROUP
     for g in prange(ngroups):
         g0 = g * _TRI_GROUP
-        buf = np.empty((_TRI_GROUP, N))
-        acc = np.empty((TA, TJ))
-        pos = np.empty(N)
-        neg = np.empty(N)
-        gaps = np.empty(N)
         _triplet_group(
-            X,
-            XT,
-            codes,
-            margin,
-            members,
-            start,
-            g0,
-            min(N, g0 + _TRI_GROUP),
-            sums,
-            counts,
-            active,
-            buf,
-            acc,
-            pos,
-            neg,
-            gaps,
+            X, XT, codes, margin, members, start, g0, min(N, g0 + _TRI_GROUP), sums, counts, active
         )
     return sums, counts, active
 
