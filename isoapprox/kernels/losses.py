@@ -418,17 +418,26 @@ def _offer(d, same, k, skip, bp, bpi, bn, bni):
 
 
 @njit(**JIT)
-def _bh_pair(X, XT, codes, i0, i1, j0, j1, diag, rows, cols):
-    """Batch-hard states of anchors ``[i0, i1)`` against ``[j0, j1)`` and back.
+def _bh_pair(X, XT, codes, I, J, bs, rows, cols):
+    """Batch-hard states of the anchors of block ``I`` against block ``J`` and back.
 
-    ``rows`` and ``cols`` are ``(hp, hn, hpi, hni)`` state arrays indexed by
-    the global anchor index: ``rows`` for the anchors ``a`` in ``[i0, i1)``,
-    ``cols`` for the anchors ``b`` in ``[j0, j1)`` (updated from the same
-    distances, ``d(b, a) = d(a, b)``).  With ``diag`` the two ranges coincide
-    and only ``rows`` is updated (the square tile holds both directions).  A
-    state is a ``(value, index)`` pair improved under "better value, then
-    smaller index": an order-independent reduction.
+    Block ``K`` holds the points ``[K bs, min(N, (K + 1) bs))``.  ``rows``
+    and ``cols`` are ``(hp, hn, hpi, hni)`` state arrays indexed by the
+    global anchor index: ``rows`` for the anchors ``a`` of block ``I``,
+    ``cols`` for the anchors ``b`` of block ``J`` (updated from the same
+    distances, ``d(b, a) = d(a, b)``).  With ``I == J`` only ``rows`` is
+    updated (the square tile holds both directions).  A state is a
+    ``(value, index)`` pair improved under "better value, then smaller
+    index": an order-independent reduction.
     """
+    N = X.shape[0]
+    i0 = I * bs
+    i1 = min(N, i0 + bs)
+    j0 = J * bs
+    j1 = min(N, j0 + bs)
+    # a run-time bool: literal True / False would compile two specialisations
+    # of _bh_pair_sub
+    diag = I == J
     acc = np.empty((TA, TJ))
     for s0 in range(i0, i1, SUB):
         _bh_pair_sub(
@@ -514,12 +523,8 @@ def _bh_serial(X, codes, bs):
     state = _bh_init(N)
     M = (N + bs - 1) // bs
     for I in range(M):
-        i0 = I * bs
-        i1 = min(N, i0 + bs)
-        # one call site, ``diag`` a run-time bool: literal True / False would
-        # compile two specialisations of _bh_pair and _bh_pair_sub
         for J in range(I, M):
-            _bh_pair(X, XT, codes, i0, i1, J * bs, min(N, (J + 1) * bs), J == I, state, state)
+            _bh_pair(X, XT, codes, I, J, bs, state, state)
     return state
 
 
@@ -554,18 +559,7 @@ def _bh_parallel(X, codes, bs, ctl):
         J = task_j[t]
         rows = (sp[J], sn[J], spi[J], sni[J])
         cols = (sp[I], sn[I], spi[I], sni[I])
-        _bh_pair(
-            X,
-            XT,
-            codes,
-            I * bs,
-            min(N, (I + 1) * bs),
-            J * bs,
-            min(N, (J + 1) * bs),
-            I == J,
-            rows,
-            cols,
-        )
+        _bh_pair(X, XT, codes, I, J, bs, rows, cols)
         ctl[1 + t] += 1
     hp, hn, hpi, hni = _bh_init(N)
     for a in range(N):
