@@ -215,8 +215,8 @@ def _hinge_row_linear(drow, codes, ca, ts, nt, h):
 
 
 @njit(**JIT)
-def _triplet_group(X, XT, codes, margin, members, start, g0, g1, sums, counts, active):
-    """Hinge sums of anchors ``[g0, g1)`` (at most ``_TRI_GROUP``) from whole rows.
+def _triplet_group(X, XT, codes, margin, members, start, g0, sums, counts, active):
+    """Hinge sums of the ``_TRI_GROUP`` anchors from ``g0`` (fewer at the end) from whole rows.
 
     The rows come from the tile engine (bitwise :func:`dist`).  Each anchor's
     shifted positives ``d_ap + margin`` are sorted.  With at most
@@ -229,6 +229,7 @@ def _triplet_group(X, XT, codes, margin, members, start, g0, g1, sums, counts, a
     increasing index order.
     """
     N = X.shape[0]
+    g1 = min(N, g0 + _TRI_GROUP)
     buf = np.empty((_TRI_GROUP, N))
     acc = np.empty((TA, TJ))
     pos = np.empty(N)
@@ -315,10 +316,7 @@ def _triplet_loss_kernel_par(X, codes, margin):
     members, start = _class_members(codes)
     ngroups = (N + _TRI_GROUP - 1) // _TRI_GROUP
     for g in prange(ngroups):
-        g0 = g * _TRI_GROUP
-        _triplet_group(
-            X, XT, codes, margin, members, start, g0, min(N, g0 + _TRI_GROUP), sums, counts, active
-        )
+        _triplet_group(X, XT, codes, margin, members, start, g * _TRI_GROUP, sums, counts, active)
     return sums, counts, active
 
 
@@ -687,9 +685,10 @@ def _count_violations(drow, a, codes, margin, atol, members, start, pos, neg):
 
 
 @njit(**JIT)
-def _sep_group(X, XT, codes, margin, atol, members, start, g0, g1, viol):
-    """Counts of anchors ``[g0, g1)`` (at most ``_SEP_GROUP``) from whole rows."""
+def _sep_group(X, XT, codes, margin, atol, members, start, g0, viol):
+    """Counts of the ``_SEP_GROUP`` anchors from ``g0`` (fewer at the end) from whole rows."""
     N = X.shape[0]
+    g1 = min(N, g0 + _SEP_GROUP)
     buf = np.empty((_SEP_GROUP, N))
     acc = np.empty((TA, TJ))
     pos = np.empty(N)
@@ -709,19 +708,7 @@ def _sep_parallel(X, codes, margin, atol):
     members, start = _class_members(codes)
     ngroups = (N + _SEP_GROUP - 1) // _SEP_GROUP
     for g in prange(ngroups):
-        g0 = g * _SEP_GROUP
-        _sep_group(
-            X,
-            XT,
-            codes,
-            margin,
-            atol,
-            members,
-            start,
-            g0,
-            min(N, g0 + _SEP_GROUP),
-            viol,
-        )
+        _sep_group(X, XT, codes, margin, atol, members, start, g * _SEP_GROUP, viol)
     return viol
 
 
