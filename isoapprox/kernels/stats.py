@@ -32,10 +32,15 @@ RB = TA
 CB = TJ
 
 
-def _half_units(N):
-    """Work units of a half sweep over ``N`` points (pairs of row blocks)."""
+def _watched(kernel, args, n_slots, desc, half=True):
+    """``kernel(*args, ctl)`` over the row blocks of ``args[0]`` (pairs of them in a
+    half sweep), watched when long (progress on request, Ctrl-C stops it)."""
+    N, n = args[0].shape
     nb = (N + RB - 1) // RB
-    return (nb + 1) // 2
+    if half:
+        return run_kernel(kernel, args, n_slots=n_slots, units=(nb + 1) // 2,
+                          work=0.5 * N**2 * n, desc=desc)
+    return run_kernel(kernel, args, n_slots=n_slots, units=nb, work=float(N) ** 2 * n, desc=desc)
 
 
 @njit(**JIT)
@@ -150,10 +155,8 @@ def _pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks, ctl):
 
 def pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks):
     """:func:`_pair_sweep`, watched when long (progress on request, Ctrl-C stops it)."""
-    return run_kernel(_pair_sweep, (X, XT, lo, hi, scale, n_bins, h, n_chunks),
-                      n_slots=n_chunks,
-                      units=_half_units(X.shape[0]), work=0.5 * X.shape[0] ** 2 * X.shape[1],
-                      desc="pair distances")
+    return _watched(_pair_sweep, (X, XT, lo, hi, scale, n_bins, h, n_chunks), n_chunks,
+                    "pair distances")
 
 
 def pair_histogram(X, XT, lo, hi, scale, n_bins, n_chunks):
@@ -207,10 +210,8 @@ def _pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total, ctl):
 
 def pair_collect(X, XT, lo, hi, scale, n_bins, mask, offsets, total):
     """:func:`_pair_collect`, watched when long (progress on request, Ctrl-C stops it)."""
-    return run_kernel(_pair_collect, (X, XT, lo, hi, scale, n_bins, mask, offsets, total),
-                      n_slots=offsets.shape[0] - 1,
-                      units=_half_units(X.shape[0]), work=0.5 * X.shape[0] ** 2 * X.shape[1],
-                      desc="collecting pair distances")
+    return _watched(_pair_collect, (X, XT, lo, hi, scale, n_bins, mask, offsets, total),
+                    offsets.shape[0] - 1, "collecting pair distances")
 
 
 @njit(parallel=True, **JIT)
@@ -258,10 +259,7 @@ def _uniformity_blocks(Z, ZT, t, n_chunks, ctl):
 
 def uniformity_blocks(Z, ZT, t, n_chunks):
     """:func:`_uniformity_blocks`, watched when long (progress on request, Ctrl-C stops it)."""
-    return run_kernel(_uniformity_blocks, (Z, ZT, t, n_chunks),
-                      n_slots=n_chunks,
-                      units=_half_units(Z.shape[0]), work=0.5 * Z.shape[0] ** 2 * Z.shape[1],
-                      desc="uniformity")
+    return _watched(_uniformity_blocks, (Z, ZT, t, n_chunks), n_chunks, "uniformity")
 
 
 @njit(parallel=True, **JIT)
@@ -399,10 +397,8 @@ def _anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks, ctl):
 
 def anchor_pass(X, XT, codes, members, starts, margin, atol, n_chunks):
     """:func:`_anchor_pass`, watched when long (progress on request, Ctrl-C stops it)."""
-    return run_kernel(_anchor_pass, (X, XT, codes, members, starts, margin, atol, n_chunks),
-                      n_slots=n_chunks,
-                      units=(X.shape[0] + RB - 1) // RB, work=float(X.shape[0]) ** 2 * X.shape[1],
-                      desc="anchor sweep")
+    return _watched(_anchor_pass, (X, XT, codes, members, starts, margin, atol, n_chunks),
+                    n_chunks, "anchor sweep", half=False)
 
 
 @njit(parallel=True, **JIT)
@@ -438,10 +434,8 @@ def _nearest_other(X, XT, n_chunks, ctl):
 
 def nearest_other(X, XT, n_chunks):
     """:func:`_nearest_other`, watched when long (progress on request, Ctrl-C stops it)."""
-    return run_kernel(_nearest_other, (X, XT, n_chunks),
-                      n_slots=n_chunks,
-                      units=(X.shape[0] + RB - 1) // RB, work=float(X.shape[0]) ** 2 * X.shape[1],
-                      desc="nearest neighbours")
+    return _watched(_nearest_other, (X, XT, n_chunks), n_chunks, "nearest neighbours",
+                    half=False)
 
 
 @njit(parallel=True, **JIT)
