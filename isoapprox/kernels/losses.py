@@ -214,6 +214,25 @@ def _hinge_row_linear(drow, codes, ca, ts, nt, h):
     return s, act
 
 
+@njit(inline="always", **JIT)
+def _split_row(drow, a, codes, margin, pos, neg):
+    """Anchor ``a``'s shifted positives ``d + margin`` into ``pos`` and its negatives
+    into ``neg``, from its distance row ``drow`` in index order; their numbers."""
+    ca = codes[a]
+    npos = 0
+    nneg = 0
+    for b in range(drow.shape[0]):
+        if b == a:
+            continue
+        if codes[b] == ca:
+            pos[npos] = drow[b] + margin
+            npos += 1
+        else:
+            neg[nneg] = drow[b]
+            nneg += 1
+    return npos, nneg
+
+
 @njit(**JIT)
 def _triplet_group(X, XT, codes, margin, members, start, g0, sums, counts, active):
     """Hinge sums of the ``_TRI_GROUP`` anchors from ``g0`` (fewer at the end) from whole rows.
@@ -256,18 +275,7 @@ def _triplet_group(X, XT, codes, margin, members, start, g0, sums, counts, activ
             _sort_small(pos, npos)
             sums[a], active[a] = _hinge_row_linear(drow, codes, ca, pos, npos, gaps)
             continue
-        npos = 0
-        nneg = 0
-        for b in range(N):
-            if b == a:
-                continue
-            d = drow[b]
-            if codes[b] == ca:
-                pos[npos] = d + margin
-                npos += 1
-            else:
-                neg[nneg] = d
-                nneg += 1
+        npos, nneg = _split_row(drow, a, codes, margin, pos, neg)
         pos[:npos].sort()
         s = 0.0
         act = 0
@@ -660,17 +668,7 @@ def _count_violations(drow, a, codes, margin, atol, members, start, pos, neg):
                 cnt += (codes[m] != ca) & (t - drow[m] > atol)
             c += cnt
         return c
-    npos = 0
-    nneg = 0
-    for b in range(N):
-        if b == a:
-            continue
-        if codes[b] == ca:
-            pos[npos] = drow[b] + margin
-            npos += 1
-        else:
-            neg[nneg] = drow[b]
-            nneg += 1
+    npos, nneg = _split_row(drow, a, codes, margin, pos, neg)
     if npos <= nneg:
         ts = np.sort(pos[:npos])
         for q in range(nneg):
