@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import JIT
+from .distances import sq_dist
 
 __all__ = ["loo_retrieval"]
 
@@ -28,15 +29,11 @@ __all__ = ["loo_retrieval"]
 @njit(**JIT)
 def _one_query(X, codes, sizes, q, d, work):
     """(hit at 1, R-precision, MAP@R) of query ``q``; ``d`` and ``work`` are length-N buffers."""
-    N, n = X.shape
+    N = X.shape[0]
     c = codes[q]
     R = sizes[c] - 1
     for j in range(N):
-        s = 0.0
-        for k in range(n):
-            t = X[q, k] - X[j, k]
-            s += t * t
-        d[j] = s
+        d[j] = sq_dist(X, q, X, j)
     d[q] = np.inf
     # the R-th smallest distance among the other points
     m = 0
@@ -53,28 +50,20 @@ def _one_query(X, codes, sizes, q, d, work):
         if j != q and d[j] < t:
             chosen[k] = j
             k += 1
-    for j in range(N):
-        if k == R:
-            break
-        if j != q and d[j] == t and codes[j] != c:
-            chosen[k] = j
-            k += 1
-    for j in range(N):
-        if k == R:
-            break
-        if j != q and d[j] == t and codes[j] == c:
-            chosen[k] = j
-            k += 1
-    # order: distance, then other class before same class, then index
-    key_same = np.empty(R, dtype=np.int64)
-    for i in range(R):
-        key_same[i] = 1 if codes[chosen[i]] == c else 0
-    # arrange (other class by index, same class by index), then a stable sort by distance
+    for same in range(2):
+        for j in range(N):
+            if k == R:
+                break
+            if j != q and d[j] == t and (codes[j] == c) == (same == 1):
+                chosen[k] = j
+                k += 1
+    # order: distance, then other class before same class, then index: arrange
+    # (other class by index, same class by index), then a stable sort by distance
     arranged = np.empty(R, dtype=np.int64)
     a = 0
-    for flag in range(2):
+    for same in range(2):
         for i in range(R):
-            if key_same[i] == flag:
+            if (codes[chosen[i]] == c) == (same == 1):
                 arranged[a] = chosen[i]
                 a += 1
     dist = np.empty(R)
