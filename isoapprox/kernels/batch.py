@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from . import JIT
+from .distances import dist
 from .meb import meb_2d, meb_bracket, support_radius
 from .planar import thickness_2d
 
@@ -121,11 +122,7 @@ def cheap_kernel(X, codes, margin):
         for i in range(N):
             D[i, i] = 0.0
             for j in range(i + 1, N):
-                acc = 0.0
-                for k in range(n):
-                    t = W[i, k] - W[j, k]
-                    acc += t * t
-                d = np.sqrt(acc)
+                d = dist(W, i, W, j)
                 D[i, j] = d
                 D[j, i] = d
                 if d > diam:

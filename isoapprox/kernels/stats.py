@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from .._progress import run_kernel
 from . import JIT
-from .distances import TA, TJ, rows_dist, tile_dist, tile_sq
+from .distances import TA, TJ, rows_dist, sq_dist, tile_dist, tile_sq
 from .losses import hinge_against_sorted, hinge_sorted_negatives, prefix_gaps, suffix_gaps
 
 __all__ = [
@@ -448,16 +448,12 @@ def alignment_rows(Z, ends, alpha):
     values ``s ** (alpha / 2)``.
     """
     N = Z.shape[0]
-    n = Z.shape[1]
     out = np.zeros(N)
     half = alpha / 2.0
     for i in prange(N):
         s_row = 0.0
         for j in range(i + 1, ends[i]):
-            s = 0.0
-            for k in range(n):
-                t = Z[i, k] - Z[j, k]
-                s += t * t
+            s = sq_dist(Z, i, Z, j)
             if alpha == 2.0:
                 s_row += s
             elif alpha == 1.0:
