@@ -129,15 +129,8 @@ def hinge_against_sorted(ts, U, nt, v, atol):
             if t - v > atol:
                 vio += 1
         return act, vio, s
-    # first t with t > v
-    lo = 0
-    hi = nt
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ts[mid] > v:
-            hi = mid
-        else:
-            lo = mid + 1
+    # first t with t > v (t - v > 0 exactly when t > v)
+    lo = _first_over(ts, nt, v, 0.0)
     act = nt - lo
     s = 0.0
     if lo < nt:
@@ -157,15 +150,8 @@ def hinge_sorted_negatives(ts, nt, vs, W, nv, atol):
     s = 0.0
     for q in range(nt):
         t = ts[q]
-        # number of v with v < t
-        lo = 0
-        hi = nv
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if vs[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
+        # number of v with v < t (t - v > 0 exactly when v < t)
+        lo = _n_under(vs, nv, t, 0.0)
         active += lo
         if lo > 0:
             s += lo * (t - vs[lo - 1]) + W[lo - 1]
