@@ -443,14 +443,9 @@ def philox_uniforms(entropy, spawn, U):
                     c2 += _U1
                     if c2 == _U0:
                         c3 += _U1
-            w0, w1, w2, w3 = _philox_block(c0, c1, c2, c3, k0, k1)
-            U[b, i0] = np.float64(w0 >> _S11) * _INV_2_53
-            if i0 + 1 < m:
-                U[b, i0 + 1] = np.float64(w1 >> _S11) * _INV_2_53
-            if i0 + 2 < m:
-                U[b, i0 + 2] = np.float64(w2 >> _S11) * _INV_2_53
-            if i0 + 3 < m:
-                U[b, i0 + 3] = np.float64(w3 >> _S11) * _INV_2_53
+            w = _philox_block(c0, c1, c2, c3, k0, k1)
+            for t in range(min(4, m - i0)):  # the last block's extra words unused
+                U[b, i0 + t] = np.float64(w[t] >> _S11) * _INV_2_53
 
 
 # ---------------------------------------------------------------------------
