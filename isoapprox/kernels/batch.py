@@ -184,9 +184,7 @@ def cheap_kernel(X, codes, margin):
                 for r in range(nneg):
                     t_sum += max(tp - D[a, neg[r]], 0.0)
         if n_anchor == 0:
-            F[b, 0] = np.nan
-            F[b, 1] = np.nan
-            F[b, 2] = np.nan
+            F[b, :3] = np.nan
         else:
             F[b, 0] = bh_max / s
             F[b, 1] = (bh_sum / n_anchor) / s
