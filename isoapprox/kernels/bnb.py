@@ -436,19 +436,12 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
             w0 = a
             w1 = p
             w2 = m
+    bw = 0.0
     bk = -1
     bd = -1
-    bw = 0.0
-    for q in range(3):
-        k = w0 if q == 0 else (w1 if q == 1 else w2)
-        if k < 0:
-            continue
-        for d in range(n):
-            w = hi[k, d] - lo[k, d]
-            if w > bw:
-                bw = w
-                bk = k
-                bd = d
+    for k in (w0, w1, w2):
+        if k >= 0:
+            bw, bk, bd = _wider_axis(lo, hi, k, bw, bk, bd)
     if bk < 0:
         bw, bk, bd = _widest(lo, hi)
     return value, feasible, bk, bd
@@ -462,12 +455,20 @@ def _widest(lo, hi):
     bk = -1
     bd = -1
     for k in range(lo.shape[0]):
-        for d in range(lo.shape[1]):
-            w = hi[k, d] - lo[k, d]
-            if w > bw:
-                bw = w
-                bk = k
-                bd = d
+        bw, bk, bd = _wider_axis(lo, hi, k, bw, bk, bd)
+    return bw, bk, bd
+
+
+@njit(inline="always", **JIT)
+def _wider_axis(lo, hi, k, bw, bk, bd):
+    """``(width, k, d)`` of the widest axis ``d`` of box ``k`` (the first on ties) when
+    it is wider than ``bw``, else ``(bw, bk, bd)``."""
+    for d in range(lo.shape[1]):
+        w = hi[k, d] - lo[k, d]
+        if w > bw:
+            bw = w
+            bk = k
+            bd = d
     return bw, bk, bd
 
 
