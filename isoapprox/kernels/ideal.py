@@ -178,20 +178,9 @@ def _three_point_level(Dx, Du, Dv, alpha):
     """
     lo = min(Du, Dv)
     hi = max(Du, Dv)
-    s = 0.0
-    v1 = 0.5 * (Dx - lo + alpha)
-    if v1 > s:
-        s = v1
-    v2 = alpha - lo
-    if v2 > s:
-        s = v2
-    v3 = (hi - 2.0 * lo + alpha) / 3.0
-    if v3 > s:
-        s = v3
-    v4 = (hi - lo - Dx) / 3.0
-    if v4 > s:
-        s = v4
-    return s
+    # the first of the largest (a later value replaces an earlier one only when larger)
+    return max(0.0, 0.5 * (Dx - lo + alpha), alpha - lo, (hi - 2.0 * lo + alpha) / 3.0,
+               (hi - lo - Dx) / 3.0)
 
 
 @njit(**JIT)
