@@ -228,12 +228,7 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
             if objective == ISO:
                 lw = max(mn, D[i, j] - T) - sl
                 up = min(mx, D[i, j] + T) + sl
-                v = mn - D[i, j] - sl
-                if v > lb:
-                    lb = v
-                v = D[i, j] - mx - sl
-                if v > lb:
-                    lb = v
+                lb = max(lb, mn - D[i, j] - sl, D[i, j] - mx - sl)
             else:
                 lw = max(mn, D[i, j] - 2.0 * T, box_mindist(E[i], E[i], lo[j], hi[j]) - T,
                          box_mindist(E[j], E[j], lo[i], hi[i]) - T) - sl
@@ -271,12 +266,7 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
         for i in range(N):
             for j in range(i + 1, N):
                 sl = rtol * (1.0 + U[i, j] + D[i, j])
-                v = L[i, j] - D[i, j] - sl
-                if v > lb:
-                    lb = v
-                v = D[i, j] - U[i, j] - sl
-                if v > lb:
-                    lb = v
+                lb = max(lb, L[i, j] - D[i, j] - sl, D[i, j] - U[i, j] - sl)
         if lb >= T:
             return lb
     for t in range(trip.shape[0]):
