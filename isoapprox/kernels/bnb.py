@@ -44,10 +44,7 @@ def box_mindist(lo1, hi1, lo2, hi2):
     """Least distance between a point of box 1 and a point of box 2."""
     s = 0.0
     for d in range(lo1.shape[0]):
-        g = lo2[d] - hi1[d]
-        h = lo1[d] - hi2[d]
-        if h > g:
-            g = h
+        g = max(lo2[d] - hi1[d], lo1[d] - hi2[d])
         if g > 0.0:
             s += g * g
     return np.sqrt(s)
@@ -58,10 +55,7 @@ def box_maxdist(lo1, hi1, lo2, hi2):
     """Largest distance between a point of box 1 and a point of box 2."""
     s = 0.0
     for d in range(lo1.shape[0]):
-        g = abs(hi2[d] - lo1[d])
-        h = abs(hi1[d] - lo2[d])
-        if h > g:
-            g = h
+        g = max(abs(hi2[d] - lo1[d]), abs(hi1[d] - lo2[d]))
         s += g * g
     return np.sqrt(s)
 
@@ -117,10 +111,7 @@ def triplet_upper(E, D, objective, T, lo, hi, a, p, m, rtol):
     rho2 = 0.0
     for d in range(n):
         c[d] = 0.5 * (lo[a, d] + hi[a, d])
-        e = c[d] - lo[a, d]
-        f = hi[a, d] - c[d]
-        if f > e:
-            e = f
+        e = max(c[d] - lo[a, d], hi[a, d] - c[d])
         rho2 += e * e
     rho = np.sqrt(rho2)
     gx = box_maxdist(lo[m], hi[m], c, c)
@@ -395,8 +386,7 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
     if objective == HAUS:
         for k in range(N):
             v = dist(c, k, E, k)
-            if v > value:
-                value = v
+            value = max(value, v)
             if v - T > worst:
                 worst = v - T
                 w0 = k
@@ -406,8 +396,7 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
         for i in range(N):
             for j in range(i + 1, N):
                 v = abs(dc[i, j] - D[i, j])
-                if v > value:
-                    value = v
+                value = max(value, v)
                 if v - T > worst:
                     worst = v - T
                     w0 = i
@@ -594,18 +583,10 @@ def pair_cut(lo, hi, i, j, L, U, rtol, gap_lo, gap_hi):
     smin = 0.0
     smax = 0.0
     for a in range(n):
-        g = lo[j, a] - hi[i, a]
-        h = lo[i, a] - hi[j, a]
-        if h > g:
-            g = h
-        if g < 0.0:
-            g = 0.0
+        g = max(lo[j, a] - hi[i, a], lo[i, a] - hi[j, a], 0.0)
         gap_lo[a] = g * g
         smin += g * g
-        g = abs(hi[j, a] - lo[i, a])
-        h = abs(hi[i, a] - lo[j, a])
-        if h > g:
-            g = h
+        g = max(abs(hi[j, a] - lo[i, a]), abs(hi[i, a] - lo[j, a]))
         gap_hi[a] = g * g
         smax += g * g
     if smin > U2 * (1.0 + rtol) or smax < L2 * (1.0 - rtol):
