@@ -104,9 +104,7 @@ def cheap_kernel(X, codes, margin):
         m = margin
         for i in range(N):
             for k in range(n):
-                a = abs(X[b, i, k])
-                if a > m:
-                    m = a
+                m = max(m, abs(X[b, i, k]))
         s = 1.0
         if m > 0.0 and (m < _LOW or m > _HIGH):
             s = math.ldexp(1.0, -math.frexp(m)[1])
@@ -129,9 +127,7 @@ def cheap_kernel(X, codes, margin):
                     diam = d
                     di = i
                     dj = j
-                e = abs(d - 0.0)  # |D_ij - D^collapsed_ij|
-                if e > diso:
-                    diso = e
+                diso = max(diso, abs(d - 0.0))  # |D_ij - D^collapsed_ij|
         # number of distinct classes
         P = 0
         for i in range(N):
@@ -161,22 +157,17 @@ def cheap_kernel(X, codes, margin):
                 if codes[b, q] == ca:
                     pos[npos] = q
                     npos += 1
-                    if d > hp:
-                        hp = d
+                    hp = max(hp, d)
                 else:
                     neg[nneg] = q
                     nneg += 1
-                    if d < hn:
-                        hn = d
+                    hn = min(hn, d)
             if npos == 0 or nneg == 0:
                 continue
-            t = hp - hn + alpha
-            if t < 0.0:
-                t = 0.0
+            t = max(hp - hn + alpha, 0.0)
             bh_sum += t
             n_anchor += 1
-            if t > bh_max:
-                bh_max = t
+            bh_max = max(bh_max, t)
             n_trip += npos * nneg
             # all triplets of this anchor: [d_ap + alpha - d_am]_+
             for q in range(npos):

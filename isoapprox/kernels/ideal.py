@@ -156,13 +156,9 @@ def pair_slack(X, codes, upper, lower):
         for j in range(i + 1, N):
             d = dist(X, i, X, j)
             if codes[i] == codes[j]:
-                v = upper - d
-                if v < sp:
-                    sp = v
+                sp = min(sp, upper - d)
             else:
-                v = d - lower
-                if v < sn:
-                    sn = v
+                sn = min(sn, d - lower)
     return sp, sn
 
 
@@ -395,15 +391,11 @@ def _lens_far(px, mx, my, delta):
             qx = cx + delta
             qy = 0.0
         if np.sqrt((qx - ox) ** 2 + qy * qy) <= delta + tol:
-            d = np.sqrt((qx - mx) ** 2 + (qy - my) ** 2)
-            if d > best:
-                best = d
+            best = max(best, np.sqrt((qx - mx) ** 2 + (qy - my) ** 2))
     h2 = delta * delta - 0.25 * px * px
     h = np.sqrt(h2) if h2 > 0.0 else 0.0
     for sy in (-1.0, 1.0):
-        d = np.sqrt((0.5 * px - mx) ** 2 + (sy * h - my) ** 2)
-        if d > best:
-            best = d
+        best = max(best, np.sqrt((0.5 * px - mx) ** 2 + (sy * h - my) ** 2))
     return best * (1.0 + 1e-12) + tol
 
 

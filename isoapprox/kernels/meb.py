@@ -171,9 +171,7 @@ def meb_2d(P, order, sup, w):
     # exact radius of the returned centre
     rr = 0.0
     for k in range(N):
-        d = _d2(P, k, cx, cy)
-        if d > rr:
-            rr = d
+        rr = max(rr, _d2(P, k, cx, cy))
     return cx, cy, np.sqrt(rr)
 
 

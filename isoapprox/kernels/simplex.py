@@ -40,8 +40,7 @@ def _invert(B, out):
     scale = 0.0
     for i in range(n):
         for j in range(n):
-            if abs(M[i, j]) > scale:
-                scale = abs(M[i, j])
+            scale = max(scale, abs(M[i, j]))
     if not scale > 0.0:
         return False
     for col in range(n):
@@ -249,8 +248,7 @@ def dual_simplex(c, A, b, xl, xh, tol, max_iter):
             for r in range(n):
                 s += Binv[r, i] * g[r]
             u[i] = s
-            if abs(s) > umax:
-                umax = abs(s)
+            umax = max(umax, abs(s))
         for j in range(n):
             gx += g[j] * x[j]
         piv = 1e-9 * max(1.0, umax)
@@ -258,9 +256,7 @@ def dual_simplex(c, A, b, xl, xh, tol, max_iter):
         theta = np.inf
         for i in range(n):
             if u[i] > piv:
-                t = (lam[i] + tol) / u[i]
-                if t < theta:
-                    theta = t
+                theta = min(theta, (lam[i] + tol) / u[i])
         if theta == np.inf:  # no multiplier limits the step: p cannot be met
             if p < m:
                 ray[p] = 1.0
@@ -355,9 +351,7 @@ def least_values(A, b, x, xl, first, sweeps):
             for i in range(m):
                 a = A[i, j]
                 if a < 0.0:
-                    v = (b[i] - (act[i] - a * y[j])) / a
-                    if v > new:
-                        new = v
+                    new = max(new, (b[i] - (act[i] - a * y[j])) / a)
             if new < y[j]:
                 delta = new - y[j]
                 for i in range(m):
