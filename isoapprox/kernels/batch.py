@@ -197,8 +197,7 @@ def cheap_kernel(X, codes, margin):
             if acc > lim:
                 fast = False
                 break
-            if acc > r2:
-                r2 = acc
+            r2 = max(r2, acc)
         if fast:
             r_up = np.sqrt(r2)
             r_lo = min(0.5 * diam, r_up)

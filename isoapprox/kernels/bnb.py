@@ -161,10 +161,8 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
                 lw = E[k, d] - T
                 up = E[k, d] + T
                 sl = rtol * (1.0 + abs(E[k, d]) + T)
-                if lw - sl > lo[k, d]:
-                    lo[k, d] = lw - sl
-                if up + sl < hi[k, d]:
-                    hi[k, d] = up + sl
+                lo[k, d] = max(lo[k, d], lw - sl)
+                hi[k, d] = min(hi[k, d], up + sl)
                 if lo[k, d] > hi[k, d]:
                     return inf
     else:
@@ -178,10 +176,8 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
                         sl = rtol * (1.0 + abs(lo[i, d]) + abs(hi[i, d]) + r)
                         lw = lo[i, d] - r - sl
                         up = hi[i, d] + r + sl
-                        if lw > lo[j, d]:
-                            lo[j, d] = lw
-                        if up < hi[j, d]:
-                            hi[j, d] = up
+                        lo[j, d] = max(lo[j, d], lw)
+                        hi[j, d] = min(hi[j, d], up)
                         if lo[j, d] > hi[j, d]:
                             return inf
                     if n == 1:
@@ -225,8 +221,7 @@ def node_bound(E, D, objective, trip, alpha, T, rtol, lo, hi):
                          box_mindist(E[j], E[j], lo[i], hi[i]) - T) - sl
                 up = min(mx, D[i, j] + 2.0 * T, box_maxdist(lo[j], hi[j], E[i], E[i]) + T,
                          box_maxdist(lo[i], hi[i], E[j], E[j]) + T) + sl
-            if lw < 0.0:
-                lw = 0.0
+            lw = max(lw, 0.0)
             if lw > up:
                 return np.inf
             L[i, j] = lw
@@ -597,9 +592,7 @@ def pair_cut(lo, hi, i, j, L, U, rtol, gap_lo, gap_hi):
     for a in range(n):
         if lo[i, a] == hi[i, a]:
             continue
-        r2 = U2 - (smin - gap_lo[a])
-        if r2 < 0.0:
-            r2 = 0.0
+        r2 = max(U2 - (smin - gap_lo[a]), 0.0)
         w = np.sqrt(r2 + slack) + pad
         t = lo[j, a] - w
         if t > lo[i, a]:

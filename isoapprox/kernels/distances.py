@@ -94,9 +94,7 @@ def partition(N):
     Blocks are multiples of ``TA`` and hold at least 64 points.
     """
     bs = (N + N_BLOCKS - 1) // N_BLOCKS
-    bs = ((bs + TA - 1) // TA) * TA
-    if bs < _MIN_BLOCK:
-        bs = _MIN_BLOCK
+    bs = max(((bs + TA - 1) // TA) * TA, _MIN_BLOCK)
     return bs, (N + bs - 1) // bs
 
 

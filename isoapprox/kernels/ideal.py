@@ -417,9 +417,8 @@ def _triplet_infeasible(dap, px, mx, my, dam, dpm, delta, alpha):
     if wn > 0.0:
         wx /= wn
         wy /= wn
-        t = -(px * wx)  # projection of the origin on the ray's line, from p
-        if t < delta:
-            t = delta
+        # projection of the origin on the ray's line, from p, at least delta
+        t = max(-(px * wx), delta)
         qx = px + t * wx
         qy = t * wy
         if np.sqrt(qx * qx + qy * qy) <= delta:

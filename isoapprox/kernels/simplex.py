@@ -268,13 +268,9 @@ def dual_simplex(c, A, b, xl, xh, tol, max_iter):
         for i in range(n):
             if u[i] > piv and lam[i] / u[i] <= theta and (q < 0 or u[i] > u[q]):
                 q = i
-        step = lam[q] / u[q]
-        if step < 0.0:
-            step = 0.0
+        step = max(lam[q] / u[q], 0.0)
         for i in range(n):
-            lam[i] -= step * u[i]
-            if lam[i] < 0.0:
-                lam[i] = 0.0
+            lam[i] = max(lam[i] - step * u[i], 0.0)
         lam[q] = step
         # the vertex moves along the edge that frees constraint W[q]
         uq = u[q]

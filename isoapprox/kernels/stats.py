@@ -137,10 +137,8 @@ def _pair_sweep(X, XT, lo, hi, scale, n_bins, h, n_chunks, ctl):
     maxs = np.full(n_bins, -np.inf)
     for ch in range(n_chunks):
         for k in range(n_bins):
-            if cmins[ch, k] < mins[k]:
-                mins[k] = cmins[ch, k]
-            if cmaxs[ch, k] > maxs[k]:
-                maxs[k] = cmaxs[ch, k]
+            mins[k] = min(mins[k], cmins[ch, k])
+            maxs[k] = max(maxs[k], cmaxs[ch, k])
     root = parents[0].copy()
     for ch in range(1, n_chunks):
         p = parents[ch]
