@@ -142,8 +142,7 @@ def meb_2d(P, order, sup, w):
         det = bx * qy - by * qx
         l1 = (ox * qy - oy * qx) / det
         l2 = (bx * oy - by * ox) / det
-        l0 = 1.0 - l1 - l2
-        l0 = max(l0, 0.0)
+        l0 = max(1.0 - l1 - l2, 0.0)
         l1 = max(l1, 0.0)
         l2 = max(l2, 0.0)
         t = l0 + l1 + l2

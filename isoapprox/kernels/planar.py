@@ -401,10 +401,7 @@ def min_width_2d(P, hull):
         ey = P[b, 1] - P[a, 1]
         ln = np.hypot(ex, ey)
         # advance j while the next vertex is farther from the edge line
-        if e == 0:
-            j = 1
-        cur = (P[hull[j], 0] - P[a, 0]) * ey - (P[hull[j], 1] - P[a, 1]) * ex
-        cur = abs(cur)
+        cur = abs((P[hull[j], 0] - P[a, 0]) * ey - (P[hull[j], 1] - P[a, 1]) * ex)
         for _ in range(h):
             jn = (j + 1) % h
             nxt = abs((P[hull[jn], 0] - P[a, 0]) * ey - (P[hull[jn], 1] - P[a, 1]) * ex)
