@@ -345,13 +345,10 @@ def _pair_loss_kernel_par(X, codes, pos_threshold, neg_threshold):
         for j in range(i + 1, n):
             d = dist(X, i, X, j)
             if codes[i] == codes[j]:
-                t = d - pos_threshold
+                t = max(d - pos_threshold, 0.0)
             else:
-                t = neg_threshold - d
-            if t < 0.0:
-                t = 0.0
-            if t > 0.0:
-                act += 1
+                t = max(neg_threshold - d, 0.0)
+            act += t > 0.0
             s += t
             if t > b:
                 b = t
