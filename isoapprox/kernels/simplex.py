@@ -92,10 +92,10 @@ def _row(A, b, xl, xh, k, out):
 
 
 @njit(**JIT)
-def _refresh(A, b, xl, xh, c, W, Binv, x, lam, g):
-    """Recompute ``Binv``, the vertex ``x = B^-1 h_W`` and the multipliers
-    ``lam = -B^-T c`` of the basis ``W`` (negative ones clipped to 0); False if
-    the basis is singular."""
+def _refresh(A, b, xl, xh, c, W, Binv, x, lam, g, act):
+    """Recompute ``Binv``, the vertex ``x = B^-1 h_W``, the multipliers
+    ``lam = -B^-T c`` of the basis ``W`` (negative ones clipped to 0) and the
+    row activities ``act``; False if the basis is singular."""
     m, n = A.shape
     B = np.empty((n, n))
     h = np.empty(n)
@@ -115,6 +115,7 @@ def _refresh(A, b, xl, xh, c, W, Binv, x, lam, g):
         for r in range(n):
             s -= Binv[r, i] * c[r]
         lam[i] = s if s > 0.0 else 0.0
+    _activities(A, x, act)
     return True
 
 
@@ -226,9 +227,8 @@ def dual_simplex(c, A, b, xl, xh, tol, max_iter):
                 best, p, hp = low * low / w, m + n + j, -xl[j]
         if p < 0:
             if since > 0:  # clean the final vertex and multipliers, then look again
-                if not _refresh(A, b, xl, xh, c, W, Binv, x, lam, g):
+                if not _refresh(A, b, xl, xh, c, W, Binv, x, lam, g, act):
                     return FAILED, x, y, ray, it
-                _activities(A, x, act)
                 since = 0
                 continue
             for i in range(n):
@@ -321,9 +321,8 @@ def dual_simplex(c, A, b, xl, xh, tol, max_iter):
         W[q] = p
         inW[p] = True
         if since >= _REFACTOR:
-            if not _refresh(A, b, xl, xh, c, W, Binv, x, lam, g):
+            if not _refresh(A, b, xl, xh, c, W, Binv, x, lam, g, act):
                 return FAILED, x, y, ray, it
-            _activities(A, x, act)
             since = 0
 
 
