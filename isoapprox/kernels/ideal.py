@@ -133,10 +133,9 @@ def anchor_slack(X, codes, alpha):
                 continue
             d = dist(X, a, X, b)
             if codes[b] == codes[a]:
-                if d > hp:
-                    hp = d
-            elif d < hn:
-                hn = d
+                hp = max(hp, d)
+            else:
+                hn = min(hn, d)
         if hp >= 0.0 and hn < np.inf:
             out[a] = hn - (hp + alpha)
     return out
