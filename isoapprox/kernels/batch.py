@@ -533,12 +533,9 @@ def generate_kernel(U, dist, P, random_layout, base_codes, spread, scale, X, cod
             for i in range(N - 1, 0, -1):
                 j = _index(u[p], i + 1)
                 p += 1
-                t = codes[b, i]
-                codes[b, i] = codes[b, j]
-                codes[b, j] = t
+                codes[b, i], codes[b, j] = codes[b, j], codes[b, i]
         else:
-            for i in range(N):
-                codes[b, i] = base_codes[i]
+            codes[b] = base_codes
         if dist == 3:
             p = _normals(u, p, cz)
             p = _normals(u, p, z)
