@@ -71,10 +71,20 @@ def pow2_scale(*arrays: np.ndarray, lengths: Iterable[float] = ()) -> float:
     return pow2_factor(max_magnitude(*arrays), lengths)
 
 
-def pow2_scaled(X: np.ndarray, *, lengths: Iterable[float] = ()) -> tuple[np.ndarray, float]:
-    """``X`` times its :func:`pow2_scale` factor ``s`` (``X`` itself when ``s`` is 1), and ``s``."""
-    s = pow2_scale(X, lengths=lengths)
+def pow2_scaled(X: np.ndarray, *others: np.ndarray,
+                lengths: Iterable[float] = ()) -> tuple[np.ndarray, float]:
+    """``X`` times the factor ``s = pow2_scale(X, *others, lengths=lengths)``
+    (``X`` itself when ``s`` is 1), and ``s``; ``others`` only take part in
+    choosing ``s`` (a margin as a one-element array, say)."""
+    s = pow2_scale(X, *others, lengths=lengths)
     return (X * s if s != 1.0 else X), s
+
+
+def pow2_scaled_pair(X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """``X1`` and ``X2`` times their common factor ``s = pow2_scale(X1, X2)``
+    (themselves when ``s`` is 1), and ``s``."""
+    s = pow2_scale(X1, X2)
+    return (X1 * s, X2 * s, s) if s != 1.0 else (X1, X2, s)
 
 
 def max_magnitude(*arrays: np.ndarray) -> float:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from ._scaling import pow2_scale, pow2_scaled
+from ._scaling import pow2_scaled, pow2_scaled_pair
 from ._typing import ArrayLike, FloatArray, IntArray, RNGLike
 from ._validation import (
     as_labels,
@@ -48,7 +48,7 @@ def _pair(E1: ArrayLike, E2: ArrayLike, min_points: int):
     X1 = as_points(E1, "E1", min_points=min_points)
     X2 = as_points(E2, "E2", min_points=min_points)
     check_same_shape(X1, X2, ("E1", "E2"))
-    return _scaled_pair(X1, X2)
+    return pow2_scaled_pair(X1, X2)
 
 
 @dataclass(frozen=True)
@@ -185,21 +185,16 @@ def hausdorff_like(
     return max(forward, backward) / s
 
 
-def _scaled_pair(X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    s = pow2_scale(X1, X2)
-    return (X1 * s, X2 * s, s) if s != 1.0 else (X1, X2, s)
-
-
 def compute_isometric_error(X1: np.ndarray, X2: np.ndarray) -> float:
     """:func:`isometric_error` without its checks, for callers that validated
     (finite float64 arrays of the same shape, at least two rows)."""
-    return _isometric_error_report(*_scaled_pair(X1, X2)).value
+    return _isometric_error_report(*pow2_scaled_pair(X1, X2)).value
 
 
 def compute_pointwise(X1: np.ndarray, X2: np.ndarray) -> float:
     """``hausdorff_like(mode="pointwise")`` without its checks, for callers that
     validated (finite float64 arrays of the same shape)."""
-    Y1, Y2, s = _scaled_pair(X1, X2)
+    Y1, Y2, s = pow2_scaled_pair(X1, X2)
     return float(K.pointwise_kernel(Y1, Y2)[0]) / s
 
 
@@ -265,7 +260,7 @@ def hausdorff_distance(A: ArrayLike, B: ArrayLike, *, directed: bool = False) ->
         raise InvalidInputError(
             f"`A` and `B` must have the same dimension (columns); got {XA.shape[1]} and "
             f"{XB.shape[1]}")
-    XA, XB, s = _scaled_pair(XA, XB)
+    XA, XB, s = pow2_scaled_pair(XA, XB)
     value = _root(KH.directed(XA, XB)[0])
     if not directed:
         value = max(value, _root(KH.directed(XB, XA)[0]))

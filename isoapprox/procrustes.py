@@ -15,7 +15,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
 
 from ._blas import single_threaded_blas
-from ._scaling import pow2_scale
+from ._scaling import pow2_scaled_pair
 from ._typing import ArrayLike, FloatArray, RNGLike
 from ._validation import (
     as_points,
@@ -1093,8 +1093,7 @@ def compute_minimax_procrustes(X1: np.ndarray, X2: np.ndarray, rtol: float = 1e-
     (float64 arrays of the same shape, options in range; ``gen`` None: seed 0)."""
     gen = as_rng(0) if gen is None else gen
     N, n = X1.shape
-    s = pow2_scale(X1, X2)
-    Y1, Y2 = (X1 * s, X2 * s) if s != 1.0 else (X1, X2)
+    Y1, Y2, s = pow2_scaled_pair(X1, X2)
     if N == 1:
         return ProcrustesResult.trivial((X2[0] - X1[0]).copy())
     # n >= 3: one BLAS thread throughout (scale, solve, re-score), so the

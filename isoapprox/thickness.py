@@ -11,7 +11,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, QhullError
 
-from ._scaling import pow2_scale
+from ._scaling import pow2_scaled
 from ._typing import ArrayLike, FloatArray, RNGLike
 from ._validation import as_points, as_rng, check_int, check_positive
 from .exceptions import InvalidInputError
@@ -296,9 +296,7 @@ def compute_thickness(X: np.ndarray, rtol: float = 1e-9, rank_tol: float = 1e-12
     """:func:`thickness_report` without its checks, for callers that validated
     (finite float64 points; ``gen`` None: seed 0)."""
     gen = as_rng(0) if gen is None else gen
-    s = pow2_scale(X)
-    if s != 1.0:
-        X = X * s
+    X, s = pow2_scaled(X)
     N, n = X.shape
     X = X - X.mean(axis=0)
     diam = _diameter(X)

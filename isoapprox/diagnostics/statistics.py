@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._blas import numba_threads, single_threaded_blas
-from .._scaling import pow2_scale
+from .._scaling import pow2_scaled
 from .._typing import ArrayLike, FloatArray, IntArray
 from .._validation import (
     as_labels,
@@ -118,8 +118,7 @@ def _entropy_rank(s: np.ndarray, eps: float = 0.0) -> float:
 
 
 def _singular_values(X: np.ndarray, center: bool) -> np.ndarray:
-    s = pow2_scale(X)
-    Y = X * s if s != 1.0 else X
+    Y = pow2_scaled(X)[0]
     if center:
         Y = Y - Y.mean(axis=0)
     # a threaded BLAS next to numba's thread pool oversubscribes small

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import squareform
 
-from .._scaling import pow2_scale
+from .._scaling import pow2_scaled
 from ..geometry import min_enclosing_ball
 from ..kernels import ideal as K
 from ..losses import contrastive_report, margin_loss_report
@@ -79,8 +79,8 @@ def pair_slack(G: np.ndarray, codes: np.ndarray, pairs: PairBounds) -> float:
     The points and bounds are scaled by a power of two first (exact), so
     extreme magnitudes neither overflow nor underflow.
     """
-    s = pow2_scale(G, np.array([pairs.upper, pairs.lower]))
-    sp, sn = K.pair_slack(G * s if s != 1.0 else G, codes, pairs.upper * s, pairs.lower * s)
+    Gs, s = pow2_scaled(G, np.array([pairs.upper, pairs.lower]))
+    sp, sn = K.pair_slack(Gs, codes, pairs.upper * s, pairs.lower * s)
     v = sp if pairs.lower <= 0.0 else min(sp, sn)
     return float(v) / s
 
@@ -99,10 +99,10 @@ def repair_pairs(G: np.ndarray, codes: np.ndarray, pairs: PairBounds, n_classes:
         G = snap(G)
         if pair_slack(G, codes, pairs) >= 0.0:
             return G
-        s = pow2_scale(G, np.array([u, l]))
-        sp, sn = K.pair_slack(G * s, codes, u * s, l * s)
+        Gs, s = pow2_scaled(G, np.array([u, l]))
+        sp, sn = K.pair_slack(Gs, codes, u * s, l * s)
         if sp < 0.0:
-            diams = K.class_diameters(G * s, codes, n_classes)[:-1] / s
+            diams = K.class_diameters(Gs, codes, n_classes)[:-1] / s
             G = G.copy()
             for c in np.flatnonzero(diams > u):
                 idx = np.flatnonzero(codes == c)

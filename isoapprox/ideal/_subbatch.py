@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._scaling import pow2_scale
+from .._scaling import pow2_scaled
 from .._validation import class_counts
 from ..geometry import compute_min_enclosing_ball
 from ..kernels import ideal as K
@@ -123,17 +123,14 @@ class SubBatchBound:
 _NONE = SubBatchBound(0.0, np.zeros(0, dtype=np.int64))
 
 
-def _distances_to(E: np.ndarray, k: int, s: float | None = None) -> np.ndarray:
+def _distances_to(X: np.ndarray, k: int, s: float) -> np.ndarray:
     """``|E_i - E_k|`` for every ``i``, by direct differences in a fixed order.
 
     Column by column with element-wise operations only, so that the result is
-    the same on every machine (no reduction whose order may vary); on a copy
-    scaled by an exact power of two (``s``: ``pow2_scale(E)``, computed when
-    None), so that the squares stay in range.
+    the same on every machine (no reduction whose order may vary); from the
+    copy ``X, s = pow2_scaled(E)`` scaled by an exact power of two, so that
+    the squares stay in range.
     """
-    if s is None:
-        s = pow2_scale(E)
-    X = E * s if s != 1.0 else E
     d = X[:, 0] - X[k, 0]
     acc = d * d
     for j in range(1, X.shape[1]):
@@ -152,8 +149,8 @@ def _anchor_order(E: np.ndarray, codes: np.ndarray, margin: float) -> np.ndarray
 
     Ties keep the lower index first.
     """
-    s = pow2_scale(E, np.array([margin]))
-    slack = K.anchor_slack(E * s, codes, margin * s)
+    X, s = pow2_scaled(E, np.array([margin]))
+    slack = K.anchor_slack(X, codes, margin * s)
     anchors = np.flatnonzero(np.isfinite(slack))
     return anchors[np.argsort(slack[anchors], kind="stable")]
 
@@ -166,12 +163,13 @@ def _grow(E: np.ndarray, codes: np.ndarray, a: int, size: int) -> np.ndarray:
     nearest point of another class), until ``size`` points are taken or no
     new point comes.  The first step brings ``a``'s own hardest triplet.
     """
+    X, s = pow2_scaled(E)
     taken = [int(a)]
     q = 0
     while len(taken) < size and q < len(taken):
         k = taken[q]
         q += 1
-        d = _distances_to(E, k)
+        d = _distances_to(X, k, s)
         same = codes == codes[k]
         same[k] = False
         picks = []
@@ -321,8 +319,8 @@ def support_indices(E: np.ndarray, codes: np.ndarray, margin: float, objective: 
 
 def _distance_matrix(E: np.ndarray) -> np.ndarray:
     """All ``|E_i - E_j|`` (direct differences, fixed order; see :func:`_distances_to`)."""
-    s = pow2_scale(E)
-    return np.stack([_distances_to(E, k, s) for k in range(E.shape[0])])
+    X, s = pow2_scaled(E)
+    return np.stack([_distances_to(X, k, s) for k in range(E.shape[0])])
 
 
 def representative_bound(E: np.ndarray, codes: np.ndarray, margin: float,
