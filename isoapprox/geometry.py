@@ -59,6 +59,15 @@ def scaled(X: np.ndarray, *extra: float) -> tuple[np.ndarray, np.ndarray, float]
     return Xs, np.ascontiguousarray(Xs.T), s
 
 
+def frank_wolfe_step(w: np.ndarray, g: np.ndarray, t: int) -> np.ndarray:
+    """Weights ``w`` moved by ``2 / (t + 3)`` towards the vertex of the simplex
+    where the gradient ``g`` is largest (the first on ties), as a new array."""
+    gam = 2.0 / (t + 3.0)
+    w = (1 - gam) * w
+    w[int(np.argmax(g))] += gam
+    return w
+
+
 def warn_overflow(value: float, func: str, quantity: str, *, stacklevel: int = 3) -> float:
     """``value``, after a ``RuntimeWarning`` if it is infinite (a result beyond float64).
 

@@ -27,7 +27,7 @@ from ._validation import (
 )
 from .bracket import Bracket, Bracketed
 from .exceptions import ConvergenceWarning
-from .geometry import ball_bracket, dense_distances
+from .geometry import ball_bracket, dense_distances, frank_wolfe_step
 from .kernels import distances as KD
 from .kernels import meb as KM
 from .kernels import planar as KP
@@ -302,10 +302,7 @@ def _dual_lower_bound(
             p = e - a @ Q.T
             pb = w @ p
             grad = np.einsum("ij,ij->i", p - pb, p - pb)
-            k = int(np.argmax(grad))
-            gam = 2.0 / (t + 3.0)
-            w = (1 - gam) * w
-            w[k] += gam
+            w = frank_wolfe_step(w, grad, t)
 
     for w0 in starts:
         w = _simplex(w0)

@@ -15,6 +15,7 @@ from ._scaling import pow2_scaled
 from ._typing import ArrayLike, FloatArray, RNGLike
 from ._validation import as_points, as_rng, check_int, check_positive
 from .exceptions import InvalidInputError
+from .geometry import frank_wolfe_step
 from .kernels import distances as KD
 from .kernels import planar as KP
 
@@ -189,11 +190,7 @@ def _variance_bound(X: np.ndarray, n_iter: int = 100) -> float:
         lam, vec = np.linalg.eigh(cov)
         val = float(lam[0]) - 32 * n * _EPS * scale2
         best = max(best, val)
-        g = (C @ vec[:, 0]) ** 2
-        k = int(np.argmax(g))
-        gam = 2.0 / (t + 3.0)
-        w = (1 - gam) * w
-        w[k] += gam
+        w = frank_wolfe_step(w, (C @ vec[:, 0]) ** 2, t)
     return 2.0 * float(np.sqrt(max(best, 0.0)))
 
 
