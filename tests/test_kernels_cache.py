@@ -24,7 +24,8 @@ CHECKS = textwrap.dedent(
     import itertools, sys
     import numpy as np
     import isoapprox as ia
-    from isoapprox.kernels import batch, distances, ideal, losses, meb, planar, stats, train
+    from isoapprox.kernels import (batch, distances, ideal, losses, meb, planar, retrieval,
+                                   stats, train)
 
     # first, a solve whose kernels compile inside it (10-30 s): work budgets end
     # the search, and its 2 s safety net does not fire, since the solver clock
@@ -77,6 +78,23 @@ CHECKS = textwrap.dedent(
     ap = stats.anchor_pass(X, np.ascontiguousarray(X.T), codes, members, starts, 0.0, 0.0, 2)
     close(ap[0], np.where(same & off, D, -np.inf).max(1))
     close(ap[1], np.where(~same, D, np.inf).min(1))
+    # the alignment sums (cross-file: sq_dist), one group after the other
+    order = np.argsort(codes, kind="stable")
+    Z, zc = X[order], codes[order]
+    ends = np.searchsorted(zc, zc, side="right")
+    DZ = D[np.ix_(order, order)]
+    for alpha in (1.0, 2.0, 0.5):
+        close(stats.alignment_rows(Z, ends, alpha),
+              [sum(DZ[i, j] ** alpha for j in range(i + 1, ends[i])) for i in range(23)])
+    # retrieval (cross-file: sq_dist): hit at 1 and R-precision, no ties here
+    sizes = np.bincount(codes)
+    queries = np.flatnonzero(sizes[codes] >= 2)
+    hit, rp, _ = retrieval.loo_retrieval(X, codes, sizes, queries)
+    for k, q in enumerate(queries):
+        near = [j for j in np.argsort(D[q], kind="stable") if j != q]
+        R = sizes[codes[q]] - 1
+        assert hit[k] == float(codes[near[0]] == codes[q]), (q, hit[k])
+        close(rp[k], np.mean(codes[near[:R]] == codes[q]))
     # ideal (cross-file: dist, isometric error, pointwise)
     close(ideal.iso_value(X, Y), np.abs(D - DY)[iu].max())
     close(ideal.haus_value(X, Y), np.linalg.norm(X - Y, axis=1).max())
@@ -111,13 +129,14 @@ CHECKS = textwrap.dedent(
     hull = planar.hull_2d(P, np.lexsort((P[:, 1], P[:, 0])))
     width, _ = planar.min_width_2d(P, hull)
     close(planar.thickness_2d(P, diam_p) * diam_p, width)
-    # batch (cross-file: meb, planar)
+    # batch (cross-file: meb, planar, dist)
     F, I = batch.cheap_kernel(P[None], codes[None], 0.0)
     close(F[0, 5], r)
     close(F[0, 3], diam_p)
     # the dispatched kernels (diameter_kernel, batch_hard_terms: Python functions that
     # choose the serial or the parallel one) by the serial ones they ran here
-    kernels = (distances._diam_serial, losses._bh_serial, batch.cheap_kernel)
+    kernels = (distances._diam_serial, losses._bh_serial, batch.cheap_kernel,
+               stats.alignment_rows, retrieval.loo_retrieval)
     hits = sum(sum(f.stats.cache_hits.values()) for f in kernels)
     print("CACHE_HITS", hits)
     """

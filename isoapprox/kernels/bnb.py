@@ -11,7 +11,6 @@ import numpy as np
 from numba import njit
 
 from . import JIT
-from .distances import dist
 
 __all__ = [
     "HAUS",
@@ -70,6 +69,18 @@ def point_box_mindist(x, lo, hi):
 def point_box_maxdist(x, lo, hi):
     """Largest distance between the point ``x`` and a point of the box."""
     return box_maxdist(lo, hi, x, x)
+
+
+@njit(**JIT)
+def _pdist(X, i, Y, j):
+    """``|X_i - Y_j|`` by direct differences: the sum of ``distances.dist``, written
+    here so that this module makes no cross-file jitted call (numba's cache would
+    not see a change to ``distances``)."""
+    s = 0.0
+    for d in range(X.shape[1]):
+        t = X[i, d] - Y[j, d]
+        s += t * t
+    return np.sqrt(s)
 
 
 @njit(**JIT)
@@ -370,7 +381,7 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
     for i in range(N):
         dc[i, i] = 0.0
         for j in range(i + 1, N):
-            v = dist(c, i, c, j)
+            v = _pdist(c, i, c, j)
             dc[i, j] = v
             dc[j, i] = v
     worst = -np.inf
@@ -380,7 +391,7 @@ def _centre_split(E, D, objective, trip, alpha, T, lo, hi, c, dc):
     value = 0.0
     if objective == HAUS:
         for k in range(N):
-            v = dist(c, k, E, k)
+            v = _pdist(c, k, E, k)
             value = max(value, v)
             if v - T > worst:
                 worst = v - T
@@ -478,7 +489,7 @@ def bnb_search(E, objective, trip, alpha, T, rtol, lo, hi, key, heap, free, st, 
     D = np.empty((N, N))
     for i in range(N):
         for j in range(N):
-            D[i, j] = dist(E, i, E, j)
+            D[i, j] = _pdist(E, i, E, j)
     cl = np.empty((N, n))
     ch = np.empty((N, n))
     c = np.empty((N, n))
