@@ -807,7 +807,8 @@ class MonitorHistory:
         for r in records:
             if isinstance(r, Mapping) and r.get("kind") in kinds:
                 kinds[r["kind"]].append(dict(r))
-        return cls(source, *(tuple(v) for v in kinds.values()))
+        return cls(source, tuple(kinds["header"]), tuple(kinds["update"]),
+                   tuple(kinds["bad_batch"]))
 
     @property
     def margin(self) -> float | None:

@@ -36,13 +36,13 @@ STAGE_KINDS = ("vector", "config")
 COLUMN_DTYPES = ("float", "int", "bool", "str")
 
 
-def _check_named(what: str, name: Any, field: str, value: Any, choices: tuple[str, ...]) -> None:
-    """``name`` an identifier and ``value`` (the ``field``) one of ``choices``, for a
+def _check_named(what: str, name: Any, attr: str, value: Any, choices: tuple[str, ...]) -> None:
+    """``name`` an identifier and ``value`` (the ``attr``) one of ``choices``, for a
     :class:`Column` or a :class:`Stage` (``what``)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise InvalidInputError(f"{what} name must be an identifier; got {name!r}")
     if value not in choices:
-        raise InvalidInputError(f"{what} {name!r}: {field} must be one of {choices}; got {value!r}")
+        raise InvalidInputError(f"{what} {name!r}: {attr} must be one of {choices}; got {value!r}")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ def unit_rows(diff: np.ndarray) -> np.ndarray:
 
 def pair_index(N: int) -> np.ndarray:
     """The (N, N) table of pair indices: the pair ``{i, j}`` is row ``pid[i, j]``
-    of ``np.triu_indices(N, 1)`` (symmetric; the diagonal is 0)."""
+    of ``np.triu_indices(N, 1)`` (symmetric; the diagonal is 0, so ``i != j`` is the
+    caller's to ensure, as is ``N >= 2``)."""
     return squareform(np.arange(N * (N - 1) // 2, dtype=np.int64))
 
 
@@ -249,10 +250,17 @@ class Program:
         is_col = np.zeros(int(codes.max()) + 1, dtype=bool)
         is_col[list(collapsed)] = True
         # a row of G per point, one per collapsed class, numbered in order of appearance
-        rep: dict = {}
-        pmap = np.array([rep.setdefault(("c", c) if is_col[c] else k, len(rep))
-                         for k, c in enumerate(codes.tolist())], dtype=np.int64)
-        M = len(rep)
+        pmap = np.empty(N, dtype=np.int64)
+        class_row: dict[int, int] = {}  # the row of each collapsed class
+        M = 0
+        for k, c in enumerate(codes.tolist()):
+            if is_col[c] and c in class_row:
+                pmap[k] = class_row[c]
+                continue
+            if is_col[c]:
+                class_row[c] = M
+            pmap[k] = M
+            M += 1
         kinds, ris, rjs, rks, rvs = [], [], [], [], []
         t_min = 0.0
         if prob.objective == "iso":

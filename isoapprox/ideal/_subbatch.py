@@ -215,6 +215,8 @@ def choose_sub_batches(E: np.ndarray, codes: np.ndarray, margin: float, *,
     >>> [s.tolist() for s in choose_sub_batches(E, np.array([0, 0, 1, 1]), 0.5, size=3)]
     [[0, 2, 3], [0, 1, 2], [1, 2, 3]]
     """
+    if count <= 0:
+        return []
     out: dict[tuple[int, ...], np.ndarray] = {}  # the first of equal sub-batches
     for a in _anchor_order(E, codes, margin):
         if len(out) >= count:

@@ -451,10 +451,11 @@ def _detect_collapse(S: _Search, G: np.ndarray, prog: Program) -> tuple[int, ...
                  if c not in prog.collapsed and counts[c] > 1 and diams[c] <= tol)
 
 
-def _local_solve(S: _Search, prog: Program, G0: np.ndarray, family: str = "") -> np.ndarray:
+def _local_solve(S: _Search, prog: Program, G0: np.ndarray,
+                 family: str | None = None) -> np.ndarray:
     """One local solve from ``G0`` by ``family`` (default ``S``'s), counted and offered;
     its point."""
-    family = family or S.family
+    family = S.family if family is None else family
     S.n_starts += 1
     if family == "cvxpy":
         G, it = ccp_solve(prog, G0, max_iter=S.max_iter, deadline=S.deadline)

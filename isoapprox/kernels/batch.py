@@ -502,8 +502,10 @@ def _normalise_rows(z, N, n):
 
 
 @njit(**JIT)
-def generate_kernel(U, dist, P, random_layout, base_codes, spread, scale, X, codes):
+def generate_kernel(U, law, P, random_layout, base_codes, spread, scale, X, codes):
     """Turn the uniforms ``U`` (B, :func:`uniform_count`) into configurations.
+
+    ``law`` is the distribution's code in :data:`DISTRIBUTION_CODES`.
 
     Read order per configuration: labels first (random layout only: the
     first ``P`` points get classes ``0 .. P-1``, the others a uniform class,
@@ -536,14 +538,14 @@ def generate_kernel(U, dist, P, random_layout, base_codes, spread, scale, X, cod
                 codes[b, i], codes[b, j] = codes[b, j], codes[b, i]
         else:
             codes[b] = base_codes
-        if dist == 3:
+        if law == 3:
             p = _normals(u, p, cz)
             p = _normals(u, p, z)
             for i in range(N):
                 c = codes[b, i]
                 for k in range(n):
                     X[b, i, k] = cz[c * n + k] + spread * z[i * n + k]
-        elif dist == 4:
+        elif law == 4:
             p = _normals(u, p, cz[:n])
             p = _normals(u, p, z)
             for i in range(N):
@@ -551,11 +553,11 @@ def generate_kernel(U, dist, P, random_layout, base_codes, spread, scale, X, cod
                     X[b, i, k] = cz[k] + scale * z[i * n + k]
         else:
             p = _normals(u, p, z)
-            if dist == 1 or dist == 2:
+            if law == 1 or law == 2:
                 _normalise_rows(z, N, n)
             for i in range(N):
                 rad = 1.0
-                if dist == 1:
+                if law == 1:
                     rad = u[p] ** (1.0 / n)
                     p += 1
                 for k in range(n):

@@ -282,11 +282,16 @@ class SeparationResult:
 
     def to_dict(self) -> dict:
         """Plain-Python dictionary (JSON-serialisable)."""
-        d = {k: getattr(self, k) for k in ("separated", "worst_slack", "worst_triplet",
-                                           "n_violated", "n_triplets", "fraction_violated",
-                                           "margin", "atol")}
-        d["worst_triplet"] = list(self.worst_triplet)
-        return d
+        return {
+            "separated": self.separated,
+            "worst_slack": self.worst_slack,
+            "worst_triplet": list(self.worst_triplet),
+            "n_violated": self.n_violated,
+            "n_triplets": self.n_triplets,
+            "fraction_violated": self.fraction_violated,
+            "margin": self.margin,
+            "atol": self.atol,
+        }
 
 
 @fill_doc

@@ -286,9 +286,8 @@ def class_disjoint_split(
         scale = np.where(sd > 0.0, sd, 1.0)
         Xtr = (Xtr - mean) / scale
         Xte = (Xte - mean) / scale
-    train_set, test_set = (
-        Dataset(np.ascontiguousarray(Xp), data.y[rows], f"{data.name}[{part} {list(classes)}]")
-        for Xp, rows, part, classes in ((Xtr, tr, "train", train), (Xte, te, "test", test)))
+    train_set = Dataset(np.ascontiguousarray(Xtr), data.y[tr], f"{data.name}[train {list(train)}]")
+    test_set = Dataset(np.ascontiguousarray(Xte), data.y[te], f"{data.name}[test {list(test)}]")
     return DataSplit(train_set, test_set, mean, scale)
 
 
