@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-__all__ = ["BRACKET_FIELDS", "Bracket", "Bracketed"]
+__all__ = ["BRACKET_FIELDS", "Bracket", "Bracketed", "bracket_words"]
 
 #: the names a result carrying a bracket exposes as read-only attributes
 BRACKET_FIELDS = ("value", "lower", "upper", "gap", "rel_gap", "certified", "lower_source")
@@ -129,3 +130,35 @@ class Bracketed:
                             doc="What gives the lower end.")
     upper_source = property(lambda self: self.bracket.upper_source,
                             doc="What gives the upper end.")
+
+
+def bracket_words(value: float | None, lower: float | None, upper: float | None,
+                  num: Callable[[float | None], str], *, tight: str = "{v}",
+                  wide: str = "{v} in [{lo}, {up}]") -> str:
+    """A bracket in words, for reports and figures: one number when it is tight.
+
+    Parameters
+    ----------
+    value, lower, upper : float or None
+        The estimate and the ends; an end that is ``None`` (not known)
+        counts as tight.
+    num : callable
+        Writes one number.
+    tight, wide : str
+        Templates of a tight bracket, ``upper - lower <= 1e-6 |upper|``
+        (field ``v``), and of a wider one (fields ``v``, ``lo``, ``up``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> bracket_words(0.5, 0.25, 1.0, "{:.2g}".format)
+    '0.5 in [0.25, 1]'
+    >>> bracket_words(0.5, 0.5, 0.5, "{:.2g}".format)
+    '0.5'
+    """
+    if lower is None or upper is None or upper - lower <= 1e-6 * max(abs(upper), 1e-300):
+        return tight.format(v=num(value))
+    return wide.format(v=num(value), lo=num(lower), up=num(upper))

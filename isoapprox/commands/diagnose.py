@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_labels, as_points, require_triplets
+from ..bracket import bracket_words
 from ..diagnostics import (
     DEFAULT_QUANTILES,
     SIGNATURE_NAMES,
@@ -396,9 +397,7 @@ def _format_details(v: dict) -> list[str]:
 def _bracket(v: Any, lo: Any, up: Any, digits: int = 4) -> str:
     if v is None:
         return "n/a"
-    if lo is None or up is None or up - lo <= 1e-6 * max(abs(up), 1e-300):
-        return _num(v, digits)
-    return f"{_num(v, digits)} in [{_num(lo, digits)}, {_num(up, digits)}]"
+    return bracket_words(v, lo, up, lambda x: _num(x, digits))
 
 
 _HOLDS = {True: "holds", False: "fails", None: "undecided"}

@@ -35,6 +35,7 @@ from .._validation import (
     class_counts,
     require_triplets,
 )
+from ..bracket import bracket_words
 from ..exceptions import InvalidInputError
 from ..packing import (
     DSTAR_P_MAX,
@@ -464,9 +465,8 @@ def _fmt(v: float, digits: int = 4) -> str:
 
 def bracket_text(value: float, lower: float, upper: float, digits: int = 4) -> str:
     """``"0.5"`` when the bracket is tight, else ``"in [lo, up]"`` (for reports)."""
-    if upper - lower <= 1e-6 * max(abs(upper), 1e-300):
-        return f"= {_fmt(value, digits)}"
-    return f"in [{_fmt(lower, digits)}, {_fmt(upper, digits)}]"
+    return bracket_words(value, lower, upper, lambda x: _fmt(x, digits), tight="= {v}",
+                         wide="in [{lo}, {up}]")
 
 
 _KIND_WORDS = {

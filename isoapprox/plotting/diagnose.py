@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._lazy import matplotlib
+from ..bracket import bracket_words
 from ..exceptions import InvalidInputError
 from ._style import (
     CLASS_COLORS,
@@ -66,12 +67,11 @@ def _num(v: float, digits: int = 3) -> str:
 
 
 def _bracket(d: Mapping[str, Any], key: str) -> str:
-    v, lo, up = d.get(key), d.get(f"{key}_lower"), d.get(f"{key}_upper")
+    v = d.get(key)
     if v is None:
         return "n/a"
-    if lo is None or up is None or up - lo <= 1e-6 * max(abs(up), 1e-300):
-        return _num(v)
-    return f"{_num(v)} [{_num(lo)}, {_num(up)}]"
+    return bracket_words(v, d.get(f"{key}_lower"), d.get(f"{key}_upper"), _num,
+                         wide="{v} [{lo}, {up}]")
 
 
 def _finish(fig: Any, ax: Any, title: str) -> None:
