@@ -52,6 +52,7 @@ __all__ = [
     "atomic_write_text",
     "atomic_writer",
     "decode_jsonl_line",
+    "file_sha256",
     "load_embeddings",
     "open_regular",
     "provenance",

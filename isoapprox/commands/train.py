@@ -48,9 +48,9 @@ _AXES = (
     ("--optimizer", "optimizer", "optimizer", str, "sgd (momentum) or adam"),
 )
 
-#: options that set one TrainConfig field each, in the order of ``--help``: (flag, field,
-#: keywords of add_argument); --hidden and --samples-per-class (no field) are parsed
-#: by :func:`build_cells`
+#: options in the order of ``--help``: (flag, the TrainConfig field it sets and its
+#: argparse dest, keywords of add_argument); --hidden and --samples-per-class (field
+#: None) are parsed by :func:`build_cells`
 _SETTINGS = (
     ("--steps", "steps", {"type": int, "help": "updates per cell (default 2000)"}),
     ("--log-every", "log_every",
@@ -118,8 +118,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--root-seed", type=int, default=0, help="root of every cell's seed (default 0)"
     )
-    for flag, _field, kw in _SETTINGS:
-        p.add_argument(flag, **kw)
+    for flag, field, kw in _SETTINGS:
+        p.add_argument(flag, **(kw if field is None else dict(kw, dest=field)))
     p.add_argument(
         "--set",
         dest="overrides",
@@ -190,10 +190,9 @@ def build_cells(args: argparse.Namespace):
                 except argparse.ArgumentTypeError as exc:
                     raise InvalidInputError(f"--set {key} (as {flag}): {exc}") from None
         base_kw[key] = value
-    for flag, field, _kw in _SETTINGS:
-        value = getattr(args, flag[2:].replace("-", "_"))
-        if field is not None and value is not None:
-            base_kw[field] = value
+    for _flag, field, _kw in _SETTINGS:
+        if field is not None and getattr(args, field) is not None:
+            base_kw[field] = getattr(args, field)
     if args.hidden is not None:
         h = args.hidden.strip().lower()
         try:

@@ -654,6 +654,7 @@ def diagnose_batches(
         drawn[codes[idx]] = True
         batch = Batch(X[idx], codes[idx])
         row: dict[str, Any] = dict(batch.statistics(options).scalars())
+        held = [s.name for s in batch.signatures(options) if s.holds]
         if theory is not None and (theory_batches is None or n_theory < theory_batches):
             n_theory += 1
             res = diagnose_theory(batch.E, batch.y, margin=_margin(options), options=theory,
@@ -661,7 +662,7 @@ def diagnose_batches(
             row.update(theory_numbers(res))
             if theory_budget is None:
                 theory_budget = res.budget
-        row["signatures"] = [s.name for s in batch.signatures(options) if s.holds]
+        row["signatures"] = held
         rows.append(row)
     held_counts = {name: sum(name in r["signatures"] for r in rows) for name in SIGNATURE_NAMES}
     summary: dict[str, Any] = {}
