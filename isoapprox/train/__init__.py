@@ -52,6 +52,7 @@ from .data import (
     DataSplit,
     MissingDependencyError,
     PKSampler,
+    build_split,
     class_disjoint_split,
     gaussian_clusters,
     load_digits,
@@ -78,7 +79,7 @@ from .sweep import (
     run_sweep,
     write_sweep_results,
 )
-from .trainer import LogState, TrainConfig, Trainer, TrainResult, build_split, train
+from .trainer import LogState, TrainConfig, Trainer, TrainResult, train
 
 __all__ = [
     "curve_rows",

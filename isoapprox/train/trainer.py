@@ -49,7 +49,6 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "Trainer",
-    "build_split",
     "limit_threads",
     "train",
 ]
