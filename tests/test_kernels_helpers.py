@@ -28,22 +28,35 @@ def test_rows_dist_is_every_distance_of_the_rows(seed, N, n, data):
     KD.rows_dist(X, np.ascontiguousarray(X.T), g0, g1, np.empty((KD.TA, KD.TJ)), out)
     want = np.sqrt(((X[g0:g1, None] - X[None]) ** 2).sum(-1))
     assert np.allclose(out, want, rtol=1e-13, atol=0.0)
-    # each entry is the tile engine's distance: symmetric in the pair, 0 on the diagonal
+    # each entry is bitwise the distance the rest of the package computes (dist),
+    # in either order of the pair, and 0 on the diagonal
     for r in range(g1 - g0):
         assert out[r, g0 + r] == 0.0
+        for j in range(N):
+            assert out[r, j] == KD.dist(X, g0 + r, X, j) == KD.dist(X, j, X, g0 + r), (r, j)
 
 
 @given(d=st.floats(-10.0, 10.0), lo=st.floats(-5.0, 0.0),
-       width=st.one_of(st.just(0.0), st.floats(1e-3, 5.0)), n_bins=st.integers(1, 50))
-def test_bin_of_a_distance(d, lo, width, n_bins):
+       width=st.one_of(st.just(0.0), st.floats(1e-3, 5.0)), n_bins=st.integers(1, 50),
+       step=st.floats(0.0, 1.0))
+def test_bin_of_a_distance(d, lo, width, n_bins, step):
     hi = lo + width
     scale = n_bins / width if width > 0.0 else 1.0
     k = KS._bin(d, lo, hi, scale, n_bins)
     if d < lo or d > hi:
         assert k == -1
+        return
+    assert 0 <= k < n_bins
+    if width > 0.0:
+        # d lies in its bin [lo + k w, lo + (k + 1) w], w = width / n_bins, up to the
+        # rounding of the edges; the last bin also holds hi
+        w, tol = width / n_bins, 1e-12 * (abs(lo) + abs(hi) + 1.0)
+        assert lo + k * w - tol <= d
+        assert d <= lo + (k + 1) * w + tol
     else:
-        assert k == min(int((d - lo) * scale), n_bins - 1)
-        assert 0 <= k < n_bins
+        assert k == 0  # one point range: everything in it is bin 0
+    # monotone: a larger distance in the range never falls in a lower bin
+    assert KS._bin(d + step * (hi - d), lo, hi, scale, n_bins) >= k
 
 
 @given(N=st.integers(1, 300))
