@@ -145,8 +145,8 @@ def bracket_words(value: float | None, lower: float | None, upper: float | None,
     num : callable
         Writes one number.
     tight, wide : str
-        Templates of a tight bracket, ``upper - lower <= 1e-6 |upper|``
-        (field ``v``), and of a wider one (fields ``v``, ``lo``, ``up``).
+        Templates of a tight bracket, finite ends with ``upper - lower <= 1e-6
+        |upper|`` (field ``v``), and of any other (fields ``v``, ``lo``, ``up``).
 
     Returns
     -------
@@ -158,7 +158,12 @@ def bracket_words(value: float | None, lower: float | None, upper: float | None,
     '0.5 in [0.25, 1]'
     >>> bracket_words(0.5, 0.5, 0.5, "{:.2g}".format)
     '0.5'
+    >>> bracket_words(0.5, 0.25, math.inf, "{:.2g}".format)  # an infinite end is never tight
+    '0.5 in [0.25, inf]'
     """
-    if lower is None or upper is None or upper - lower <= 1e-6 * max(abs(upper), 1e-300):
+    if lower is None or upper is None or (
+        math.isfinite(lower) and math.isfinite(upper)
+        and upper - lower <= 1e-6 * max(abs(upper), 1e-300)
+    ):
         return tight.format(v=num(value))
     return wide.format(v=num(value), lo=num(lower), up=num(upper))

@@ -372,9 +372,10 @@ class TheoryOptions:
 
     def __post_init__(self) -> None:
         self.solver_options()  # checks effort, the counts, time_limit, tol and solver
-        for name in ("haus_max_points", "procrustes_max_dim"):  # None: no limit
-            if getattr(self, name) is not None:
-                check_int(getattr(self, name), name, minimum=0)
+        if self.haus_max_points is not None:  # None: no limit
+            check_int(self.haus_max_points, "haus_max_points", minimum=0)
+        if self.procrustes_max_dim is not None:
+            check_int(self.procrustes_max_dim, "procrustes_max_dim", minimum=0)
         check_int(self.seed, "seed", minimum=0)
         if self.c_n is not None:
             check_positive(self.c_n, "c_n")

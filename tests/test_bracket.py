@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import isoapprox as ia
 from isoapprox import Bracket, DistanceResult, IdealResult, ProcrustesResult
+from isoapprox.bracket import bracket_words
 from isoapprox.tolerances import BOUND_RTOL, FLOOR_RTOL
 
 finite = st.floats(min_value=0.0, max_value=1e300, allow_nan=False, allow_infinity=False)
@@ -185,3 +186,16 @@ def test_serialised_results_keep_their_flat_layout(rng):
     p = to_jsonable(ia.minimax_procrustes(E, E[::-1], rng=0))
     assert list(p) == ["Q", "b", "value", "lower", "upper", "gap", "certified", "reflection",
                        "n_iter", "method"]
+
+
+def test_bracket_words_one_number_only_for_a_tight_finite_bracket():
+    num = "{:.3g}".format
+    assert bracket_words(0.5, 0.5, 0.5 + 1e-8, num) == "0.5"
+    assert bracket_words(0.5, None, 0.6, num) == "0.5"  # an unknown end counts as tight
+    assert bracket_words(0.5, 0.4, 0.6, num) == "0.5 in [0.4, 0.6]"
+    # an infinite or NaN end is an open bracket, never one number
+    assert bracket_words(1.0, 0.0, math.inf, num) == "1 in [0, inf]"
+    assert bracket_words(1.0, -math.inf, 1.0, num) == "1 in [-inf, 1]"
+    assert bracket_words(1.0, math.nan, 1.0, num) == "1 in [nan, 1]"
+    assert bracket_words(0.5, 0.4, 0.6, num, tight="= {v}", wide="~ {v} ({lo}..{up})") == \
+        "~ 0.5 (0.4..0.6)"

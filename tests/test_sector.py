@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import isoapprox.ideal._lpdual as lpdual
+import isoapprox.ideal._sector as sector_module
 from isoapprox import nearest_ideal
 from isoapprox.ideal._bnb import gauge_points, root_boxes, to_gauge
 from isoapprox.ideal._highs import _csc, solve_lp
@@ -142,12 +143,37 @@ def _objective(F, E):
     return np.sqrt(((F - E) ** 2).sum(-1)).max(-1)
 
 
+# the node LPs of these 4-point instances go to the kernel; with KERNEL_POINTS = 0
+# they take the path of the larger searches (HiGHS, no lowered pair distances)
+_NODE_LP_PATHS = {"kernel": sector_module.KERNEL_POINTS, "highs": 0}
+
+
+@pytest.fixture(params=list(_NODE_LP_PATHS.values()), ids=list(_NODE_LP_PATHS))
+def node_lp_path(request):
+    """Runs a test on both node-LP paths (a module attribute, read on every LP)."""
+    old = sector_module.KERNEL_POINTS
+    sector_module.KERNEL_POINTS = request.param
+    yield request.param
+    sector_module.KERNEL_POINTS = old
+
+
+@pytest.mark.parametrize("kernel_points", list(_NODE_LP_PATHS.values()), ids=list(_NODE_LP_PATHS))
 @settings(max_examples=examples(60), deadline=None)
 @given(seed=st.integers(0, 10_000), width=st.sampled_from([1e-9, 1e-4, 0.05, 0.5, 1.5]),
        n_hints=st.integers(0, 3))
-def test_node_lp_holds_every_feasible_point(seed, width, n_hints):
+def test_node_lp_holds_every_feasible_point(kernel_points, seed, width, n_hints):
     """A separated F with objective v in a node whose cones hold its directions:
-    the node's certified bound is at most v, whatever the tangents' points."""
+    the node's certified bound is at most v, whatever the tangents' points, on
+    both node-LP paths."""
+    old = sector_module.KERNEL_POINTS
+    sector_module.KERNEL_POINTS = kernel_points
+    try:
+        _node_lp_holds(seed, width, n_hints)
+    finally:
+        sector_module.KERNEL_POINTS = old
+
+
+def _node_lp_holds(seed, width, n_hints):
     prob = _instance(seed % 40, N=4, margin=0.3)
     trip = triplet_table(prob)
     rng = np.random.default_rng(seed)
@@ -224,7 +250,7 @@ def _sampled_best(prob, trip, rng):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_search_bound_below_sampled_value_and_deterministic(seed):
+def test_search_bound_below_sampled_value_and_deterministic(seed, node_lp_path):
     prob = _instance(seed, N=4, margin=0.4)
     trip = triplet_table(prob)
     best = _sampled_best(prob, trip, np.random.default_rng(seed))

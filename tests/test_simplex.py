@@ -103,6 +103,63 @@ def test_iteration_limit_fails_and_certified_lp_falls_back_to_highs(monkeypatch)
     assert np.array_equal(x, res.x) and bound == safe_dual_bound(c, A, b, lo, hi, res.y)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_long_searches_through_the_refactorised_basis(seed):
+    """LPs of the searches' size (about 150 x 21) take more iterations than the
+    basis keeps rank-one updates (24): the refresh in mid-search and the updates
+    after it give HiGHS's optimum and a proven bound within 1e-9 of it (the
+    threshold below which certified_lp would hand the LP to HiGHS)."""
+    c, A, b, lo, hi = _lp(1000 + seed, 150, 21)
+    status, x, y, _, iters = dual_simplex(c, A, b, lo, hi, 1e-10, 10 * (150 + 42))
+    ref = linprog(c, A_ub=A, b_ub=b, bounds=_box(lo, hi), method="highs")
+    assert status == OPTIMAL and iters > 24
+    scale = 1.0 + abs(ref.fun)
+    assert abs(c @ x - ref.fun) <= 1e-8 * scale
+    bound = safe_dual_bound(c, A, b, lo, hi, y)
+    assert ref.fun - 1e-9 * scale <= bound <= ref.fun + 1e-9 * scale
+
+
+def test_weak_kernel_bound_keeps_the_better_proven_bound_with_its_point(monkeypatch):
+    """A kernel bound below its LP value by more than _WEAK_BOUND: HiGHS solves the
+    LP too, and the larger proven bound is returned with the point of its solver."""
+    c, A, b, lo, hi = _lp(5, 40, 8)
+    _, xk, yk, _, _ = dual_simplex(c, A, b, lo, hi, lpdual.TIGHT_TOLERANCE,
+                                   lpdual._MAX_ITER_PER_ROW * (40 + 16))
+    res = solve_lp(c, A, b, lo, hi, tight=True)
+    kb, hb = safe_dual_bound(c, A, b, lo, hi, yk), safe_dual_bound(c, A, b, lo, hi, res.y)
+    monkeypatch.setattr(lpdual, "_WEAK_BOUND", -1.0)  # every kernel bound counts as weak
+    bound, x = certified_lp(c, A, b, lo, hi, kernel=True)
+    assert bound == max(kb, hb)
+    assert np.array_equal(x, res.x if hb > kb else xk)
+
+
+def test_kernel_ray_that_proves_nothing_hands_the_lp_to_highs(monkeypatch):
+    c, A, b, lo, hi = _lp(3, 20, 5, feasible=False)
+    monkeypatch.setattr(lpdual, "farkas_infeasible", lambda *args: False)
+    assert certified_lp(c, A, b, lo, hi, kernel=True) == \
+        lpdual._certified_highs(c, A, b, lo, hi, True)
+
+
+def test_safe_dual_bound_refuses_arrays_that_do_not_match_the_rows():
+    c, A, b, lo, hi = _lp(2, 3, 2)
+    y = np.ones(3)
+    with pytest.raises(ValueError, match=r"b and y need shape \(3,\).*y \(2,\)"):
+        safe_dual_bound(c, A, b, lo, hi, y[:2])
+    with pytest.raises(ValueError, match=r"c, lo, hi.*hi \(1,\)"):
+        safe_dual_bound(c, A, b, lo, hi[:1], y)
+
+
+def test_safe_dual_bound_with_an_unbounded_box_is_minus_inf_never_nan():
+    """A free variable whose column the multipliers do not touch adds nothing; one
+    they touch makes the bound -inf (nothing proven), never NaN."""
+    A = np.array([[0.0, 1.0]])
+    lo, hi = np.array([-np.inf, 0.0]), np.array([np.inf, 1.0])
+    bound = safe_dual_bound(np.array([0.0, 1.0]), A, np.array([1.0]), lo, hi, np.array([0.5]))
+    assert bound == pytest.approx(-0.5, rel=1e-9) and bound <= -0.5
+    assert safe_dual_bound(np.array([1.0, 1.0]), A, np.array([1.0]), lo, hi,
+                           np.array([0.5])) == -np.inf
+
+
 def test_same_bits_whatever_was_solved_before():
     """No state survives a call: an LP's answer is bit-identical after others."""
     lps = [_lp(s, 30, 6, degenerate=s % 2 == 0) for s in range(6)]

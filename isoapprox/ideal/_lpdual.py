@@ -69,9 +69,20 @@ def safe_dual_bound(c, A, b, lo, hi, y) -> float:
     -------
     float
         A lower bound of the LP's optimum (``+inf`` never; ``-inf`` possible).
+    Raises
+    ------
+    ValueError
+        If the shapes of ``b``, ``y``, ``c``, ``lo``, ``hi`` do not match ``A``'s.
     """
     y = np.maximum(np.asarray(y, dtype=np.float64), 0.0)
     c, b, lo, hi = (np.ascontiguousarray(v, dtype=np.float64) for v in (c, b, lo, hi))
+    m, nv = A.shape
+    if not (b.shape == y.shape == (m,) and c.shape == lo.shape == hi.shape == (nv,)):
+        # the sums index without bounds checks: a wrong length would read past an array
+        raise ValueError(
+            f"safe_dual_bound: A is {m} x {nv}, so b and y need shape ({m},) and c, lo, hi "
+            f"({nv},); got b {b.shape}, y {y.shape}, c {c.shape}, lo {lo.shape}, hi {hi.shape}"
+        )
     if issparse(A):  # scipy's own loops, in a fixed order
         r = c + A.T @ y
         mag_r = np.abs(c) + abs(A).T @ y

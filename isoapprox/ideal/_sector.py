@@ -334,7 +334,10 @@ class _Geometry:
             # than HiGHS's (0.024 on average, normalised units): lowered to the
             # least values the rows allow at the vertex's F and t (t, the
             # objective, stays), the lifts d_q - |F_i - F_j| that branch_pair
-            # reads measure the relaxation's gap rather than a vertex's slack
+            # reads measure the relaxation's gap rather than a vertex's slack.
+            # Applied to every point of a search at N <= KERNEL_POINTS, HiGHS's
+            # too where certified_lp fell back: a point is only a hint, so this
+            # chooses the search's path, never a bound
             x = least_values(A, b, x, self.xl, self.nF + 1, _LIFT_SWEEPS)
         return bound, x
 

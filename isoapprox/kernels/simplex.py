@@ -375,8 +375,9 @@ def dual_residuals(c, A, y):
 @njit(**JIT)
 def dual_bound(r, mag_r, b, lo, hi, y, rtol):
     """``-y.b + sum_j min(r_j lo_j, r_j hi_j)`` (a term 0 where ``r_j = 0``) lowered
-    by ``rtol (1 + |b|.y + sum_j mag_r_j max(|lo_j|, |hi_j|))``, summed in order;
-    ``-inf`` when it is not finite (:func:`isoapprox.ideal._lpdual.safe_dual_bound`)."""
+    by ``rtol (1 + |b|.y + sum_j mag_r_j max(|lo_j|, |hi_j|))`` (a term 0 where
+    ``mag_r_j = 0``, whatever the bounds), summed in order; ``-inf`` when it is
+    not finite, never NaN (:func:`isoapprox.ideal._lpdual.safe_dual_bound`)."""
     s = 0.0
     mag = 0.0
     for i in range(b.shape[0]):
@@ -386,7 +387,9 @@ def dual_bound(r, mag_r, b, lo, hi, y, rtol):
         rj = r[j]
         if rj != 0.0:
             s += min(rj * lo[j], rj * hi[j])
-        mag += mag_r[j] * max(abs(lo[j]), abs(hi[j]))
-    if not np.isfinite(s):
+        if mag_r[j] != 0.0:
+            mag += mag_r[j] * max(abs(lo[j]), abs(hi[j]))
+    out = s - rtol * (1.0 + mag)
+    if not np.isfinite(out):
         return -np.inf
-    return s - rtol * (1.0 + mag)
+    return out
