@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 
 import pytest
 
 from isoapprox._lazy import matplotlib
 from isoapprox.exceptions import InvalidInputError
-from isoapprox.plotting._style import QUIET_LOGGERS, save_figure, style_context
+from isoapprox.plotting._style import (
+    QUIET_LOGGERS,
+    FigureTask,
+    save_figure,
+    save_figures,
+    style_context,
+)
 
 
 def _figure():
@@ -65,3 +72,52 @@ def test_without_the_guard_fonttools_would_log(tmp_path, caplog):
         fig.savefig(tmp_path / "noisy.pdf")
     matplotlib().pyplot.close(fig)
     assert any(r.name.startswith("fontTools") for r in caplog.records)
+
+
+def _blank_plot():
+    return matplotlib().pyplot.figure(figsize=(1, 1))
+
+
+def _failing_plot():
+    raise InvalidInputError("figure data: no records to draw")
+
+
+def test_figure_task_refuses_what_a_worker_could_not_draw():
+    def nested():
+        return _blank_plot()
+
+    for plot in (lambda: _blank_plot(), nested):
+        with pytest.raises(InvalidInputError, match="'f1': `plot` must be a module-level"):
+            FigureTask("f1", plot)
+    with pytest.raises(InvalidInputError, match="letters, digits"):
+        FigureTask("f 1", _blank_plot)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_figure_that_fails_fails_the_call_with_its_message(tmp_path, jobs):
+    """In this process or in a worker: the figure's own error reaches the caller
+    (the command line prints it as one line), and no worker is left running."""
+    tasks = [FigureTask("blank", _blank_plot), FigureTask("broken", _failing_plot)]
+    with pytest.raises(InvalidInputError, match="figure data: no records to draw"):
+        save_figures(tasks, tmp_path, jobs=jobs)
+    assert not (tmp_path / "broken.png").exists()
+    # the pool is shut down without waiting (its workers exit in the background): each
+    # worker ends on its own, none is left running
+    for child in multiprocessing.active_children():
+        child.join(timeout=60)
+    assert multiprocessing.active_children() == []
+
+
+def test_save_figures_hashes_each_source_once(tmp_path, monkeypatch):
+    import isoapprox.plotting._style as style
+
+    src = tmp_path / "r.json"
+    src.write_text("{}")
+    calls = []
+    real = style.file_sha256
+    monkeypatch.setattr(style, "file_sha256", lambda *a, **k: calls.append(a) or real(*a, **k))
+    tasks = [FigureTask(f"f{i}", _blank_plot) for i in range(3)]
+    save_figures(tasks, tmp_path / "out", sources=[src])
+    assert len(calls) == 1
+    sides = [json.loads((tmp_path / "out" / f"f{i}.json").read_text()) for i in range(3)]
+    assert all(s["sources"] == sides[0]["sources"] != [] for s in sides)

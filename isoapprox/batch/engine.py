@@ -236,10 +236,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
-    return file_sha256(path, "batch part", own=True)
-
-
 def _part_path(out: Path, chunk: int, fmt: str) -> Path:
     return out / PARTS_DIR / f"chunk-{chunk:08d}.{fmt}"
 
@@ -519,7 +515,7 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
     n_chunks = config.n_chunks
     complete = journal.done.get("complete")
     finished = (complete is not None and _is_plain_file(results)
-                and _file_sha256(results) == complete.get("sha256"))
+                and file_sha256(results, "batch part", own=True) == complete.get("sha256"))
     computed = 0
     reused = n_chunks
     sha = complete.get("sha256") if finished else None
@@ -531,8 +527,8 @@ def _run_batch(config: BatchConfig, out: Path, *, jobs, scheduler, client, progr
             p = _part_path(out, chunk, config.format)
             v = _values_path(out, chunk)
             if (_is_plain_file(p) and _is_plain_file(v) and p.stat().st_size == rec["bytes"]
-                    and _file_sha256(p) == rec["sha256"]
-                    and _file_sha256(v) == rec.get("values_sha256")):
+                    and file_sha256(p, "batch part", own=True) == rec["sha256"]
+                    and file_sha256(v, "batch part", own=True) == rec.get("values_sha256")):
                 done.add(chunk)
         reused = len(done)
         todo = [t for t in plan(config) if t.chunk not in done]

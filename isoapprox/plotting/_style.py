@@ -241,13 +241,28 @@ def save_figure(
     list of Path
         The files written (figures first, then the sidecar).
     """
-    if not name or not all(c.isalnum() or c in "-_" for c in name):
-        raise InvalidInputError(f"`name` must use letters, digits, '-' and '_'; got {name!r}")
+    _check_name(name)
     formats = list(formats)
     for fmt in formats:
         if fmt not in ("png", "pdf", "svg"):
             raise InvalidInputError(f"`formats` must hold 'png', 'pdf' or 'svg'; got {fmt!r}")
-    out_dir = Path(out_dir)
+    return _save_figure(fig, Path(out_dir), name, formats, description, _source_records(sources))
+
+
+def _check_name(name: str) -> None:
+    if not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise InvalidInputError(f"`name` must use letters, digits, '-' and '_'; got {name!r}")
+
+
+def _source_records(sources: Sequence[str | Path]) -> list[dict[str, str]]:
+    """The sidecar's ``sources``: each existing file's path and SHA-256."""
+    return [{"path": str(s), "sha256": file_sha256(s, "figure source")} for s in sources
+            if Path(s).exists()]
+
+
+def _save_figure(fig: Any, out_dir: Path, name: str, formats: list[str], description: str,
+                 sources: list[dict[str, str]]) -> list[Path]:
+    """:func:`save_figure` on checked arguments, the sources already hashed."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     with style_context(), quiet_font_loggers():
@@ -261,8 +276,7 @@ def save_figure(
         "figure": name,
         "description": description,
         "files": [p.name for p in written],
-        "sources": [{"path": str(s), "sha256": file_sha256(s, "figure source")} for s in sources
-                    if Path(s).exists()],
+        "sources": sources,
     }
     written.append(atomic_write_text(out_dir / f"{name}.json", json.dumps(side, indent=1) + "\n"))
     return written
@@ -272,7 +286,9 @@ def save_figure(
 class FigureTask:
     """One figure of a builder: ``plot(*args, **kwargs)`` saved as ``name`` (:func:`save_figure`).
 
-    ``plot`` is a module-level function (a worker process draws it by name).
+    ``plot`` is a module-level function (a worker process draws it by name):
+    a lambda or a nested function is refused here, not by a pickling error in
+    a worker.
     """
 
     #: file stem
@@ -286,10 +302,18 @@ class FigureTask:
     #: its keyword arguments
     kwargs: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _check_name(self.name)
+        if "<" in getattr(self.plot, "__qualname__", "<"):
+            raise InvalidInputError(
+                f"figure {self.name!r}: `plot` must be a module-level function (worker "
+                f"processes draw it by name); got {self.plot!r}"
+            )
 
-def _draw(task: FigureTask, out_dir: Path, sources: Sequence[str | Path]) -> list[Path]:
-    return save_figure(task.plot(*task.args, **task.kwargs), out_dir, task.name, sources=sources,
-                       description=task.description)
+
+def _draw(task: FigureTask, out_dir: Path, sources: list[dict[str, str]]) -> list[Path]:
+    return _save_figure(task.plot(*task.args, **task.kwargs), out_dir, task.name,
+                        ["png", "pdf"], task.description, sources)
 
 
 def _draw_unit(unit: tuple) -> tuple[int, list[Path]]:
@@ -322,7 +346,7 @@ def save_figures(tasks: Sequence[FigureTask], out_dir: str | Path, *,
         The files written, figure by figure in the order of ``tasks``.
     """
     out_dir = Path(out_dir)
-    sources = [str(s) for s in sources]
+    sources = _source_records(sources)  # each file hashed once, not once per figure
     jobs = min(jobs, len(tasks))
     if jobs <= 1:
         return [p for task in tasks for p in _draw(task, out_dir, sources)]

@@ -451,10 +451,11 @@ def sweep_figures(doc: dict, out_dir: Path, source: Path, *, jobs: int = 1) -> l
     if summary:
         tasks.append(FigureTask("sweep_diameter", plot_diameter_vs_batch, (summary, curve),
                                 "final held-out diameter vs batch size, with the "
-                                "lower-bound curve D*(N/K, n, margin)", {"field": "diameter"}))
+                                "lower-bound curve D*(N/K, n, margin)",
+                                kwargs={"field": "diameter"}))
         tasks.append(FigureTask("sweep_median", plot_diameter_vs_batch, (summary, ()),
                                 "final held-out median pairwise distance vs batch size",
-                                {"field": "median_distance"}))
+                                kwargs={"field": "median_distance"}))
     if doc.get("trend"):
         tasks.append(FigureTask("sweep_collapse_trend", plot_collapse_trend, (doc["trend"],),
                                 "final/initial held-out diameter and fraction of "
