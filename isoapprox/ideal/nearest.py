@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .._blas import numba_threads, single_threaded_blas
-from .._scaling import max_magnitude, pow2_factor, pow2_scale
+from .._scaling import max_magnitude, pow2_factor, pow2_scaled
 from .._typing import ArrayLike, RNGLike
 from .._validation import (
     as_labels,
@@ -146,8 +146,8 @@ def embedding_kind(G: np.ndarray, codes: np.ndarray, scale: float) -> str:
 
 def _class_diameters(G: np.ndarray, codes: np.ndarray, n_classes: int) -> np.ndarray:
     """The diameter of each class of ``G``, then of all of ``G`` (exactly rescaled)."""
-    s = pow2_scale(G)
-    return K.class_diameters(G * s, codes, n_classes) / s
+    Gs, s = pow2_scaled(G)
+    return K.class_diameters(Gs, codes, n_classes) / s
 
 
 _KIND_RANK = {"collapsed": 2, "class-collapsed": 1, "general": 0}
@@ -254,9 +254,9 @@ class _Search:
         last = G
         for _ in range(3):
             if margin > 0.0:
-                s = pow2_scale(G, np.array([margin]))
+                Gs, s = pow2_scaled(G, np.array([margin]))
                 # min over anchors of hn - hp (the slack at margin 0)
-                diff = float(np.min(K.anchor_slack(G * s, codes, 0.0))) / s
+                diff = float(np.min(K.anchor_slack(Gs, codes, 0.0))) / s
                 if not (diff > 0.0 and margin / diff > 1.0):
                     break
                 c = G.mean(axis=0)
