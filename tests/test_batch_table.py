@@ -258,6 +258,7 @@ def test_a_part_that_is_not_a_regular_file_is_refused(tmp_path):
 
     from isoapprox.batch import engine
     from isoapprox.exceptions import InvalidInputError
+    from isoapprox.io import file_sha256
 
     fifo = tmp_path / "chunk-00000000.csv"
     os.mkfifo(fifo)
@@ -265,8 +266,8 @@ def test_a_part_that_is_not_a_regular_file_is_refused(tmp_path):
                                                                  match="regular file"):
         engine._copy_part(fifo, fh)
     with pytest.raises(InvalidInputError, match="regular file"):
-        engine._file_sha256(fifo)
+        file_sha256(fifo, "batch part", own=True)  # as the engine calls it
     gone = tmp_path / "chunk-00000001.csv"
     with pytest.raises(FileNotFoundError) as info:
-        engine._file_sha256(gone)
+        file_sha256(gone, "batch part", own=True)
     assert info.value.errno == errno.ENOENT and info.value.filename == str(gone)
